@@ -1,0 +1,1 @@
+"""Voxkey model-training recipe (speaker embedding + spoof countermeasure)."""
