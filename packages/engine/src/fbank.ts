@@ -1,0 +1,172 @@
+/**
+ * 80-bin log-mel filterbank, numerically matching `torchaudio.compliance.kaldi.fbank`
+ * (Kaldi `compute-fbank-feats`) with: 25 ms povey window, 10 ms shift, snip_edges, dither 0,
+ * DC removal, pre-emphasis 0.97, 512-point FFT power spectrum, mel bins 20 Hz - Nyquist,
+ * log with a float32-epsilon floor, no energy term; input in [-1, 1] is scaled by 32768.
+ */
+export const FBANK_BINS = 80;
+export const FRAME_LENGTH = 400; // 25 ms at 16 kHz
+export const FRAME_SHIFT = 160; // 10 ms
+const FFT_SIZE = 512;
+const PREEMPHASIS = 0.97;
+const LOW_FREQ = 20;
+const SAMPLE_RATE = 16000;
+const INPUT_SCALE = 32768;
+const LOG_FLOOR = 1.1920928955078125e-7; // torch.finfo(torch.float).eps
+
+const melScale = (f: number) => 1127 * Math.log(1 + f / 700);
+
+function poveyWindow(n: number): Float64Array {
+  const w = new Float64Array(n);
+  for (let i = 0; i < n; i++) w[i] = Math.pow(0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (n - 1)), 0.85);
+  return w;
+}
+
+interface MelBin {
+  start: number;
+  weights: Float64Array;
+}
+
+/**
+ * Triangular mel filters. torchaudio builds them in float32, and the low bins' weights at the
+ * triangle edges are sensitive to that rounding (a loud harmonic under a tiny weight), so the
+ * same float32 steps are replayed here with Math.fround.
+ */
+function melBanks(): MelBin[] {
+  const f = Math.fround;
+  const fftBins = FFT_SIZE / 2;
+  const binWidth = SAMPLE_RATE / FFT_SIZE;
+  const melLow = melScale(LOW_FREQ);
+  const melHigh = melScale(SAMPLE_RATE / 2);
+  const delta = (melHigh - melLow) / (FBANK_BINS + 1);
+  const melOfBin = new Float64Array(fftBins);
+  for (let i = 0; i < fftBins; i++) melOfBin[i] = f(1127 * f(Math.log(f(1 + f(f(binWidth * i) / 700)))));
+  const banks: MelBin[] = [];
+  for (let b = 0; b < FBANK_BINS; b++) {
+    const left = f(f(b * f(delta)) + f(melLow));
+    const center = f(f((b + 1) * f(delta)) + f(melLow));
+    const right = f(f((b + 2) * f(delta)) + f(melLow));
+    const full = new Float64Array(fftBins);
+    let first = -1;
+    let last = -1;
+    for (let i = 0; i < fftBins; i++) {
+      const mel = melOfBin[i]!;
+      const up = f(f(mel - left) / f(center - left));
+      const down = f(f(right - mel) / f(right - center));
+      const w = Math.max(0, Math.min(up, down));
+      full[i] = w;
+      if (w > 0) {
+        if (first < 0) first = i;
+        last = i;
+      }
+    }
+    banks.push({ start: Math.max(first, 0), weights: full.slice(Math.max(first, 0), last + 1) });
+  }
+  return banks;
+}
+
+const WINDOW = poveyWindow(FRAME_LENGTH);
+const BANKS = melBanks();
+
+// Radix-2 complex FFT tables for FFT_SIZE.
+const LOG2 = Math.log2(FFT_SIZE);
+const BITREV = new Uint16Array(FFT_SIZE);
+for (let i = 0; i < FFT_SIZE; i++) {
+  let r = 0;
+  for (let b = 0; b < LOG2; b++) r |= ((i >> b) & 1) << (LOG2 - 1 - b);
+  BITREV[i] = r;
+}
+const COS = new Float64Array(FFT_SIZE / 2);
+const SIN = new Float64Array(FFT_SIZE / 2);
+for (let i = 0; i < FFT_SIZE / 2; i++) {
+  COS[i] = Math.cos((2 * Math.PI * i) / FFT_SIZE);
+  SIN[i] = -Math.sin((2 * Math.PI * i) / FFT_SIZE);
+}
+
+function fftInPlace(re: Float64Array, im: Float64Array): void {
+  for (let i = 0; i < FFT_SIZE; i++) {
+    const j = BITREV[i]!;
+    if (j > i) {
+      const t = re[i]!;
+      re[i] = re[j]!;
+      re[j] = t;
+      const u = im[i]!;
+      im[i] = im[j]!;
+      im[j] = u;
+    }
+  }
+  for (let size = 2; size <= FFT_SIZE; size <<= 1) {
+    const half = size >> 1;
+    const step = FFT_SIZE / size;
+    for (let start = 0; start < FFT_SIZE; start += size) {
+      for (let k = 0; k < half; k++) {
+        const wr = COS[k * step]!;
+        const wi = SIN[k * step]!;
+        const a = start + k;
+        const b = a + half;
+        const xr = re[b]! * wr - im[b]! * wi;
+        const xi = re[b]! * wi + im[b]! * wr;
+        re[b] = re[a]! - xr;
+        im[b] = im[a]! - xi;
+        re[a]! += xr;
+        im[a]! += xi;
+      }
+    }
+  }
+}
+
+export function numFrames(samples: number): number {
+  return samples < FRAME_LENGTH ? 0 : 1 + Math.floor((samples - FRAME_LENGTH) / FRAME_SHIFT);
+}
+
+/** Raw Kaldi fbank: row-major [frames, 80]. */
+export function fbank(samples: Float32Array): { data: Float32Array; frames: number } {
+  const frames = numFrames(samples.length);
+  const out = new Float32Array(frames * FBANK_BINS);
+  const frame = new Float64Array(FRAME_LENGTH);
+  const re = new Float64Array(FFT_SIZE);
+  const im = new Float64Array(FFT_SIZE);
+  const power = new Float64Array(FFT_SIZE / 2 + 1);
+  for (let f = 0; f < frames; f++) {
+    const off = f * FRAME_SHIFT;
+    let mean = 0;
+    for (let i = 0; i < FRAME_LENGTH; i++) {
+      const v = samples[off + i]! * INPUT_SCALE;
+      frame[i] = v;
+      mean += v;
+    }
+    mean /= FRAME_LENGTH;
+    for (let i = 0; i < FRAME_LENGTH; i++) frame[i]! -= mean;
+    for (let i = FRAME_LENGTH - 1; i > 0; i--) re[i] = (frame[i]! - PREEMPHASIS * frame[i - 1]!) * WINDOW[i]!;
+    re[0] = (frame[0]! - PREEMPHASIS * frame[0]!) * WINDOW[0]!;
+    re.fill(0, FRAME_LENGTH);
+    im.fill(0);
+    fftInPlace(re, im);
+    for (let i = 0; i <= FFT_SIZE / 2; i++) power[i] = re[i]! * re[i]! + im[i]! * im[i]!;
+    const row = f * FBANK_BINS;
+    for (let b = 0; b < FBANK_BINS; b++) {
+      const { start, weights } = BANKS[b]!;
+      let e = 0;
+      for (let k = 0; k < weights.length; k++) e += weights[k]! * power[start + k]!;
+      out[row + b] = Math.log(Math.max(e, LOG_FLOOR));
+    }
+  }
+  return { data: out, frames };
+}
+
+/** Per-utterance mean normalisation (in place). */
+export function applyCmn(data: Float32Array, frames: number, bins = FBANK_BINS): Float32Array {
+  if (frames === 0) return data;
+  const mean = new Float64Array(bins);
+  for (let f = 0; f < frames; f++) for (let b = 0; b < bins; b++) mean[b]! += data[f * bins + b]!;
+  for (let b = 0; b < bins; b++) mean[b]! /= frames;
+  for (let f = 0; f < frames; f++) for (let b = 0; b < bins; b++) data[f * bins + b]! -= mean[b]!;
+  return data;
+}
+
+/** Fbank + CMN: the speaker models' input features. */
+export function fbankCmn(samples: Float32Array): { data: Float32Array; frames: number } {
+  const r = fbank(samples);
+  applyCmn(r.data, r.frames);
+  return r;
+}

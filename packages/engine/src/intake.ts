@@ -1,0 +1,98 @@
+import { decodeBase64Audio } from './base64.js';
+import { EngineError } from './errors.js';
+import { LIMITS, TARGET_SAMPLE_RATE } from './limits.js';
+import { decodeMp3 } from './mp3.js';
+import { scanMp3 } from './mp3-frames.js';
+import { resample } from './resample.js';
+import { sniffFormat, type AudioFormat } from './sniff.js';
+import { decodeWav, parseWavHeader } from './wav.js';
+
+export interface AudioInfo {
+  format: AudioFormat;
+  sampleRate: number;
+  channels: number;
+  durationSeconds: number;
+  bytes: number;
+}
+
+export interface IntakeLimits {
+  maxFileBytes: number;
+  maxDurationSeconds: number;
+  minDurationSeconds: number;
+}
+
+export const DEFAULT_INTAKE_LIMITS: IntakeLimits = {
+  maxFileBytes: LIMITS.maxFileBytes,
+  maxDurationSeconds: LIMITS.maxDurationSeconds,
+  minDurationSeconds: LIMITS.minDurationSeconds,
+};
+
+/** Header-level inspection of already-decoded file bytes: no sample decoding. */
+export function inspectBytes(bytes: Uint8Array, limits: IntakeLimits = DEFAULT_INTAKE_LIMITS): AudioInfo {
+  if (bytes.length > limits.maxFileBytes) {
+    throw new EngineError('audio_too_large', `audio exceeds the ${limits.maxFileBytes} byte limit`, { limitBytes: limits.maxFileBytes });
+  }
+  const format = sniffFormat(bytes);
+  let info: AudioInfo;
+  if (format === 'wav') {
+    const h = parseWavHeader(bytes);
+    info = { format, sampleRate: h.sampleRate, channels: h.channels, durationSeconds: h.durationSeconds, bytes: bytes.length };
+  } else {
+    const s = scanMp3(bytes);
+    if (!s || s.frames === 0) throw new EngineError('corrupt_audio', 'corrupt MP3: no audio frames');
+    info = { format, sampleRate: s.sampleRate, channels: s.channels, durationSeconds: s.durationSeconds, bytes: bytes.length };
+  }
+  if (info.sampleRate < LIMITS.minSampleRate) {
+    throw new EngineError('sample_rate_too_low', `sample rate ${info.sampleRate} Hz is below the required ${LIMITS.minSampleRate} Hz`, {
+      sampleRate: info.sampleRate,
+    });
+  }
+  if (info.durationSeconds > limits.maxDurationSeconds) {
+    throw new EngineError('audio_too_long', `audio is ${info.durationSeconds.toFixed(1)} s long; the limit is ${limits.maxDurationSeconds} s`, {
+      durationSeconds: info.durationSeconds,
+    });
+  }
+  if (info.durationSeconds < limits.minDurationSeconds) {
+    throw new EngineError('audio_too_short', `audio is ${info.durationSeconds.toFixed(2)} s long; at least ${limits.minDurationSeconds} s (with 3 s of speech) is required`, {
+      durationSeconds: info.durationSeconds,
+    });
+  }
+  return info;
+}
+
+export function inspectAudio(voiceDataBase64: string, limits: IntakeLimits = DEFAULT_INTAKE_LIMITS): AudioInfo {
+  return inspectBytes(decodeBase64Audio(voiceDataBase64, limits.maxFileBytes), limits);
+}
+
+export interface DecodedRecording {
+  info: AudioInfo;
+  /** Mono, 16 kHz, in [-1, 1]. */
+  samples: Float32Array;
+  timings: { decodeMs: number; resampleMs: number };
+}
+
+/** Sniff, validate, decode and resample file bytes to 16 kHz mono. */
+export async function decodeAudio(bytes: Uint8Array, limits: IntakeLimits = DEFAULT_INTAKE_LIMITS): Promise<DecodedRecording> {
+  const info = inspectBytes(bytes, limits);
+  const t0 = performance.now();
+  // A little slack over the limit: MP3 frame counts include encoder padding.
+  const maxFrames = Math.ceil(info.sampleRate * (limits.maxDurationSeconds + 1));
+  const decoded = info.format === 'wav' ? decodeWav(bytes, maxFrames) : await decodeMp3(bytes, maxFrames);
+  const t1 = performance.now();
+  if (decoded.sampleRate < LIMITS.minSampleRate) {
+    throw new EngineError('sample_rate_too_low', `sample rate ${decoded.sampleRate} Hz is below the required ${LIMITS.minSampleRate} Hz`);
+  }
+  const samples = await resample(decoded.samples, decoded.sampleRate, TARGET_SAMPLE_RATE);
+  const t2 = performance.now();
+  const durationSeconds = samples.length / TARGET_SAMPLE_RATE;
+  if (durationSeconds < limits.minDurationSeconds) {
+    throw new EngineError('audio_too_short', `audio decodes to ${durationSeconds.toFixed(2)} s; at least ${limits.minDurationSeconds} s is required`, {
+      durationSeconds,
+    });
+  }
+  return {
+    info: { ...info, sampleRate: decoded.sampleRate, durationSeconds },
+    samples,
+    timings: { decodeMs: t1 - t0, resampleMs: t2 - t1 },
+  };
+}
