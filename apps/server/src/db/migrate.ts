@@ -1,0 +1,19 @@
+import { type Kysely, type Migration, Migrator } from 'kysely';
+import * as initial from './migrations/2026-11-21T1420_initial.js';
+import type { DB } from './types.js';
+
+/** Migrations in order; names are timestamps so they sort by creation. */
+const migrations: Record<string, Migration> = {
+  '2026-11-21T1420_initial': initial,
+};
+
+/**
+ * Brings the schema up to date. Kysely's migrator takes a lock (a row lock on PostgreSQL),
+ * so several processes starting at once migrate exactly once.
+ */
+export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,74 @@
+import type { Executor } from '../db/connection.js';
+import type { InvoiceRow, PlanRow, SubscriptionRow } from '../db/types.js';
+import { nowIso } from './clock.js';
+import { type ListQuery, type ListResult, listRows } from './list-query.js';
+
+export function toPlan(row: PlanRow) {
+  return {
+    id: row.id,
+    details: { name: row.name, monthly_calls_included: row.monthly_calls_included, overage_rate_gbp: Number(row.overage_rate_gbp) },
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export function toSubscription(row: SubscriptionRow) {
+  return {
+    id: row.id,
+    org_id: row.org_id,
+    plan_id: row.plan_id,
+    start_date: row.start_date,
+    end_date: row.end_date,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export function toInvoice(row: InvoiceRow) {
+  return {
+    id: row.id,
+    org_id: row.org_id,
+    sub_id: row.sub_id,
+    invoice_sequence: row.invoice_sequence,
+    quotas: { monthly_verifications: row.monthly_verifications, overage_calls: row.overage_calls },
+    file_ref: row.file_ref,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export const PLAN_FIELDS = {
+  id: { column: 'id', type: 'integer' },
+  name: { column: 'name', type: 'string' },
+  monthly_calls_included: { column: 'monthly_calls_included', type: 'integer' },
+  created_at: { column: 'created_at', type: 'timestamp' },
+} as const;
+
+export function listPlans(db: Executor, query: ListQuery): Promise<ListResult<PlanRow>> {
+  return listRows(db.selectFrom('plans').selectAll(), query, PLAN_FIELDS);
+}
+
+export function findPlan(db: Executor, planId: number): Promise<PlanRow | undefined> {
+  return db.selectFrom('plans').selectAll().where('id', '=', planId).executeTakeFirst();
+}
+
+export function findPlanByName(db: Executor, name: string): Promise<PlanRow | undefined> {
+  return db.selectFrom('plans').selectAll().where('name', '=', name).executeTakeFirst();
+}
+
+export async function insertSubscription(db: Executor, values: { orgId: number; planId: number; startDate: string }): Promise<SubscriptionRow> {
+  const now = nowIso();
+  return db
+    .insertInto('subscriptions')
+    .values({ org_id: values.orgId, plan_id: values.planId, start_date: values.startDate, end_date: null, created_at: now, updated_at: now })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function findSubscription(db: Executor, orgId: number, id: number): Promise<SubscriptionRow | undefined> {
+  return db.selectFrom('subscriptions').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+}
+
+export function findInvoice(db: Executor, orgId: number, id: number): Promise<InvoiceRow | undefined> {
+  return db.selectFrom('invoices').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+}

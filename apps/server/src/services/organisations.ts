@@ -1,0 +1,55 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/types.js';
+import { findPlan, findPlanByName, insertSubscription, toSubscription } from '../repositories/billing.js';
+import { insertOrganisation, insertSettings, type NewOrganisationValues, toOrganisation, toSettings } from '../repositories/organisations.js';
+import { insertToken, toApiToken } from '../repositories/tokens.js';
+import { generateBearer, hashBearer, type TokenKind } from './token-secrets.js';
+
+export const DEFAULT_PLAN_NAME = 'Sandbox';
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export class UnknownPlanError extends Error {}
+
+export async function issueToken(
+  db: Kysely<DB> | Parameters<typeof insertToken>[0],
+  values: { orgId: number; friendlyName: string; kind: TokenKind; enabled?: boolean; expiresAt?: string | null },
+) {
+  const bearer = generateBearer(values.kind);
+  const row = await insertToken(db, {
+    orgId: values.orgId,
+    friendlyName: values.friendlyName,
+    tokenHash: hashBearer(bearer),
+    kind: values.kind,
+    enabled: values.enabled ?? true,
+    expiresAt: values.expiresAt ?? null,
+  });
+  return { bearer, token: toApiToken(row) };
+}
+
+/**
+ * Signs an organisation up: the organisation, its settings, a subscription to the plan
+ * and a trial token that expires after the plan's trial length (15 days to 3 months).
+ */
+export async function signUpOrganisation(
+  db: Kysely<DB>,
+  values: NewOrganisationValues & { planId?: number; callbackUrl?: string | null },
+) {
+  return db.transaction().execute(async (trx) => {
+    const plan = values.planId !== undefined ? await findPlan(trx, values.planId) : await findPlanByName(trx, DEFAULT_PLAN_NAME);
+    if (!plan) throw new UnknownPlanError(`No plan with id ${values.planId ?? DEFAULT_PLAN_NAME}`);
+    const org = await insertOrganisation(trx, values);
+    const settings = await insertSettings(trx, org.id, { callbackUrl: values.callbackUrl ?? null });
+    const now = new Date();
+    const subscription = await insertSubscription(trx, { orgId: org.id, planId: plan.id, startDate: now.toISOString().slice(0, 10) });
+    const trial = await issueToken(trx, {
+      orgId: org.id,
+      friendlyName: 'trial',
+      kind: 'trial',
+      expiresAt: new Date(now.getTime() + plan.trial_days * DAY_MS).toISOString(),
+    });
+    return {
+      organisation: { ...toOrganisation(org), settings: toSettings(settings), subscription: toSubscription(subscription) },
+      token: trial,
+    };
+  });
+}

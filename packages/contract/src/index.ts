@@ -1,0 +1,10 @@
+export { z, REQUIRED_MESSAGE } from './zod.js';
+export * from './schemas/common.js';
+export * from './schemas/list.js';
+export * from './schemas/tokens.js';
+export * from './schemas/organisations.js';
+export * from './schemas/users.js';
+export * from './schemas/predefined-texts.js';
+export * from './schemas/billing.js';
+export * from './routes/index.js';
+export * from './openapi.js';

@@ -1,0 +1,37 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { apiRoutes } from './routes/index.js';
+
+export const API_BASE_PATH = '/v1';
+export const API_VERSION = '0.1.0';
+
+export const openApiConfig = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Voxkey API',
+    version: API_VERSION,
+    description:
+      'Voice biometrics: enrol users by voice, verify them later with a deepfake/replay check, results delivered as signed webhooks. ' +
+      'Every route needs `Authorization: Bearer <token>`. Errors are `{code, message}`; validation errors add `errors: [{field, message}]`.',
+    license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+  },
+  servers: [{ url: 'http://localhost:8080/v1', description: 'A local Voxkey server' }],
+  security: [{ bearerAuth: [] }],
+};
+
+export type OpenApiDocument = ReturnType<OpenAPIHono['getOpenAPI31Document']>;
+
+export function registerSecurityScheme(app: OpenAPIHono<any>): void {
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API token of the organisation (`vk_live_...`, or `vk_trial_...` for trial tokens).',
+  });
+}
+
+/** Builds the OpenAPI 3.1 document from the route definitions alone (no server needed). */
+export function buildOpenApiDocument(): OpenApiDocument {
+  const app = new OpenAPIHono();
+  registerSecurityScheme(app);
+  for (const route of Object.values(apiRoutes)) app.openAPIRegistry.registerPath(route);
+  return app.getOpenAPI31Document(openApiConfig);
+}

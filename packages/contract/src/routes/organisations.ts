@@ -1,0 +1,49 @@
+import { createRoute } from '@hono/zod-openapi';
+import { bodyErrorResponses, commonErrorResponses, jsonBody, jsonResponse, OrgPathParams } from '../schemas/common.js';
+import { OrganisationSchema, SettingsSchema, UpdateOrganisationBodySchema, UpdateSettingsBodySchema } from '../schemas/organisations.js';
+
+const tags = ['Organisation'];
+
+export const getOrganisation = createRoute({
+  method: 'get',
+  path: '/organisations/{org_id}',
+  operationId: 'getOrganisation',
+  summary: 'Get the organisation',
+  tags,
+  request: { params: OrgPathParams },
+  responses: { 200: jsonResponse(OrganisationSchema, 'The organisation.'), ...commonErrorResponses },
+});
+
+export const updateOrganisation = createRoute({
+  method: 'patch',
+  path: '/organisations/{org_id}',
+  operationId: 'updateOrganisation',
+  summary: 'Update the organisation',
+  description: 'Fields left out stay unchanged; `null` clears an optional field.',
+  tags,
+  request: { params: OrgPathParams, body: jsonBody(UpdateOrganisationBodySchema) },
+  responses: { 200: jsonResponse(OrganisationSchema, 'The full updated organisation.'), ...commonErrorResponses, ...bodyErrorResponses },
+});
+
+export const getSettings = createRoute({
+  method: 'get',
+  path: '/organisations/{org_id}/settings',
+  operationId: 'getSettings',
+  summary: 'Get the organisation settings',
+  tags,
+  request: { params: OrgPathParams },
+  responses: { 200: jsonResponse(SettingsSchema, 'The settings.'), ...commonErrorResponses },
+});
+
+export const updateSettings = createRoute({
+  method: 'patch',
+  path: '/organisations/{org_id}/settings',
+  operationId: 'updateSettings',
+  summary: 'Update the organisation settings',
+  description: 'Only the keys given in `settings` change.',
+  tags,
+  request: { params: OrgPathParams, body: jsonBody(UpdateSettingsBodySchema) },
+  responses: { 200: jsonResponse(SettingsSchema, 'The full settings record.'), ...commonErrorResponses, ...bodyErrorResponses },
+});
+
+export const organisationRoutes = { getOrganisation, updateOrganisation, getSettings, updateSettings };

@@ -1,0 +1,83 @@
+import { z } from '../zod.js';
+
+export const ErrorSchema = z
+  .object({
+    code: z.number().int().openapi({ description: 'Equal to the HTTP status.', example: 404 }),
+    message: z.string().openapi({ example: 'Not found' }),
+  })
+  .openapi('Error');
+
+export const FieldErrorSchema = z
+  .object({
+    field: z.string().openapi({ example: 'request_uuid' }),
+    message: z.string().openapi({ example: 'This field is required' }),
+  })
+  .openapi('FieldError');
+
+export const ValidationErrorSchema = z
+  .object({
+    code: z.number().int().openapi({ example: 400 }),
+    message: z.string().openapi({ example: 'Request validation failed' }),
+    errors: z.array(FieldErrorSchema),
+  })
+  .openapi('ValidationError');
+
+export type ApiErrorBody = z.infer<typeof ErrorSchema> & { errors?: z.infer<typeof FieldErrorSchema>[] };
+
+const errorResponse = (description: string, schema: typeof ErrorSchema | typeof ValidationErrorSchema = ErrorSchema) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+
+const rateLimitHeaders = {
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' as const } },
+};
+
+/** Error responses every authenticated route can produce. */
+export const commonErrorResponses = {
+  400: errorResponse('The request failed validation; `errors` has one entry per faulty field.', ValidationErrorSchema),
+  401: errorResponse('Token invalid, expired or disabled.'),
+  403: errorResponse('The token may not act on this organisation.'),
+  404: errorResponse('No such resource in this organisation.'),
+  429: { ...errorResponse('Too many requests; retry after `Retry-After` seconds.'), headers: rateLimitHeaders },
+  500: errorResponse('Internal error; the message never carries internals.'),
+} as const;
+
+/** Extra error responses of routes that take a JSON body. */
+export const bodyErrorResponses = {
+  413: errorResponse('The request body is larger than the server accepts.'),
+  415: errorResponse('The request body is not `application/json`.'),
+} as const;
+
+export const conflictResponse = { 409: errorResponse('The request conflicts with the current state.') } as const;
+
+export const timestamp = (description?: string) =>
+  z.string().openapi({ format: 'date-time', example: '2026-01-31T12:00:00.000Z', ...(description ? { description } : {}) });
+
+export const recordId = (description = 'Record identifier.') => z.number().int().positive().openapi({ description, example: 1 });
+
+export const pathId = (name: string, description: string) =>
+  z
+    .string()
+    .regex(/^[1-9][0-9]{0,14}$/, 'Must be a positive integer')
+    .openapi({ param: { name, in: 'path', required: true }, description, example: '1' });
+
+export const OrgPathParams = z.object({ org_id: pathId('org_id', 'Organisation identifier.') });
+
+export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
+  required: true as const,
+  ...(description ? { description } : {}),
+  content: { 'application/json': { schema } },
+});
+
+export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+
+export const LANGUAGE_PATTERN = /^[a-z]{2}-[A-Z]{2}$/;
+export const languageTag = () =>
+  z
+    .string()
+    .regex(LANGUAGE_PATTERN, 'Must be [ISO 639-1]-[ISO 3166-1 alpha-2], for example en-UK')
+    .openapi({ example: 'en-UK' });

@@ -1,0 +1,68 @@
+import { z } from '../zod.js';
+import { recordId, timestamp } from './common.js';
+
+export const E164_PATTERN = /^\+[1-9][0-9]{1,14}$/;
+
+export const OrganisationSchema = z
+  .object({
+    id: recordId(),
+    name: z.string().openapi({ example: 'Acme Ltd' }),
+    address: z.string().nullable().openapi({ example: '1 High Street, London SW1A 1AA, United Kingdom' }),
+    email: z.string().openapi({ example: 'billing@acme.example' }),
+    phone_number: z.string().nullable().openapi({ example: '+442071234567' }),
+    vat: z.string().nullable().openapi({ example: 'GB123456789' }),
+    vies: z.string().nullable().openapi({ example: 'GB123456789' }),
+    created_at: timestamp(),
+    updated_at: timestamp(),
+  })
+  .openapi('Organisation');
+
+const optionalText = (max: number) => z.string().trim().max(max).nullable().optional();
+
+export const UpdateOrganisationBodySchema = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200).optional(),
+    address: optionalText(500),
+    email: z.email({ message: 'Must be an email address' }).max(254).optional(),
+    phone_number: z.string().regex(E164_PATTERN, 'Must be an E.164 number, for example +442071234567').nullable().optional(),
+    vat: optionalText(32),
+    vies: optionalText(32),
+  })
+  .openapi('UpdateOrganisationRequest');
+
+export const SettingsValuesSchema = z
+  .object({
+    alert_on_failure: z.boolean().openapi({ description: 'Email the organisation when the verification failure rate is abnormal.' }),
+    callback_url: z
+      .string()
+      .nullable()
+      .openapi({ description: 'Where enrolment and verification results are delivered as signed webhooks.', example: 'https://app.example/voxkey/webhooks' }),
+  })
+  .openapi('SettingsValues');
+
+export const SettingsSchema = z
+  .object({
+    id: recordId(),
+    org_id: recordId('Organisation identifier.'),
+    settings: SettingsValuesSchema,
+    created_at: timestamp(),
+    updated_at: timestamp(),
+  })
+  .openapi('OrganisationSettings');
+
+export const UpdateSettingsBodySchema = z
+  .strictObject({
+    org_id: z.number().int().positive().openapi({ description: 'Must equal the organisation in the path.' }),
+    settings: z
+      .strictObject({
+        alert_on_failure: z.boolean().optional(),
+        callback_url: z
+          .url({ protocol: /^https?$/, message: 'Must be an http(s) URL' })
+          .max(2048)
+          .nullable()
+          .optional()
+          .openapi({ description: 'https; plain http only for localhost when the server runs in development mode. null removes it.' }),
+      })
+      .openapi({ description: 'The keys to change; keys left out stay unchanged.' }),
+  })
+  .openapi('UpdateSettingsRequest');
