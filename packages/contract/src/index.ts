@@ -6,5 +6,6 @@ export * from './schemas/organisations.js';
 export * from './schemas/users.js';
 export * from './schemas/predefined-texts.js';
 export * from './schemas/billing.js';
+export * from './schemas/voice.js';
 export * from './routes/index.js';
 export * from './openapi.js';

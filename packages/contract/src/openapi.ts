@@ -1,5 +1,5 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { apiRoutes } from './routes/index.js';
+import { apiRoutes, webhookEvents} from './routes/index.js';
 
 export const API_BASE_PATH = '/v1';
 export const API_VERSION = '0.1.0';
@@ -33,5 +33,8 @@ export function buildOpenApiDocument(): OpenApiDocument {
   const app = new OpenAPIHono();
   registerSecurityScheme(app);
   for (const route of Object.values(apiRoutes)) app.openAPIRegistry.registerPath(route);
+  for (const event of Object.values(webhookEvents)) {
+    app.openAPIRegistry.registerWebhook(event);
+  }
   return app.getOpenAPI31Document(openApiConfig);
 }

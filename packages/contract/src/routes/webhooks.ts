@@ -1,0 +1,75 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { commonErrorResponses, jsonResponse, OrgPathParams, pathId } from '../schemas/common.js';
+import { listQuerySchema, listResponse } from '../schemas/list.js';
+import {
+  DELIVERY_FILTER_FIELDS,
+  DELIVERY_SORT_FIELDS,
+  EnrollmentCompletedEventSchema,
+  VerificationCompletedEventSchema,
+  WebhookDeliverySchema,
+  WebhookSecretSchema,
+} from '../schemas/voice.js';
+
+const tags = ['Webhooks'];
+
+export const rotateWebhookSecret = createRoute({
+  method: 'post',
+  path: '/organisations/{org_id}/webhook-secret',
+  operationId: 'rotateWebhookSecret',
+  summary: 'Rotate the webhook signing secret',
+  description: 'Returns the new secret once. For 24 hours the previous secret signs too, so receivers can switch over.',
+  tags,
+  request: { params: OrgPathParams },
+  responses: { 201: jsonResponse(WebhookSecretSchema, 'The new secret.'), ...commonErrorResponses },
+});
+
+export const listWebhookDeliveries = createRoute({
+  method: 'get',
+  path: '/organisations/{org_id}/webhook-deliveries',
+  operationId: 'listWebhookDeliveries',
+  summary: 'List webhook deliveries',
+  tags,
+  request: { params: OrgPathParams, query: listQuerySchema(DELIVERY_FILTER_FIELDS, DELIVERY_SORT_FIELDS) },
+  responses: { 200: listResponse(WebhookDeliverySchema, 'WebhookDeliveryList', 'A page of deliveries.'), ...commonErrorResponses },
+});
+
+export const redeliverWebhook = createRoute({
+  method: 'post',
+  path: '/organisations/{org_id}/webhook-deliveries/{delivery_id}/redeliver',
+  operationId: 'redeliverWebhook',
+  summary: 'Deliver a webhook again',
+  description: 'Queues the same event (same `webhook-id`) for immediate delivery, whatever its status.',
+  tags,
+  request: { params: OrgPathParams.extend({ delivery_id: pathId('delivery_id', 'Delivery identifier.') }) },
+  responses: { 202: jsonResponse(WebhookDeliverySchema, 'The delivery, queued again.'), ...commonErrorResponses },
+});
+
+export const webhookRoutes = { rotateWebhookSecret, listWebhookDeliveries, redeliverWebhook };
+
+const SignatureHeadersSchema = z.object({
+  'webhook-id': z.string().openapi({ description: 'Unique per event; the same on every retry. Use it to de-duplicate.' }),
+  'webhook-timestamp': z.string().openapi({ description: 'Unix seconds when this attempt was signed.' }),
+  'webhook-signature': z.string().openapi({
+    description: 'Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` signatures (Standard Webhooks); two during a secret rotation.',
+  }),
+});
+
+const webhook = (name: string, schema: typeof VerificationCompletedEventSchema | typeof EnrollmentCompletedEventSchema, summary: string) =>
+  createRoute({
+    method: 'post',
+    path: name,
+    operationId: name.replace('.', '_'),
+    summary,
+    tags,
+    request: { headers: SignatureHeadersSchema, body: { required: true, content: { 'application/json': { schema } } } },
+    responses: {
+      200: { description: 'Any 2xx acknowledges the event. 410 stops retries; anything else is retried with backoff.' },
+      410: { description: 'Gone: stop delivering this event.' },
+    },
+  });
+
+/** Events sent to the organisation's callback URL, documented as OpenAPI 3.1 webhooks (header schema in the description). */
+export const webhookEvents = {
+  verificationCompleted: webhook('verification.completed', VerificationCompletedEventSchema, 'Result of a verification'),
+  enrollmentCompleted: webhook('enrollment.completed', EnrollmentCompletedEventSchema, 'Result of an enrolment'),
+};
