@@ -1,0 +1,79 @@
+import { createApp } from '../../src/app.js';
+import { type AppConfig, loadConfig } from '../../src/config.js';
+import { signUpOrganisation } from '../../src/services/organisations.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+
+export interface TestOrg {
+  id: number;
+  token: string;
+  subscriptionId: number;
+}
+
+export interface RequestOptions {
+  token?: string | null;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export function testConfig(overrides: Record<string, string> = {}): AppConfig {
+  return loadConfig({ NODE_ENV: 'test', DATABASE_URL: 'sqlite::memory:', BOOTSTRAP_DEMO_ORG: 'false', ...overrides });
+}
+
+/** An in-process app on a fresh database with two organisations, A and B, each with a token. */
+export async function createTestContext(configOverrides: Record<string, string> = {}) {
+  const testDb: TestDatabase = await createTestDatabase();
+  const config = testConfig(configOverrides);
+  const errors: unknown[] = [];
+  const app = createApp({ database: testDb.database, config }, { reportError: (err) => errors.push(err) });
+
+  async function makeOrg(name: string): Promise<TestOrg> {
+    const { organisation, token } = await signUpOrganisation(testDb.database.db, { name, email: `${name.toLowerCase()}@example.com` });
+    return { id: organisation.id, token: token.bearer, subscriptionId: organisation.subscription.id };
+  }
+  const orgA = await makeOrg('OrgA');
+  const orgB = await makeOrg('OrgB');
+
+  async function request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<TestResponse<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    const token = options.token === undefined ? orgA.token : options.token;
+    if (token) headers.authorization = `Bearer ${token}`;
+    let body: string | undefined = options.rawBody;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    if (body !== undefined) headers['content-length'] ??= String(Buffer.byteLength(body));
+    const res = await app.request(path, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // leave non-JSON bodies as text
+    }
+    return { status: res.status, body: parsed as T, headers: res.headers };
+  }
+
+  return {
+    app,
+    config,
+    database: testDb.database,
+    db: testDb.database.db,
+    orgA,
+    orgB,
+    makeOrg,
+    request,
+    /** Errors the app reported as 500s; tests assert it stays empty. */
+    reportedErrors: errors,
+    cleanup: () => testDb.cleanup(),
+  };
+}
+
+export type TestContext = Awaited<ReturnType<typeof createTestContext>>;
