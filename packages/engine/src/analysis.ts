@@ -24,6 +24,10 @@ export interface AnalyseOptions {
   limits?: IntakeLimits;
 }
 
+/** Throws when the caller gave up (abort or timeout); called between stages. */
+export type Checkpoint = () => void;
+const noCheckpoint: Checkpoint = () => {};
+
 export interface AnalysisTimings {
   decodeMs: number;
   resampleMs: number;
@@ -51,10 +55,11 @@ const SEGMENT_SECONDS = 20;
 const MIN_HALF_SECONDS = 2;
 
 /** Everything from file bytes to embedding and spoof score; runs inside a pool worker. */
-export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: AnalyseOptions): Promise<Analysis> {
+export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: AnalyseOptions, checkpoint: Checkpoint = noCheckpoint): Promise<Analysis> {
   const t0 = performance.now();
   const limits = opts.limits ?? DEFAULT_INTAKE_LIMITS;
   const decoded = await decodeAudio(bytes, limits);
+  checkpoint();
   const samples = decoded.samples;
   const stats = signalStats(samples);
   if (opts.gating) {
@@ -71,13 +76,13 @@ export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: Ana
   let spoofMs = 0;
   const spoofPromise = (async () => {
     const s = performance.now();
-    const r = await scoreSpoof(models.spoof, models.spoofIo, samples);
+    const r = await scoreSpoof(models.spoof, models.spoofIo, samples, checkpoint);
     spoofMs = performance.now() - s;
     return r;
   })();
 
   const tVad = performance.now();
-  const vad = await detectSpeech(models.vad, samples);
+  const vad = await detectSpeech(models.vad, samples, undefined, checkpoint);
   const vadMs = performance.now() - tVad;
   if (opts.gating && vad.netSpeechSeconds < LIMITS.minNetSpeechSeconds) {
     await spoofPromise.catch(() => undefined);
@@ -94,6 +99,7 @@ export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: Ana
   const parts = Math.max(1, Math.round(speech.length / 16000 / SEGMENT_SECONDS));
   const partEmbeddings: Float32Array[] = [];
   for (let i = 0; i < parts; i++) {
+    checkpoint();
     const a = Math.floor((i * speech.length) / parts);
     const b = Math.floor(((i + 1) * speech.length) / parts);
     partEmbeddings.push(await embedSpeech(models.speaker, models.speakerIo, speech.subarray(a, b)));

@@ -187,20 +187,45 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   async function runTask<T>(task: WorkerTask, signal?: AbortSignal, transfer?: ArrayBuffer): Promise<{ value: T; queueMs: number }> {
     if (closed) throw new EngineError('engine_closed', 'the engine has been closed');
     if (signal?.aborted) throw new EngineError('aborted', 'the task was aborted before it started');
-    const timeout = AbortSignal.timeout(taskTimeoutMs);
-    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const cancel = new SharedArrayBuffer(4);
+    const flag = new Int32Array(cancel);
     const queuedAt = performance.now();
-    let reply: WorkerReply<T> & { startedAt?: number };
-    try {
-      reply = await pool.run(task, { signal: combined, transferList: transfer ? [transfer] : undefined });
-    } catch (e) {
-      const message = (e as Error)?.message ?? String(e);
-      if (timeout.aborted && !signal?.aborted) throw new EngineError('timeout', `the task exceeded the ${taskTimeoutMs} ms limit`, { taskTimeoutMs }, { cause: e });
-      if (signal?.aborted || (e as Error)?.name === 'AbortError') throw new EngineError('aborted', 'the task was aborted', undefined, { cause: e });
-      if (/queue is at limit/i.test(message)) throw new EngineError('queue_full', 'the engine queue is full; retry later', { maxQueue: pool.options.maxQueue }, { cause: e });
-      if (closed || /terminated|destroy/i.test(message) && closed) throw new EngineError('engine_closed', 'the engine has been closed', undefined, { cause: e });
-      throw new EngineError('worker_crashed', `an engine worker failed while running the task: ${message}`, undefined, { cause: e });
-    }
+    const work = pool.run({ ...task, cancel }, { transferList: transfer ? [transfer] : undefined });
+    const reply = await new Promise<WorkerReply<T>>((resolve, reject) => {
+      const finish = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      // The caller is answered at once; the worker notices the flag at its next checkpoint and stops.
+      const onAbort = () => {
+        finish();
+        Atomics.store(flag, 0, 1);
+        reject(new EngineError('aborted', 'the task was aborted'));
+      };
+      const timer = setTimeout(() => {
+        finish();
+        Atomics.store(flag, 0, 2);
+        reject(new EngineError('timeout', `the task exceeded the ${taskTimeoutMs} ms limit`, { taskTimeoutMs }));
+      }, taskTimeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      work.then(
+        (r: WorkerReply<T>) => {
+          finish();
+          resolve(r);
+        },
+        (e: unknown) => {
+          finish();
+          const message = (e as Error)?.message ?? String(e);
+          if (/queue is at limit/i.test(message)) {
+            reject(new EngineError('queue_full', 'the engine queue is full; retry later', { maxQueue: pool.options.maxQueue }, { cause: e }));
+          } else if (closed) {
+            reject(new EngineError('engine_closed', 'the engine has been closed', undefined, { cause: e }));
+          } else {
+            reject(new EngineError('worker_crashed', `an engine worker failed while running the task: ${message}`, undefined, { cause: e }));
+          }
+        },
+      );
+    });
     if (!reply.ok) throw deserializeEngineError(reply.error);
     const workerMs = (reply.value as { timings?: { workerMs?: number } } | null)?.timings?.workerMs ?? 0;
     return { value: reply.value, queueMs: Math.max(0, performance.now() - queuedAt - workerMs) };

@@ -35,10 +35,11 @@ export interface SpoofScore {
 }
 
 /** Mean of per-window logits of P(bona fide), then sigmoid. */
-export async function scoreSpoof(session: ort.InferenceSession, io: SpoofModelIo, samples: Float32Array): Promise<SpoofScore> {
+export async function scoreSpoof(session: ort.InferenceSession, io: SpoofModelIo, samples: Float32Array, checkpoint?: () => void): Promise<SpoofScore> {
   const windows = spoofWindows(samples);
   let sum = 0;
   for (let i = 0; i < windows.length; i += MAX_BATCH) {
+    checkpoint?.();
     const batch = windows.slice(i, i + MAX_BATCH);
     const input = new Float32Array(batch.length * SPOOF_WINDOW);
     batch.forEach((w, k) => input.set(w, k * SPOOF_WINDOW));

@@ -27,7 +27,7 @@ export interface VadOptions {
 export const DEFAULT_VAD_OPTIONS: VadOptions = { threshold: 0.5, negThreshold: 0.35, minSpeechMs: 250, minSilenceMs: 100, speechPadMs: 30 };
 
 /** Per-chunk speech probabilities from Silero v5/v6 (input = 64 context + 512 new samples, `state` [2,1,128], `sr`). */
-export async function speechProbabilities(session: ort.InferenceSession, samples: Float32Array): Promise<Float32Array> {
+export async function speechProbabilities(session: ort.InferenceSession, samples: Float32Array, checkpoint?: () => void): Promise<Float32Array> {
   const chunks = Math.ceil(samples.length / VAD_CHUNK);
   const probs = new Float32Array(chunks);
   const input = new Float32Array(VAD_CONTEXT + VAD_CHUNK);
@@ -36,6 +36,7 @@ export async function speechProbabilities(session: ort.InferenceSession, samples
   const [probName, stateName] = [session.outputNames[0]!, session.outputNames[1]!];
   for (let c = 0; c < chunks; c++) {
     const off = c * VAD_CHUNK;
+    if (checkpoint && (c & 31) === 31) checkpoint();
     input.copyWithin(0, VAD_CHUNK, VAD_CHUNK + VAD_CONTEXT); // previous chunk's tail becomes the context
     if (c === 0) input.fill(0, 0, VAD_CONTEXT);
     const chunk = samples.subarray(off, off + VAD_CHUNK);
@@ -106,8 +107,9 @@ export async function detectSpeech(
   session: ort.InferenceSession,
   samples: Float32Array,
   opts: VadOptions = DEFAULT_VAD_OPTIONS,
+  checkpoint?: () => void,
 ): Promise<{ segments: SpeechSegment[]; netSpeechSeconds: number; probabilities: Float32Array }> {
-  const probabilities = await speechProbabilities(session, samples);
+  const probabilities = await speechProbabilities(session, samples, checkpoint);
   const segments = speechSegments(probabilities, samples.length, opts);
   const netSpeechSeconds = segments.reduce((n, s) => n + (s.end - s.start), 0) / 16000;
   return { segments, netSpeechSeconds, probabilities };

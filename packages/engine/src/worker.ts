@@ -11,11 +11,19 @@ export interface WorkerConfig {
   testHooks?: boolean;
 }
 
-export type WorkerTask =
+export type WorkerTask = (
   | { kind: 'analyse'; audio: ArrayBuffer; options: AnalyseOptions }
   | { kind: 'warmup' }
   | { kind: 'crash' }
-  | { kind: 'sleep'; ms: number };
+  | { kind: 'sleep'; ms: number }
+) & {
+  /**
+   * Int32 flag set by the main thread when the caller aborts or times out: 1 = aborted, 2 = timed out.
+   * Cancellation is cooperative: terminating a worker thread while onnxruntime-node is running a
+   * session aborts the whole process, so workers are never killed mid-task.
+   */
+  cancel?: SharedArrayBuffer;
+};
 
 export type WorkerReply<T> = { ok: true; value: T } | { ok: false; error: SerializedEngineError };
 
@@ -51,10 +59,17 @@ function warmupAudio(): Uint8Array {
 }
 
 export default async function run(task: WorkerTask): Promise<WorkerReply<unknown>> {
+  const flag = task.cancel ? new Int32Array(task.cancel) : null;
+  const checkpoint = () => {
+    const state = flag ? Atomics.load(flag, 0) : 0;
+    if (state === 1) throw new EngineError('aborted', 'the task was aborted');
+    if (state === 2) throw new EngineError('timeout', 'the task timed out');
+  };
   try {
+    checkpoint();
     switch (task.kind) {
       case 'analyse':
-        return { ok: true, value: await analyse(new Uint8Array(task.audio), models, task.options) };
+        return { ok: true, value: await analyse(new Uint8Array(task.audio), models, task.options, checkpoint) };
       case 'warmup':
         await analyse(warmupAudio(), models, { gating: false, consistency: false, limits: { maxFileBytes: 1e6, maxDurationSeconds: 2, minDurationSeconds: 0 } });
         return { ok: true, value: null };
@@ -63,7 +78,10 @@ export default async function run(task: WorkerTask): Promise<WorkerReply<unknown
         break;
       case 'sleep':
         if (config.testHooks) {
-          await new Promise((r) => setTimeout(r, task.ms));
+          for (let waited = 0; waited < task.ms; waited += 10) {
+            await new Promise((r) => setTimeout(r, 10));
+            checkpoint();
+          }
           return { ok: true, value: null };
         }
         break;
