@@ -1,0 +1,123 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EngineError } from '../src/errors.js';
+import { loadManifest, selectModel, validateManifest, verifyModelFile } from '../src/manifest.js';
+import { pullModel } from '../src/pull.js';
+import { FIXTURE_MODELS } from './helpers.js';
+
+const REPO_MANIFEST = join(import.meta.dirname, '..', '..', '..', 'models', 'manifest.json');
+const payload = Buffer.from('not really an onnx model, but bytes with a known hash '.repeat(1000));
+const payloadSha = createHash('sha256').update(payload).digest('hex');
+
+function entry(over: Record<string, unknown> = {}) {
+  return { name: 'pullable', file: 'pullable.onnx', sha256: payloadSha, kind: 'speaker', bundled: false, input: {}, output: {}, license: 'MIT', source: 'test', ...over };
+}
+
+function setup(models: Record<string, unknown>[]) {
+  const dir = mkdtempSync(join(tmpdir(), 'voxkey-pull-'));
+  const manifestPath = join(dir, 'manifest.json');
+  writeFileSync(manifestPath, JSON.stringify({ models }));
+  return { dir, manifestPath };
+}
+
+describe('model manifest', () => {
+  it('the repository manifest is valid and its pullable entries use HTTPS', async () => {
+    const m = await loadManifest(REPO_MANIFEST);
+    for (const e of m.models.filter((x) => !x.bundled)) expect(e.url).toMatch(/^https:\/\//);
+  });
+  it('the fixture manifest selects defaults and verifies sha256', async () => {
+    const m = await loadManifest(join(FIXTURE_MODELS, 'manifest.json'));
+    const speaker = selectModel(m, 'speaker', FIXTURE_MODELS);
+    expect(speaker.name).toBe('tiny-speaker');
+    await expect(verifyModelFile(speaker, FIXTURE_MODELS)).resolves.toContain('tiny-speaker.onnx');
+    await expect(verifyModelFile({ ...speaker, sha256: '0'.repeat(64) }, FIXTURE_MODELS)).rejects.toMatchObject({ code: 'model_integrity' });
+  });
+  it('rejects malformed manifests with manifest_invalid', () => {
+    const bad = [null, {}, { models: [{}] }, { models: [entry({ sha256: 'xyz' })] }, { models: [entry({ kind: 'asr' })] }, { models: [entry({ file: '../x.onnx' })] }, { models: [entry(), entry()] }, { models: [entry({ calibration: { type: 'logistic', a: 'x' } })] }];
+    for (const doc of bad) expect(() => validateManifest(doc), JSON.stringify(doc)).toThrow(expect.objectContaining({ code: 'manifest_invalid' }));
+  });
+  it('reports a missing or unparsable manifest', async () => {
+    await expect(loadManifest('/nonexistent/manifest.json')).rejects.toMatchObject({ code: 'model_missing' });
+    const { manifestPath } = setup([]);
+    writeFileSync(manifestPath, '{oops');
+    await expect(loadManifest(manifestPath)).rejects.toMatchObject({ code: 'manifest_invalid' });
+  });
+  it('suggests pulling when only a pullable model exists', async () => {
+    const { dir, manifestPath } = setup([entry({ url: 'https://example.org/m.onnx' })]);
+    const m = await loadManifest(manifestPath);
+    expect(() => selectModel(m, 'speaker', dir)).toThrow(/models pull pullable/);
+    expect(() => selectModel(m, 'speaker', dir, 'pullable')).toThrow(expect.objectContaining({ code: 'model_missing' }));
+  });
+});
+
+describe('pullModel against a local HTTP server', () => {
+  let server: Server;
+  let base: string;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.url === '/model.onnx') {
+        res.writeHead(200, { 'content-length': String(payload.length) });
+        res.end(payload);
+      } else if (req.url === '/tampered.onnx') {
+        res.end(Buffer.concat([payload, Buffer.from('x')]));
+      } else if (req.url === '/redirect') {
+        res.writeHead(302, { location: '/model.onnx' });
+        res.end();
+      } else {
+        res.writeHead(404);
+        res.end();
+      }
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('downloads, verifies sha256 and renames atomically; a second pull is a no-op', async () => {
+    const { dir, manifestPath } = setup([entry({ url: `${base}/model.onnx` })]);
+    let progress = 0;
+    const r = await pullModel('pullable', { manifestPath, modelsDir: dir, onProgress: (n) => (progress = n) });
+    expect(r).toMatchObject({ downloaded: true, sha256: payloadSha, bytes: payload.length });
+    expect(progress).toBe(payload.length);
+    expect(readFileSync(join(dir, 'pullable.onnx')).equals(payload)).toBe(true);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.part'))).toEqual([]);
+    expect((await pullModel('pullable', { manifestPath, modelsDir: dir })).downloaded).toBe(false);
+  });
+  it('follows redirects', async () => {
+    const { dir, manifestPath } = setup([entry({ url: `${base}/redirect` })]);
+    expect((await pullModel('pullable', { manifestPath, modelsDir: dir })).downloaded).toBe(true);
+  });
+  it('discards a download whose sha256 does not match', async () => {
+    const { dir, manifestPath } = setup([entry({ url: `${base}/tampered.onnx` })]);
+    await expect(pullModel('pullable', { manifestPath, modelsDir: dir })).rejects.toMatchObject({ code: 'model_integrity' });
+    expect(existsSync(join(dir, 'pullable.onnx'))).toBe(false);
+    expect(readdirSync(dir)).toEqual(['manifest.json']);
+  });
+  it('reports HTTP errors, unknown names and network failures', async () => {
+    const { dir, manifestPath } = setup([entry({ url: `${base}/missing.onnx` }), entry({ name: 'bundled', file: 'b.onnx', bundled: true })]);
+    await expect(pullModel('pullable', { manifestPath, modelsDir: dir })).rejects.toMatchObject({ code: 'download_failed', message: /HTTP 404/ });
+    await expect(pullModel('nope', { manifestPath, modelsDir: dir })).rejects.toMatchObject({ code: 'model_not_found' });
+    await expect(pullModel('bundled', { manifestPath, modelsDir: dir })).rejects.toMatchObject({ code: 'model_not_found' });
+    const failing = (async () => {
+      throw new TypeError('fetch failed');
+    }) as unknown as typeof fetch;
+    await expect(pullModel('pullable', { manifestPath, modelsDir: dir, fetchImpl: failing })).rejects.toMatchObject({ code: 'download_failed' });
+  });
+  it('refuses plain http except for localhost', async () => {
+    const { dir, manifestPath } = setup([entry({ url: 'http://example.org/model.onnx' })]);
+    let called = false;
+    const spy = (async () => {
+      called = true;
+      throw new Error('should not be called');
+    }) as unknown as typeof fetch;
+    const err = await pullModel('pullable', { manifestPath, modelsDir: dir, fetchImpl: spy }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EngineError);
+    expect((err as EngineError).message).toMatch(/only HTTPS/);
+    expect(called).toBe(false);
+  });
+});
