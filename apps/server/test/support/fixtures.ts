@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { insertUser, upsertDevice } from '../../src/repositories/users.js';
+import type { TestContext } from './context.js';
+
+/** Rows that have no create endpoint (users, devices, invoices) go straight into the database. */
+
+export async function seedUser(ctx: TestContext, orgId: number, externalId: string) {
+  return insertUser(ctx.db, orgId, externalId);
+}
+
+export async function seedDevice(
+  ctx: TestContext,
+  values: { orgId: number; userId: number; fingerprint?: string; type?: number; usedAt?: string },
+) {
+  return upsertDevice(ctx.db, {
+    orgId: values.orgId,
+    userId: values.userId,
+    fingerprint: values.fingerprint ?? `fp-${randomUUID()}`,
+    type: values.type ?? 1,
+    usedAt: values.usedAt ?? new Date().toISOString(),
+  });
+}
+
+let invoiceSeq = 0;
+export async function seedInvoice(
+  ctx: TestContext,
+  values: { orgId: number; subId: number; sequence?: number; period?: string; monthlyVerifications?: number; overageCalls?: number; fileRef?: string },
+) {
+  invoiceSeq += 1;
+  const now = new Date().toISOString();
+  const sequence = values.sequence ?? invoiceSeq;
+  return ctx.db
+    .insertInto('invoices')
+    .values({
+      org_id: values.orgId,
+      sub_id: values.subId,
+      invoice_sequence: sequence,
+      period: values.period ?? `2026-${String((sequence % 12) + 1).padStart(2, '0')}`,
+      monthly_verifications: values.monthlyVerifications ?? 1234,
+      overage_calls: values.overageCalls ?? 56,
+      amount_gbp: 12.5,
+      file_ref: values.fileRef ?? `invoices/${values.orgId}/2026-${sequence}.json`,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Sets `updated_at`/`created_at` of a row so time filters and sorts can be tested deterministically. */
+export async function setTimestamps(
+  ctx: TestContext,
+  table: 'users' | 'api_tokens' | 'predefined_texts' | 'plans',
+  id: number,
+  createdAt: string,
+  updatedAt = createdAt,
+) {
+  await ctx.db.updateTable(table).set({ created_at: createdAt, updated_at: updatedAt }).where('id', '=', id).execute();
+}
+
+export function orgPath(orgId: number, rest = ''): string {
+  return `/v1/organisations/${orgId}${rest}`;
+}
+
+export async function createText(
+  ctx: TestContext,
+  values: { language: string; text_code: number; text?: string },
+  options: { orgId?: number; token?: string } = {},
+) {
+  const orgId = options.orgId ?? ctx.orgA.id;
+  const res = await ctx.request('POST', orgPath(orgId, '/predefined-texts'), {
+    token: options.token ?? (orgId === ctx.orgB.id ? ctx.orgB.token : ctx.orgA.token),
+    body: { org_id: orgId, text: `Say ${values.language} ${values.text_code}`, ...values },
+  });
+  if (res.status !== 201) throw new Error(`createText: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+export async function createToken(
+  ctx: TestContext,
+  values: { friendly_name?: string; enabled?: boolean; expires_at?: string } = {},
+  options: { orgId?: number; token?: string } = {},
+): Promise<{ bearer: string; token: any }> {
+  const orgId = options.orgId ?? ctx.orgA.id;
+  const res = await ctx.request('POST', orgPath(orgId, '/api-tokens'), {
+    token: options.token ?? (orgId === ctx.orgB.id ? ctx.orgB.token : ctx.orgA.token),
+    body: { friendly_name: values.friendly_name ?? `svc-${randomUUID().slice(0, 8)}`, enabled: values.enabled ?? true, ...values },
+  });
+  if (res.status !== 201) throw new Error(`createToken: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+export const UNKNOWN_ID = 987654;
