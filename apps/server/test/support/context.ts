@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { createApp } from '../../src/app.js';
+import type { AppDeps } from '../../src/http/types.js';
+import { createSealer } from '../../src/services/sealing.js';
 import { type AppConfig, loadConfig } from '../../src/config.js';
 import { signUpOrganisation } from '../../src/services/organisations.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
@@ -31,11 +34,22 @@ export async function createTestContext(configOverrides: Record<string, string> 
   const testDb: TestDatabase = await createTestDatabase();
   const config = testConfig(configOverrides);
   const errors: unknown[] = [];
-  const app = createApp({ database: testDb.database, config }, { reportError: (err) => errors.push(err) });
+  const signalled = { jobs: 0, deliveries: 0 };
+  const deps: AppDeps = {
+    database: testDb.database,
+    config,
+    sealer: createSealer(randomBytes(32)),
+    signals: { jobQueued: () => void signalled.jobs++, deliveryQueued: () => void signalled.deliveries++ },
+  };
+  const app = createApp(deps, { reportError: (err) => errors.push(err) });
 
-  async function makeOrg(name: string): Promise<TestOrg> {
-    const { organisation, token } = await signUpOrganisation(testDb.database.db, { name, email: `${name.toLowerCase()}@example.com` });
-    return { id: organisation.id, token: token.bearer, subscriptionId: organisation.subscription.id };
+  async function makeOrg(name: string): Promise<TestOrg & { webhookSecret: string }> {
+    const { organisation, token, webhook_secret } = await signUpOrganisation(
+      testDb.database.db,
+      { name, email: `${name.toLowerCase()}@example.com` },
+      { sealer: deps.sealer },
+    );
+    return { id: organisation.id, token: token.bearer, subscriptionId: organisation.subscription.id, webhookSecret: webhook_secret! };
   }
   const orgA = await makeOrg('OrgA');
   const orgB = await makeOrg('OrgB');
@@ -64,6 +78,8 @@ export async function createTestContext(configOverrides: Record<string, string> 
   return {
     app,
     config,
+    deps,
+    signalled,
     database: testDb.database,
     db: testDb.database.db,
     orgA,

@@ -184,7 +184,8 @@ export function itKnownBug(
   getCtx: () => TestContext,
   fn: () => Promise<void>,
 ): void {
-  const affected = dialects.includes(TEST_DIALECT);
+  // VOXKEY_SHOW_KNOWN_BUGS=1 runs them as plain tests, to see the failures.
+  const affected = dialects.includes(TEST_DIALECT) && !process.env.VOXKEY_SHOW_KNOWN_BUGS;
   const body = async () => {
     try {
       await fn();
