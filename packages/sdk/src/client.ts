@@ -1,0 +1,481 @@
+import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import { VoxkeyError } from './errors.js';
+import type { paths } from './generated/openapi.js';
+import { pageFrom, paginate, toQuery, type ListParams, type Page } from './pagination.js';
+import { createTransport, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type FetchLike, type RetryOptions } from './transport.js';
+import type {
+  Accepted,
+  ApiToken,
+  CreatedApiToken,
+  Device,
+  EnrollmentRequest,
+  Id,
+  Invoice,
+  Organisation,
+  OrganisationSettings,
+  Plan,
+  PredefinedText,
+  RequestRecord,
+  Subscription,
+  UpdateOrganisationRequest,
+  UpdatePredefinedTextRequest,
+  UpdateSettingsRequest,
+  User,
+  VerificationRequest,
+  WebhookDelivery,
+  WebhookSecret,
+} from './types.js';
+import { newRequestUuid, toVoiceData } from './voice.js';
+
+/** The fully typed openapi-fetch client over every route of the OpenAPI document. */
+export type VoxkeyRawClient = Client<paths, 'application/json'>;
+
+export interface VoxkeyClientOptions {
+  /** Base URL including the version prefix, e.g. `http://localhost:8080/v1`. */
+  baseUrl: string;
+  /** An API token (`vk_live_...` / `vk_trial_...`), or a function returning one (called per request). */
+  token: string | (() => string | Promise<string>);
+  /** The organisation the token belongs to. Required for every `/organisations/{org_id}/...` method. */
+  orgId?: Id;
+  /** A fetch implementation (default `globalThis.fetch`). Called with one `Request`. */
+  fetch?: (input: Request) => Promise<Response>;
+  /** Retries (a count, or full options). Default 2 retries, backoff 250 ms base, 8 s cap. */
+  retries?: number | RetryOptions;
+  /** Per-attempt timeout in ms until the response headers arrive. Default 30000; 0 disables it. */
+  timeoutMs?: number;
+  /** Extra headers for every request. */
+  headers?: Record<string, string>;
+}
+
+/** Per-call options accepted as the last argument of every resource method. */
+export interface RequestOptions {
+  /** Aborts the call, including any backoff wait; the signal's reason is thrown. */
+  signal?: AbortSignal;
+  /** Overrides the client's per-attempt timeout for this call. */
+  timeoutMs?: number;
+  /** Overrides the client's retry count for this call. */
+  retries?: number;
+  /** Extra headers for this call. */
+  headers?: Record<string, string>;
+}
+
+/** Accepted enrolment or verification: the server's answer plus the `request_uuid` that was sent. */
+export interface AcceptedRequest extends Accepted {
+  /** The `request_uuid` sent (generated when omitted); the webhook and `get()` use it. */
+  request_uuid: string;
+}
+
+/** Recording as `voice_data`: a base64 string, or the raw WAV/MP3 bytes (encoded for you). */
+export type VoiceInput = string | Uint8Array | ArrayBuffer;
+
+export type CreateEnrollmentInput = Omit<EnrollmentRequest, 'request_uuid' | 'voice_data'> & {
+  voice_data: VoiceInput;
+  /** UUID v4 making the request idempotent; generated when omitted. Reuse it to retry safely. */
+  request_uuid?: string;
+};
+export type CreateVerificationInput = Omit<VerificationRequest, 'request_uuid' | 'voice_data'> & {
+  voice_data: VoiceInput;
+  /** UUID v4 making the request idempotent; generated when omitted. Reuse it to retry safely. */
+  request_uuid?: string;
+};
+export interface CreateTokenInput {
+  friendly_name: string;
+  /** Default true. */
+  enabled?: boolean;
+  /** ISO 8601 date-time; omit for a token that never expires. */
+  expires_at?: string;
+}
+export interface CreatePredefinedTextInput {
+  language: string;
+  text_code: number;
+  text: string;
+}
+export type UpdatePredefinedTextInput = Omit<UpdatePredefinedTextRequest, 'org_id'>;
+export type SettingsChanges = UpdateSettingsRequest['settings'];
+
+export interface VoxkeyClient {
+  /** The openapi-fetch client: `{ data, error, response }` per call, typed from the OpenAPI document. */
+  readonly raw: VoxkeyRawClient;
+  /** The organisation id this client was created for (as a string), if any. */
+  readonly orgId: string | undefined;
+  readonly organisation: {
+    get(options?: RequestOptions): Promise<Organisation>;
+    update(changes: UpdateOrganisationRequest, options?: RequestOptions): Promise<Organisation>;
+  };
+  readonly settings: {
+    get(options?: RequestOptions): Promise<OrganisationSettings>;
+    /** Changes the given keys (`alert_on_failure`, `callback_url`); `org_id` is filled in. */
+    update(settings: SettingsChanges, options?: RequestOptions): Promise<OrganisationSettings>;
+  };
+  readonly tokens: {
+    /** Creates a token; `bearer` is returned only here, once. */
+    create(input: CreateTokenInput, options?: RequestOptions): Promise<CreatedApiToken>;
+    list(params?: ListParams, options?: RequestOptions): Promise<Page<ApiToken>>;
+    iterate(params?: ListParams, options?: RequestOptions): AsyncGenerator<ApiToken, void, undefined>;
+    update(id: Id, changes: { enabled: boolean }, options?: RequestOptions): Promise<ApiToken>;
+    delete(id: Id, options?: RequestOptions): Promise<ApiToken>;
+  };
+  readonly users: {
+    list(params?: ListParams, options?: RequestOptions): Promise<Page<User>>;
+    iterate(params?: ListParams, options?: RequestOptions): AsyncGenerator<User, void, undefined>;
+    get(id: Id, options?: RequestOptions): Promise<User>;
+    update(id: Id, changes: { is_active?: boolean }, options?: RequestOptions): Promise<User>;
+    /** Erases the user and the voiceprint; returns the record as it was. */
+    delete(id: Id, options?: RequestOptions): Promise<User>;
+  };
+  readonly devices: {
+    get(id: Id, options?: RequestOptions): Promise<Device>;
+  };
+  readonly predefinedTexts: {
+    /** Creates a text; `org_id` is filled in. A VoxkeyError 409 when (`language`, `text_code`) exists. */
+    create(input: CreatePredefinedTextInput, options?: RequestOptions): Promise<PredefinedText>;
+    list(params?: ListParams, options?: RequestOptions): Promise<Page<PredefinedText>>;
+    iterate(params?: ListParams, options?: RequestOptions): AsyncGenerator<PredefinedText, void, undefined>;
+    get(id: Id, options?: RequestOptions): Promise<PredefinedText>;
+    update(id: Id, changes: UpdatePredefinedTextInput, options?: RequestOptions): Promise<PredefinedText>;
+    delete(id: Id, options?: RequestOptions): Promise<PredefinedText>;
+  };
+  readonly plans: {
+    list(params?: ListParams, options?: RequestOptions): Promise<Page<Plan>>;
+    iterate(params?: ListParams, options?: RequestOptions): AsyncGenerator<Plan, void, undefined>;
+    get(id: Id, options?: RequestOptions): Promise<Plan>;
+  };
+  readonly subscriptions: {
+    get(id: Id, options?: RequestOptions): Promise<Subscription>;
+  };
+  readonly invoices: {
+    get(id: Id, options?: RequestOptions): Promise<Invoice>;
+  };
+  readonly enrollments: {
+    /** Starts an enrolment (202); the result arrives as an `enrollment.completed` webhook. */
+    create(input: CreateEnrollmentInput, options?: RequestOptions): Promise<AcceptedRequest>;
+    /** The state of an enrolment request by its `request_uuid`. */
+    get(requestUuid: string, options?: RequestOptions): Promise<RequestRecord>;
+  };
+  readonly verifications: {
+    /** Starts a verification (202); the result arrives as a `verification.completed` webhook. */
+    create(input: CreateVerificationInput, options?: RequestOptions): Promise<AcceptedRequest>;
+    /** The state of a verification request by its `request_uuid`. */
+    get(requestUuid: string, options?: RequestOptions): Promise<RequestRecord>;
+  };
+  readonly webhooks: {
+    /** A new signing secret; the previous one keeps signing until `previous_secret_expires_at`. */
+    rotateSecret(options?: RequestOptions): Promise<WebhookSecret>;
+    listDeliveries(params?: ListParams, options?: RequestOptions): Promise<Page<WebhookDelivery>>;
+    iterateDeliveries(params?: ListParams, options?: RequestOptions): AsyncGenerator<WebhookDelivery, void, undefined>;
+    /** Queues a delivery again. */
+    redeliver(deliveryId: Id, options?: RequestOptions): Promise<WebhookDelivery>;
+  };
+}
+
+type RawResult<T> = { data?: T; error?: unknown; response: Response };
+
+/**
+ * Returns `data` of an openapi-fetch result, or throws a VoxkeyError for an error response.
+ * Use it with `client.raw` to get the resource-method behaviour on any call.
+ */
+export function unwrap<T>(result: RawResult<T>): T {
+  if (result.response.ok && result.error === undefined) return result.data as T;
+  throw VoxkeyError.fromResponse(result.response, result.error);
+}
+
+function resolveRetry(retries: number | RetryOptions | undefined): Required<RetryOptions> {
+  if (retries === undefined) return { ...DEFAULT_RETRY };
+  if (typeof retries === 'number') return { ...DEFAULT_RETRY, retries: checkRetries(retries) };
+  const merged = { ...DEFAULT_RETRY, ...stripUndefined(retries) };
+  merged.retries = checkRetries(merged.retries);
+  return merged;
+}
+
+function checkRetries(n: number): number {
+  if (!Number.isInteger(n) || n < 0) throw new TypeError(`retries must be a non-negative integer, got ${n}`);
+  return n;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function voiceData(input: VoiceInput): string {
+  return typeof input === 'string' ? input : toVoiceData(input);
+}
+
+/**
+ * Creates a client for one organisation.
+ *
+ * ```ts
+ * const voxkey = createVoxkeyClient({ baseUrl: 'http://localhost:8080/v1', token: process.env.VOXKEY_TOKEN!, orgId: 1 });
+ * const { results } = await voxkey.users.list({ filter: 'is_active=true' });
+ * ```
+ */
+export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
+  if (!options || typeof options.baseUrl !== 'string' || options.baseUrl === '') throw new TypeError('createVoxkeyClient: baseUrl is required');
+  if (options.token === undefined || options.token === '') throw new TypeError('createVoxkeyClient: token is required');
+  const baseFetch: FetchLike = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  const retry = resolveRetry(options.retries);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const transport = createTransport({ fetch: baseFetch, retry, timeoutMs });
+  const orgId = options.orgId === undefined ? undefined : String(options.orgId);
+
+  const raw = createClient<paths, 'application/json'>({
+    baseUrl: options.baseUrl,
+    fetch: transport,
+    headers: { Accept: 'application/json', ...options.headers },
+  });
+  const token = options.token;
+  const auth: Middleware = {
+    async onRequest({ request }) {
+      const value = typeof token === 'function' ? await token() : token;
+      request.headers.set('Authorization', `Bearer ${value}`);
+      return request;
+    },
+  };
+  raw.use(auth);
+
+  const org = (): { org_id: string } => {
+    if (orgId === undefined) throw new TypeError('This method needs the organisation: pass orgId to createVoxkeyClient()');
+    return { org_id: orgId };
+  };
+
+  /** openapi-fetch init for one call: signal, headers, and a transport when retries/timeout are overridden. */
+  const init = (o: RequestOptions | undefined) => {
+    if (!o) return {};
+    const custom = o.retries !== undefined || o.timeoutMs !== undefined;
+    return {
+      ...(o.signal ? { signal: o.signal } : {}),
+      ...(o.headers ? { headers: o.headers } : {}),
+      ...(custom
+        ? {
+            fetch: createTransport({
+              fetch: baseFetch,
+              retry: { ...retry, ...(o.retries !== undefined ? { retries: checkRetries(o.retries) } : {}) },
+              timeoutMs: o.timeoutMs ?? timeoutMs,
+            }),
+          }
+        : {}),
+    };
+  };
+
+  const organisation: VoxkeyClient['organisation'] = {
+    async get(o) {
+      return unwrap(await raw.GET('/organisations/{org_id}', { params: { path: org() }, ...init(o) }));
+    },
+    async update(changes, o) {
+      return unwrap(await raw.PATCH('/organisations/{org_id}', { params: { path: org() }, body: changes, ...init(o) }));
+    },
+  };
+
+  const settings: VoxkeyClient['settings'] = {
+    async get(o) {
+      return unwrap(await raw.GET('/organisations/{org_id}/settings', { params: { path: org() }, ...init(o) }));
+    },
+    async update(values, o) {
+      const path = org();
+      return unwrap(
+        await raw.PATCH('/organisations/{org_id}/settings', { params: { path }, body: { org_id: Number(path.org_id), settings: values }, ...init(o) }),
+      );
+    },
+  };
+
+  const tokens: VoxkeyClient['tokens'] = {
+    async create(input, o) {
+      return unwrap(
+        await raw.POST('/organisations/{org_id}/api-tokens', {
+          params: { path: org() },
+          body: { ...input, enabled: input.enabled ?? true },
+          ...init(o),
+        }),
+      );
+    },
+    async list(params, o) {
+      const r = await raw.GET('/organisations/{org_id}/api-tokens', { params: { path: org(), query: toQuery(params) }, ...init(o) });
+      return pageFrom(unwrap(r), r.response, params?.page ?? 1);
+    },
+    iterate(params, o) {
+      return paginate((p) => tokens.list(p, o), params);
+    },
+    async update(id, changes, o) {
+      return unwrap(
+        await raw.PATCH('/organisations/{org_id}/api-tokens/{token_id}', {
+          params: { path: { ...org(), token_id: String(id) } },
+          body: changes,
+          ...init(o),
+        }),
+      );
+    },
+    async delete(id, o) {
+      return unwrap(
+        await raw.DELETE('/organisations/{org_id}/api-tokens/{token_id}', { params: { path: { ...org(), token_id: String(id) } }, ...init(o) }),
+      );
+    },
+  };
+
+  const users: VoxkeyClient['users'] = {
+    async list(params, o) {
+      const r = await raw.GET('/organisations/{org_id}/users', { params: { path: org(), query: toQuery(params) }, ...init(o) });
+      return pageFrom(unwrap(r), r.response, params?.page ?? 1);
+    },
+    iterate(params, o) {
+      return paginate((p) => users.list(p, o), params);
+    },
+    async get(id, o) {
+      return unwrap(await raw.GET('/organisations/{org_id}/users/{user_id}', { params: { path: { ...org(), user_id: String(id) } }, ...init(o) }));
+    },
+    async update(id, changes, o) {
+      return unwrap(
+        await raw.PATCH('/organisations/{org_id}/users/{user_id}', { params: { path: { ...org(), user_id: String(id) } }, body: changes, ...init(o) }),
+      );
+    },
+    async delete(id, o) {
+      return unwrap(await raw.DELETE('/organisations/{org_id}/users/{user_id}', { params: { path: { ...org(), user_id: String(id) } }, ...init(o) }));
+    },
+  };
+
+  const devices: VoxkeyClient['devices'] = {
+    async get(id, o) {
+      return unwrap(
+        await raw.GET('/organisations/{org_id}/devices/{device_id}', { params: { path: { ...org(), device_id: String(id) } }, ...init(o) }),
+      );
+    },
+  };
+
+  const predefinedTexts: VoxkeyClient['predefinedTexts'] = {
+    async create(input, o) {
+      const path = org();
+      return unwrap(
+        await raw.POST('/organisations/{org_id}/predefined-texts', {
+          params: { path },
+          body: { org_id: Number(path.org_id), language: input.language, text_code: input.text_code, text: input.text },
+          ...init(o),
+        }),
+      );
+    },
+    async list(params, o) {
+      const r = await raw.GET('/organisations/{org_id}/predefined-texts', { params: { path: org(), query: toQuery(params) }, ...init(o) });
+      return pageFrom(unwrap(r), r.response, params?.page ?? 1);
+    },
+    iterate(params, o) {
+      return paginate((p) => predefinedTexts.list(p, o), params);
+    },
+    async get(id, o) {
+      return unwrap(
+        await raw.GET('/organisations/{org_id}/predefined-texts/{text_id}', { params: { path: { ...org(), text_id: String(id) } }, ...init(o) }),
+      );
+    },
+    async update(id, changes, o) {
+      return unwrap(
+        await raw.PATCH('/organisations/{org_id}/predefined-texts/{text_id}', {
+          params: { path: { ...org(), text_id: String(id) } },
+          body: changes,
+          ...init(o),
+        }),
+      );
+    },
+    async delete(id, o) {
+      return unwrap(
+        await raw.DELETE('/organisations/{org_id}/predefined-texts/{text_id}', { params: { path: { ...org(), text_id: String(id) } }, ...init(o) }),
+      );
+    },
+  };
+
+  const plans: VoxkeyClient['plans'] = {
+    async list(params, o) {
+      const r = await raw.GET('/plans', { params: { query: toQuery(params) }, ...init(o) });
+      return pageFrom(unwrap(r), r.response, params?.page ?? 1);
+    },
+    iterate(params, o) {
+      return paginate((p) => plans.list(p, o), params);
+    },
+    async get(id, o) {
+      return unwrap(await raw.GET('/plans/{plan_id}', { params: { path: { plan_id: String(id) } }, ...init(o) }));
+    },
+  };
+
+  const subscriptions: VoxkeyClient['subscriptions'] = {
+    async get(id, o) {
+      return unwrap(
+        await raw.GET('/organisations/{org_id}/subscriptions/{subscription_id}', {
+          params: { path: { ...org(), subscription_id: String(id) } },
+          ...init(o),
+        }),
+      );
+    },
+  };
+
+  const invoices: VoxkeyClient['invoices'] = {
+    async get(id, o) {
+      return unwrap(
+        await raw.GET('/organisations/{org_id}/invoices/{invoice_id}', { params: { path: { ...org(), invoice_id: String(id) } }, ...init(o) }),
+      );
+    },
+  };
+
+  const enrollments: VoxkeyClient['enrollments'] = {
+    async create(input, o) {
+      const request_uuid = input.request_uuid ?? newRequestUuid();
+      const body: EnrollmentRequest = { ...input, voice_data: voiceData(input.voice_data), request_uuid };
+      const accepted = unwrap(await raw.POST('/organisations/{org_id}/enrollments', { params: { path: org() }, body, ...init(o) }));
+      return { ...accepted, request_uuid };
+    },
+    async get(requestUuid, o) {
+      return unwrap(
+        await raw.GET('/organisations/{org_id}/enrollments/{request_uuid}', { params: { path: { ...org(), request_uuid: requestUuid } }, ...init(o) }),
+      );
+    },
+  };
+
+  const verifications: VoxkeyClient['verifications'] = {
+    async create(input, o) {
+      const request_uuid = input.request_uuid ?? newRequestUuid();
+      const body: VerificationRequest = { ...input, voice_data: voiceData(input.voice_data), request_uuid };
+      const accepted = unwrap(await raw.POST('/organisations/{org_id}/verifications', { params: { path: org() }, body, ...init(o) }));
+      return { ...accepted, request_uuid };
+    },
+    async get(requestUuid, o) {
+      return unwrap(
+        await raw.GET('/organisations/{org_id}/verifications/{request_uuid}', {
+          params: { path: { ...org(), request_uuid: requestUuid } },
+          ...init(o),
+        }),
+      );
+    },
+  };
+
+  const webhooks: VoxkeyClient['webhooks'] = {
+    async rotateSecret(o) {
+      return unwrap(await raw.POST('/organisations/{org_id}/webhook-secret', { params: { path: org() }, ...init(o) }));
+    },
+    async listDeliveries(params, o) {
+      const r = await raw.GET('/organisations/{org_id}/webhook-deliveries', { params: { path: org(), query: toQuery(params) }, ...init(o) });
+      return pageFrom(unwrap(r), r.response, params?.page ?? 1);
+    },
+    iterateDeliveries(params, o) {
+      return paginate((p) => webhooks.listDeliveries(p, o), params);
+    },
+    async redeliver(deliveryId, o) {
+      return unwrap(
+        await raw.POST('/organisations/{org_id}/webhook-deliveries/{delivery_id}/redeliver', {
+          params: { path: { ...org(), delivery_id: String(deliveryId) } },
+          ...init(o),
+        }),
+      );
+    },
+  };
+
+  return {
+    raw,
+    orgId,
+    organisation,
+    settings,
+    tokens,
+    users,
+    devices,
+    predefinedTexts,
+    plans,
+    subscriptions,
+    invoices,
+    enrollments,
+    verifications,
+    webhooks,
+  };
+}
