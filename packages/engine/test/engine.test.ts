@@ -124,16 +124,13 @@ describe('engine through the Piscina pool (fixture models)', () => {
 });
 
 describe('engine pool limits and failures', () => {
-  it('a crashed worker fails only its task and the pool recovers; timeouts and queue limits are typed', async () => {
-    const engine = await createEngine({ modelsDir: FIXTURE_MODELS, threads: 1, maxQueue: 2, taskTimeoutMs: 1500, testHooks: true, warmup: false });
+  it('a crashed worker fails only its task and the pool recovers; a full queue is typed', async () => {
+    const engine = await createEngine({ modelsDir: FIXTURE_MODELS, threads: 1, maxQueue: 2, taskTimeoutMs: 30_000, testHooks: true, warmup: false });
     try {
       const crash = engine.runRaw({ kind: 'crash' });
       const after = engine.enrol(audioBase64('alice_1.wav'));
       expect(await errorCode(crash)).toBe('worker_crashed');
       expect((await after).voiceprint.embedding.length).toBe(64);
-
-      expect(await errorCode(engine.runRaw({ kind: 'sleep', ms: 5000 }))).toBe('timeout');
-      expect((await engine.enrol(audioBase64('alice_2.wav'))).netSpeechSeconds).toBeGreaterThan(3);
 
       const busy = [engine.runRaw({ kind: 'sleep', ms: 300 }), engine.runRaw({ kind: 'sleep', ms: 300 }), engine.runRaw({ kind: 'sleep', ms: 300 })];
       expect(await errorCode(engine.runRaw({ kind: 'sleep', ms: 300 }))).toBe('queue_full');
@@ -142,6 +139,18 @@ describe('engine pool limits and failures', () => {
       await engine.close();
     }
     expect(await errorCode(engine.enrol(audioBase64('alice_1.wav')))).toBe('engine_closed');
+  });
+
+  it('times out a task that runs past taskTimeoutMs and keeps serving', async () => {
+    const engine = await createEngine({ modelsDir: FIXTURE_MODELS, threads: 1, taskTimeoutMs: 800, testHooks: true, warmup: false });
+    try {
+      const t = performance.now();
+      expect(await errorCode(engine.runRaw({ kind: 'sleep', ms: 10_000 }))).toBe('timeout');
+      expect(performance.now() - t).toBeLessThan(5000);
+      await expect(engine.runRaw({ kind: 'sleep', ms: 10 })).resolves.toBeNull();
+    } finally {
+      await engine.close();
+    }
   });
 
   it('refuses a model whose sha256 does not match the manifest', async () => {
