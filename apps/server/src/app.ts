@@ -13,6 +13,8 @@ import { organisationsRouter } from './routes/organisations/index.js';
 import { predefinedTextsRouter } from './routes/predefined-texts/index.js';
 import { tokensRouter } from './routes/tokens/index.js';
 import { usersRouter } from './routes/users/index.js';
+import { voiceRouter } from './routes/voice/index.js';
+import { webhooksRouter } from './routes/webhooks/index.js';
 
 const OPENAPI_FILE = fileURLToPath(new URL('../../../openapi/openapi.json', import.meta.url));
 
@@ -31,7 +33,9 @@ export function createApi() {
     .route('/', organisationsRouter)
     .route('/', usersRouter)
     .route('/', predefinedTextsRouter)
-    .route('/', billingRouter);
+    .route('/', billingRouter)
+    .route('/', voiceRouter)
+    .route('/', webhooksRouter);
 }
 
 export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {

@@ -21,6 +21,29 @@ const ConfigSchema = z.object({
   WEBHOOK_ALLOW_LOOPBACK: booleanFromEnv.default(false),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(false),
   DOCS_SCRIPT_URL: z.string().optional(),
+  VOXKEY_ENCRYPTION_KEY: z.string().min(1).optional(),
+  VOXKEY_MODELS_DIR: z.string().optional(),
+  ENGINE_THREADS: z.coerce.number().int().min(1).max(64).optional(),
+  ENGINE_INTRA_OP_THREADS: z.coerce.number().int().min(1).max(64).default(1),
+  ENGINE_TASK_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
+  JOB_MAX_QUEUE: z.coerce.number().int().min(1).default(500),
+  JOB_LEASE_MS: z.coerce.number().int().min(1000).default(120_000),
+  JOB_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+  JOB_POLL_MS: z.coerce.number().int().min(10).default(1000),
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, 'must be comma-separated seconds, e.g. 5,300,1800')
+    .default('5,300,1800,7200,18000,36000,36000')
+    .transform((v) => v.split(',').map((n) => Math.round(Number(n) * 1000))),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  SMTP_URL: z.string().optional(),
+  SMTP_FROM: z.string().default('Voxkey <alerts@voxkey.invalid>'),
+  ALERT_MIN_VERIFICATIONS: z.coerce.number().int().min(1).default(20),
+  ALERT_FAILURE_RATE: z.coerce.number().min(0).max(1).default(0.5),
+  ALERT_COOLDOWN_HOURS: z.coerce.number().min(0).default(6),
+  RUN_WORKERS: booleanFromEnv.default(true),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

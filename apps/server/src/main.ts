@@ -1,28 +1,30 @@
+import { isEngineError } from '@voxkey/engine';
+import { billingClosePeriod, modelsPull } from './cli/operations.js';
 import { orgCreate, tokenCreate } from './cli/org.js';
 import { UsageError } from './cli/output.js';
-import { type AppConfig, ConfigError, ensureDataDir, loadConfig } from './config.js';
-import { type Database, openDatabase } from './db/connection.js';
-import { migrateToLatest } from './db/migrate.js';
-import { startServer } from './serve.js';
+import { type AppConfig, ConfigError, loadConfig } from './config.js';
+import { createRuntime, type Runtime } from './runtime.js';
+import { startServer, startWorker } from './serve.js';
 
 const USAGE = `Usage: voxkey <command>
 
 Commands:
-  serve                                   start the API server (default)
+  serve                                   start the API server (with in-process workers unless RUN_WORKERS=false)
+  worker                                  run jobs and webhook deliveries only (scale inference separately)
   migrate                                 bring the database schema up to date
   org create --name N --email E [--plan ID] [--callback-url URL] [--json]
   token create --org ID --name N [--expires-at ISO] [--json]
+  billing close-period --month YYYY-MM [--json]
+  models pull <name>                      download a model listed in models/manifest.json and verify its sha256
 
-Environment: DATABASE_URL (sqlite:./data/voxkey.db or postgres://...), PORT (8080), see README.`;
+Environment: DATABASE_URL (sqlite:./data/voxkey.db or postgres://...), PORT (8080); see docs/deployment.md.`;
 
-async function withDatabase<T>(config: AppConfig, run: (database: Database) => Promise<T>): Promise<T> {
-  if (config.DATABASE_URL.startsWith('sqlite:')) ensureDataDir(config);
-  const database = openDatabase(config.DATABASE_URL);
+async function withRuntime<T>(config: AppConfig, run: (runtime: Runtime) => Promise<T>): Promise<T> {
+  const runtime = await createRuntime(config, { withWorkers: false, log: (line) => console.error(line), logError: (err) => console.error(err) });
   try {
-    await migrateToLatest(database.db);
-    return await run(database);
+    return await run(runtime);
   } finally {
-    await database.close();
+    await runtime.close();
   }
 }
 
@@ -34,28 +36,39 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     const config = loadConfig();
-    switch (command) {
+    switch (`${command} ${sub ?? ''}`.trim()) {
       case 'serve':
-        await withDatabase(config, (database) => startServer(database, config));
+        await startServer(config);
+        return 0;
+      case 'worker':
+        await startWorker(config);
         return 0;
       case 'migrate':
-        await withDatabase(config, async () => console.log('Database schema is up to date.'));
+        await withRuntime(config, async () => console.log('Database schema is up to date.'));
         return 0;
-      case 'org':
-        if (sub !== 'create') throw new UsageError(USAGE);
-        await withDatabase(config, (database) => orgCreate(rest, database, config));
+      case 'org create':
+        await withRuntime(config, (rt) => orgCreate(rest, rt.deps.database, config, rt.deps.sealer));
         return 0;
-      case 'token':
-        if (sub !== 'create') throw new UsageError(USAGE);
-        await withDatabase(config, (database) => tokenCreate(rest, database));
+      case 'token create':
+        await withRuntime(config, (rt) => tokenCreate(rest, rt.deps.database));
+        return 0;
+      case 'billing close-period':
+        await withRuntime(config, (rt) => billingClosePeriod(rest, rt, config));
+        return 0;
+      case 'models pull':
+        await modelsPull(rest, config);
         return 0;
       default:
-        throw new UsageError(`Unknown command '${command}'.\n\n${USAGE}`);
+        throw new UsageError(`Unknown command '${argv.join(' ')}'.\n\n${USAGE}`);
     }
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {
       console.error(err.message);
       return 2;
+    }
+    if (isEngineError(err)) {
+      console.error(`${err.code}: ${err.message}`);
+      return 1;
     }
     if (err instanceof TypeError && (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       console.error(`${err.message}\n\n${USAGE}`);

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { AppConfig } from '../config.js';
 import type { Database } from '../db/connection.js';
+import type { Sealer } from '../services/sealing.js';
 import { findOrganisation } from '../repositories/organisations.js';
 import { callbackPolicy, callbackUrlProblem } from '../services/callback-url.js';
 import { issueToken, signUpOrganisation, UnknownPlanError } from '../services/organisations.js';
@@ -14,7 +15,7 @@ const OrgCreateArgs = z.object({
   'callback-url': z.url('--callback-url must be a URL').optional(),
 });
 
-export async function orgCreate(args: string[], database: Database, config: AppConfig): Promise<void> {
+export async function orgCreate(args: string[], database: Database, config: AppConfig, sealer: Sealer): Promise<void> {
   const { values } = parseArgs({
     args,
     options: { name: { type: 'string' }, email: { type: 'string' }, plan: { type: 'string' }, 'callback-url': { type: 'string' }, json: { type: 'boolean' } },
@@ -27,16 +28,16 @@ export async function orgCreate(args: string[], database: Database, config: AppC
     if (problem) throw new UsageError(`--callback-url: ${problem}`);
   }
   try {
-    const result = await signUpOrganisation(database.db, {
-      name: parsed.data.name,
-      email: parsed.data.email,
-      planId: parsed.data.plan,
-      callbackUrl: callbackUrl ?? null,
-    });
+    const result = await signUpOrganisation(
+      database.db,
+      { name: parsed.data.name, email: parsed.data.email, planId: parsed.data.plan, callbackUrl: callbackUrl ?? null },
+      { sealer },
+    );
     if (values.json) printJson(result);
     else {
       console.log(`Organisation ${result.organisation.id} (${result.organisation.name}) created.`);
       console.log(`Trial token (shown once, expires ${result.token.token.expires_at}):\n  ${result.token.bearer}`);
+      console.log(`Webhook signing secret (shown once):\n  ${result.webhook_secret}`);
     }
   } catch (err) {
     if (err instanceof UnknownPlanError) throw new UsageError(err.message);

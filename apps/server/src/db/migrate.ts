@@ -1,10 +1,12 @@
 import { type Kysely, type Migration, Migrator } from 'kysely';
 import * as initial from './migrations/2026-11-21T1420_initial.js';
+import * as voice from './migrations/2026-11-21T1500_voice.js';
 import type { DB } from './types.js';
 
 /** Migrations in order; names are timestamps so they sort by creation. */
 const migrations: Record<string, Migration> = {
   '2026-11-21T1420_initial': initial,
+  '2026-11-21T1500_voice': voice,
 };
 
 /**

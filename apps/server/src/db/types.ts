@@ -22,6 +22,7 @@ export interface OrganisationSettingsTable {
   org_id: number;
   alert_on_failure: Flag;
   callback_url: string | null;
+  last_failure_alert_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -102,6 +103,85 @@ export interface PredefinedTextsTable {
   updated_at: Timestamp;
 }
 
+export type JobKind = 'enrollment' | 'verification';
+export type JobStatus = 'queued' | 'processing' | 'completed' | 'failed';
+
+export interface JobsTable {
+  id: Generated<number>;
+  org_id: number;
+  kind: JobKind;
+  request_uuid: string;
+  body_hash: string;
+  external_id: string;
+  language: string;
+  device_fingerprint: string | null;
+  device_type: number | null;
+  /** Base64 audio, kept only until the job ends. */
+  audio: string | null;
+  status: JobStatus;
+  attempts: number;
+  run_after: Timestamp;
+  lease_owner: string | null;
+  lease_expires_at: Timestamp | null;
+  user_id: number | null;
+  result: 'verified' | 'rejected' | 'inconclusive' | null;
+  match_score: number | null;
+  deepfake_detected: Flag | null;
+  quality_score: number | null;
+  failure_reason: string | null;
+  device_mismatch: Flag | null;
+  latency_ms: number | null;
+  completed_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface VoiceprintsTable {
+  id: Generated<number>;
+  org_id: number;
+  user_id: number;
+  model_id: string;
+  /** AES-256-GCM sealed Float32 embedding. */
+  sealed_embedding: string;
+  enrolment_fingerprint: string | null;
+  quality_score: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WebhookSecretsTable {
+  id: Generated<number>;
+  org_id: number;
+  sealed_secret: string;
+  /** null for the current secret; a rotated-out secret keeps signing until then. */
+  expires_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  org_id: number;
+  job_id: number;
+  webhook_id: string;
+  event_type: 'verification.completed' | 'enrollment.completed';
+  request_uuid: string;
+  /** The exact JSON bytes that are signed and sent on every attempt. */
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: Timestamp | null;
+  lease_owner: string | null;
+  lease_expires_at: Timestamp | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface DB {
   organisations: OrganisationsTable;
   organisation_settings: OrganisationSettingsTable;
@@ -112,6 +192,10 @@ export interface DB {
   users: UsersTable;
   devices: DevicesTable;
   predefined_texts: PredefinedTextsTable;
+  jobs: JobsTable;
+  voiceprints: VoiceprintsTable;
+  webhook_secrets: WebhookSecretsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type OrganisationRow = Selectable<OrganisationsTable>;
@@ -123,6 +207,10 @@ export type InvoiceRow = Selectable<InvoicesTable>;
 export type UserRow = Selectable<UsersTable>;
 export type DeviceRow = Selectable<DevicesTable>;
 export type PredefinedTextRow = Selectable<PredefinedTextsTable>;
+export type JobRow = Selectable<JobsTable>;
+export type VoiceprintRow = Selectable<VoiceprintsTable>;
+export type WebhookSecretRow = Selectable<WebhookSecretsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type NewOrganisation = Insertable<OrganisationsTable>;
 export type OrganisationUpdate = Updateable<OrganisationsTable>;
 export type { ColumnType };

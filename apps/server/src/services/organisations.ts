@@ -3,7 +3,9 @@ import type { DB } from '../db/types.js';
 import { findPlan, findPlanByName, insertSubscription, toSubscription } from '../repositories/billing.js';
 import { insertOrganisation, insertSettings, type NewOrganisationValues, toOrganisation, toSettings } from '../repositories/organisations.js';
 import { insertToken, toApiToken } from '../repositories/tokens.js';
+import type { Sealer } from './sealing.js';
 import { generateBearer, hashBearer, type TokenKind } from './token-secrets.js';
+import { createWebhookSecret } from './webhook-secrets.js';
 
 export const DEFAULT_PLAN_NAME = 'Sandbox';
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -28,11 +30,12 @@ export async function issueToken(
 
 /**
  * Signs an organisation up: the organisation, its settings, a subscription to the plan
- * and a trial token that expires after the plan's trial length (15 days to 3 months).
+ * a trial token that expires after the plan's trial length (15 days to 3 months) and a webhook signing secret.
  */
 export async function signUpOrganisation(
   db: Kysely<DB>,
   values: NewOrganisationValues & { planId?: number; callbackUrl?: string | null },
+  options: { sealer?: Sealer } = {},
 ) {
   return db.transaction().execute(async (trx) => {
     const plan = values.planId !== undefined ? await findPlan(trx, values.planId) : await findPlanByName(trx, DEFAULT_PLAN_NAME);
@@ -47,9 +50,12 @@ export async function signUpOrganisation(
       kind: 'trial',
       expiresAt: new Date(now.getTime() + plan.trial_days * DAY_MS).toISOString(),
     });
+    // Without a sealer (tests of unrelated features) the secret is created on first delivery instead.
+    const webhookSecret = options.sealer ? await createWebhookSecret(trx, options.sealer, org.id) : null;
     return {
       organisation: { ...toOrganisation(org), settings: toSettings(settings), subscription: toSubscription(subscription) },
       token: trial,
+      webhook_secret: webhookSecret,
     };
   });
 }

@@ -1,0 +1,208 @@
+import { sql } from 'kysely';
+import type { Dialect, Executor } from '../db/connection.js';
+import type { JobKind, JobRow } from '../db/types.js';
+import { fromFlag, nowIso, toFlag } from './clock.js';
+
+export interface NewJob {
+  orgId: number;
+  kind: JobKind;
+  requestUuid: string;
+  bodyHash: string;
+  externalId: string;
+  language: string;
+  deviceFingerprint: string | null;
+  deviceType: number | null;
+  audio: string;
+}
+
+export function toRequestRecord(row: JobRow) {
+  return {
+    request_uuid: row.request_uuid,
+    kind: row.kind,
+    external_id: row.external_id,
+    status: row.status,
+    result: row.result,
+    match_score: row.match_score,
+    deepfake_detected: row.deepfake_detected === null ? null : fromFlag(row.deepfake_detected),
+    quality_score: row.quality_score,
+    failure_reason: row.failure_reason,
+    device_mismatch: row.device_mismatch === null ? null : fromFlag(row.device_mismatch),
+    user_id: row.user_id,
+    created_at: row.created_at,
+    completed_at: row.completed_at,
+  };
+}
+
+export async function insertJob(db: Executor, job: NewJob): Promise<JobRow> {
+  const now = nowIso();
+  return db
+    .insertInto('jobs')
+    .values({
+      org_id: job.orgId,
+      kind: job.kind,
+      request_uuid: job.requestUuid,
+      body_hash: job.bodyHash,
+      external_id: job.externalId,
+      language: job.language,
+      device_fingerprint: job.deviceFingerprint,
+      device_type: job.deviceType,
+      audio: job.audio,
+      status: 'queued',
+      attempts: 0,
+      run_after: now,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function findJobByRequest(db: Executor, orgId: number, requestUuid: string): Promise<JobRow | undefined> {
+  return db.selectFrom('jobs').selectAll().where('org_id', '=', orgId).where('request_uuid', '=', requestUuid).executeTakeFirst();
+}
+
+export function findEnrolmentInFlight(db: Executor, orgId: number, externalId: string): Promise<JobRow | undefined> {
+  return db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('external_id', '=', externalId)
+    .where('kind', '=', 'enrollment')
+    .where('status', 'in', ['queued', 'processing'])
+    .executeTakeFirst();
+}
+
+export async function countUnfinishedJobs(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', 'in', ['queued', 'processing'])
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * Claims the oldest runnable job: queued and due, or processing with an expired lease (its worker died).
+ * On PostgreSQL `FOR UPDATE SKIP LOCKED` lets several processes claim concurrently without blocking;
+ * SQLite has a single writer, so the UPDATE is atomic as it is.
+ */
+export async function claimJob(db: Executor, dialect: Dialect, owner: string, leaseMs: number): Promise<JobRow | undefined> {
+  const now = nowIso();
+  let candidate = db
+    .selectFrom('jobs')
+    .select('id')
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', '=', 'queued'), eb('run_after', '<=', now)]),
+        eb.and([eb('status', '=', 'processing'), eb('lease_expires_at', '<', now)]),
+      ]),
+    )
+    .orderBy('id')
+    .limit(1);
+  if (dialect === 'postgres') candidate = candidate.forUpdate().skipLocked();
+  return db
+    .updateTable('jobs')
+    .set({
+      status: 'processing',
+      lease_owner: owner,
+      lease_expires_at: new Date(Date.now() + leaseMs).toISOString(),
+      attempts: sql`attempts + 1`,
+      updated_at: now,
+    })
+    .where('id', '=', candidate)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export interface JobOutcome {
+  status: 'completed' | 'failed';
+  userId?: number | null;
+  result?: 'verified' | 'rejected' | 'inconclusive' | null;
+  matchScore?: number | null;
+  deepfakeDetected?: boolean | null;
+  qualityScore?: number | null;
+  failureReason?: string | null;
+  deviceMismatch?: boolean | null;
+  latencyMs: number;
+  completedAt: string;
+}
+
+/**
+ * Records the outcome only if this worker still holds the lease, so a job completes exactly once
+ * even when a slow worker and a reclaiming one race. The audio is dropped in the same write.
+ */
+export async function completeJob(db: Executor, jobId: number, owner: string, outcome: JobOutcome): Promise<boolean> {
+  const updated = await db
+    .updateTable('jobs')
+    .set({
+      status: outcome.status,
+      audio: null,
+      lease_owner: null,
+      lease_expires_at: null,
+      user_id: outcome.userId ?? null,
+      result: outcome.result ?? null,
+      match_score: outcome.matchScore ?? null,
+      deepfake_detected: outcome.deepfakeDetected == null ? null : toFlag(outcome.deepfakeDetected),
+      quality_score: outcome.qualityScore ?? null,
+      failure_reason: outcome.failureReason ?? null,
+      device_mismatch: outcome.deviceMismatch == null ? null : toFlag(outcome.deviceMismatch),
+      latency_ms: outcome.latencyMs,
+      completed_at: outcome.completedAt,
+      updated_at: nowIso(),
+    })
+    .where('id', '=', jobId)
+    .where('status', '=', 'processing')
+    .where('lease_owner', '=', owner)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) === 1;
+}
+
+/** Hands a claimed job back (e.g. on shutdown or a capacity error) to be retried after a delay. */
+export async function releaseJob(db: Executor, jobId: number, owner: string, delayMs: number): Promise<void> {
+  await db
+    .updateTable('jobs')
+    .set({ status: 'queued', lease_owner: null, lease_expires_at: null, run_after: new Date(Date.now() + delayMs).toISOString(), updated_at: nowIso() })
+    .where('id', '=', jobId)
+    .where('status', '=', 'processing')
+    .where('lease_owner', '=', owner)
+    .execute();
+}
+
+export async function verificationStats(db: Executor, orgId: number, sinceIso: string): Promise<{ total: number; failed: number }> {
+  const row = await db
+    .selectFrom('jobs')
+    .select((eb) => [
+      eb.fn.countAll<number>().as('total'),
+      eb.fn.sum<number>(eb.case().when('result', 'in', ['rejected', 'inconclusive']).then(1).else(0).end()).as('failed'),
+    ])
+    .where('org_id', '=', orgId)
+    .where('kind', '=', 'verification')
+    .where('status', '=', 'completed')
+    .where('completed_at', '>=', sinceIso)
+    .executeTakeFirstOrThrow();
+  return { total: Number(row.total), failed: Number(row.failed ?? 0) };
+}
+
+export async function countVerificationsBetween(db: Executor, orgId: number, fromIso: string, toIso: string): Promise<number> {
+  const row = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', orgId)
+    .where('kind', '=', 'verification')
+    .where('created_at', '>=', fromIso)
+    .where('created_at', '<', toIso)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function queueStats(db: Executor): Promise<{ queued: number; processing: number; oldestQueuedAt: string | null }> {
+  const rows = await db
+    .selectFrom('jobs')
+    .select((eb) => ['status', eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
+    .where('status', 'in', ['queued', 'processing'])
+    .groupBy('status')
+    .execute();
+  const queued = rows.find((r) => r.status === 'queued');
+  const processing = rows.find((r) => r.status === 'processing');
+  return { queued: Number(queued?.n ?? 0), processing: Number(processing?.n ?? 0), oldestQueuedAt: (queued?.oldest as string | undefined) ?? null };
+}

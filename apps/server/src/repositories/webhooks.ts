@@ -1,0 +1,156 @@
+import { sql } from 'kysely';
+import type { Dialect, Executor } from '../db/connection.js';
+import type { WebhookDeliveryRow, WebhookSecretRow } from '../db/types.js';
+import { nowIso } from './clock.js';
+import { type ListQuery, type ListResult, listRows } from './list-query.js';
+
+export function toDelivery(row: WebhookDeliveryRow) {
+  return {
+    id: row.id,
+    webhook_id: row.webhook_id,
+    event_type: row.event_type,
+    request_uuid: row.request_uuid,
+    status: row.status,
+    attempts: row.attempts,
+    last_status_code: row.last_status_code,
+    last_error: row.last_error,
+    next_attempt_at: row.next_attempt_at,
+    delivered_at: row.delivered_at,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export const DELIVERY_FIELDS = {
+  id: { column: 'id', type: 'integer' },
+  status: { column: 'status', type: 'string' },
+  event_type: { column: 'event_type', type: 'string' },
+  request_uuid: { column: 'request_uuid', type: 'string' },
+  created_at: { column: 'created_at', type: 'timestamp' },
+} as const;
+
+export async function insertSecret(db: Executor, orgId: number, sealedSecret: string): Promise<WebhookSecretRow> {
+  const now = nowIso();
+  return db
+    .insertInto('webhook_secrets')
+    .values({ org_id: orgId, sealed_secret: sealedSecret, expires_at: null, created_at: now, updated_at: now })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Secrets that sign now: the current one and any rotated-out one still within its grace period, newest first. */
+export function activeSecrets(db: Executor, orgId: number): Promise<WebhookSecretRow[]> {
+  return db
+    .selectFrom('webhook_secrets')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', nowIso())]))
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+export async function expireCurrentSecrets(db: Executor, orgId: number, expiresAt: string): Promise<void> {
+  await db
+    .updateTable('webhook_secrets')
+    .set({ expires_at: expiresAt, updated_at: nowIso() })
+    .where('org_id', '=', orgId)
+    .where('expires_at', 'is', null)
+    .execute();
+  await db.deleteFrom('webhook_secrets').where('org_id', '=', orgId).where('expires_at', '<=', nowIso()).execute();
+}
+
+export async function insertDelivery(
+  db: Executor,
+  values: { orgId: number; jobId: number; webhookId: string; eventType: WebhookDeliveryRow['event_type']; requestUuid: string; payload: string },
+): Promise<WebhookDeliveryRow> {
+  const now = nowIso();
+  return db
+    .insertInto('webhook_deliveries')
+    .values({
+      org_id: values.orgId,
+      job_id: values.jobId,
+      webhook_id: values.webhookId,
+      event_type: values.eventType,
+      request_uuid: values.requestUuid,
+      payload: values.payload,
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: now,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function listDeliveries(db: Executor, orgId: number, query: ListQuery): Promise<ListResult<WebhookDeliveryRow>> {
+  return listRows(db.selectFrom('webhook_deliveries').selectAll().where('org_id', '=', orgId), query, DELIVERY_FIELDS);
+}
+
+export function findDelivery(db: Executor, orgId: number, id: number): Promise<WebhookDeliveryRow | undefined> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+}
+
+export function findDeliveryByJob(db: Executor, jobId: number): Promise<WebhookDeliveryRow | undefined> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('job_id', '=', jobId).executeTakeFirst();
+}
+
+export function requeueDelivery(db: Executor, orgId: number, id: number): Promise<WebhookDeliveryRow | undefined> {
+  const now = nowIso();
+  return db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', next_attempt_at: now, lease_owner: null, lease_expires_at: null, updated_at: now })
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Claims one due delivery (pending and due, or leased by a process that died). */
+export async function claimDelivery(db: Executor, dialect: Dialect, owner: string, leaseMs: number): Promise<WebhookDeliveryRow | undefined> {
+  const now = nowIso();
+  let candidate = db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
+    .orderBy('next_attempt_at')
+    .limit(1);
+  if (dialect === 'postgres') candidate = candidate.forUpdate().skipLocked();
+  return db
+    .updateTable('webhook_deliveries')
+    .set({ lease_owner: owner, lease_expires_at: new Date(Date.now() + leaseMs).toISOString(), attempts: sql`attempts + 1`, updated_at: now })
+    .where('id', '=', candidate)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function recordAttempt(
+  db: Executor,
+  id: number,
+  owner: string,
+  outcome: { status: 'pending' | 'delivered' | 'failed'; statusCode: number | null; error: string | null; nextAttemptAt: string | null },
+): Promise<void> {
+  const now = nowIso();
+  await db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: outcome.status,
+      last_status_code: outcome.statusCode,
+      last_error: outcome.error,
+      next_attempt_at: outcome.nextAttemptAt,
+      delivered_at: outcome.status === 'delivered' ? now : null,
+      lease_owner: null,
+      lease_expires_at: null,
+      updated_at: now,
+    })
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .execute();
+}
+
+export async function deliveryStats(db: Executor): Promise<Record<string, number>> {
+  const rows = await db.selectFrom('webhook_deliveries').select((eb) => ['status', eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
+  return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+}

@@ -1,0 +1,69 @@
+import { createEngine, type VoiceEngine } from '@voxkey/engine';
+import { type AppConfig, ensureDataDir } from './config.js';
+import { type Database, openDatabase } from './db/connection.js';
+import { migrateToLatest } from './db/migrate.js';
+import type { AppDeps } from './http/types.js';
+import { createJobRunner, type JobRunner } from './services/job-runner.js';
+import { createSealer, resolveEncryptionKey } from './services/sealing.js';
+import { createWebhookDispatcher, type WebhookDispatcher } from './services/webhook-dispatcher.js';
+
+export interface Runtime {
+  deps: AppDeps;
+  engine: VoiceEngine | null;
+  /** Starts the job runner and webhook dispatcher (when this process runs workers). */
+  startWorkers(): void;
+  /** Stops taking work, finishes what is in flight, closes the engine and the database. */
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  withWorkers: boolean;
+  log: (line: string) => void;
+  logError: (err: unknown) => void;
+  /** Tests inject a database; otherwise DATABASE_URL is opened and migrated. */
+  database?: Database;
+}
+
+export async function createRuntime(config: AppConfig, options: RuntimeOptions): Promise<Runtime> {
+  const dataDir = ensureDataDir(config);
+  const database = options.database ?? openDatabase(config.DATABASE_URL);
+  if (!options.database) await migrateToLatest(database.db);
+  const key = resolveEncryptionKey({ configured: config.VOXKEY_ENCRYPTION_KEY, dataDir, allowGenerated: config.isDevelopment, log: options.log });
+
+  let runner: JobRunner | null = null;
+  let dispatcher: WebhookDispatcher | null = null;
+  const deps: AppDeps = {
+    database,
+    config,
+    sealer: createSealer(key),
+    signals: { jobQueued: () => runner?.wake(), deliveryQueued: () => dispatcher?.wake() },
+  };
+
+  let engine: VoiceEngine | null = null;
+  if (options.withWorkers) {
+    engine = await createEngine({
+      modelsDir: config.VOXKEY_MODELS_DIR,
+      threads: config.ENGINE_THREADS,
+      intraOpThreads: config.ENGINE_INTRA_OP_THREADS,
+      taskTimeoutMs: config.ENGINE_TASK_TIMEOUT_MS,
+    });
+    options.log(`Engine ready: speaker model ${engine.speakerModelId}, spoof model ${engine.spoofModelId}, ${engine.stats().threads} thread(s)`);
+    runner = createJobRunner(deps, engine, engine.stats().threads, { onError: options.logError });
+    dispatcher = createWebhookDispatcher(deps, { onError: options.logError });
+  }
+
+  return {
+    deps,
+    engine,
+    startWorkers() {
+      runner?.start();
+      dispatcher?.start();
+    },
+    async close() {
+      await runner?.stop();
+      await dispatcher?.stop();
+      await engine?.close();
+      if (!options.database) await database.close();
+    },
+  };
+}

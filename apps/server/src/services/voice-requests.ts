@@ -1,0 +1,114 @@
+import { createHash } from 'node:crypto';
+import { DEFAULT_INTAKE_LIMITS, inspectAudio, isEngineError } from '@voxkey/engine';
+import type { JobKind } from '../db/types.js';
+import { isUniqueViolation } from '../db/errors.js';
+import { ApiError } from '../http/errors.js';
+import type { AppDeps } from '../http/types.js';
+import * as jobs from '../repositories/jobs.js';
+import { findSettings } from '../repositories/organisations.js';
+import { findUserByExternalId } from '../repositories/users.js';
+
+export interface VoiceRequestBody {
+  voice_data: string;
+  request_uuid: string;
+  external_id: string;
+  language: string;
+  device_fingerprint?: string;
+  device_type?: number;
+}
+
+export const ACCEPTED_MESSAGE = 'Request accepted; the result will be delivered to the callback URL.';
+const QUEUE_FULL_RETRY_AFTER_S = 5;
+
+/** Identifies the request's content, so a replay of the same request_uuid can be told from a reuse. */
+export function requestFingerprint(kind: JobKind, body: VoiceRequestBody): string {
+  const canonical = JSON.stringify([
+    kind,
+    body.external_id,
+    body.language,
+    body.device_fingerprint ?? null,
+    body.device_type ?? null,
+    createHash('sha256').update(body.voice_data).digest('hex'),
+  ]);
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+function checkAudio(voiceData: string): void {
+  try {
+    inspectAudio(voiceData, DEFAULT_INTAKE_LIMITS);
+  } catch (err) {
+    if (isEngineError(err) && err.category === 'invalid_input') throw ApiError.field('voice_data', err.message);
+    throw err;
+  }
+}
+
+async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, externalId: string): Promise<void> {
+  const db = deps.database.db;
+  const user = await findUserByExternalId(db, orgId, externalId);
+  if (kind === 'enrollment') {
+    if (user) throw new ApiError('conflict', `external_id ${JSON.stringify(externalId)} is already enrolled; delete the user to enrol again`);
+    if (await jobs.findEnrolmentInFlight(db, orgId, externalId)) {
+      throw new ApiError('conflict', `An enrolment for external_id ${JSON.stringify(externalId)} is already in progress`);
+    }
+    return;
+  }
+  if (!user) throw new ApiError('not_found', `No enrolled user with external_id ${JSON.stringify(externalId)}`);
+  if (!user.is_active) throw new ApiError('forbidden', 'The user is deactivated and cannot be verified');
+}
+
+/**
+ * Accepts an enrolment or verification: answers only once the job is durably stored.
+ * A repeated request_uuid with the same content is answered again without a second job.
+ */
+export async function acceptVoiceRequest(deps: AppDeps, orgId: number, kind: JobKind, body: VoiceRequestBody) {
+  const db = deps.database.db;
+  const settings = await findSettings(db, orgId);
+  const callbackUrl = settings?.callback_url;
+  if (!callbackUrl) {
+    throw new ApiError(
+      'conflict',
+      `No callback URL is configured: set one with PATCH /v1/organisations/${orgId}/settings {"org_id": ${orgId}, "settings": {"callback_url": "https://..."}}`,
+    );
+  }
+
+  const bodyHash = requestFingerprint(kind, body);
+  const replay = async () => {
+    const existing = await jobs.findJobByRequest(db, orgId, body.request_uuid);
+    if (!existing) return false;
+    if (existing.body_hash !== bodyHash || existing.kind !== kind) {
+      throw new ApiError('conflict', 'request_uuid was already used for a different request');
+    }
+    return true;
+  };
+  if (await replay()) return { callback_url: callbackUrl, message: ACCEPTED_MESSAGE };
+
+  checkAudio(body.voice_data);
+  await checkSubject(deps, orgId, kind, body.external_id);
+
+  if ((await jobs.countUnfinishedJobs(db)) >= deps.config.JOB_MAX_QUEUE) {
+    throw new ApiError('too_many_requests', 'The processing queue is full; retry later', undefined, {
+      'Retry-After': String(QUEUE_FULL_RETRY_AFTER_S),
+    });
+  }
+
+  try {
+    await jobs.insertJob(db, {
+      orgId,
+      kind,
+      requestUuid: body.request_uuid,
+      bodyHash,
+      externalId: body.external_id,
+      language: body.language,
+      deviceFingerprint: body.device_fingerprint ?? null,
+      deviceType: body.device_type ?? null,
+      audio: body.voice_data,
+    });
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    // A concurrent twin won the race: either the same request_uuid or another enrolment of this external_id.
+    if (await replay()) return { callback_url: callbackUrl, message: ACCEPTED_MESSAGE };
+    throw new ApiError('conflict', `An enrolment for external_id ${JSON.stringify(body.external_id)} is already in progress`);
+  }
+  deps.signals.jobQueued();
+  return { callback_url: callbackUrl, message: ACCEPTED_MESSAGE };
+}

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { WebhookDeliveryRow } from '../db/types.js';
+import type { AppDeps } from '../http/types.js';
+import { findSettings } from '../repositories/organisations.js';
+import { claimDelivery, recordAttempt } from '../repositories/webhooks.js';
+import { callbackPolicy } from './callback-url.js';
+import { postJson } from './safe-http.js';
+import { signatureHeaders, signingSecrets } from './webhook-secrets.js';
+import { WakeableLoop } from './wakeable-loop.js';
+
+export interface DispatcherEvents {
+  onError(err: unknown): void;
+  onAttempt?(info: { deliveryId: number; webhookId: string; attempt: number; statusCode: number | null; outcome: string }): void;
+}
+
+/** Delay before the next attempt: the schedule's step with ±20 % jitter, or null when retries are exhausted. */
+export function nextDelayMs(schedule: number[], attemptsMade: number, random = Math.random): number | null {
+  const step = schedule[attemptsMade - 1];
+  if (step === undefined) return null;
+  return Math.round(step * (0.8 + 0.4 * random()));
+}
+
+async function attempt(deps: AppDeps, delivery: WebhookDeliveryRow): Promise<{ statusCode: number | null; error: string | null }> {
+  const settings = await findSettings(deps.database.db, delivery.org_id);
+  if (!settings?.callback_url) return { statusCode: null, error: 'No callback URL configured' };
+  const secrets = await signingSecrets(deps.database.db, deps.sealer, delivery.org_id);
+  const headers = signatureHeaders(secrets, delivery.webhook_id, new Date(), delivery.payload);
+  return postJson(settings.callback_url, delivery.payload, headers, {
+    timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
+    policy: callbackPolicy(deps.config),
+  });
+}
+
+/** Delivers the outbox at least once: 2xx delivered, 410 stops, anything else retries on the schedule. */
+export function createWebhookDispatcher(deps: AppDeps, events: DispatcherEvents) {
+  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const leaseMs = deps.config.WEBHOOK_TIMEOUT_MS * 3;
+  const loop = new WakeableLoop(
+    async () => {
+      if (loop.isStopping) return false;
+      const delivery = await claimDelivery(deps.database.db, deps.database.dialect, owner, leaseMs);
+      if (!delivery) return false;
+      const { statusCode, error } = await attempt(deps, delivery);
+      let status: 'pending' | 'delivered' | 'failed';
+      let nextAttemptAt: string | null = null;
+      if (statusCode !== null && statusCode >= 200 && statusCode < 300) status = 'delivered';
+      else if (statusCode === 410) status = 'failed';
+      else {
+        const delay = nextDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, delivery.attempts);
+        status = delay === null ? 'failed' : 'pending';
+        if (delay !== null) nextAttemptAt = new Date(Date.now() + delay).toISOString();
+      }
+      const lastError = error ?? (status === 'delivered' ? null : `receiver answered ${statusCode}`);
+      await recordAttempt(deps.database.db, delivery.id, owner, { status, statusCode, error: lastError, nextAttemptAt });
+      events.onAttempt?.({ deliveryId: delivery.id, webhookId: delivery.webhook_id, attempt: delivery.attempts, statusCode, outcome: status });
+      return true;
+    },
+    { concurrency: deps.config.WEBHOOK_CONCURRENCY, pollMs: Math.min(deps.config.JOB_POLL_MS, 1000), onError: events.onError },
+  );
+  return { start: () => loop.start(), wake: () => loop.wake(), stop: () => loop.stop() };
+}
+
+export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>;

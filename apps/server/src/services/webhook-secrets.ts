@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import type { Executor } from '../db/connection.js';
+import * as webhooks from '../repositories/webhooks.js';
+import type { Sealer } from './sealing.js';
+
+export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
+
+export function generateWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+const aad = (orgId: number) => `webhook-secret:${orgId}`;
+
+export async function createWebhookSecret(db: Executor, sealer: Sealer, orgId: number): Promise<string> {
+  const secret = generateWebhookSecret();
+  await webhooks.insertSecret(db, orgId, sealer.seal(Buffer.from(secret, 'utf8'), aad(orgId)));
+  return secret;
+}
+
+/** Issues a new secret; the previous one keeps signing for 24 h so receivers can switch over. */
+export async function rotateWebhookSecret(db: Executor, sealer: Sealer, orgId: number) {
+  const previousExpiresAt = new Date(Date.now() + ROTATION_GRACE_MS).toISOString();
+  const hadSecret = (await webhooks.activeSecrets(db, orgId)).length > 0;
+  await webhooks.expireCurrentSecrets(db, orgId, previousExpiresAt);
+  const secret = await createWebhookSecret(db, sealer, orgId);
+  return { secret, previous_secret_expires_at: hadSecret ? previousExpiresAt : null };
+}
+
+/** The secrets that sign now, newest first; an organisation without one gets one. */
+export async function signingSecrets(db: Executor, sealer: Sealer, orgId: number): Promise<string[]> {
+  const rows = await webhooks.activeSecrets(db, orgId);
+  if (rows.length === 0) return [await createWebhookSecret(db, sealer, orgId)];
+  return rows.map((row) => sealer.open(row.sealed_secret, aad(orgId)).toString('utf8'));
+}
+
+/** Standard Webhooks headers; during a rotation `webhook-signature` carries one `v1,` signature per secret. */
+export function signatureHeaders(secrets: string[], webhookId: string, timestamp: Date, payload: string): Record<string, string> {
+  const signatures = secrets.map((secret) => new Webhook(secret).sign(webhookId, timestamp, payload));
+  return {
+    'webhook-id': webhookId,
+    'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+    'webhook-signature': signatures.join(' '),
+  };
+}
