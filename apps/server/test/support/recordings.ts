@@ -1,0 +1,35 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The development data beside the repository (absent for outside contributors; always present in CI). */
+export const DATASET_DIR = process.env.VOXKEY_DATASET_DIR ?? fileURLToPath(new URL('../../../../../shared/datasets', import.meta.url));
+export const HAS_DATASET = existsSync(path.join(DATASET_DIR, 'manifest.csv'));
+
+interface Clip {
+  path: string;
+  corpus: string;
+  speaker: string;
+  duration: number;
+  kind: string;
+}
+
+function manifest(): Clip[] {
+  const [, ...rows] = readFileSync(path.join(DATASET_DIR, 'manifest.csv'), 'utf8').trim().split('\n');
+  return rows.map((row) => {
+    const cols = row.split(',');
+    return { path: cols[0]!, corpus: cols[1]!, speaker: cols[2]!, kind: cols[3]!, duration: Number(cols[5]) };
+  });
+}
+
+/** Base64 recordings of real speakers: `count` long-enough clips for each of `speakers` speakers of one corpus. */
+export function speakerRecordings(options: { corpus?: string; speakers: number; count: number; minDuration?: number }): string[][] {
+  const bySpeaker = new Map<string, Clip[]>();
+  for (const clip of manifest()) {
+    if (clip.kind !== 'bonafide' || clip.corpus !== (options.corpus ?? 'voxforge') || clip.duration < (options.minDuration ?? 4.5)) continue;
+    bySpeaker.set(clip.speaker, [...(bySpeaker.get(clip.speaker) ?? []), clip]);
+  }
+  const chosen = [...bySpeaker.values()].filter((clips) => clips.length >= options.count).slice(0, options.speakers);
+  if (chosen.length < options.speakers) throw new Error('not enough speakers with long clips in the dataset');
+  return chosen.map((clips) => clips.slice(0, options.count).map((clip) => readFileSync(path.join(DATASET_DIR, clip.path)).toString('base64')));
+}

@@ -1,0 +1,99 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createPostgresDatabase } from './postgres.js';
+import { TEST_DIALECT } from './database.js';
+
+const BIN = fileURLToPath(new URL('../../bin/voxkey.js', import.meta.url));
+export const ENGINE_FIXTURE_MODELS = fileURLToPath(new URL('../../../../packages/engine/test/fixtures/models', import.meta.url));
+
+export interface ServerEnvironment {
+  env: Record<string, string>;
+  dataDir: string;
+  cleanup(): Promise<void>;
+}
+
+/** A database in the test dialect plus a data directory, shared by the server processes of one test file. */
+export async function createServerEnvironment(extraEnv: Record<string, string> = {}): Promise<ServerEnvironment> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'voxkey-e2e-'));
+  let databaseUrl = `sqlite:${path.join(dataDir, 'voxkey.db')}`;
+  let drop = async () => {};
+  if (TEST_DIALECT === 'postgres') {
+    const created = await createPostgresDatabase();
+    databaseUrl = created.url;
+    drop = created.drop;
+  }
+  return {
+    dataDir,
+    env: {
+      NODE_ENV: 'test',
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: dataDir,
+      BOOTSTRAP_DEMO_ORG: 'false',
+      VOXKEY_ENCRYPTION_KEY: 'a'.repeat(64),
+      VOXKEY_MODELS_DIR: ENGINE_FIXTURE_MODELS,
+      ENGINE_THREADS: '1',
+      JOB_POLL_MS: '100',
+      WEBHOOK_RETRY_SCHEDULE: '0.2,0.2,0.2',
+      ...extraEnv,
+    },
+    cleanup: drop,
+  };
+}
+
+export async function runCli<T = any>(environment: ServerEnvironment, args: string[]): Promise<T> {
+  const { stdout } = await promisify(execFile)(process.execPath, [BIN, ...args, '--json'], {
+    env: { ...process.env, ...environment.env },
+  });
+  return JSON.parse(stdout) as T;
+}
+
+export interface ServerProcess {
+  baseUrl: string;
+  child: ChildProcess;
+  output(): string;
+  stop(): Promise<number | null>;
+  kill(): Promise<void>;
+}
+
+/** Starts `voxkey serve` on a free port and resolves once it listens. */
+export function startServerProcess(environment: ServerEnvironment, extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...process.env, ...environment.env, PORT: '0', HOST: '127.0.0.1', ...extraEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/[^\s]+:\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({
+          baseUrl: `${match[1]!.replace('localhost', '127.0.0.1')}/v1`,
+          child,
+          output: () => output,
+          stop: async () => {
+            child.kill('SIGTERM');
+            return exited;
+          },
+          kill: async () => {
+            child.kill('SIGKILL');
+            await exited;
+          },
+        });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${output}`));
+    });
+  });
+}
