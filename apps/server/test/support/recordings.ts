@@ -26,7 +26,7 @@ function manifest(): Clip[] {
 export function speakerRecordings(options: { corpus?: string; speakers: number; count: number; minDuration?: number }): string[][] {
   const bySpeaker = new Map<string, Clip[]>();
   for (const clip of manifest()) {
-    if (clip.kind !== 'bonafide' || clip.corpus !== (options.corpus ?? 'voxforge') || clip.duration < (options.minDuration ?? 4.5)) continue;
+    if (clip.kind !== 'bonafide' || clip.corpus !== (options.corpus ?? 'commonvoice') || clip.duration < (options.minDuration ?? 4.5)) continue;
     bySpeaker.set(clip.speaker, [...(bySpeaker.get(clip.speaker) ?? []), clip]);
   }
   const chosen = [...bySpeaker.values()].filter((clips) => clips.length >= options.count).slice(0, options.speakers);
