@@ -1,0 +1,21 @@
+import { it } from 'vitest';
+import { createTestContext } from './support/context.js';
+it('probe', async () => {
+  const ctx = await createTestContext({ BODY_LIMIT_BYTES: '2048' });
+  const A = ctx.orgA.id;
+  const show = async (m: string, p: string, o: any = {}) => { const r = await ctx.request(m, p, o); console.log(m, p, JSON.stringify(o.headers ?? ''), '->', r.status, JSON.stringify(r.body)?.slice(0, 200)); };
+  const body = JSON.stringify({ org_id: A, language: 'en-UK', text_code: 1, text: 'hi' });
+  await show('POST', `/v1/organisations/${A}/predefined-texts`, { rawBody: body, headers: { 'content-type': 'Application/JSON' } });
+  await show('POST', `/v1/organisations/${A}/predefined-texts`, { rawBody: body.replace('"text_code":1', '"text_code":2'), headers: { 'content-type': 'application/json; charset=UTF-8' } });
+  await show('POST', `/v1/organisations/${A}/predefined-texts`, { rawBody: body.replace('"text_code":1', '"text_code":3'), headers: { 'content-type': 'application/json;charset=utf-8' } });
+  await show('POST', `/v1/organisations/${A}/predefined-texts`, { rawBody: body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  await show('POST', `/v1/organisations/${A}/predefined-texts`, { rawBody: body });
+  await show('POST', `/v1/organisations/${A}/predefined-texts`, { rawBody: body.replace('"text_code":1', '"text_code":4'), headers: { 'content-type': 'application/vnd.api+json' } });
+  await show('POST', `/v1/organisations/${A}/predefined-texts`, { body: { org_id: A, language: 'en-UK', text_code: 9, text: 'x'.repeat(3000) } });
+  await show('POST', `/v1/organisations/${A}/predefined-texts`, { token: null, body: { org_id: A, language: 'en-UK', text_code: 9, text: 'x'.repeat(3000) } });
+  await show('POST', `/v1/organisations/${A}/predefined-texts`, { rawBody: '{"org_id":1,"org_id":2}', headers: { 'content-type': 'application/json' } });
+  const r = await ctx.app.request('/v1/organisations/1/predefined-texts', { method: 'POST', headers: { authorization: `Bearer ${ctx.orgA.token}`, 'content-type': 'application/json' }, body: new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode(JSON.stringify({ org_id: A, language: 'en-UK', text_code: 99, text: 'y'.repeat(5000) }))); c.close(); } }), duplex: 'half' } as any);
+  console.log('stream', r.status, await r.text());
+  console.log(ctx.reportedErrors.map(String));
+  await ctx.cleanup();
+});
