@@ -110,7 +110,8 @@ export function createTransport(options: TransportOptions): FetchLike {
       if (!retryable || attempt >= retry.retries) return response;
       const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
       if (retryAfterMs !== undefined && retryAfterMs > retry.maxRetryAfterMs) return response;
-      await response.body?.cancel().catch(() => {});
+      // Free the connection; not awaited: cancelling one branch of a tee'd body waits for the other.
+      void response.body?.cancel().catch(() => {});
       await sleep(retryAfterMs ?? backoffDelay(attempt, retry, random), callerSignal);
     }
   };

@@ -1,0 +1,97 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import {
+  createVoxkeyClient,
+  verifyWebhook,
+  VoxkeyError,
+  type AcceptedRequest,
+  type ApiError,
+  type ApiValidationError,
+  type FieldError,
+  type Page,
+  type PredefinedText,
+  type RequestRecord,
+  type User,
+  type VoxkeyEvent,
+} from '../src/index.js';
+
+const vk = createVoxkeyClient({ baseUrl: 'http://localhost:8080/v1', token: 't', orgId: 1 });
+
+describe('raw client narrowing', () => {
+  it('getUser: data is User after checking error; error is the union of error bodies', async () => {
+    const { data, error } = await vk.raw.GET('/organisations/{org_id}/users/{user_id}', { params: { path: { org_id: '1', user_id: '2' } } });
+    if (error) {
+      expectTypeOf(error).toEqualTypeOf<ApiValidationError | ApiError>();
+      expectTypeOf(data).toEqualTypeOf<undefined>();
+      return;
+    }
+    expectTypeOf(data).toEqualTypeOf<User>();
+  });
+
+  it('createPredefinedText: typed body and 201 data', async () => {
+    const result = await vk.raw.POST('/organisations/{org_id}/predefined-texts', {
+      params: { path: { org_id: '1' } },
+      body: { org_id: 1, language: 'en-UK', text_code: 1, text: 'Say hello' },
+    });
+    if (result.data) expectTypeOf(result.data).toEqualTypeOf<PredefinedText>();
+    else expectTypeOf(result.error).toMatchTypeOf<ApiError | ApiValidationError | undefined>();
+    // @ts-expect-error text_code must be a number
+    void vk.raw.POST('/organisations/{org_id}/predefined-texts', { params: { path: { org_id: '1' } }, body: { org_id: 1, language: 'en-UK', text_code: '1', text: 'x' } });
+  });
+
+  it('listUsers: query parameters are typed', async () => {
+    const { data } = await vk.raw.GET('/organisations/{org_id}/users', {
+      params: { path: { org_id: '1' }, query: { filter: ['is_active=true'], sort: 'id:desc', per_page: 10, page: 1 } },
+    });
+    expectTypeOf(data).toEqualTypeOf<{ results: User[] } | undefined>();
+    // @ts-expect-error per_page is a number
+    void vk.raw.GET('/organisations/{org_id}/users', { params: { path: { org_id: '1' }, query: { per_page: 'ten' } } });
+    // @ts-expect-error path parameters are required
+    void vk.raw.GET('/organisations/{org_id}/users', {});
+  });
+
+  it('createEnrollment: body requires voice_data, request_uuid and external_id', () => {
+    // @ts-expect-error request_uuid is missing
+    void vk.raw.POST('/organisations/{org_id}/enrollments', { params: { path: { org_id: '1' } }, body: { voice_data: 'x', external_id: 'e' } });
+  });
+});
+
+describe('resource methods', () => {
+  it('return the data directly', () => {
+    expectTypeOf(vk.users.get).returns.toEqualTypeOf<Promise<User>>();
+    expectTypeOf(vk.users.list).returns.toEqualTypeOf<Promise<Page<User>>>();
+    expectTypeOf(vk.users.iterate).returns.toEqualTypeOf<AsyncGenerator<User, void, undefined>>();
+    expectTypeOf(vk.enrollments.create).returns.toEqualTypeOf<Promise<AcceptedRequest>>();
+    expectTypeOf(vk.verifications.get).returns.toEqualTypeOf<Promise<RequestRecord>>();
+  });
+
+  it('request_uuid is optional for create, the rest is checked', () => {
+    void vk.enrollments.create({ external_id: 'e', voice_data: new Uint8Array(4) });
+    // @ts-expect-error external_id is required
+    void vk.enrollments.create({ voice_data: 'x' });
+    // @ts-expect-error is_active is a boolean
+    void vk.users.update(1, { is_active: 'no' });
+  });
+});
+
+describe('errors and events', () => {
+  it('VoxkeyError carries typed fields', () => {
+    const e = new VoxkeyError({ kind: 'http', status: 400, code: 400, message: 'x' });
+    expectTypeOf(e.status).toEqualTypeOf<number>();
+    expectTypeOf(e.errors).toEqualTypeOf<FieldError[]>();
+    expectTypeOf(e.requestId).toEqualTypeOf<string | undefined>();
+    expectTypeOf(e.retryAfter).toEqualTypeOf<number | undefined>();
+    expectTypeOf(e.kind).toEqualTypeOf<'http' | 'timeout' | 'network'>();
+  });
+
+  it('verifyWebhook narrows on event_type', () => {
+    const event = verifyWebhook({ secret: 'whsec_x', headers: {}, body: '' });
+    expectTypeOf(event).toEqualTypeOf<VoxkeyEvent>();
+    if (event.event_type === 'verification.completed') {
+      expectTypeOf(event.result).toEqualTypeOf<'verified' | 'rejected' | 'inconclusive'>();
+      expectTypeOf(event.match_score).toEqualTypeOf<number>();
+    } else {
+      expectTypeOf(event.status).toEqualTypeOf<'enrolled' | 'failed'>();
+      expectTypeOf(event.user_id).toEqualTypeOf<number | null>();
+    }
+  });
+});
