@@ -67,6 +67,7 @@ export async function callbackUrlProblem(rawUrl: string, policy: CallbackPolicy)
   } catch {
     return 'Must be an absolute http(s) URL';
   }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'Must be an http(s) URL';
   if (url.username || url.password) return 'Must not carry credentials';
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
@@ -80,7 +81,6 @@ export async function callbackUrlProblem(rawUrl: string, policy: CallbackPolicy)
   if (url.protocol === 'http:' && !(isLocalhost && policy.allowPlainHttpLocalhost)) {
     return 'Must use https (plain http is allowed only for localhost in development mode)';
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'Must be an http(s) URL';
   if (classes.has('loopback') && !policy.allowLoopback) return 'Must not point at a loopback address';
   if (classes.has('private') && !policy.allowPrivate) return 'Must not point at a private, link-local or reserved address';
   return null;

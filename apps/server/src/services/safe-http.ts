@@ -62,6 +62,8 @@ export function postJson(url: string, body: string, headers: Record<string, stri
         method: 'POST',
         headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'Voxkey-Webhooks/1' },
         lookup: guardedLookup(options.policy),
+        // A fresh connection per attempt: a pooled socket would skip the address check.
+        agent: false,
         timeout: options.timeoutMs,
       },
       (response) => {

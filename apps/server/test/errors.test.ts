@@ -1,0 +1,156 @@
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { openDatabase } from '../src/db/connection.js';
+import { TEST_DIALECT } from './support/database.js';
+import { expectError, expectValidation, useContext } from './support/expect.js';
+import { orgPath } from './support/fixtures.js';
+import { fillPath, listOperations } from './support/openapi-cases.js';
+
+/** Every operation with a JSON body, from the document, with A's own ids for the path. */
+const bodyOperations = listOperations().filter((op) => op.bodySchema);
+
+describe(`error hygiene (${TEST_DIALECT})`, () => {
+  const ctx = useContext({ BODY_LIMIT_BYTES: '2048' });
+  const pathOf = (template: string) => fillPath(template, new Proxy({}, { get: (_t, name) => (name === 'org_id' ? ctx().orgA.id : name === 'request_uuid' ? '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d' : 1) }) as any);
+  const textsPath = () => orgPath(ctx().orgA.id, '/predefined-texts');
+  const validText = (code: number, text = 'hello') => ({ org_id: ctx().orgA.id, language: 'en-UK', text_code: code, text });
+
+  describe('malformed JSON → 400 on field body', () => {
+    it.each(bodyOperations.map((op) => [`${op.method} ${op.path}`, op] as const))('%s', async (_label, op) => {
+      for (const raw of ['{"friendly_name":', '{not json}', "{'single':'quotes'}", '{"a":1,}', '\u0000']) {
+        const res = await ctx().request(op.method, pathOf(op.path), { rawBody: raw, headers: { 'content-type': 'application/json' } });
+        expectValidation(res, [{ field: 'body', message: /json/i }]);
+      }
+    });
+
+    it('an empty body with Content-Type: application/json → 400 on body', async () => {
+      const res = await ctx().request('POST', textsPath(), { rawBody: '', headers: { 'content-type': 'application/json' } });
+      expectValidation(res, ['body']);
+    });
+
+    it.each([
+      ['an array', '[]'],
+      ['null', 'null'],
+      ['a string', '"text"'],
+      ['a number', '42'],
+    ])('a JSON body that is %s, not an object → 400 on body', async (_name, raw) => {
+      const res = await ctx().request('POST', textsPath(), { rawBody: raw, headers: { 'content-type': 'application/json' } });
+      expectValidation(res, ['body']);
+    });
+  });
+
+  describe('Content-Type', () => {
+    it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'text/json'])(
+      '%s with a body → 415 {code, message}',
+      async (type) => {
+        const res = await ctx().request('POST', textsPath(), { rawBody: JSON.stringify(validText(1)), headers: { 'content-type': type } });
+        expectError(res, 415);
+      },
+    );
+
+    it('a string body without any Content-Type → 415', async () => {
+      const res = await ctx().request('POST', textsPath(), { rawBody: JSON.stringify(validText(1)) });
+      expectError(res, 415);
+    });
+
+    it.each(bodyOperations.map((op) => [`${op.method} ${op.path}`, op] as const))('415 on every body route: %s', async (_label, op) => {
+      expectError(await ctx().request(op.method, pathOf(op.path), { rawBody: '{}', headers: { 'content-type': 'text/plain' } }), 415);
+    });
+
+    it.each(['application/json; charset=utf-8', 'application/json;charset=UTF-8', 'Application/JSON', 'application/vnd.voxkey+json'])(
+      '%s is accepted',
+      async (type) => {
+        const code = 100 + Math.floor(Math.random() * 1_000_000);
+        const res = await ctx().request('POST', textsPath(), { rawBody: JSON.stringify(validText(code)), headers: { 'content-type': type } });
+        expect(res.status, JSON.stringify(res.body)).toBe(201);
+      },
+    );
+  });
+
+  describe('body size (BODY_LIMIT_BYTES = 2048)', () => {
+    it('a body just under the limit is accepted', async () => {
+      const body = validText(5000, 'x'.repeat(1900));
+      expect(Buffer.byteLength(JSON.stringify(body))).toBeLessThan(2048);
+      expect((await ctx().request('POST', textsPath(), { body })).status).toBe(201);
+    });
+
+    it('a body over the limit → 413 {code, message}, nothing written', async () => {
+      const res = await ctx().request('POST', textsPath(), { body: validText(5001, 'x'.repeat(3000)) });
+      expectError(res, 413);
+      const rows = await ctx().db.selectFrom('predefined_texts').select('id').where('text_code', '=', 5001).execute();
+      expect(rows).toEqual([]);
+    });
+
+    it('multi-byte characters count as bytes, not characters', async () => {
+      const res = await ctx().request('POST', textsPath(), { body: validText(5002, 'é'.repeat(1100)) });
+      expectError(res, 413);
+    });
+
+    it('a streamed body without Content-Length over the limit → 413', async () => {
+      const payload = new TextEncoder().encode(JSON.stringify(validText(5003, 'y'.repeat(4000))));
+      const res = await ctx().app.request(textsPath(), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ctx().orgA.token}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+        body: new ReadableStream({
+          start(controller) {
+            controller.enqueue(payload.slice(0, 1000));
+            controller.enqueue(payload.slice(1000));
+            controller.close();
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit);
+      expect(res.status).toBe(413);
+      expect(await res.json()).toEqual({ code: 413, message: expect.any(String) });
+    });
+
+    it.each(bodyOperations.map((op) => [`${op.method} ${op.path}`, op] as const))('413 on every body route: %s', async (_label, op) => {
+      const res = await ctx().request(op.method, pathOf(op.path), { body: { padding: 'z'.repeat(4096) } });
+      expectError(res, 413);
+    });
+  });
+
+  describe('unknown routes and methods', () => {
+    it.each([
+      ['GET', '/v1/no-such-thing'],
+      ['GET', '/v1/organisations'],
+      ['POST', '/v1/plans'],
+      ['GET', '/v1/organisations/1/nothing-here'],
+      ['PUT', '/v1/organisations/1'],
+      ['GET', '/v2/plans'],
+    ])('%s %s with a valid token → 404 or 405 JSON {code, message}', async (method, path) => {
+      const res = await ctx().request(method, path.replace('/organisations/1', `/organisations/${ctx().orgA.id}`));
+      expect([404, 405]).toContain(res.status);
+      expectError(res, res.status);
+    });
+
+    it('an unknown path outside /v1 → 404 JSON, no token needed', async () => {
+      const res = await ctx().request('GET', '/definitely/not/here', { token: null });
+      expectError(res, 404);
+    });
+  });
+
+  it('validation errors never echo internals (no zod issue codes, no stack)', async () => {
+    const res = await ctx().request('POST', textsPath(), { body: { org_id: 'x', language: 5, text_code: {}, text: [] } });
+    expect(res.status).toBe(400);
+    const dump = JSON.stringify(res.body);
+    expect(dump).not.toMatch(/at \w+ \(|node_modules|ZodError|invalid_type"/);
+  });
+});
+
+describe(`internal errors (${TEST_DIALECT})`, () => {
+  const ctx = useContext();
+
+  it('a failing database gives 500 {code, message} with no internals, and the error is reported', async () => {
+    const broken = openDatabase('sqlite::memory:');
+    await broken.close();
+    const reported: unknown[] = [];
+    const app = createApp({ ...ctx().deps, database: broken }, { reportError: (err) => reported.push(err) });
+    const res = await app.request(orgPath(1), { headers: { authorization: `Bearer ${ctx().orgA.token}` } });
+    expect(res.status).toBe(500);
+    const body = await res.json();
+    expect(body).toEqual({ code: 500, message: expect.any(String) });
+    expect(JSON.stringify(body)).not.toMatch(/sqlite|select|kysely|driver|stack|destroy/i);
+    expect(reported).toHaveLength(1);
+  });
+});

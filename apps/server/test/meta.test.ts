@@ -1,0 +1,72 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { openDatabase } from '../src/db/connection.js';
+import { TEST_DIALECT } from './support/database.js';
+import { useContext } from './support/expect.js';
+import { fillPath, listOperations, OPENAPI_FILE } from './support/openapi-cases.js';
+
+describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
+  const ctx = useContext();
+
+  it('GET /healthz → 200 {status: "ok"} without a token', async () => {
+    const res = await ctx().request('GET', '/healthz', { token: null });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.body).toEqual({ status: 'ok' });
+  });
+
+  it('GET /readyz → 200 when the database answers, without a token', async () => {
+    const res = await ctx().request('GET', '/readyz', { token: null });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ready' });
+  });
+
+  it('GET /readyz → 503 when the database does not answer (and /healthz stays 200)', async () => {
+    const broken = openDatabase('sqlite::memory:');
+    await broken.close();
+    const reported: unknown[] = [];
+    const app = createApp({ ...ctx().deps, database: broken }, { reportError: (err) => reported.push(err) });
+    const res = await app.request('/readyz');
+    expect(res.status).toBe(503);
+    const body = await res.json();
+    expect(body.code).toBe(503);
+    expect(typeof body.message).toBe('string');
+    expect(JSON.stringify(body)).not.toMatch(/sqlite|kysely|destroy/i);
+    expect((await app.request('/healthz')).status).toBe(200);
+  });
+
+  it('GET /openapi.json is the committed document, byte for byte, without a token', async () => {
+    const res = await ctx().app.request('/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const served = Buffer.from(await res.arrayBuffer());
+    const committed = readFileSync(OPENAPI_FILE);
+    expect(served.length).toBe(committed.length);
+    expect(served.equals(committed)).toBe(true);
+    const doc = JSON.parse(served.toString('utf8'));
+    expect(doc.openapi).toMatch(/^3\.1\./);
+  });
+
+  it('GET /docs → an HTML page that loads /openapi.json, without a token', async () => {
+    const res = await ctx().app.request('/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await res.text();
+    expect(html).toMatch(/<html/i);
+    expect(html).toContain('/openapi.json');
+  });
+
+  it('every operation of the document is served (none answers "Route not found")', async () => {
+    const c = ctx();
+    const missing: string[] = [];
+    for (const op of listOperations()) {
+      const path = fillPath(op.path, new Proxy({}, { get: (_t, name) => (name === 'org_id' ? c.orgA.id : name === 'request_uuid' ? '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d' : 987654) }) as any);
+      // An empty JSON object: enough to reach the route; validation may refuse it, which is fine here.
+      const res = await c.request(op.method, path, op.bodySchema ? { body: {} } : {});
+      if (res.status === 404 && res.body?.message === 'Route not found') missing.push(`${op.method} ${op.path}`);
+      if (res.status === 405) missing.push(`${op.method} ${op.path} (405)`);
+    }
+    expect(missing).toEqual([]);
+  });
+});
