@@ -8,11 +8,11 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEngine, type EngineOptions, type VoiceEngine } from '../engine.js';
-import { embedSpeech } from '../embedding.js';
+import { embedFeatures } from '../embedding.js';
 import { fbankCmn } from '../fbank.js';
 import { decodeAudio } from '../intake.js';
 import { defaultModelsDir, loadManifest, selectModel } from '../manifest.js';
@@ -80,6 +80,7 @@ async function main() {
   clips['5s-mp3-44k-stereo'] = mp3Clip(clips['5s-wav16k']!);
   const b64 = Object.fromEntries(Object.entries(clips).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
 
+  const loadAtStart = loadavg().map((x) => Math.round(x * 100) / 100);
   console.error(`bench: speaker ${speakerEntry.name}, spoof ${spoofEntry.name}, ${runs} runs per point, ${cpus().length} cores`);
   // Per stage, in this thread, 1 intra-op thread (what one pool worker does).
   const vad = await openSession(sileroModelPath(), 1);
@@ -97,7 +98,8 @@ async function main() {
     s.decodeAndResampleMs = await timeIt(runs, () => decodeAudio(bytes));
     s.vadMs = await timeIt(runs, () => detectSpeech(vad, decoded.samples));
     s.fbankMs = await timeIt(runs, () => fbankCmn(speech));
-    s.embedModelMs = await timeIt(runs, async () => embedSpeech(speaker, speakerIo, speech)) - s.fbankMs;
+    const feats = fbankCmn(speech);
+    s.embedModelMs = await timeIt(runs, () => embedFeatures(speaker, speakerIo, feats.data, feats.frames));
     s.spoofMs = await timeIt(runs, () => scoreSpoof(spoof, spoofIo, decoded.samples));
     s.netSpeechSeconds = det.netSpeechSeconds;
     stages[name] = s;
@@ -156,7 +158,7 @@ async function main() {
   const result = {
     command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
     date: new Date().toISOString(),
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, availableParallelism: availableParallelism(), node: process.version },
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, availableParallelism: availableParallelism(), node: process.version, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) },
     speakerModel: { name: speakerEntry.name, sha256: speakerEntry.sha256 },
     spoofModel: { name: spoofEntry.name, sha256: spoofEntry.sha256 },
     runsPerPoint: runs,
@@ -181,6 +183,7 @@ async function main() {
   }
   console.log(`enrol (10 s, with consistency halves): ${f(enrolMs)} ms median`);
   console.log(`throughput (5 s clips): ${Object.entries(throughput).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`);
+  console.log(`load average (1/5/15 min) at start ${loadAtStart.join(' / ')}, at end ${result.machine.loadAverageAtEnd.join(' / ')} (other jobs share these cores)`);
   console.log(`peak RSS ${peakRssMb} MB; RSS after ${first.runs} runs ${first.rssMb} MB, after ${last.runs} runs ${last.rssMb} MB`);
   console.log(`written ${out}`);
 }

@@ -22,6 +22,7 @@ import { defaultManifestPath, defaultModelsDir, loadManifest } from '../manifest
 import { cllr, eer, farAtFrr, fitLogisticCalibration, logit, minDcf, ratesAtThreshold } from '../metrics.js';
 import { DEFAULT_CALIBRATION, matchScore } from '../scoring.js';
 import { num, parseArgs, userPath } from './args.js';
+import { renderEval, type EvalResult } from './render.js';
 
 const run = promisify(execFile);
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -80,7 +81,6 @@ function cmMetrics(bona: number[], spoof: number[]) {
   return { bonafide: bona.length, spoof: spoof.length, eer: e.eer, farAt1PctFrr: f.far, thresholdLogitAt1PctFrr: f.threshold, farAtDefault: actual.far, frrAtDefault: actual.frr };
 }
 
-const pct = (x: number | undefined) => (x === undefined ? '-' : `${(100 * x).toFixed(2)}%`);
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
@@ -225,23 +225,7 @@ async function main() {
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
 
-  if (result.sv) {
-    const s = result.sv as { groups: Record<string, ReturnType<typeof svMetrics>>; fittedCalibrationOnTheseTrials: { a: number; b: number } };
-    console.log(`\nSpeaker verification (${engine.speakerModelId}; threshold ${threshold} on match_score)`);
-    console.log('| group | targets | non-targets | EER | minDCF(0.01) | FAR | FRR | Cllr |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-    for (const [k, g] of Object.entries(s.groups)) {
-      console.log(`| ${k} | ${g.targets} | ${g.nontargets} | ${pct(g.eer)} | ${g.minDcf001?.toFixed(3) ?? '-'} | ${pct(g.far)} | ${pct(g.frr)} | ${g.cllr?.toFixed(3) ?? '-'} |`);
-    }
-    console.log(`fitted calibration on these trials: a=${s.fittedCalibrationOnTheseTrials.a.toFixed(3)} b=${s.fittedCalibrationOnTheseTrials.b.toFixed(3)}`);
-  }
-  if (result.cm) {
-    const c = result.cm as { groups: Record<string, ReturnType<typeof cmMetrics>> };
-    console.log(`\nSpoof detection (${engine.spoofModelId})`);
-    console.log('| group | bona fide | spoof | EER | FAR @ 1% FRR | FAR / FRR @ P=0.5 |');
-    console.log('|---|---:|---:|---:|---:|---:|');
-    for (const [k, g] of Object.entries(c.groups)) console.log(`| ${k} | ${g.bonafide} | ${g.spoof} | ${pct(g.eer)} | ${pct(g.farAt1PctFrr)} | ${pct(g.farAtDefault)} / ${pct(g.frrAtDefault)} |`);
-  }
+  console.log('\n' + renderEval(result as unknown as EvalResult, threshold));
   console.log(`\nclips failed: ${Object.keys(failed).length}; wall ${((performance.now() - t0) / 1000).toFixed(1)} s; written ${out} (${basename(cacheFile)} cache)`);
 }
 

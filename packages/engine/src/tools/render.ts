@@ -1,0 +1,108 @@
+/** Markdown tables from the eval and bench JSON results (printed by the tools, written into docs by `report`). */
+
+const pct = (x: number | undefined) => (x === undefined || x === null ? '-' : `${(100 * x).toFixed(2)}%`);
+const f1 = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(1));
+
+interface SvGroup {
+  targets: number;
+  nontargets: number;
+  eer?: number;
+  minDcf001?: number;
+  far?: number;
+  frr?: number;
+  cllr?: number;
+}
+interface CmGroup {
+  bonafide: number;
+  spoof: number;
+  eer?: number;
+  farAt1PctFrr?: number;
+  farAtDefault?: number;
+  frrAtDefault?: number;
+}
+
+export interface EvalResult {
+  command: string;
+  date: string;
+  speakerModel: { name: string; sha256: string };
+  spoofModel: { name: string; sha256: string };
+  clips: { total: number; failed: number };
+  sv?: {
+    trials: number;
+    calibration: { a: number; b: number; source: string };
+    fittedCalibrationOnTheseTrials: { a: number; b: number };
+    groups: Record<string, SvGroup>;
+    pooledWithFittedCalibration: SvGroup;
+  };
+  cm?: { trials: number; groups: Record<string, CmGroup> };
+  timing: { wallSeconds: number };
+}
+
+export function renderEval(r: EvalResult, threshold: number | string = 'default'): string {
+  const lines: string[] = [];
+  if (r.sv) {
+    lines.push(`Speaker verification: model \`${r.speakerModel.name}\` (sha256 ${r.speakerModel.sha256.slice(0, 12)}...), ${r.sv.trials} trials; cosine scoring; ` +
+      `FAR/FRR at match_score >= ${threshold} with calibration a=${r.sv.calibration.a.toFixed(3)}, b=${r.sv.calibration.b.toFixed(3)} (${r.sv.calibration.source}); Cllr of that calibration.`);
+    lines.push('');
+    lines.push('| trials | targets | non-targets | EER | minDCF (P_target 0.01) | FAR | FRR | Cllr (bits) |');
+    lines.push('|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const [k, g] of Object.entries(r.sv.groups)) {
+      lines.push(`| ${k} | ${g.targets} | ${g.nontargets} | ${pct(g.eer)} | ${g.minDcf001?.toFixed(3) ?? '-'} | ${pct(g.far)} | ${pct(g.frr)} | ${g.cllr?.toFixed(3) ?? '-'} |`);
+    }
+    const p = r.sv.pooledWithFittedCalibration;
+    const c = r.sv.fittedCalibrationOnTheseTrials;
+    lines.push('');
+    lines.push(`Calibration refitted on these trials (optimistic: same data): a=${c.a.toFixed(3)}, b=${c.b.toFixed(3)}; pooled FAR ${pct(p.far)}, FRR ${pct(p.frr)} at ${threshold}, Cllr ${p.cllr?.toFixed(3)}.`);
+    lines.push('');
+  }
+  if (r.cm) {
+    lines.push(`Spoof detection: model \`${r.spoofModel.name}\` (sha256 ${r.spoofModel.sha256.slice(0, 12)}...), ${r.cm.trials} clips; score = mean window logit of P(bona fide).`);
+    lines.push('');
+    lines.push('| subset | bona fide | spoof | EER | FAR at 1% FRR | FAR / FRR at P(bona fide) = 0.5 |');
+    lines.push('|---|---:|---:|---:|---:|---:|');
+    for (const [k, g] of Object.entries(r.cm.groups)) {
+      lines.push(`| ${k} | ${g.bonafide} | ${g.spoof} | ${pct(g.eer)} | ${pct(g.farAt1PctFrr)} | ${pct(g.farAtDefault)} / ${pct(g.frrAtDefault)} |`);
+    }
+    lines.push('');
+  }
+  lines.push(`${r.clips.total} clips, ${r.clips.failed} failed; ${r.timing.wallSeconds.toFixed(0)} s wall. Command: \`${r.command}\` (${r.date}).`);
+  return lines.join('\n');
+}
+
+export interface BenchResult {
+  command: string;
+  date: string;
+  machine: { cpus: number; cpuModel?: string; node: string; loadAverageAtStart?: number[]; loadAverageAtEnd?: number[] };
+  speakerModel: { name: string; sha256: string };
+  spoofModel: { name: string; sha256: string };
+  runsPerPoint: number;
+  stagesMedianMs: Record<string, Record<string, number>>;
+  endToEndVerify: Record<string, { medianMs: number; p90Ms: number; rtf: number }>;
+  enrol10sMedianMs: number;
+  throughput5s: Record<string, number>;
+  memory: { peakRssMb: number; rssSamples: { runs: number; rssMb: number }[]; rssGrowthMbFrom100ToEnd: number };
+}
+
+export function renderBench(r: BenchResult): string {
+  const lines: string[] = [];
+  lines.push(`Models \`${r.speakerModel.name}\` + \`${r.spoofModel.name}\`; ${r.machine.cpus} cores (${r.machine.cpuModel ?? '?'}), Node ${r.machine.node}; median of ${r.runsPerPoint} runs; ` +
+    `load average at start ${r.machine.loadAverageAtStart?.join(' / ') ?? '?'} (training jobs and other test suites share the cores, so absolute numbers are noisy).`);
+  lines.push('');
+  lines.push('Per stage in one thread (ms) and end to end through the pool (base64 -> `verify` decision, 1 worker, one request at a time):');
+  lines.push('');
+  lines.push('| clip | base64 | decode + resample | VAD | fbank + CMN | speaker model | spoof model | end to end (median / p90 ms) | real-time factor |');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const [name, s] of Object.entries(r.stagesMedianMs)) {
+    const e = r.endToEndVerify[name]!;
+    lines.push(`| ${name} | ${f1(s.base64DecodeMs)} | ${f1(s.decodeAndResampleMs)} | ${f1(s.vadMs)} | ${f1(s.fbankMs)} | ${f1(s.embedModelMs)} | ${f1(s.spoofMs)} | ${f1(e.medianMs)} / ${f1(e.p90Ms)} | ${e.rtf.toFixed(4)} |`);
+  }
+  lines.push('');
+  lines.push(`Enrolment of a 10 s clip (adds the two half-embeddings): ${f1(r.enrol10sMedianMs)} ms median.`);
+  lines.push(`Throughput, burst of 5 s verifications: ${Object.entries(r.throughput5s).map(([k, v]) => `${k} ${v.toFixed(1)}`).join('; ')}.`);
+  const s = r.memory.rssSamples;
+  lines.push(`Memory (process RSS, includes the worker threads): peak ${r.memory.peakRssMb} MB; ${s.map((x) => `${x.rssMb} MB after ${x.runs}`).join(', ')} runs ` +
+    `(growth from 100 runs to the end: ${r.memory.rssGrowthMbFrom100ToEnd} MB).`);
+  lines.push('');
+  lines.push(`Command: \`${r.command}\` (${r.date}).`);
+  return lines.join('\n');
+}
