@@ -1,0 +1,169 @@
+/**
+ * The SDK against the real server (apps/server), started as a child process on a free port with
+ * a fresh SQLite database. Needs the server built (`npm run build` in the root; the root `npm test`
+ * builds first). Skipped with a notice when apps/server/dist is missing.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createVoxkeyClient, VoxkeyError, type VoxkeyClient } from '../src/index.js';
+
+const cli = fileURLToPath(new URL('../../../apps/server/bin/voxkey.js', import.meta.url));
+const built = existsSync(fileURLToPath(new URL('../../../apps/server/dist/main.js', import.meta.url)));
+if (!built) console.warn('integration.test.ts skipped: apps/server is not built (run `npm run build` in the repository root)');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe.skipIf(!built)('against the real server', () => {
+  let dir: string;
+  let child: ChildProcess | undefined;
+  let output = '';
+  let baseUrl: string;
+  let token: string;
+  let orgId: number;
+  let vk: VoxkeyClient;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'voxkey-sdk-it-'));
+    const port = await freePort();
+    const env = {
+      ...process.env,
+      NODE_ENV: 'test',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`,
+      BOOTSTRAP_DEMO_ORG: 'false',
+      DATA_DIR: dir,
+      // Only non-voice routes here: no engine workers (no models needed), no rate limiter.
+      RUN_WORKERS: 'false',
+      RATE_LIMIT_ENABLED: 'false',
+    };
+    const { stdout } = await promisify(execFile)(process.execPath, [cli, 'org', 'create', '--name', 'SDK Test', '--email', 'sdk@example.com', '--json'], { env });
+    const created = JSON.parse(stdout) as { organisation: { id: number }; token: { bearer: string } };
+    orgId = created.organisation.id;
+    token = created.token.bearer;
+
+    child = spawn(process.execPath, [cli, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    baseUrl = `http://127.0.0.1:${port}/v1`;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output}`);
+      try {
+        const r = await fetch(`http://127.0.0.1:${port}/healthz`);
+        if (r.ok) break;
+      } catch {}
+      if (Date.now() > deadline) throw new Error(`server did not start within 30 s:\n${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    vk = createVoxkeyClient({ baseUrl, token, orgId });
+  });
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reads the organisation, its settings and plans', async () => {
+    const org = await vk.organisation.get();
+    expect(org).toMatchObject({ id: orgId, name: 'SDK Test', email: 'sdk@example.com' });
+    const settings = await vk.settings.update({ alert_on_failure: true });
+    expect(settings.settings.alert_on_failure).toBe(true);
+    expect((await vk.settings.get()).settings.alert_on_failure).toBe(true);
+    const plans = await vk.plans.list({ perPage: 2 });
+    expect(plans.results.length).toBeGreaterThan(0);
+    expect(plans.totalPages).toBeGreaterThanOrEqual(1);
+    const all = [];
+    for await (const plan of vk.plans.iterate({ perPage: 1 })) all.push(plan);
+    expect(all).toHaveLength(plans.totalCount!);
+    expect((await vk.plans.get(all[0]!.id)).details.name).toBe(all[0]!.details.name);
+  });
+
+  it('predefined texts: create, conflict (409), list, iterate, get, update, delete, 404', async () => {
+    const created = [];
+    for (let code = 1; code <= 5; code++) {
+      created.push(await vk.predefinedTexts.create({ language: 'en-UK', text_code: code, text: `Prompt ${code}` }));
+    }
+    expect(created[0]).toMatchObject({ org_id: orgId, language: 'en-UK', text_code: 1, text: 'Prompt 1' });
+
+    const conflict = await vk.predefinedTexts.create({ language: 'en-UK', text_code: 1, text: 'again' }).catch((e: unknown) => e);
+    expect(conflict).toBeInstanceOf(VoxkeyError);
+    expect(conflict).toMatchObject({ status: 409, code: 409 });
+
+    const page = await vk.predefinedTexts.list({ perPage: 2, sort: 'id:asc' });
+    expect(page).toMatchObject({ page: 1, totalPages: 3, totalCount: 5 });
+    expect(page.results.map((t) => t.text_code)).toEqual([1, 2]);
+    const codes = [];
+    for await (const t of vk.predefinedTexts.iterate({ perPage: 2, sort: 'id:asc' })) codes.push(t.text_code);
+    expect(codes).toEqual([1, 2, 3, 4, 5]);
+
+    const first = created[0]!;
+    expect(await vk.predefinedTexts.get(first.id)).toEqual(first);
+    const updated = await vk.predefinedTexts.update(first.id, { text: 'Say your name' });
+    expect(updated.text).toBe('Say your name');
+    expect((await vk.predefinedTexts.delete(first.id)).id).toBe(first.id);
+    await expect(vk.predefinedTexts.get(first.id)).rejects.toMatchObject({ kind: 'http', status: 404 });
+  });
+
+  it('users list is paginated (empty organisation) and users.get answers 404', async () => {
+    const page = await vk.users.list({ filter: 'is_active=true', perPage: 10 });
+    expect(page).toMatchObject({ results: [], page: 1, totalPages: 0, totalCount: 0 });
+    const seen = [];
+    for await (const u of vk.users.iterate()) seen.push(u);
+    expect(seen).toEqual([]);
+    await expect(vk.users.get(999)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('tokens: create, list, disable (then 401), delete', async () => {
+    const created = await vk.tokens.create({ friendly_name: 'sdk-it' });
+    expect(created.bearer).toMatch(/^vk_/);
+    const ids = [];
+    for await (const t of vk.tokens.iterate()) ids.push(t.id);
+    expect(ids).toContain(created.token.id);
+    const second = createVoxkeyClient({ baseUrl, token: created.bearer, orgId });
+    expect((await second.organisation.get()).id).toBe(orgId);
+    expect((await vk.tokens.update(created.token.id, { enabled: false })).enabled).toBe(false);
+    const unauthorised = (await second.organisation.get().catch((e: unknown) => e)) as VoxkeyError;
+    expect(unauthorised).toMatchObject({ kind: 'http', status: 401, code: 401 });
+    expect(unauthorised.message).toMatch(/credentials|token/i);
+    expect((await vk.tokens.delete(created.token.id)).id).toBe(created.token.id);
+  });
+
+  it('maps 400 validation errors and 403 for another organisation', async () => {
+    const invalid = (await vk.predefinedTexts.list({ perPage: 1000 }).catch((e: unknown) => e)) as VoxkeyError;
+    expect(invalid).toBeInstanceOf(VoxkeyError);
+    expect(invalid.status).toBe(400);
+    expect(invalid.errors.length).toBeGreaterThan(0);
+    expect(invalid.errors[0]).toHaveProperty('field');
+    const other = createVoxkeyClient({ baseUrl, token, orgId: orgId + 1000 });
+    await expect(other.organisation.get()).rejects.toMatchObject({ status: 403 });
+  });
+
+  it('a bad token gets 401; a closed port gets kind "network"', async () => {
+    const bad = createVoxkeyClient({ baseUrl, token: 'vk_live_nope', orgId });
+    await expect(bad.organisation.get()).rejects.toMatchObject({ status: 401 });
+    const closed = createVoxkeyClient({ baseUrl: `http://127.0.0.1:${await freePort()}/v1`, token, orgId, retries: { retries: 1, baseDelayMs: 1 } });
+    await expect(closed.plans.list()).rejects.toMatchObject({ kind: 'network', status: 0 });
+  });
+});
