@@ -95,6 +95,19 @@ describe('engine through the Piscina pool (fixture models)', () => {
     expect(await errorCode(engine.verify(noise, voiceprint))).toBe('insufficient_speech');
   });
 
+  it('returns inconclusive when the SNR is too low for a reliable decision', async () => {
+    const { decodeWav } = await import('../src/wav.js');
+    const { audioBytes } = await import('./helpers.js');
+    const r = rng(11);
+    const noisy = decodeWav(audioBytes('alice_1.wav')).samples.map((v) => v + 0.35 * (r() - 0.5));
+    const { voiceprint } = await engine.enrol(audioBase64('alice_2.wav'));
+    const v = await engine.verify(b64(encodeWav(noisy, 16000)), voiceprint);
+    expect(v.snrDb).toBeLessThan(5);
+    expect(v.netSpeechSeconds).toBeGreaterThan(3);
+    expect(v.result).toBe('inconclusive');
+    expect(v.inconclusiveReason).toMatch(/SNR/);
+  });
+
   it('rejects intake failures before queueing', async () => {
     expect(await errorCode(engine.enrol('%%%'))).toBe('invalid_base64');
     expect(await errorCode(engine.enrol(b64(new TextEncoder().encode('this is not audio at all'))))).toBe('unsupported_format');
@@ -135,6 +148,7 @@ describe('engine pool limits and failures', () => {
       const busy = [engine.runRaw({ kind: 'sleep', ms: 300 }), engine.runRaw({ kind: 'sleep', ms: 300 }), engine.runRaw({ kind: 'sleep', ms: 300 })];
       expect(await errorCode(engine.runRaw({ kind: 'sleep', ms: 300 }))).toBe('queue_full');
       await Promise.all(busy);
+      expect(await errorCode(engine.runRaw({ kind: 'bogus' } as never))).toBe('internal');
     } finally {
       await engine.close();
     }

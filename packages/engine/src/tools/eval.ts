@@ -225,7 +225,7 @@ async function main() {
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
 
-  console.log('\n' + renderEval(result as unknown as EvalResult, threshold));
+  console.log('\n' + renderEval(result as unknown as EvalResult));
   console.log(`\nclips failed: ${Object.keys(failed).length}; wall ${((performance.now() - t0) / 1000).toFixed(1)} s; written ${out} (${basename(cacheFile)} cache)`);
 }
 

@@ -11,6 +11,7 @@ interface SvGroup {
   far?: number;
   frr?: number;
   cllr?: number;
+  actualThreshold?: number;
 }
 interface CmGroup {
   bonafide: number;
@@ -38,8 +39,9 @@ export interface EvalResult {
   timing: { wallSeconds: number };
 }
 
-export function renderEval(r: EvalResult, threshold: number | string = 'default'): string {
+export function renderEval(r: EvalResult): string {
   const lines: string[] = [];
+  const threshold = r.sv?.groups.pooled?.actualThreshold ?? '?';
   if (r.sv) {
     lines.push(`Speaker verification: model \`${r.speakerModel.name}\` (sha256 ${r.speakerModel.sha256.slice(0, 12)}...), ${r.sv.trials} trials; cosine scoring; ` +
       `FAR/FRR at match_score >= ${threshold} with calibration a=${r.sv.calibration.a.toFixed(3)}, b=${r.sv.calibration.b.toFixed(3)} (${r.sv.calibration.source}); Cllr of that calibration.`);

@@ -37,8 +37,7 @@ const evalFile = join(RESULTS, `engine-eval-${model}.json`);
 const benchFile = join(RESULTS, `engine-bench-${model}.json`);
 if (existsSync(evalFile)) {
   const r = JSON.parse(readFileSync(evalFile, 'utf8')) as EvalResult;
-  const threshold = typeof args.threshold === 'string' ? args.threshold : '0.85';
-  replaceBetween(join(REPO_ROOT, 'docs', 'accuracy.md'), 'engine:eval', renderEval(r, threshold));
+  replaceBetween(join(REPO_ROOT, 'docs', 'accuracy.md'), 'engine:eval', renderEval(r));
 }
 if (existsSync(benchFile)) {
   replaceBetween(join(REPO_ROOT, 'docs', 'benchmarks.md'), 'engine:bench', renderBench(JSON.parse(readFileSync(benchFile, 'utf8')) as BenchResult));
