@@ -30,7 +30,7 @@ describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
     const app = createApp({ ...ctx().deps, database: broken }, { reportError: (err) => reported.push(err) });
     const res = await app.request('/readyz');
     expect(res.status).toBe(503);
-    const body = await res.json();
+    const body = (await res.json()) as { code: number; message: string };
     expect(body.code).toBe(503);
     expect(typeof body.message).toBe('string');
     expect(JSON.stringify(body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|kysely/i);

@@ -199,6 +199,6 @@ export function itKnownBug(
 
 /** Builds `path?query` from pairs, so repeated keys (filter) and `%` are encoded properly. */
 export function withQuery(path: string, params: [string, string | number][]): string {
-  const qs = new URLSearchParams(params.map(([k, v]) => [k, String(v)])).toString();
+  const qs = new URLSearchParams(params.map(([k, v]): [string, string] => [k, String(v)])).toString();
   return qs ? `${path}?${qs}` : path;
 }
