@@ -68,23 +68,31 @@ function melBanks(): MelBin[] {
 const WINDOW = poveyWindow(FRAME_LENGTH);
 const BANKS = melBanks();
 
-// Radix-2 complex FFT tables for FFT_SIZE.
-const LOG2 = Math.log2(FFT_SIZE);
-const BITREV = new Uint16Array(FFT_SIZE);
-for (let i = 0; i < FFT_SIZE; i++) {
+// A 512-point real FFT computed as a 256-point complex FFT of the even/odd samples packed as re/im.
+const HALF = FFT_SIZE / 2;
+const LOG2_HALF = Math.log2(HALF);
+const BITREV = new Uint16Array(HALF);
+for (let i = 0; i < HALF; i++) {
   let r = 0;
-  for (let b = 0; b < LOG2; b++) r |= ((i >> b) & 1) << (LOG2 - 1 - b);
+  for (let b = 0; b < LOG2_HALF; b++) r |= ((i >> b) & 1) << (LOG2_HALF - 1 - b);
   BITREV[i] = r;
 }
-const COS = new Float64Array(FFT_SIZE / 2);
-const SIN = new Float64Array(FFT_SIZE / 2);
-for (let i = 0; i < FFT_SIZE / 2; i++) {
-  COS[i] = Math.cos((2 * Math.PI * i) / FFT_SIZE);
-  SIN[i] = -Math.sin((2 * Math.PI * i) / FFT_SIZE);
+const TW_COS = new Float64Array(HALF / 2);
+const TW_SIN = new Float64Array(HALF / 2);
+for (let i = 0; i < HALF / 2; i++) {
+  TW_COS[i] = Math.cos((2 * Math.PI * i) / HALF);
+  TW_SIN[i] = -Math.sin((2 * Math.PI * i) / HALF);
+}
+// e^{-2 pi i k / 512} for the split step
+const SPLIT_COS = new Float64Array(HALF + 1);
+const SPLIT_SIN = new Float64Array(HALF + 1);
+for (let k = 0; k <= HALF; k++) {
+  SPLIT_COS[k] = Math.cos((2 * Math.PI * k) / FFT_SIZE);
+  SPLIT_SIN[k] = -Math.sin((2 * Math.PI * k) / FFT_SIZE);
 }
 
-function fftInPlace(re: Float64Array, im: Float64Array): void {
-  for (let i = 0; i < FFT_SIZE; i++) {
+function complexFft(re: Float64Array, im: Float64Array): void {
+  for (let i = 0; i < HALF; i++) {
     const j = BITREV[i]!;
     if (j > i) {
       const t = re[i]!;
@@ -95,13 +103,13 @@ function fftInPlace(re: Float64Array, im: Float64Array): void {
       im[j] = u;
     }
   }
-  for (let size = 2; size <= FFT_SIZE; size <<= 1) {
+  for (let size = 2; size <= HALF; size <<= 1) {
     const half = size >> 1;
-    const step = FFT_SIZE / size;
-    for (let start = 0; start < FFT_SIZE; start += size) {
+    const step = HALF / size;
+    for (let start = 0; start < HALF; start += size) {
       for (let k = 0; k < half; k++) {
-        const wr = COS[k * step]!;
-        const wi = SIN[k * step]!;
+        const wr = TW_COS[k * step]!;
+        const wi = TW_SIN[k * step]!;
         const a = start + k;
         const b = a + half;
         const xr = re[b]! * wr - im[b]! * wi;
@@ -115,6 +123,29 @@ function fftInPlace(re: Float64Array, im: Float64Array): void {
   }
 }
 
+/** Power spectrum |X[k]|^2, k = 0..256, of a real 512-sample frame (`frame` is clobbered). */
+function powerSpectrum(frame: Float64Array, re: Float64Array, im: Float64Array, power: Float64Array): void {
+  for (let n = 0; n < HALF; n++) {
+    re[n] = frame[2 * n]!;
+    im[n] = frame[2 * n + 1]!;
+  }
+  complexFft(re, im);
+  for (let k = 0; k <= HALF; k++) {
+    const a = k % HALF;
+    const b = (HALF - k) % HALF;
+    // even part E = (Z[k] + conj Z[N/2-k]) / 2, odd part O = (Z[k] - conj Z[N/2-k]) / 2i
+    const er = (re[a]! + re[b]!) / 2;
+    const ei = (im[a]! - im[b]!) / 2;
+    const or = (im[a]! + im[b]!) / 2;
+    const oi = -(re[a]! - re[b]!) / 2;
+    const c = SPLIT_COS[k]!;
+    const s = SPLIT_SIN[k]!;
+    const xr = er + or * c - oi * s;
+    const xi = ei + or * s + oi * c;
+    power[k] = xr * xr + xi * xi;
+  }
+}
+
 export function numFrames(samples: number): number {
   return samples < FRAME_LENGTH ? 0 : 1 + Math.floor((samples - FRAME_LENGTH) / FRAME_SHIFT);
 }
@@ -124,9 +155,10 @@ export function fbank(samples: Float32Array): { data: Float32Array; frames: numb
   const frames = numFrames(samples.length);
   const out = new Float32Array(frames * FBANK_BINS);
   const frame = new Float64Array(FRAME_LENGTH);
-  const re = new Float64Array(FFT_SIZE);
-  const im = new Float64Array(FFT_SIZE);
-  const power = new Float64Array(FFT_SIZE / 2 + 1);
+  const padded = new Float64Array(FFT_SIZE);
+  const re = new Float64Array(HALF);
+  const im = new Float64Array(HALF);
+  const power = new Float64Array(HALF + 1);
   for (let f = 0; f < frames; f++) {
     const off = f * FRAME_SHIFT;
     let mean = 0;
@@ -137,12 +169,9 @@ export function fbank(samples: Float32Array): { data: Float32Array; frames: numb
     }
     mean /= FRAME_LENGTH;
     for (let i = 0; i < FRAME_LENGTH; i++) frame[i]! -= mean;
-    for (let i = FRAME_LENGTH - 1; i > 0; i--) re[i] = (frame[i]! - PREEMPHASIS * frame[i - 1]!) * WINDOW[i]!;
-    re[0] = (frame[0]! - PREEMPHASIS * frame[0]!) * WINDOW[0]!;
-    re.fill(0, FRAME_LENGTH);
-    im.fill(0);
-    fftInPlace(re, im);
-    for (let i = 0; i <= FFT_SIZE / 2; i++) power[i] = re[i]! * re[i]! + im[i]! * im[i]!;
+    for (let i = FRAME_LENGTH - 1; i > 0; i--) padded[i] = (frame[i]! - PREEMPHASIS * frame[i - 1]!) * WINDOW[i]!;
+    padded[0] = (frame[0]! - PREEMPHASIS * frame[0]!) * WINDOW[0]!;
+    powerSpectrum(padded, re, im, power); // padded[400..511] stay zero
     const row = f * FBANK_BINS;
     for (let b = 0; b < FBANK_BINS; b++) {
       const { start, weights } = BANKS[b]!;
