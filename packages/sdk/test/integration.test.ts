@@ -29,6 +29,15 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** The JSON document printed by `voxkey org create --json` (log lines may surround it). */
+function parseCliJson(stdout: string): unknown {
+  const lines = stdout.split('\n');
+  const start = lines.indexOf('{');
+  const end = lines.lastIndexOf('}');
+  if (start < 0 || end < start) throw new Error(`no JSON document in the CLI output:\n${stdout}`);
+  return JSON.parse(lines.slice(start, end + 1).join('\n'));
+}
+
 describe.skipIf(!built)('against the real server', () => {
   let dir: string;
   let child: ChildProcess | undefined;
@@ -54,7 +63,7 @@ describe.skipIf(!built)('against the real server', () => {
       RATE_LIMIT_ENABLED: 'false',
     };
     const { stdout } = await promisify(execFile)(process.execPath, [cli, 'org', 'create', '--name', 'SDK Test', '--email', 'sdk@example.com', '--json'], { env });
-    const created = JSON.parse(stdout) as { organisation: { id: number }; token: { bearer: string } };
+    const created = parseCliJson(stdout) as { organisation: { id: number }; token: { bearer: string } };
     orgId = created.organisation.id;
     token = created.token.bearer;
 
