@@ -170,13 +170,17 @@ export interface VoxkeyClient {
 
 type RawResult<T> = { data?: T; error?: unknown; response: Response };
 
+/** The request behind each response of a client, so errors can name the method and URL. */
+const requests = new WeakMap<Response, Request>();
+
 /**
  * Returns `data` of an openapi-fetch result, or throws a VoxkeyError for an error response.
  * Use it with `client.raw` to get the resource-method behaviour on any call.
  */
 export function unwrap<T>(result: RawResult<T>): T {
   if (result.response.ok && result.error === undefined) return result.data as T;
-  throw VoxkeyError.fromResponse(result.response, result.error);
+  const request = requests.get(result.response);
+  throw VoxkeyError.fromResponse(result.response, result.error, request && { method: request.method, url: request.url });
 }
 
 function resolveRetry(retries: number | RetryOptions | undefined): Required<RetryOptions> {
@@ -228,6 +232,9 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
       const value = typeof token === 'function' ? await token() : token;
       request.headers.set('Authorization', `Bearer ${value}`);
       return request;
+    },
+    onResponse({ request, response }) {
+      requests.set(response, request);
     },
   };
   raw.use(auth);

@@ -105,6 +105,8 @@ describe('VoxkeyError mapping', () => {
     expect(e.message).toBe('Request validation failed');
     expect(e.errors).toEqual([{ field: 'request_uuid', message: 'This field is required' }]);
     expect(e.requestId).toBe('req_123');
+    expect(e.method).toBe('GET');
+    expect(e.url).toBe('http://voxkey.test/v1/organisations/7/users/1');
   });
 
   it.each([
