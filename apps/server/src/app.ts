@@ -3,7 +3,12 @@ import { fileURLToPath } from 'node:url';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { Scalar } from '@scalar/hono-api-reference';
 import { API_BASE_PATH } from '@voxkey/contract';
+import { requestId } from 'hono/request-id';
+import { secureHeaders } from 'hono/secure-headers';
 import { sql } from 'kysely';
+import { observeRequests } from './http/middleware/observe.js';
+import { rateLimit } from './http/middleware/rate-limit.js';
+import { queueStats } from './repositories/jobs.js';
 import { ApiError, createErrorHandler, type ErrorReporter } from './http/errors.js';
 import { requireOwnOrganisation, requireToken } from './http/middleware/auth.js';
 import { limitBodySize, requireJsonBodies } from './http/middleware/json-body.js';
@@ -39,7 +44,8 @@ export function createApi() {
 }
 
 export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
-  const reportError: ErrorReporter = options.reportError ?? ((err) => console.error(err));
+  const reportError: ErrorReporter =
+    options.reportError ?? ((err, context) => deps.observability.logger.error({ err, ...context }, 'unhandled error'));
   const openApiDocument = loadOpenApiDocument();
   const app = new OpenAPIHono<AppEnv>();
 
@@ -51,6 +57,7 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
     c.set('deps', deps);
     await next();
   });
+  app.use('*', requestId({ limitLength: 128 }), observeRequests());
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
@@ -62,8 +69,33 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
     }
   });
   app.get('/openapi.json', (c) => c.body(openApiDocument, 200, { 'Content-Type': 'application/json; charset=utf-8' }));
+  app.get('/metrics', async (c) => {
+    if (!deps.config.METRICS_ENABLED) throw ApiError.notFound('Route');
+    const { metrics } = deps.observability;
+    const queue = await queueStats(deps.database.db);
+    metrics.queueDepth.set({ status: 'queued' }, queue.queued);
+    metrics.queueDepth.set({ status: 'processing' }, queue.processing);
+    metrics.queueOldestAge.set(queue.oldestQueuedAt ? (Date.now() - Date.parse(queue.oldestQueuedAt)) / 1000 : 0);
+    const pool = deps.observability.poolStats?.();
+    if (pool) {
+      metrics.poolUtilization.set(pool.utilization);
+      metrics.poolQueue.set(pool.queueSize);
+    }
+    return c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType });
+  });
   app.get(
     '/docs',
+    secureHeaders({
+      contentSecurityPolicy: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'", "'unsafe-inline'", deps.config.DOCS_SCRIPT_URL ? new URL(deps.config.DOCS_SCRIPT_URL, 'http://localhost').origin : 'https://cdn.jsdelivr.net'],
+        styleSrc: ["'self'", "'unsafe-inline'", 'https://fonts.googleapis.com'],
+        fontSrc: ["'self'", 'data:', 'https://fonts.gstatic.com', 'https://fonts.scalar.com'],
+        imgSrc: ["'self'", 'data:', 'https:'],
+        connectSrc: ["'self'"],
+        frameAncestors: ["'none'"],
+      },
+    }),
     Scalar({
       url: '/openapi.json',
       pageTitle: 'Voxkey API reference',
@@ -72,7 +104,8 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
   );
 
   const api = new OpenAPIHono<AppEnv>();
-  api.use('*', limitBodySize(deps.config.BODY_LIMIT_BYTES), requireJsonBodies(), requireToken());
+  api.use('*', secureHeaders({ crossOriginResourcePolicy: false }));
+  api.use('*', limitBodySize(deps.config.BODY_LIMIT_BYTES), requireJsonBodies(), requireToken(), rateLimit());
   api.use('/organisations/:org_id', requireOwnOrganisation());
   api.use('/organisations/:org_id/*', requireOwnOrganisation());
   api.route('/', createApi());

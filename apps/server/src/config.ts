@@ -44,6 +44,14 @@ const ConfigSchema = z.object({
   ALERT_COOLDOWN_HOURS: z.coerce.number().min(0).default(6),
   RUN_WORKERS: booleanFromEnv.default(true),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  RATE_LIMIT_ENABLED: booleanFromEnv.default(true),
+  RATE_LIMIT_TOKEN_RPS: z.coerce.number().positive().default(20),
+  RATE_LIMIT_TOKEN_BURST: z.coerce.number().int().min(1).default(50),
+  RATE_LIMIT_ORG_RPS: z.coerce.number().positive().default(50),
+  RATE_LIMIT_ORG_BURST: z.coerce.number().int().min(1).default(100),
+  RATE_LIMIT_TRIAL_RPS: z.coerce.number().positive().default(5),
+  RATE_LIMIT_TRIAL_BURST: z.coerce.number().int().min(1).default(20),
+  METRICS_ENABLED: booleanFromEnv.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

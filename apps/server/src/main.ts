@@ -3,6 +3,7 @@ import { billingClosePeriod, modelsPull } from './cli/operations.js';
 import { orgCreate, tokenCreate } from './cli/org.js';
 import { UsageError } from './cli/output.js';
 import { type AppConfig, ConfigError, loadConfig } from './config.js';
+import { createLogger } from './observability/logger.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { startServer, startWorker } from './serve.js';
 
@@ -20,7 +21,7 @@ Commands:
 Environment: DATABASE_URL (sqlite:./data/voxkey.db or postgres://...), PORT (8080); see docs/deployment.md.`;
 
 async function withRuntime<T>(config: AppConfig, run: (runtime: Runtime) => Promise<T>): Promise<T> {
-  const runtime = await createRuntime(config, { withWorkers: false, log: (line) => console.error(line), logError: (err) => console.error(err) });
+  const runtime = await createRuntime(config, { withWorkers: false, logger: createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL) });
   try {
     return await run(runtime);
   } finally {

@@ -3,6 +3,8 @@ import { type AppConfig, ensureDataDir } from './config.js';
 import { type Database, openDatabase } from './db/connection.js';
 import { migrateToLatest } from './db/migrate.js';
 import type { AppDeps } from './http/types.js';
+import { createLogger, type Logger } from './observability/logger.js';
+import { createMetrics } from './observability/metrics.js';
 import { createJobRunner, type JobRunner } from './services/job-runner.js';
 import { createSealer, resolveEncryptionKey } from './services/sealing.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './services/webhook-dispatcher.js';
@@ -18,8 +20,7 @@ export interface Runtime {
 
 export interface RuntimeOptions {
   withWorkers: boolean;
-  log: (line: string) => void;
-  logError: (err: unknown) => void;
+  logger?: Logger;
   /** Tests inject a database; otherwise DATABASE_URL is opened and migrated. */
   database?: Database;
 }
@@ -28,7 +29,14 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
   const dataDir = ensureDataDir(config);
   const database = options.database ?? openDatabase(config.DATABASE_URL);
   if (!options.database) await migrateToLatest(database.db);
-  const key = resolveEncryptionKey({ configured: config.VOXKEY_ENCRYPTION_KEY, dataDir, allowGenerated: config.isDevelopment, log: options.log });
+  const logger = options.logger ?? createLogger(config.LOG_LEVEL);
+  const metrics = createMetrics();
+  const key = resolveEncryptionKey({
+    configured: config.VOXKEY_ENCRYPTION_KEY,
+    dataDir,
+    allowGenerated: config.isDevelopment,
+    log: (line) => logger.warn(line),
+  });
 
   let runner: JobRunner | null = null;
   let dispatcher: WebhookDispatcher | null = null;
@@ -37,6 +45,7 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
     config,
     sealer: createSealer(key),
     signals: { jobQueued: () => runner?.wake(), deliveryQueued: () => dispatcher?.wake() },
+    observability: { logger, metrics },
   };
 
   let engine: VoiceEngine | null = null;
@@ -47,9 +56,11 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
       intraOpThreads: config.ENGINE_INTRA_OP_THREADS,
       taskTimeoutMs: config.ENGINE_TASK_TIMEOUT_MS,
     });
-    options.log(`Engine ready: speaker model ${engine.speakerModelId}, spoof model ${engine.spoofModelId}, ${engine.stats().threads} thread(s)`);
-    runner = createJobRunner(deps, engine, engine.stats().threads, { onError: options.logError });
-    dispatcher = createWebhookDispatcher(deps, { onError: options.logError });
+    logger.info({ speakerModel: engine.speakerModelId, spoofModel: engine.spoofModelId, threads: engine.stats().threads }, 'engine ready');
+    const poolEngine = engine;
+    deps.observability.poolStats = () => poolEngine.stats();
+    runner = createJobRunner(deps, engine, engine.stats().threads);
+    dispatcher = createWebhookDispatcher(deps);
   }
 
   return {

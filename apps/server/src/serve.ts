@@ -4,8 +4,7 @@ import type { AppConfig } from './config.js';
 import { createRuntime } from './runtime.js';
 import { bootstrapDemoOrganisation } from './services/bootstrap.js';
 
-const log = (line: string) => console.log(line);
-const logError = (err: unknown) => console.error(err);
+import { createLogger } from './observability/logger.js';
 
 function waitForSignal(): Promise<string> {
   return new Promise((resolve) => {
@@ -16,35 +15,39 @@ function waitForSignal(): Promise<string> {
 
 /** The API server, with the job runner and webhook dispatcher in the same process unless RUN_WORKERS=false. */
 export async function startServer(config: AppConfig): Promise<void> {
-  const runtime = await createRuntime(config, { withWorkers: config.RUN_WORKERS, log, logError });
+  const logger = createLogger(config.LOG_LEVEL);
+  const runtime = await createRuntime(config, { withWorkers: config.RUN_WORKERS, logger });
   if (config.BOOTSTRAP_DEMO_ORG) {
-    await bootstrapDemoOrganisation(runtime.deps, (text) => log(text.replaceAll('PORT', String(config.PORT))));
+    // Printed to stdout as plain text, not logged: the token is a secret meant for the operator's eyes only.
+    await bootstrapDemoOrganisation(runtime.deps, (text) => process.stdout.write(`${text.replaceAll('PORT', String(config.PORT))}\n`));
   }
-  const app = createApp(runtime.deps, { reportError: logError });
+  const app = createApp(runtime.deps);
   const server = serve({ fetch: app.fetch, hostname: config.HOST, port: config.PORT }, (info) => {
-    log(`Voxkey listening on http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${info.port} (API under /v1, docs at /docs)`);
+    logger.info({ port: info.port }, `Voxkey listening on http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${info.port} (API under /v1, docs at /docs)`);
   });
   runtime.startWorkers();
 
   const signal = await waitForSignal();
-  log(`${signal} received: shutting down`);
+  logger.info({ signal }, 'shutting down: no new requests, finishing in-flight jobs');
   const deadline = setTimeout(() => {
-    console.error(`Shutdown took longer than ${config.SHUTDOWN_TIMEOUT_MS} ms; exiting`);
+    logger.error({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, 'shutdown timed out; exiting (unfinished jobs are reclaimed when their lease expires)');
     process.exit(1);
   }, config.SHUTDOWN_TIMEOUT_MS);
   deadline.unref();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await runtime.close();
   clearTimeout(deadline);
+  logger.info('shutdown complete');
 }
 
 /** A worker process: jobs and webhooks only, no HTTP (`voxkey worker`). */
 export async function startWorker(config: AppConfig): Promise<void> {
-  const runtime = await createRuntime(config, { withWorkers: true, log, logError });
+  const logger = createLogger(config.LOG_LEVEL);
+  const runtime = await createRuntime(config, { withWorkers: true, logger });
   runtime.startWorkers();
-  log('Voxkey worker running (jobs and webhooks)');
+  logger.info('Voxkey worker running (jobs and webhooks)');
   const signal = await waitForSignal();
-  log(`${signal} received: finishing in-flight work`);
+  logger.info({ signal }, 'shutting down: finishing in-flight work');
   const deadline = setTimeout(() => process.exit(1), config.SHUTDOWN_TIMEOUT_MS);
   deadline.unref();
   await runtime.close();

@@ -186,7 +186,11 @@ describe(`authentication (${TEST_DIALECT})`, () => {
       const { bearer, token } = await createToken(c, { expires_at: future });
       expect(token.expires_at).toBe(future);
       expect((await c.request('GET', orgPath(c.orgA.id), { token: bearer })).status).toBe(200);
-      await c.db.updateTable('api_tokens').set({ expires_at: new Date(Date.now() - 1).toISOString() }).where('id', '=', token.id).execute();
+      await c.db
+        .updateTable('api_tokens')
+        .set({ expires_at: new Date(Date.now() - 1).toISOString() })
+        .where('id', '=', token.id)
+        .execute();
       expectUnauthorized(await c.request('GET', orgPath(c.orgA.id), { token: bearer }));
     });
 

@@ -21,7 +21,7 @@ describe(`billing (${TEST_DIALECT})`, () => {
       for (const p of plans) expect(typeof p.details.overage_rate_gbp).toBe('number');
     });
 
-    it('plans are readable with any organisation\'s token', async () => {
+    it("plans are readable with any organisation's token", async () => {
       const a = await ctx().request('GET', '/v1/plans');
       const b = await ctx().request('GET', '/v1/plans', { token: ctx().orgB.token });
       expect(b.status).toBe(200);
@@ -69,7 +69,7 @@ describe(`billing (${TEST_DIALECT})`, () => {
       expect(res.body.start_date).toBe(res.body.created_at.slice(0, 10));
     });
 
-    it('404 for an unknown id and for another organisation\'s subscription', async () => {
+    it("404 for an unknown id and for another organisation's subscription", async () => {
       const c = ctx();
       expectNotFound(await c.request('GET', orgPath(c.orgA.id, `/subscriptions/${UNKNOWN_ID}`)));
       expectNotFound(await c.request('GET', orgPath(c.orgA.id, `/subscriptions/${c.orgB.subscriptionId}`)));
@@ -104,7 +104,7 @@ describe(`billing (${TEST_DIALECT})`, () => {
       });
     });
 
-    it('404 for an unknown id and for another organisation\'s invoice (no data leaks)', async () => {
+    it("404 for an unknown id and for another organisation's invoice (no data leaks)", async () => {
       const c = ctx();
       expectNotFound(await c.request('GET', orgPath(c.orgA.id, `/invoices/${UNKNOWN_ID}`)));
       const b = await seedInvoice(c, { orgId: c.orgB.id, subId: c.orgB.subscriptionId, fileRef: 'secret-b-invoice' });

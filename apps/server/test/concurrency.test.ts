@@ -10,7 +10,15 @@ describe(`concurrency (${TEST_DIALECT})`, () => {
   const textsPath = (rest = '') => orgPath(ctx().orgA.id, `/predefined-texts${rest}`);
   const body = (code: number, text: string, language = 'en-UK') => ({ org_id: ctx().orgA.id, language, text_code: code, text });
   const countPair = async (language: string, code: number) =>
-    (await ctx().db.selectFrom('predefined_texts').select('id').where('org_id', '=', ctx().orgA.id).where('language', '=', language).where('text_code', '=', code).execute()).length;
+    (
+      await ctx()
+        .db.selectFrom('predefined_texts')
+        .select('id')
+        .where('org_id', '=', ctx().orgA.id)
+        .where('language', '=', language)
+        .where('text_code', '=', code)
+        .execute()
+    ).length;
 
   it('two concurrent POSTs of the same predefined text → exactly one 201 and one 409, no 500', async () => {
     const responses = await Promise.all([
@@ -84,7 +92,9 @@ describe(`concurrency (${TEST_DIALECT})`, () => {
 
   it('many concurrent token creations all succeed with distinct bearers', async () => {
     const responses = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => ctx().request('POST', orgPath(ctx().orgA.id, '/api-tokens'), { body: { friendly_name: `burst-${i}`, enabled: true } })),
+      Array.from({ length: 10 }, (_, i) =>
+        ctx().request('POST', orgPath(ctx().orgA.id, '/api-tokens'), { body: { friendly_name: `burst-${i}`, enabled: true } })
+      )
     );
     expect(responses.every((r) => r.status === 201)).toBe(true);
     expect(new Set(responses.map((r) => r.body.bearer)).size).toBe(10);

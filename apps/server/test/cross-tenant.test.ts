@@ -106,137 +106,163 @@ function expectNoLeak(res: { body: unknown; headers: Headers }): void {
   expect(res.headers.get('x-total-pages')).toBeNull();
 }
 
-describe(`cross-tenant matrix from openapi.json (${TEST_DIALECT})`, () => {
+describe(`matrices from openapi.json (${TEST_DIALECT})`, () => {
   const ctx = useContext();
-  let a: OrgFixture;
-  let b: OrgFixture;
-  let before: Awaited<ReturnType<typeof snapshot>>;
 
-  beforeAll(async () => {
-    const c = ctx();
-    a = await seedOrganisation(c, c.orgA, 'own-a');
-    b = await seedOrganisation(c, c.orgB, MARKER);
-    before = await snapshot(c, c.orgB.id);
-  });
+  describe('cross-tenant', () => {
+    let a: OrgFixture;
+    let b: OrgFixture;
+    let before: Awaited<ReturnType<typeof snapshot>>;
 
-  it('the document has the organisation-scoped operations (sanity)', () => {
-    expect(orgOperations.length).toBeGreaterThanOrEqual(22);
-    const ids = orgOperations.map((op) => op.operationId);
-    for (const expected of ['createApiToken', 'listApiTokens', 'updateApiToken', 'deleteApiToken', 'getOrganisation', 'updateOrganisation',
-      'getSettings', 'updateSettings', 'listUsers', 'getUser', 'updateUser', 'deleteUser', 'getDevice', 'createPredefinedText',
-      'listPredefinedTexts', 'getPredefinedText', 'updatePredefinedText', 'deletePredefinedText', 'getSubscription', 'getInvoice']) {
-      expect(ids).toContain(expected);
-    }
-  });
-
-  it('the bodies used below are valid for their routes (per the contract schemas)', () => {
-    for (const op of orgOperations.filter((o) => o.bodySchema)) {
-      const schema = (apiRoutes as Record<string, any>)[op.operationId]?.request?.body?.content?.['application/json']?.schema;
-      if (!schema) continue;
-      const parsed = schema.safeParse(validBody(op, b.org.id));
-      expect(parsed.success ? [] : parsed.error.issues, op.operationId).toEqual([]);
-    }
-  });
-
-  describe.each(orgOperations.map((op) => [`${op.method} ${op.path}`, op] as const))('%s', (_label, op) => {
-    it("org A's token on org B's path, B's real ids → 403 {code, message}, nothing of B's", async () => {
-      const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, b.ids, b.org.id)));
-      expectForbidden(res);
-      expectNoLeak(res);
+    beforeAll(async () => {
+      const c = ctx();
+      a = await seedOrganisation(c, c.orgA, 'own-a');
+      b = await seedOrganisation(c, c.orgB, MARKER);
+      before = await snapshot(c, c.orgB.id);
     });
 
-    it("org A's token on org B's path, ids that exist nowhere → the same 403", async () => {
-      const res = await ctx().request(op.method, fillPath(op.path, missingValues(op, b.org.id)));
-      expectForbidden(res);
-      expectNoLeak(res);
+    it('the document has the organisation-scoped operations (sanity)', () => {
+      expect(orgOperations.length).toBeGreaterThanOrEqual(22);
+      const ids = orgOperations.map((op) => op.operationId);
+      for (const expected of [
+        'createApiToken',
+        'listApiTokens',
+        'updateApiToken',
+        'deleteApiToken',
+        'getOrganisation',
+        'updateOrganisation',
+        'getSettings',
+        'updateSettings',
+        'listUsers',
+        'getUser',
+        'updateUser',
+        'deleteUser',
+        'getDevice',
+        'createPredefinedText',
+        'listPredefinedTexts',
+        'getPredefinedText',
+        'updatePredefinedText',
+        'deletePredefinedText',
+        'getSubscription',
+        'getInvoice',
+      ]) {
+        expect(ids).toContain(expected);
+      }
     });
 
-    it('an organisation that does not exist → the same 403', async () => {
-      const res = await ctx().request(op.method, fillPath(op.path, missingValues(op, MISSING_ORG)));
-      expectForbidden(res);
-      expectNoLeak(res);
+    it('the bodies used below are valid for their routes (per the contract schemas)', () => {
+      for (const op of orgOperations.filter((o) => o.bodySchema)) {
+        const schema = (apiRoutes as Record<string, any>)[op.operationId]?.request?.body?.content?.['application/json']?.schema;
+        if (!schema) continue;
+        const parsed = schema.safeParse(validBody(op, b.org.id));
+        expect(parsed.success ? [] : parsed.error.issues, op.operationId).toEqual([]);
+      }
     });
 
-    if (op.bodySchema) {
-      it("with a valid body naming org B (org_id = B) → 403", async () => {
-        const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, b.ids, b.org.id)), { body: validBody(op, b.org.id) });
+    describe.each(orgOperations.map((op) => [`${op.method} ${op.path}`, op] as const))('%s', (_label, op) => {
+      it("org A's token on org B's path, B's real ids → 403 {code, message}, nothing of B's", async () => {
+        const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, b.ids, b.org.id)));
         expectForbidden(res);
         expectNoLeak(res);
       });
 
-      it('with an invalid body → still 403 (the guard runs before validation)', async () => {
-        const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, b.ids, b.org.id)), { body: { unknown_field: true } });
+      it("org A's token on org B's path, ids that exist nowhere → the same 403", async () => {
+        const res = await ctx().request(op.method, fillPath(op.path, missingValues(op, b.org.id)));
         expectForbidden(res);
+        expectNoLeak(res);
       });
-    }
 
-    it("org B's token on org A's path → 403 (both directions)", async () => {
-      const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, a.ids, a.org.id)), {
-        token: b.org.token,
-        ...(op.bodySchema ? { body: validBody(op, a.org.id) } : {}),
+      it('an organisation that does not exist → the same 403', async () => {
+        const res = await ctx().request(op.method, fillPath(op.path, missingValues(op, MISSING_ORG)));
+        expectForbidden(res);
+        expectNoLeak(res);
       });
-      expectForbidden(res);
-      expect(JSON.stringify(res.body)).not.toContain('own-a');
+
+      if (op.bodySchema) {
+        it('with a valid body naming org B (org_id = B) → 403', async () => {
+          const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, b.ids, b.org.id)), { body: validBody(op, b.org.id) });
+          expectForbidden(res);
+          expectNoLeak(res);
+        });
+
+        it('with an invalid body → still 403 (the guard runs before validation)', async () => {
+          const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, b.ids, b.org.id)), { body: { unknown_field: true } });
+          expectForbidden(res);
+        });
+      }
+
+      it("org B's token on org A's path → 403 (both directions)", async () => {
+        const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, a.ids, a.org.id)), {
+          token: b.org.token,
+          ...(op.bodySchema ? { body: validBody(op, a.org.id) } : {}),
+        });
+        expectForbidden(res);
+        expect(JSON.stringify(res.body)).not.toContain('own-a');
+      });
+
+      it('a non-numeric organisation id → 400 on org_id', async () => {
+        const res = await ctx().request(op.method, fillPath(op.path, { ...pathValues(op, b.ids, b.org.id), org_id: 'org-b' }));
+        expectValidation(res, ['org_id']);
+      });
     });
 
-    it('a non-numeric organisation id → 400 on org_id', async () => {
-      const res = await ctx().request(op.method, fillPath(op.path, { ...pathValues(op, b.ids, b.org.id), org_id: 'org-b' }));
-      expectValidation(res, ['org_id']);
+    it("after all of the above, org B's data is exactly as it was", async () => {
+      expect(await snapshot(ctx(), ctx().orgB.id)).toEqual(before);
+      expect((await ctx().request('GET', orgPath(ctx().orgB.id), { token: ctx().orgB.token })).status).toBe(200);
+    });
+
+    describe('control: the same operations on the own organisation are not refused', () => {
+      let c: OrgFixture;
+      beforeAll(async () => {
+        const org = await ctx().makeOrg('Control');
+        c = await seedOrganisation(ctx(), org, 'control');
+      });
+
+      it.each(orgOperations.map((op) => [`${op.method} ${op.path}`, op] as const))('%s → not 403', async (_label, op) => {
+        const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, c.ids, c.org.id)), {
+          token: c.org.token,
+          ...(op.bodySchema ? { body: validBody(op, c.org.id) } : {}),
+        });
+        expect(res.status, JSON.stringify(res.body)).not.toBe(403);
+        expect(res.status, JSON.stringify(res.body)).toBeLessThan(500);
+      });
     });
   });
 
-  it("after all of the above, org B's data is exactly as it was", async () => {
-    expect(await snapshot(ctx(), ctx().orgB.id)).toEqual(before);
-    expect((await ctx().request('GET', orgPath(ctx().orgB.id), { token: ctx().orgB.token })).status).toBe(200);
-  });
+  describe('401 for every operation', () => {
+    const tokens: Record<string, () => string | null> = {};
+    let own: OrgFixture;
 
-  describe('control: the same operations on the own organisation are not refused', () => {
-    let c: OrgFixture;
     beforeAll(async () => {
-      const org = await ctx().makeOrg('Control');
-      c = await seedOrganisation(ctx(), org, 'control');
+      const c = ctx();
+      own = await seedOrganisation(c, await c.makeOrg('AuthMatrix'), 'own-m');
+      const opts = { orgId: own.org.id, token: own.org.token };
+      const expired = await createToken(c, { friendly_name: 'expired' }, opts);
+      await c.db
+        .updateTable('api_tokens')
+        .set({ expires_at: new Date(Date.now() - 60_000).toISOString() })
+        .where('id', '=', expired.token.id)
+        .execute();
+      const disabled = await createToken(c, { friendly_name: 'disabled', enabled: false }, opts);
+      const deleted = await createToken(c, { friendly_name: 'deleted' }, opts);
+      expect((await c.request('DELETE', orgPath(own.org.id, `/api-tokens/${deleted.token.id}`), { token: own.org.token })).status).toBe(200);
+      tokens.none = () => null;
+      tokens.garbage = () => 'garbage';
+      tokens.expired = () => expired.bearer;
+      tokens.disabled = () => disabled.bearer;
+      tokens.deleted = () => deleted.bearer;
     });
 
-    it.each(orgOperations.map((op) => [`${op.method} ${op.path}`, op] as const))('%s → not 403', async (_label, op) => {
-      const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, c.ids, c.org.id)), {
-        token: c.org.token,
-        ...(op.bodySchema ? { body: validBody(op, c.org.id) } : {}),
+    const kinds = ['none', 'garbage', 'expired', 'disabled', 'deleted'];
+    describe.each(operations.map((op) => [`${op.method} ${op.path}`, op] as const))('%s', (_label, op) => {
+      it.each(kinds)('%s token → 401 {code:401, message:"Invalid or expired authentication credentials"}', async (kind) => {
+        const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, own.ids, own.org.id)), {
+          token: tokens[kind]!(),
+          ...(op.bodySchema ? { body: validBody(op, own.org.id) } : {}),
+        });
+        expectUnauthorized(res);
+        expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
       });
-      expect(res.status, JSON.stringify(res.body)).not.toBe(403);
-      expect(res.status, JSON.stringify(res.body)).toBeLessThan(500);
-    });
-  });
-});
-
-describe(`401 matrix from openapi.json (${TEST_DIALECT})`, () => {
-  const ctx = useContext();
-  const tokens: Record<string, () => string | null> = {};
-  let own: OrgFixture;
-
-  beforeAll(async () => {
-    const c = ctx();
-    own = await seedOrganisation(c, c.orgA, 'own-a');
-    const expired = await createToken(c, { friendly_name: 'expired' });
-    await c.db.updateTable('api_tokens').set({ expires_at: new Date(Date.now() - 60_000).toISOString() }).where('id', '=', expired.token.id).execute();
-    const disabled = await createToken(c, { friendly_name: 'disabled', enabled: false });
-    const deleted = await createToken(c, { friendly_name: 'deleted' });
-    expect((await c.request('DELETE', orgPath(c.orgA.id, `/api-tokens/${deleted.token.id}`))).status).toBe(200);
-    tokens.none = () => null;
-    tokens.garbage = () => 'garbage';
-    tokens.expired = () => expired.bearer;
-    tokens.disabled = () => disabled.bearer;
-    tokens.deleted = () => deleted.bearer;
-  });
-
-  const kinds = ['none', 'garbage', 'expired', 'disabled', 'deleted'];
-  describe.each(operations.map((op) => [`${op.method} ${op.path}`, op] as const))('%s', (_label, op) => {
-    it.each(kinds)('%s token → 401 {code:401, message:"Invalid or expired authentication credentials"}', async (kind) => {
-      const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, own.ids, ctx().orgA.id)), {
-        token: tokens[kind]!(),
-        ...(op.bodySchema ? { body: validBody(op, ctx().orgA.id) } : {}),
-      });
-      expectUnauthorized(res);
-      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
     });
   });
 });

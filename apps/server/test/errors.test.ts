@@ -11,7 +11,14 @@ const bodyOperations = listOperations().filter((op) => op.bodySchema);
 
 describe(`error hygiene (${TEST_DIALECT})`, () => {
   const ctx = useContext({ BODY_LIMIT_BYTES: '2048' });
-  const pathOf = (template: string) => fillPath(template, new Proxy({}, { get: (_t, name) => (name === 'org_id' ? ctx().orgA.id : name === 'request_uuid' ? '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d' : 1) }) as any);
+  const pathOf = (template: string) =>
+    fillPath(
+      template,
+      new Proxy(
+        {},
+        { get: (_t, name) => (name === 'org_id' ? ctx().orgA.id : name === 'request_uuid' ? '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d' : 1) }
+      ) as any
+    );
   const textsPath = () => orgPath(ctx().orgA.id, '/predefined-texts');
   const validText = (code: number, text = 'hello') => ({ org_id: ctx().orgA.id, language: 'en-UK', text_code: code, text });
 
@@ -45,7 +52,7 @@ describe(`error hygiene (${TEST_DIALECT})`, () => {
       async (type) => {
         const res = await ctx().request('POST', textsPath(), { rawBody: JSON.stringify(validText(1)), headers: { 'content-type': type } });
         expectError(res, 415);
-      },
+      }
     );
 
     it('a string body without any Content-Type → 415', async () => {
@@ -63,7 +70,7 @@ describe(`error hygiene (${TEST_DIALECT})`, () => {
         const code = 100 + Math.floor(Math.random() * 1_000_000);
         const res = await ctx().request('POST', textsPath(), { rawBody: JSON.stringify(validText(code)), headers: { 'content-type': type } });
         expect(res.status, JSON.stringify(res.body)).toBe(201);
-      },
+      }
     );
   });
 
@@ -136,10 +143,6 @@ describe(`error hygiene (${TEST_DIALECT})`, () => {
     const dump = JSON.stringify(res.body);
     expect(dump).not.toMatch(/at \w+ \(|node_modules|ZodError|invalid_type"/);
   });
-});
-
-describe(`internal errors (${TEST_DIALECT})`, () => {
-  const ctx = useContext();
 
   it('a failing database gives 500 {code, message} with no internals, and the error is reported', async () => {
     // Nothing listens on port 1: every query fails as if the database were down.

@@ -124,7 +124,16 @@ const SPECS: ListSpec[] = [
       ] as const;
       await ctx.db
         .insertInto('plans')
-        .values(extra.map(([name, calls]) => ({ name, monthly_calls_included: calls, overage_rate_gbp: 0.01, trial_days: 30, created_at: now, updated_at: now })))
+        .values(
+          extra.map(([name, calls]) => ({
+            name,
+            monthly_calls_included: calls,
+            overage_rate_gbp: 0.01,
+            trial_days: 30,
+            created_at: now,
+            updated_at: now,
+          }))
+        )
         .execute();
       return 'plans';
     },
@@ -148,303 +157,311 @@ function likeToRegExp(pattern: string): RegExp {
 
 const cmp = (a: any, b: any) => (a < b ? -1 : a > b ? 1 : 0);
 
-for (const spec of SPECS) {
-  describe(`${spec.name} list (${TEST_DIALECT})`, () => {
-    const ctx = useContext();
-    let org: TestOrg;
-    let all: Row[];
-    let timestamps: string[];
+describe(`lists (${TEST_DIALECT})`, () => {
+  // One database for the whole file: each list gets its own organisation (plans are global, and only the plans list reads them).
+  const ctx = useContext();
 
-    const get = (params: [string, string | number][]) => ctx().request('GET', withQuery(spec.path(org), params), { token: org.token });
-    const ids = (rows: Row[]) => rows.map((r) => r.id);
-    const byId = (rows: Row[]) => [...rows].sort((a, b) => a.id - b.id);
+  for (const spec of SPECS) {
+    describe(`${spec.name} list`, () => {
+      let org: TestOrg;
+      let all: Row[];
+      let timestamps: string[];
 
-    beforeAll(async () => {
-      const c = ctx();
-      org = await c.makeOrg(`Lists${spec.kind}`);
-      const table = await spec.seed(c, org);
-      // Spread created_at over distinct, known instants (oldest first, by id).
-      const rows = expectList(await get([['per_page', 300]]), spec.kind);
-      timestamps = rows.map((_, i) => new Date(Date.UTC(2026, 0, 1 + i, 12, 0, 0)).toISOString());
-      for (const [i, row] of byId(rows).entries()) {
-        await setTimestamps(c, table, row.id, timestamps[i]!, new Date(Date.UTC(2026, 5, 30 - i, 8, 0, 0)).toISOString());
-      }
-      all = byId(expectList(await get([['per_page', 300]]), spec.kind));
-      expect(all.length).toBeGreaterThanOrEqual(8);
-    });
+      const get = (params: [string, string | number][]) => ctx().request('GET', withQuery(spec.path(org), params), { token: org.token });
+      const ids = (rows: Row[]) => rows.map((r) => r.id);
+      const byId = (rows: Row[]) => [...rows].sort((a, b) => a.id - b.id);
 
-    it('default: every row, id ascending, X-Total-Count and X-Total-Pages', async () => {
-      const res = await get([]);
-      const rows = expectList(res, spec.kind, { total: all.length });
-      expect(ids(rows)).toEqual(ids(all));
-      expect(rows).toEqual(all);
-    });
+      beforeAll(async () => {
+        const c = ctx();
+        org = await c.makeOrg(`Lists${spec.kind}`);
+        const table = await spec.seed(c, org);
+        // Spread created_at over distinct, known instants (oldest first, by id).
+        const rows = expectList(await get([['per_page', 300]]), spec.kind);
+        timestamps = rows.map((_, i) => new Date(Date.UTC(2026, 0, 1 + i, 12, 0, 0)).toISOString());
+        for (const [i, row] of byId(rows).entries()) {
+          await setTimestamps(c, table, row.id, timestamps[i]!, new Date(Date.UTC(2026, 5, 30 - i, 8, 0, 0)).toISOString());
+        }
+        all = byId(expectList(await get([['per_page', 300]]), spec.kind));
+        expect(all.length).toBeGreaterThanOrEqual(8);
+      });
 
-    it('pages of 3 cover everything once, in order; X-Total-Pages = ceil(total/per_page)', async () => {
-      const pages = Math.ceil(all.length / 3);
-      const seen: number[] = [];
-      for (let page = 1; page <= pages; page++) {
+      it('default: every row, id ascending, X-Total-Count and X-Total-Pages', async () => {
+        const res = await get([]);
+        const rows = expectList(res, spec.kind, { total: all.length });
+        expect(ids(rows)).toEqual(ids(all));
+        expect(rows).toEqual(all);
+      });
+
+      it('pages of 3 cover everything once, in order; X-Total-Pages = ceil(total/per_page)', async () => {
+        const pages = Math.ceil(all.length / 3);
+        const seen: number[] = [];
+        for (let page = 1; page <= pages; page++) {
+          const res = await get([
+            ['per_page', 3],
+            ['page', page],
+          ]);
+          const rows = expectList(res, spec.kind, { total: all.length, perPage: 3 });
+          expect(rows.length).toBe(page < pages ? 3 : all.length - 3 * (pages - 1));
+          seen.push(...ids(rows));
+        }
+        expect(seen).toEqual(ids(all));
+      });
+
+      it('a page past the end is an empty list, headers still give the totals', async () => {
         const res = await get([
           ['per_page', 3],
-          ['page', page],
+          ['page', Math.ceil(all.length / 3) + 1],
         ]);
-        const rows = expectList(res, spec.kind, { total: all.length, perPage: 3 });
-        expect(rows.length).toBe(page < pages ? 3 : all.length - 3 * (pages - 1));
-        seen.push(...ids(rows));
-      }
-      expect(seen).toEqual(ids(all));
-    });
-
-    it('a page past the end is an empty list, headers still give the totals', async () => {
-      const res = await get([
-        ['per_page', 3],
-        ['page', Math.ceil(all.length / 3) + 1],
-      ]);
-      expect(expectList(res, spec.kind, { total: all.length, perPage: 3 })).toEqual([]);
-      const far = await get([['page', 1000]]);
-      expect(expectList(far, spec.kind, { total: all.length })).toEqual([]);
-    });
-
-    it('per_page 1 and 300 are accepted', async () => {
-      expect(ids(expectList(await get([['per_page', 1]]), spec.kind, { total: all.length, perPage: 1 }))).toEqual([all[0]!.id]);
-      expect(expectList(await get([['per_page', 300]]), spec.kind, { total: all.length, perPage: 300 })).toHaveLength(all.length);
-    });
-
-    it.each([
-      ['per_page', '301'],
-      ['per_page', '0'],
-      ['per_page', '-1'],
-      ['per_page', 'abc'],
-      ['per_page', '2.5'],
-      ['page', '0'],
-      ['page', '-2'],
-      ['page', 'abc'],
-      ['page', '1.5'],
-    ])('%s=%s → 400 on that field', async (param, value) => {
-      expectValidation(await get([[param, value]]), [param]);
-    });
-
-    it('per_page and page both wrong → one entry each', async () => {
-      expectValidation(
-        await get([
-          ['per_page', '301'],
-          ['page', '0'],
-        ]),
-        ['per_page', 'page'],
-      );
-    });
-
-    for (const [pattern, what] of spec.likes) {
-      it(`like ${JSON.stringify(pattern)} (${what}) on ${spec.textField}`, async () => {
-        const re = likeToRegExp(pattern);
-        const expected = all.filter((r) => re.test(spec.value(r, spec.textField)));
-        const res = await get([['filter', `${spec.textField}=like:${pattern}`]]);
-        expect(ids(expectList(res, spec.kind, { total: expected.length }))).toEqual(ids(expected));
-      });
-    }
-
-    it(`eq on ${spec.textField} (implicit and explicit eq:)`, async () => {
-      const target = spec.value(all[1]!, spec.textField);
-      const expected = all.filter((r) => spec.value(r, spec.textField) === target);
-      expect(ids(expectList(await get([['filter', `${spec.textField}=${target}`]]), spec.kind, { total: expected.length }))).toEqual(ids(expected));
-      expect(ids(expectList(await get([['filter', `${spec.textField}=eq:${target}`]]), spec.kind))).toEqual(ids(expected));
-    });
-
-    it.each(['gte', 'gt', 'lt', 'lte', 'eq'] as const)('%s on id', async (op) => {
-      const pivot = all[Math.floor(all.length / 2)]!.id;
-      const test = { gte: (v: number) => v >= pivot, gt: (v: number) => v > pivot, lt: (v: number) => v < pivot, lte: (v: number) => v <= pivot, eq: (v: number) => v === pivot }[op];
-      const expected = all.filter((r) => test(r.id));
-      const res = await get([['filter', `id=${op}:${pivot}`]]);
-      expect(ids(expectList(res, spec.kind, { total: expected.length }))).toEqual(ids(expected));
-    });
-
-    it(`gte and lt on the integer field ${spec.intField}`, async () => {
-      const values = all.map((r) => spec.value(r, spec.intField)).sort((a, b) => a - b);
-      const pivot = values[Math.floor(values.length / 2)];
-      const expected = all.filter((r) => spec.value(r, spec.intField) >= pivot);
-      expect(ids(expectList(await get([['filter', `${spec.intField}=gte:${pivot}`]]), spec.kind))).toEqual(ids(expected));
-      const below = all.filter((r) => spec.value(r, spec.intField) < pivot);
-      expect(ids(expectList(await get([['filter', `${spec.intField}=lt:${pivot}`]]), spec.kind))).toEqual(ids(below));
-    });
-
-    it('gte on created_at with a full date-time, a date, and an offset date-time', async () => {
-      const pivot = timestamps[4]!;
-      const expected = all.filter((r) => r.created_at >= pivot);
-      expect(ids(expectList(await get([['filter', `created_at=gte:${pivot}`]]), spec.kind, { total: expected.length }))).toEqual(ids(expected));
-      // A date alone means midnight UTC of that day.
-      const day = pivot.slice(0, 10);
-      const fromDay = all.filter((r) => r.created_at >= `${day}T00:00:00.000Z`);
-      expect(ids(expectList(await get([['filter', `created_at=gte:${day}`]]), spec.kind))).toEqual(ids(fromDay));
-      // 14:00+02:00 is 12:00Z, the instant of the pivot row.
-      const offset = `${pivot.slice(0, 10)}T14:00:00+02:00`;
-      expect(ids(expectList(await get([['filter', `created_at=gte:${offset}`]]), spec.kind))).toEqual(ids(expected));
-      const before = all.filter((r) => r.created_at < pivot);
-      expect(ids(expectList(await get([['filter', `created_at=lt:${pivot}`]]), spec.kind))).toEqual(ids(before));
-    });
-
-    if (spec.boolField) {
-      const field = spec.boolField;
-      it.each([true, false])(`${field}=%s`, async (value) => {
-        const expected = all.filter((r) => r[field] === value);
-        expect(expected.length).toBeGreaterThan(0);
-        expect(expected.length).toBeLessThan(all.length);
-        expect(ids(expectList(await get([['filter', `${field}=${value}`]]), spec.kind, { total: expected.length }))).toEqual(ids(expected));
-        expect(ids(expectList(await get([['filter', `${field}=eq:${value}`]]), spec.kind))).toEqual(ids(expected));
+        expect(expectList(res, spec.kind, { total: all.length, perPage: 3 })).toEqual([]);
+        const far = await get([['page', 1000]]);
+        expect(expectList(far, spec.kind, { total: all.length })).toEqual([]);
       });
 
-      it(`${field} accepts only true or false, and no ordering operator`, async () => {
-        expectValidation(await get([['filter', `${field}=1`]]), ['filter']);
-        expectValidation(await get([['filter', `${field}=yes`]]), ['filter']);
-        expectValidation(await get([['filter', `${field}=gte:true`]]), ['filter']);
-        expectValidation(await get([['filter', `${field}=like:t%`]]), ['filter']);
+      it('per_page 1 and 300 are accepted', async () => {
+        expect(ids(expectList(await get([['per_page', 1]]), spec.kind, { total: all.length, perPage: 1 }))).toEqual([all[0]!.id]);
+        expect(expectList(await get([['per_page', 300]]), spec.kind, { total: all.length, perPage: 300 })).toHaveLength(all.length);
       });
-    }
 
-    it('several conditions are ANDed', async () => {
-      const pivot = all[2]!.id;
-      const [pattern] = spec.likes[0]!;
-      const re = likeToRegExp(pattern);
-      const expected = all.filter((r) => r.id >= pivot && re.test(spec.value(r, spec.textField)));
-      const res = await get([
-        ['filter', `id=gte:${pivot}`],
-        ['filter', `${spec.textField}=like:${pattern}`],
-      ]);
-      expect(ids(expectList(res, spec.kind, { total: expected.length }))).toEqual(ids(expected));
-      // Three conditions, one of them excluding everything.
-      const none = await get([
-        ['filter', `id=gte:${pivot}`],
-        ['filter', `${spec.textField}=like:${pattern}`],
-        ['filter', `id=lt:${pivot}`],
-      ]);
-      expect(expectList(none, spec.kind, { total: 0 })).toEqual([]);
-    });
-
-    it('no match: empty results, X-Total-Pages 0 and X-Total-Count 0', async () => {
-      const res = await get([['filter', 'id=gt:987654']]);
-      expect(expectList(res, spec.kind)).toEqual([]);
-      expect(res.headers.get('x-total-pages')).toBe('0');
-      expect(res.headers.get('x-total-count')).toBe('0');
-    });
-
-    it('filters combine with paging (X-Total-Pages counts the filtered rows)', async () => {
-      const re = likeToRegExp('%');
-      const expected = all.filter((r) => r.id > all[0]!.id && re.test(spec.value(r, spec.textField)));
-      const res = await get([
-        ['filter', `id=gt:${all[0]!.id}`],
-        ['per_page', 2],
-        ['page', 2],
-      ]);
-      expect(ids(expectList(res, spec.kind, { total: expected.length, perPage: 2 }))).toEqual(ids(expected.slice(2, 4)));
-    });
-
-    it.each([
-      ['unknown field', 'nope=1'],
-      ['unknown field with operator', 'nope=gte:1'],
-      ['unknown operator', 'id=between:1'],
-      ['unknown operator on a text field', `${spec.textField}=foo:bar`],
-      ['like on a non-text field', 'id=like:1%'],
-      ['like on created_at', 'created_at=like:2026%'],
-      ['non-integer value for id', 'id=gte:abc'],
-      ['non-date value for created_at', 'created_at=gte:yesterday'],
-      ['no = sign', 'id'],
-      ['empty field name', '=1'],
-    ])('%s → 400 on field filter', async (_name, filter) => {
-      const res = await get([['filter', filter]]);
-      expectValidation(res, ['filter']);
-    });
-
-    it('the 400 names the unknown field or operator', async () => {
-      const field = await get([['filter', 'favourite_colour=red']]);
-      expectValidation(field, ['filter']);
-      expect(field.body.errors[0].message).toContain('favourite_colour');
-      const op = await get([['filter', 'id=between:1']]);
-      expect(op.body.errors[0].message).toContain('between');
-    });
-
-    it('two bad filters → two entries on filter', async () => {
-      const res = await get([
-        ['filter', 'nope=1'],
-        ['filter', 'id=foo:1'],
-      ]);
-      expect(res.status).toBe(400);
-      expect(res.body.errors.map((e: any) => e.field)).toEqual(['filter', 'filter']);
-    });
-
-    for (const field of spec.sortFields) {
-      it.each(['asc', 'desc'] as const)(`sort ${field}:%s (ties by id ascending)`, async (direction) => {
-        const sign = direction === 'asc' ? 1 : -1;
-        const expected = [...all].sort((a, b) => sign * cmp(spec.value(a, field), spec.value(b, field)) || a.id - b.id);
-        const res = await get([['sort', `${field}:${direction}`]]);
-        expect(ids(expectList(res, spec.kind, { total: all.length }))).toEqual(ids(expected));
+      it.each([
+        ['per_page', '301'],
+        ['per_page', '0'],
+        ['per_page', '-1'],
+        ['per_page', 'abc'],
+        ['per_page', '2.5'],
+        ['page', '0'],
+        ['page', '-2'],
+        ['page', 'abc'],
+        ['page', '1.5'],
+      ])('%s=%s → 400 on that field', async (param, value) => {
+        expectValidation(await get([[param, value]]), [param]);
       });
-    }
 
-    it('sort with paging: page 2 of a descending sort', async () => {
-      const expected = [...all].sort((a, b) => b.id - a.id).slice(3, 6);
-      const res = await get([
-        ['sort', 'id:desc'],
-        ['per_page', 3],
-        ['page', 2],
-      ]);
-      expect(ids(expectList(res, spec.kind))).toEqual(ids(expected));
-    });
-
-    it.each(['nope:asc', 'id', 'id:up', 'id:ASC', ':asc', 'id:asc,created_at:desc'])('sort=%s → 400 on field sort', async (sort) => {
-      expectValidation(await get([['sort', sort]]), ['sort']);
-    });
-
-    it('bad filter and bad sort together → one entry each', async () => {
-      expectValidation(
-        await get([
-          ['filter', 'nope=1'],
-          ['sort', 'nope:asc'],
-        ]),
-        ['filter', 'sort'],
-      );
-    });
-
-    itKnownBug(
-      'every faulty query parameter is reported at once (per_page, filter and sort → three entries)',
-      ['sqlite', 'postgres'],
-      ctx,
-      async () => {
+      it('per_page and page both wrong → one entry each', async () => {
         expectValidation(
           await get([
             ['per_page', '301'],
+            ['page', '0'],
+          ]),
+          ['per_page', 'page']
+        );
+      });
+
+      for (const [pattern, what] of spec.likes) {
+        it(`like ${JSON.stringify(pattern)} (${what}) on ${spec.textField}`, async () => {
+          const re = likeToRegExp(pattern);
+          const expected = all.filter((r) => re.test(spec.value(r, spec.textField)));
+          const res = await get([['filter', `${spec.textField}=like:${pattern}`]]);
+          expect(ids(expectList(res, spec.kind, { total: expected.length }))).toEqual(ids(expected));
+        });
+      }
+
+      it(`eq on ${spec.textField} (implicit and explicit eq:)`, async () => {
+        const target = spec.value(all[1]!, spec.textField);
+        const expected = all.filter((r) => spec.value(r, spec.textField) === target);
+        expect(ids(expectList(await get([['filter', `${spec.textField}=${target}`]]), spec.kind, { total: expected.length }))).toEqual(ids(expected));
+        expect(ids(expectList(await get([['filter', `${spec.textField}=eq:${target}`]]), spec.kind))).toEqual(ids(expected));
+      });
+
+      it.each(['gte', 'gt', 'lt', 'lte', 'eq'] as const)('%s on id', async (op) => {
+        const pivot = all[Math.floor(all.length / 2)]!.id;
+        const test = {
+          gte: (v: number) => v >= pivot,
+          gt: (v: number) => v > pivot,
+          lt: (v: number) => v < pivot,
+          lte: (v: number) => v <= pivot,
+          eq: (v: number) => v === pivot,
+        }[op];
+        const expected = all.filter((r) => test(r.id));
+        const res = await get([['filter', `id=${op}:${pivot}`]]);
+        expect(ids(expectList(res, spec.kind, { total: expected.length }))).toEqual(ids(expected));
+      });
+
+      it(`gte and lt on the integer field ${spec.intField}`, async () => {
+        const values = all.map((r) => spec.value(r, spec.intField)).sort((a, b) => a - b);
+        const pivot = values[Math.floor(values.length / 2)];
+        const expected = all.filter((r) => spec.value(r, spec.intField) >= pivot);
+        expect(ids(expectList(await get([['filter', `${spec.intField}=gte:${pivot}`]]), spec.kind))).toEqual(ids(expected));
+        const below = all.filter((r) => spec.value(r, spec.intField) < pivot);
+        expect(ids(expectList(await get([['filter', `${spec.intField}=lt:${pivot}`]]), spec.kind))).toEqual(ids(below));
+      });
+
+      it('gte on created_at with a full date-time, a date, and an offset date-time', async () => {
+        const pivot = timestamps[4]!;
+        const expected = all.filter((r) => r.created_at >= pivot);
+        expect(ids(expectList(await get([['filter', `created_at=gte:${pivot}`]]), spec.kind, { total: expected.length }))).toEqual(ids(expected));
+        // A date alone means midnight UTC of that day.
+        const day = pivot.slice(0, 10);
+        const fromDay = all.filter((r) => r.created_at >= `${day}T00:00:00.000Z`);
+        expect(ids(expectList(await get([['filter', `created_at=gte:${day}`]]), spec.kind))).toEqual(ids(fromDay));
+        // 14:00+02:00 is 12:00Z, the instant of the pivot row.
+        const offset = `${pivot.slice(0, 10)}T14:00:00+02:00`;
+        expect(ids(expectList(await get([['filter', `created_at=gte:${offset}`]]), spec.kind))).toEqual(ids(expected));
+        const before = all.filter((r) => r.created_at < pivot);
+        expect(ids(expectList(await get([['filter', `created_at=lt:${pivot}`]]), spec.kind))).toEqual(ids(before));
+      });
+
+      if (spec.boolField) {
+        const field = spec.boolField;
+        it.each([true, false])(`${field}=%s`, async (value) => {
+          const expected = all.filter((r) => r[field] === value);
+          expect(expected.length).toBeGreaterThan(0);
+          expect(expected.length).toBeLessThan(all.length);
+          expect(ids(expectList(await get([['filter', `${field}=${value}`]]), spec.kind, { total: expected.length }))).toEqual(ids(expected));
+          expect(ids(expectList(await get([['filter', `${field}=eq:${value}`]]), spec.kind))).toEqual(ids(expected));
+        });
+
+        it(`${field} accepts only true or false, and no ordering operator`, async () => {
+          expectValidation(await get([['filter', `${field}=1`]]), ['filter']);
+          expectValidation(await get([['filter', `${field}=yes`]]), ['filter']);
+          expectValidation(await get([['filter', `${field}=gte:true`]]), ['filter']);
+          expectValidation(await get([['filter', `${field}=like:t%`]]), ['filter']);
+        });
+      }
+
+      it('several conditions are ANDed', async () => {
+        const pivot = all[2]!.id;
+        const [pattern] = spec.likes[0]!;
+        const re = likeToRegExp(pattern);
+        const expected = all.filter((r) => r.id >= pivot && re.test(spec.value(r, spec.textField)));
+        const res = await get([
+          ['filter', `id=gte:${pivot}`],
+          ['filter', `${spec.textField}=like:${pattern}`],
+        ]);
+        expect(ids(expectList(res, spec.kind, { total: expected.length }))).toEqual(ids(expected));
+        // Three conditions, one of them excluding everything.
+        const none = await get([
+          ['filter', `id=gte:${pivot}`],
+          ['filter', `${spec.textField}=like:${pattern}`],
+          ['filter', `id=lt:${pivot}`],
+        ]);
+        expect(expectList(none, spec.kind, { total: 0 })).toEqual([]);
+      });
+
+      it('no match: empty results, X-Total-Pages 0 and X-Total-Count 0', async () => {
+        const res = await get([['filter', 'id=gt:987654']]);
+        expect(expectList(res, spec.kind)).toEqual([]);
+        expect(res.headers.get('x-total-pages')).toBe('0');
+        expect(res.headers.get('x-total-count')).toBe('0');
+      });
+
+      it('filters combine with paging (X-Total-Pages counts the filtered rows)', async () => {
+        const re = likeToRegExp('%');
+        const expected = all.filter((r) => r.id > all[0]!.id && re.test(spec.value(r, spec.textField)));
+        const res = await get([
+          ['filter', `id=gt:${all[0]!.id}`],
+          ['per_page', 2],
+          ['page', 2],
+        ]);
+        expect(ids(expectList(res, spec.kind, { total: expected.length, perPage: 2 }))).toEqual(ids(expected.slice(2, 4)));
+      });
+
+      it.each([
+        ['unknown field', 'nope=1'],
+        ['unknown field with operator', 'nope=gte:1'],
+        ['unknown operator', 'id=between:1'],
+        ['unknown operator on a text field', `${spec.textField}=foo:bar`],
+        ['like on a non-text field', 'id=like:1%'],
+        ['like on created_at', 'created_at=like:2026%'],
+        ['non-integer value for id', 'id=gte:abc'],
+        ['non-date value for created_at', 'created_at=gte:yesterday'],
+        ['no = sign', 'id'],
+        ['empty field name', '=1'],
+      ])('%s → 400 on field filter', async (_name, filter) => {
+        const res = await get([['filter', filter]]);
+        expectValidation(res, ['filter']);
+      });
+
+      it('the 400 names the unknown field or operator', async () => {
+        const field = await get([['filter', 'favourite_colour=red']]);
+        expectValidation(field, ['filter']);
+        expect(field.body.errors[0].message).toContain('favourite_colour');
+        const op = await get([['filter', 'id=between:1']]);
+        expect(op.body.errors[0].message).toContain('between');
+      });
+
+      it('two bad filters → two entries on filter', async () => {
+        const res = await get([
+          ['filter', 'nope=1'],
+          ['filter', 'id=foo:1'],
+        ]);
+        expect(res.status).toBe(400);
+        expect(res.body.errors.map((e: any) => e.field)).toEqual(['filter', 'filter']);
+      });
+
+      for (const field of spec.sortFields) {
+        it.each(['asc', 'desc'] as const)(`sort ${field}:%s (ties by id ascending)`, async (direction) => {
+          const sign = direction === 'asc' ? 1 : -1;
+          const expected = [...all].sort((a, b) => sign * cmp(spec.value(a, field), spec.value(b, field)) || a.id - b.id);
+          const res = await get([['sort', `${field}:${direction}`]]);
+          expect(ids(expectList(res, spec.kind, { total: all.length }))).toEqual(ids(expected));
+        });
+      }
+
+      it('sort with paging: page 2 of a descending sort', async () => {
+        const expected = [...all].sort((a, b) => b.id - a.id).slice(3, 6);
+        const res = await get([
+          ['sort', 'id:desc'],
+          ['per_page', 3],
+          ['page', 2],
+        ]);
+        expect(ids(expectList(res, spec.kind))).toEqual(ids(expected));
+      });
+
+      it.each(['nope:asc', 'id', 'id:up', 'id:ASC', ':asc', 'id:asc,created_at:desc'])('sort=%s → 400 on field sort', async (sort) => {
+        expectValidation(await get([['sort', sort]]), ['sort']);
+      });
+
+      it('bad filter and bad sort together → one entry each', async () => {
+        expectValidation(
+          await get([
             ['filter', 'nope=1'],
             ['sort', 'nope:asc'],
           ]),
-          ['per_page', 'filter', 'sort'],
+          ['filter', 'sort']
         );
-      },
-    );
+      });
 
-    itKnownBug('an integer filter value beyond the column range is no match (or a 400), not a 500', ['postgres'], ctx, async () => {
-      const res = await get([['filter', 'id=gte:99999999999']]);
-      expect([200, 400]).toContain(res.status);
-      if (res.status === 200) expect(res.body.results).toEqual([]);
+      itKnownBug(
+        'every faulty query parameter is reported at once (per_page, filter and sort → three entries)',
+        ['sqlite', 'postgres'],
+        ctx,
+        async () => {
+          expectValidation(
+            await get([
+              ['per_page', '301'],
+              ['filter', 'nope=1'],
+              ['sort', 'nope:asc'],
+            ]),
+            ['per_page', 'filter', 'sort']
+          );
+        }
+      );
+
+      itKnownBug('an integer filter value beyond the column range is no match (or a 400), not a 500', ['postgres'], ctx, async () => {
+        const res = await get([['filter', 'id=gte:99999999999']]);
+        expect([200, 400]).toContain(res.status);
+        if (res.status === 200) expect(res.body.results).toEqual([]);
+      });
     });
-  });
-}
+  }
 
-describe(`like treats only % as a wildcard (${TEST_DIALECT})`, () => {
-  const ctx = useContext();
+  describe('like treats only % as a wildcard', () => {
+    itKnownBug('an underscore in a like pattern matches only an underscore', ['sqlite', 'postgres'], ctx, async () => {
+      const c = ctx();
+      const org = await c.makeOrg('Underscore');
+      for (const id of ['cust_1', 'cust-1', 'custX1', 'cust_10']) await seedUser(c, org.id, id);
+      const res = await c.request('GET', withQuery(orgPath(org.id, '/users'), [['filter', 'external_id=like:cust_1%']]), { token: org.token });
+      expect(res.body.results.map((u: any) => u.external_id)).toEqual(['cust_1', 'cust_10']);
+    });
 
-  itKnownBug('an underscore in a like pattern matches only an underscore', ['sqlite', 'postgres'], ctx, async () => {
-    const c = ctx();
-    const org = await c.makeOrg('Underscore');
-    for (const id of ['cust_1', 'cust-1', 'custX1', 'cust_10']) await seedUser(c, org.id, id);
-    const res = await c.request('GET', withQuery(orgPath(org.id, '/users'), [['filter', 'external_id=like:cust_1%']]), { token: org.token });
-    expect(res.body.results.map((u: any) => u.external_id)).toEqual(['cust_1', 'cust_10']);
-  });
-
-  it('a value that itself contains % or : can be matched exactly with eq:', async () => {
-    const c = ctx();
-    const org = await c.makeOrg('Literal');
-    for (const id of ['100%', '100', 'urn:x:1', 'gte:5']) await seedUser(c, org.id, id);
-    const q = (f: string) => c.request('GET', withQuery(orgPath(org.id, '/users'), [['filter', f]]), { token: org.token });
-    expect((await q('external_id=eq:urn:x:1')).body.results.map((u: any) => u.external_id)).toEqual(['urn:x:1']);
-    expect((await q('external_id=eq:gte:5')).body.results.map((u: any) => u.external_id)).toEqual(['gte:5']);
-    expect((await q('external_id=100%')).body.results.map((u: any) => u.external_id)).toEqual(['100%']);
+    it('a value that itself contains % or : can be matched exactly with eq:', async () => {
+      const c = ctx();
+      const org = await c.makeOrg('Literal');
+      for (const id of ['100%', '100', 'urn:x:1', 'gte:5']) await seedUser(c, org.id, id);
+      const q = (f: string) => c.request('GET', withQuery(orgPath(org.id, '/users'), [['filter', f]]), { token: org.token });
+      expect((await q('external_id=eq:urn:x:1')).body.results.map((u: any) => u.external_id)).toEqual(['urn:x:1']);
+      expect((await q('external_id=eq:gte:5')).body.results.map((u: any) => u.external_id)).toEqual(['gte:5']);
+      expect((await q('external_id=100%')).body.results.map((u: any) => u.external_id)).toEqual(['100%']);
+    });
   });
 });

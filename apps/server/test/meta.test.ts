@@ -62,7 +62,13 @@ describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
     const c = ctx();
     const missing: string[] = [];
     for (const op of listOperations()) {
-      const path = fillPath(op.path, new Proxy({}, { get: (_t, name) => (name === 'org_id' ? c.orgA.id : name === 'request_uuid' ? '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d' : 987654) }) as any);
+      const path = fillPath(
+        op.path,
+        new Proxy(
+          {},
+          { get: (_t, name) => (name === 'org_id' ? c.orgA.id : name === 'request_uuid' ? '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d' : 987654) }
+        ) as any
+      );
       // An empty JSON object: enough to reach the route; validation may refuse it, which is fine here.
       const res = await c.request(op.method, path, op.bodySchema ? { body: {} } : {});
       if (res.status === 404 && res.body?.message === 'Route not found') missing.push(`${op.method} ${op.path}`);

@@ -6,7 +6,13 @@ import { createText, orgPath, UNKNOWN_ID } from './support/fixtures.js';
 describe(`predefined texts (${TEST_DIALECT})`, () => {
   const ctx = useContext();
   const textsPath = (rest = '') => orgPath(ctx().orgA.id, `/predefined-texts${rest}`);
-  const valid = (over: Record<string, unknown> = {}) => ({ org_id: ctx().orgA.id, language: 'en-UK', text_code: 1, text: 'My voice is my password.', ...over });
+  const valid = (over: Record<string, unknown> = {}) => ({
+    org_id: ctx().orgA.id,
+    language: 'en-UK',
+    text_code: 1,
+    text: 'My voice is my password.',
+    ...over,
+  });
   let code = 1000;
   const nextCode = () => ++code;
 
@@ -76,7 +82,7 @@ describe(`predefined texts (${TEST_DIALECT})`, () => {
       'language %j → 400 on language',
       async (language) => {
         expectValidation(await ctx().request('POST', textsPath(), { body: valid({ language, text_code: nextCode() }) }), ['language']);
-      },
+      }
     );
 
     it('org_id must equal the path organisation (400 on org_id, even for an org that exists)', async () => {
@@ -118,7 +124,7 @@ describe(`predefined texts (${TEST_DIALECT})`, () => {
       expectList(await c.request('GET', orgPath(org.id, '/predefined-texts'), { token: org.token }), 'text', { total: 2 });
     });
 
-    it('404 for an unknown id, and for another organisation\'s text', async () => {
+    it("404 for an unknown id, and for another organisation's text", async () => {
       const c = ctx();
       expectNotFound(await c.request('GET', textsPath(`/${UNKNOWN_ID}`)));
       const b = await createText(c, { language: 'en-UK', text_code: nextCode(), text: 'secret-b-text' }, { orgId: c.orgB.id });
@@ -205,7 +211,7 @@ describe(`predefined texts (${TEST_DIALECT})`, () => {
       expect((await c.request('GET', textsPath(`/${t.id}`))).body).toEqual(t);
     });
 
-    it('404 for an unknown id and for another organisation\'s text (which is unchanged)', async () => {
+    it("404 for an unknown id and for another organisation's text (which is unchanged)", async () => {
       const c = ctx();
       expectNotFound(await c.request('PATCH', textsPath(`/${UNKNOWN_ID}`), { body: { text: 'x' } }));
       const b = await createText(c, { language: 'en-UK', text_code: nextCode(), text: 'b-original' }, { orgId: c.orgB.id });
@@ -227,7 +233,7 @@ describe(`predefined texts (${TEST_DIALECT})`, () => {
       expectNotFound(await c.request('PATCH', textsPath(`/${t.id}`), { body: { text: 'x' } }));
     });
 
-    it('404 for an unknown id and for another organisation\'s text (which survives)', async () => {
+    it("404 for an unknown id and for another organisation's text (which survives)", async () => {
       const c = ctx();
       expectNotFound(await c.request('DELETE', textsPath(`/${UNKNOWN_ID}`)));
       const b = await createText(c, { language: 'en-UK', text_code: nextCode() }, { orgId: c.orgB.id });

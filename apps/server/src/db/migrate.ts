@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, Migrator } from 'kysely';
 import * as initial from './migrations/2026-11-21T1420_initial.js';
+import * as rateLimits from './migrations/2026-11-21T1600_rate_limits.js';
 import * as voice from './migrations/2026-11-21T1500_voice.js';
 import type { DB } from './types.js';
 
@@ -7,6 +8,7 @@ import type { DB } from './types.js';
 const migrations: Record<string, Migration> = {
   '2026-11-21T1420_initial': initial,
   '2026-11-21T1500_voice': voice,
+  '2026-11-21T1600_rate_limits': rateLimits,
 };
 
 /**

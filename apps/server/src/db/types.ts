@@ -182,6 +182,14 @@ export interface WebhookDeliveriesTable {
   updated_at: Timestamp;
 }
 
+export interface RateLimitBucketsTable {
+  key: string;
+  tokens: number;
+  refilled_at_ms: number;
+  /** 1 when the last take succeeded. */
+  allowed: number;
+}
+
 export interface DB {
   organisations: OrganisationsTable;
   organisation_settings: OrganisationSettingsTable;
@@ -196,6 +204,7 @@ export interface DB {
   voiceprints: VoiceprintsTable;
   webhook_secrets: WebhookSecretsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  rate_limit_buckets: RateLimitBucketsTable;
 }
 
 export type OrganisationRow = Selectable<OrganisationsTable>;

@@ -75,7 +75,7 @@ function fromHttpException(err: HTTPException): ApiError {
 }
 
 export interface ErrorReporter {
-  (err: unknown, context: { method: string; path: string }): void;
+  (err: unknown, context: { method: string; path: string; reqId?: string }): void;
 }
 
 export function createErrorHandler(report: ErrorReporter): ErrorHandler {
@@ -84,7 +84,7 @@ export function createErrorHandler(report: ErrorReporter): ErrorHandler {
     if (err instanceof ApiError) apiError = err;
     else if (err instanceof HTTPException) apiError = fromHttpException(err);
     else {
-      report(err, { method: c.req.method, path: c.req.path });
+      report(err, { method: c.req.method, path: c.req.path, reqId: c.get('requestId') as string | undefined });
       apiError = new ApiError('internal', 'Internal server error');
     }
     for (const [name, value] of Object.entries(apiError.headers)) c.header(name, value);

@@ -1,6 +1,8 @@
 import type { OpenAPIHono, RouteConfig, RouteHandler } from '@hono/zod-openapi';
 import type { AppConfig } from '../config.js';
 import type { Database } from '../db/connection.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
 import type { Sealer } from '../services/sealing.js';
 
 export interface AuthContext {
@@ -21,12 +23,14 @@ export interface AppDeps {
   config: AppConfig;
   sealer: Sealer;
   signals: JobSignals;
+  observability: { logger: Logger; metrics: Metrics; poolStats?: () => { utilization: number; queueSize: number } };
 }
 
 export interface AppEnv {
   Variables: {
     deps: AppDeps;
     auth: AuthContext;
+    requestId: string;
   };
 }
 

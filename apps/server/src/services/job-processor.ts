@@ -22,8 +22,11 @@ export function openEmbedding(sealer: Sealer, orgId: number, userId: number, sea
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 }
 
-/** What happened to a claimed job. */
-export type ProcessResult = 'completed' | 'released' | 'lost';
+/** What happened to a claimed job, and the engine's stage timings when it ran. */
+export interface ProcessResult {
+  result: 'completed' | 'released' | 'lost';
+  timings?: Record<string, number>;
+}
 
 interface Completion {
   outcome: JobOutcome;
@@ -31,6 +34,7 @@ interface Completion {
   eventType: 'verification.completed' | 'enrollment.completed';
   /** Extra writes that must commit with the outcome (user, voiceprint, device). */
   write?: (trx: Executor) => Promise<number | null>;
+  timings?: Record<string, number>;
 }
 
 const isRetryable = (err: EngineError) => err.category === 'capacity' || err.category === 'internal' || err.category === 'model';
@@ -50,6 +54,7 @@ async function enrolmentCompletion(deps: AppDeps, engine: VoiceAnalyzer, job: Jo
       eventType: 'enrollment.completed',
       outcome: { status: 'completed', qualityScore: quality, latencyMs, completedAt },
       payload: { ...base, user_id: null, status: 'enrolled', quality_score: quality, failure_reason: null, latency_ms: latencyMs, created_at: completedAt },
+      timings: numericTimings(analysis.timings),
       write: async (trx) => {
         const user = await insertUser(trx, job.org_id, job.external_id);
         await insertVoiceprint(trx, {
@@ -120,7 +125,7 @@ async function verificationCompletion(deps: AppDeps, engine: VoiceAnalyzer, job:
   try {
     const embedding = openEmbedding(deps.sealer, job.org_id, user.id, voiceprint.sealed_embedding);
     const analysis = await engine.verify(job.audio ?? '', { modelId: voiceprint.model_id, embedding });
-    return finish(
+    const completion = finish(
       {
         result: analysis.result,
         matchScore: analysis.matchScore,
@@ -131,6 +136,7 @@ async function verificationCompletion(deps: AppDeps, engine: VoiceAnalyzer, job:
       },
       recordDevice,
     );
+    return { ...completion, timings: numericTimings(analysis.timings) };
   } catch (err) {
     if (!isEngineError(err) || isRetryable(err)) throw err;
     return finish({ result: 'inconclusive', matchScore: 0, deepfake: false, reason: err.code, userId: user.id, deviceMismatch }, recordDevice);
@@ -147,8 +153,9 @@ export async function processJob(deps: AppDeps, engine: VoiceAnalyzer, job: JobR
     completion = job.kind === 'enrollment' ? await enrolmentCompletion(deps, engine, job) : await verificationCompletion(deps, engine, job);
   } catch (err) {
     if (job.attempts < deps.config.JOB_MAX_ATTEMPTS) {
+      deps.observability.logger.warn({ err, jobId: job.id, attempt: job.attempts }, 'job failed; handed back for a retry');
       await releaseJob(deps.database.db, job.id, owner, Math.min(60_000, 1000 * 2 ** job.attempts));
-      return 'released';
+      return { result: 'released' };
     }
     const code = isEngineError(err) ? err.code : 'processing_error';
     completion = failedAfterRetries(job, code);
@@ -175,9 +182,13 @@ export async function processJob(deps: AppDeps, engine: VoiceAnalyzer, job: JobR
     if (err instanceof LeaseLostError) return false;
     throw err;
   });
-  if (!committed) return 'lost';
+  if (!committed) return { result: 'lost' };
   deps.signals.deliveryQueued();
-  return 'completed';
+  return { result: 'completed', timings: completion.timings };
+}
+
+function numericTimings(timings: object): Record<string, number> {
+  return Object.fromEntries(Object.entries(timings).filter((entry): entry is [string, number] => typeof entry[1] === 'number'));
 }
 
 class LeaseLostError extends Error {}

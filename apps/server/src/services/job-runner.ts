@@ -6,27 +6,29 @@ import { checkFailureRate } from './alerts.js';
 import { processJob, type VoiceAnalyzer } from './job-processor.js';
 import { WakeableLoop } from './wakeable-loop.js';
 
-export interface JobRunnerEvents {
-  onError(err: unknown): void;
-  onJobDone?(info: { jobId: number; kind: string; result: string }): void;
-}
-
 /** Claims queued jobs and runs them through the engine, as many at once as the engine has threads. */
-export function createJobRunner(deps: AppDeps, engine: VoiceAnalyzer, concurrency: number, events: JobRunnerEvents) {
+export function createJobRunner(deps: AppDeps, engine: VoiceAnalyzer, concurrency: number) {
+  const { logger, metrics } = deps.observability;
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const onError = (err: unknown) => logger.error({ err }, 'job runner error');
   const loop = new WakeableLoop(
     async () => {
       if (loop.isStopping) return false;
       const job = await claimJob(deps.database.db, deps.database.dialect, owner, deps.config.JOB_LEASE_MS);
       if (!job) return false;
-      const result = await processJob(deps, engine, job, owner);
-      events.onJobDone?.({ jobId: job.id, kind: job.kind, result });
+      const context = { jobId: job.id, orgId: job.org_id, kind: job.kind, requestUuid: job.request_uuid, attempt: job.attempts };
+      logger.info(context, 'job claimed');
+      const { result, timings } = await processJob(deps, engine, job, owner);
+      metrics.jobsProcessed.inc({ kind: job.kind, outcome: result });
+      if (timings) for (const [stage, ms] of Object.entries(timings)) metrics.inferenceStage.observe({ stage }, ms / 1000);
+      if (result === 'completed') metrics.jobLatency.observe({ kind: job.kind }, (Date.now() - Date.parse(job.created_at)) / 1000);
+      logger.info({ ...context, result }, result === 'lost' ? 'job lease lost to another worker' : `job ${result}`);
       if (result === 'completed' && job.kind === 'verification') {
-        await checkFailureRate(deps, job.org_id).catch(events.onError);
+        await checkFailureRate(deps, job.org_id).catch(onError);
       }
       return true;
     },
-    { concurrency, pollMs: deps.config.JOB_POLL_MS, onError: events.onError },
+    { concurrency, pollMs: deps.config.JOB_POLL_MS, onError },
   );
   return { owner, start: () => loop.start(), wake: () => loop.wake(), stop: () => loop.stop() };
 }

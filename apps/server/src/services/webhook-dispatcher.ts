@@ -9,11 +9,6 @@ import { postJson } from './safe-http.js';
 import { signatureHeaders, signingSecrets } from './webhook-secrets.js';
 import { WakeableLoop } from './wakeable-loop.js';
 
-export interface DispatcherEvents {
-  onError(err: unknown): void;
-  onAttempt?(info: { deliveryId: number; webhookId: string; attempt: number; statusCode: number | null; outcome: string }): void;
-}
-
 /** Delay before the next attempt: the schedule's step with ±20 % jitter, or null when retries are exhausted. */
 export function nextDelayMs(schedule: number[], attemptsMade: number, random = Math.random): number | null {
   const step = schedule[attemptsMade - 1];
@@ -33,7 +28,9 @@ async function attempt(deps: AppDeps, delivery: WebhookDeliveryRow): Promise<{ s
 }
 
 /** Delivers the outbox at least once: 2xx delivered, 410 stops, anything else retries on the schedule. */
-export function createWebhookDispatcher(deps: AppDeps, events: DispatcherEvents) {
+export function createWebhookDispatcher(deps: AppDeps) {
+  const { logger, metrics } = deps.observability;
+  const onError = (err: unknown) => logger.error({ err }, 'webhook dispatcher error');
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const leaseMs = deps.config.WEBHOOK_TIMEOUT_MS * 3;
   const loop = new WakeableLoop(
@@ -53,10 +50,15 @@ export function createWebhookDispatcher(deps: AppDeps, events: DispatcherEvents)
       }
       const lastError = error ?? (status === 'delivered' ? null : `receiver answered ${statusCode}`);
       await recordAttempt(deps.database.db, delivery.id, owner, { status, statusCode, error: lastError, nextAttemptAt });
-      events.onAttempt?.({ deliveryId: delivery.id, webhookId: delivery.webhook_id, attempt: delivery.attempts, statusCode, outcome: status });
+      metrics.webhookAttempts.inc({ outcome: status });
+      if (delivery.attempts > 1) metrics.webhookRetries.inc();
+      logger.info(
+        { deliveryId: delivery.id, orgId: delivery.org_id, webhookId: delivery.webhook_id, attempt: delivery.attempts, statusCode, outcome: status, error, nextAttemptAt },
+        'webhook attempt',
+      );
       return true;
     },
-    { concurrency: deps.config.WEBHOOK_CONCURRENCY, pollMs: Math.min(deps.config.JOB_POLL_MS, 1000), onError: events.onError },
+    { concurrency: deps.config.WEBHOOK_CONCURRENCY, pollMs: Math.min(deps.config.JOB_POLL_MS, 1000), onError },
   );
   return { start: () => loop.start(), wake: () => loop.wake(), stop: () => loop.stop() };
 }

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createApp } from '../../src/app.js';
 import type { AppDeps } from '../../src/http/types.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { createMetrics } from '../../src/observability/metrics.js';
 import { createSealer } from '../../src/services/sealing.js';
 import { type AppConfig, loadConfig } from '../../src/config.js';
 import { signUpOrganisation } from '../../src/services/organisations.js';
@@ -26,7 +28,20 @@ export interface TestResponse<T = any> {
 }
 
 export function testConfig(overrides: Record<string, string> = {}): AppConfig {
-  return loadConfig({ NODE_ENV: 'test', DATABASE_URL: 'sqlite::memory:', BOOTSTRAP_DEMO_ORG: 'false', ...overrides });
+  return loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: 'sqlite::memory:',
+    BOOTSTRAP_DEMO_ORG: 'false',
+    // Suites send bursts with one token; rate limiting has its own tests.
+    RATE_LIMIT_TOKEN_RPS: '100000',
+    RATE_LIMIT_TOKEN_BURST: '100000',
+    RATE_LIMIT_ORG_RPS: '100000',
+    RATE_LIMIT_ORG_BURST: '100000',
+    RATE_LIMIT_TRIAL_RPS: '100000',
+    RATE_LIMIT_TRIAL_BURST: '100000',
+    LOG_LEVEL: 'silent',
+    ...overrides,
+  });
 }
 
 /** An in-process app on a fresh database with two organisations, A and B, each with a token. */
@@ -40,6 +55,7 @@ export async function createTestContext(configOverrides: Record<string, string> 
     config,
     sealer: createSealer(randomBytes(32)),
     signals: { jobQueued: () => void signalled.jobs++, deliveryQueued: () => void signalled.deliveries++ },
+    observability: { logger: createLogger('silent'), metrics: createMetrics() },
   };
   const app = createApp(deps, { reportError: (err) => errors.push(err) });
 

@@ -178,12 +178,7 @@ export function useContext(overrides: Record<string, string> = {}): () => TestCo
  * The body should assert the CORRECT behaviour. Errors the app reported during it are discarded
  * (they are the bug being documented).
  */
-export function itKnownBug(
-  name: string,
-  dialects: readonly ('sqlite' | 'postgres')[],
-  getCtx: () => TestContext,
-  fn: () => Promise<void>,
-): void {
+export function itKnownBug(name: string, dialects: readonly ('sqlite' | 'postgres')[], getCtx: () => TestContext, fn: () => Promise<void>): void {
   // VOXKEY_SHOW_KNOWN_BUGS=1 runs them as plain tests, to see the failures.
   const affected = dialects.includes(TEST_DIALECT) && !process.env.VOXKEY_SHOW_KNOWN_BUGS;
   const body = async () => {

@@ -8,10 +8,7 @@ export async function seedUser(ctx: TestContext, orgId: number, externalId: stri
   return insertUser(ctx.db, orgId, externalId);
 }
 
-export async function seedDevice(
-  ctx: TestContext,
-  values: { orgId: number; userId: number; fingerprint?: string; type?: number; usedAt?: string },
-) {
+export async function seedDevice(ctx: TestContext, values: { orgId: number; userId: number; fingerprint?: string; type?: number; usedAt?: string }) {
   return upsertDevice(ctx.db, {
     orgId: values.orgId,
     userId: values.userId,
@@ -24,7 +21,7 @@ export async function seedDevice(
 let invoiceSeq = 0;
 export async function seedInvoice(
   ctx: TestContext,
-  values: { orgId: number; subId: number; sequence?: number; period?: string; monthlyVerifications?: number; overageCalls?: number; fileRef?: string },
+  values: { orgId: number; subId: number; sequence?: number; period?: string; monthlyVerifications?: number; overageCalls?: number; fileRef?: string }
 ) {
   invoiceSeq += 1;
   const now = new Date().toISOString();
@@ -53,7 +50,7 @@ export async function setTimestamps(
   table: 'users' | 'api_tokens' | 'predefined_texts' | 'plans',
   id: number,
   createdAt: string,
-  updatedAt = createdAt,
+  updatedAt = createdAt
 ) {
   await ctx.db.updateTable(table).set({ created_at: createdAt, updated_at: updatedAt }).where('id', '=', id).execute();
 }
@@ -65,7 +62,7 @@ export function orgPath(orgId: number, rest = ''): string {
 export async function createText(
   ctx: TestContext,
   values: { language: string; text_code: number; text?: string },
-  options: { orgId?: number; token?: string } = {},
+  options: { orgId?: number; token?: string } = {}
 ) {
   const orgId = options.orgId ?? ctx.orgA.id;
   const res = await ctx.request('POST', orgPath(orgId, '/predefined-texts'), {
@@ -79,7 +76,7 @@ export async function createText(
 export async function createToken(
   ctx: TestContext,
   values: { friendly_name?: string; enabled?: boolean; expires_at?: string } = {},
-  options: { orgId?: number; token?: string } = {},
+  options: { orgId?: number; token?: string } = {}
 ): Promise<{ bearer: string; token: any }> {
   const orgId = options.orgId ?? ctx.orgA.id;
   const res = await ctx.request('POST', orgPath(orgId, '/api-tokens'), {

@@ -67,7 +67,7 @@ export function sampleFromSchema(doc: any, schema: any, name = ''): any {
     return sampleFromSchema(doc, pick, name);
   }
   if (s.allOf) return Object.assign({}, ...s.allOf.map((part: any) => sampleFromSchema(doc, part, name)));
-  const type = Array.isArray(s.type) ? (s.type.find((t: string) => t !== 'null') ?? 'null') : s.type;
+  const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') ?? 'null' : s.type;
   switch (type) {
     case 'object':
     case undefined: {

@@ -38,6 +38,8 @@ export async function createServerEnvironment(extraEnv: Record<string, string> =
       ENGINE_THREADS: '1',
       JOB_POLL_MS: '100',
       WEBHOOK_RETRY_SCHEDULE: '0.2,0.2,0.2',
+      RATE_LIMIT_ENABLED: 'false',
+      LOG_LEVEL: 'info',
       ...extraEnv,
     },
     cleanup: drop,
