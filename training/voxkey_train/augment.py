@@ -1,0 +1,105 @@
+"""Waveform augmentation (numpy, 16 kHz float32) shared by speaker and spoof training."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.signal as ss
+
+SR = 16000
+_SOS_CACHE = {}
+
+
+def _sos(kind, f, order=6):
+    key = (kind, tuple(np.atleast_1d(f).round(-1)), order)
+    if key not in _SOS_CACHE:
+        _SOS_CACHE[key] = ss.butter(order, f, btype=kind, fs=SR, output="sos")
+    return _SOS_CACHE[key]
+
+
+def rms(x):
+    return float(np.sqrt(np.mean(x.astype(np.float64) ** 2) + 1e-12))
+
+
+def coloured_noise(n, rng, alpha=None):
+    alpha = rng.uniform(0, 2) if alpha is None else alpha
+    X = np.fft.rfft(rng.standard_normal(n))
+    f = np.arange(len(X)) + 1.0
+    X /= f ** (alpha / 2)
+    y = np.fft.irfft(X, n)
+    return (y / (rms(y) + 1e-9)).astype(np.float32)
+
+
+def add_noise(x, noise, snr_db):
+    g = rms(x) / (rms(noise) * 10 ** (snr_db / 20) + 1e-9)
+    return (x + g * noise[: len(x)]).astype(np.float32)
+
+
+def synth_rir(rng, rt60=None, sr=SR):
+    rt60 = rng.uniform(0.15, 0.9) if rt60 is None else rt60
+    n = int(min(rt60, 0.8) * sr)
+    t = np.arange(n) / sr
+    h = rng.standard_normal(n) * np.exp(-6.9 * t / rt60)
+    # early reflections, direct path
+    h[: int(0.002 * sr)] *= 0.1
+    h[0] = rng.uniform(1.5, 6.0) * np.abs(h).max()
+    # some HF damping
+    h = ss.lfilter([1 - 0.4], [1, -0.4], h)
+    return (h / np.sqrt(np.sum(h ** 2))).astype(np.float32)
+
+
+def reverb(x, rng, rt60=None):
+    h = synth_rir(rng, rt60)
+    y = ss.fftconvolve(x, h)[: len(x)]
+    return (y * (rms(x) / (rms(y) + 1e-9))).astype(np.float32)
+
+
+def telephone(x, rng):
+    # band-pass 300-3400 Hz, 8 kHz round trip (decimate/interpolate), mild mu-law-ish quantisation
+    y = ss.sosfilt(_sos("bandpass", [300, 3400], 4), x)
+    y = ss.resample_poly(y, 1, 2)
+    if rng.random() < 0.5:
+        mu = 255.0
+        c = np.sign(y) * np.log1p(mu * np.minimum(np.abs(y), 1)) / np.log1p(mu)
+        c = np.round(c * 127) / 127
+        y = np.sign(c) * ((1 + mu) ** np.abs(c) - 1) / mu
+    y = ss.resample_poly(y, 2, 1)[: len(x)]
+    if len(y) < len(x):
+        y = np.pad(y, (0, len(x) - len(y)))
+    return y.astype(np.float32)
+
+
+def lowpass(x, rng, fc=None):
+    fc = rng.uniform(3800, 7000) if fc is None else fc
+    return ss.sosfilt(_sos("lowpass", fc, 8), x).astype(np.float32)
+
+
+def gain_clip(x, rng):
+    peak = np.abs(x).max() + 1e-9
+    y = x * (rng.uniform(1.2, 3.0) / peak)
+    return np.clip(y, -1, 1).astype(np.float32)
+
+
+def random_gain(x, rng, lo_db=-20, hi_db=6):
+    peak = np.abs(x).max() + 1e-9
+    g = 10 ** (rng.uniform(lo_db, hi_db) / 20)
+    y = x * g
+    if np.abs(y).max() > 1:
+        y = y / (np.abs(y).max() + 1e-6) * 0.99
+    return y.astype(np.float32)
+
+
+def crop_or_pad(x, n, rng):
+    if len(x) >= n:
+        s = int(rng.integers(0, len(x) - n + 1))
+        return x[s: s + n]
+    reps = int(np.ceil(n / max(len(x), 1)))
+    y = np.tile(x, reps)
+    s = int(rng.integers(0, len(y) - n + 1))
+    return y[s: s + n]
+
+
+def resample_speed(x, speed):
+    """Speed perturbation (tempo+pitch), sox 'speed' style: play at speed x."""
+    if speed == 1.0:
+        return x
+    up, down = {0.9: (10, 9), 1.1: (10, 11)}[speed]
+    return ss.resample_poly(x, up, down).astype(np.float32)

@@ -1,0 +1,174 @@
+"""Speaker-embedding training (AAM-softmax), seeded, resumable, time-budgeted.
+
+Run from the repo root:  /usr/bin/python3 -m training.voxkey_train.train_speaker --arch ecapa256 --tag ecapa256
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+from . import augment as A
+from .data import Cache, TRAIN_DIR, data_dir_arg
+from .features import compute_fbank, energy_vad_concat
+from .models import AAMSoftmax, build_model
+
+CKPT_DIR = os.path.join(TRAIN_DIR, "checkpoints")
+
+
+def log(*a):
+    print(time.strftime("%H:%M:%S"), *a, flush=True)
+
+
+def build_train_set(cache: Cache, speeds=(0.9, 1.0, 1.1)):
+    rows = cache.rows
+    idx = [i for i, r in enumerate(rows) if r["kind"] == "bonafide" and r["split"] == "train"]
+    spk = sorted({(rows[i]["corpus"], rows[i]["speaker"]) for i in idx})
+    spk_id = {s: k for k, s in enumerate(spk)}
+    items = []  # (wave int16 raw, wave int16 mp3 or None, class)
+    waves = {}
+    t0 = time.time()
+    for i in idx:
+        r = rows[i]
+        x = energy_vad_concat(cache.wav(i))
+        xm = energy_vad_concat(cache.wav(i, mp3=True)) if r["mp3_len"] > 0 else None
+        for si, sp in enumerate(speeds):
+            a = A.resample_speed(x, sp)
+            b = A.resample_speed(xm, sp) if xm is not None else None
+            c = spk_id[(r["corpus"], r["speaker"])] * len(speeds) + si
+            items.append((A_to16(a), A_to16(b) if b is not None else None, c))
+    log(f"train set: {len(idx)} clips, {len(spk)} speakers x {len(speeds)} speeds, {len(items)} items, {time.time()-t0:.0f}s")
+    return items, len(spk) * len(speeds)
+
+
+def A_to16(x):
+    return np.clip(np.round(x * 32767), -32768, 32767).astype(np.int16)
+
+
+def make_batch(items, step, seed, bs, n_samples, babble_pool):
+    rng = np.random.default_rng([seed, step])
+    sel = rng.integers(0, len(items), bs)
+    feats, labels = [], []
+    for k in sel:
+        raw, mp3, c = items[k]
+        src = mp3 if (mp3 is not None and rng.random() < 0.5) else raw
+        x = A.crop_or_pad(src.astype(np.float32) / 32768.0, n_samples, rng)
+        if rng.random() < 0.3:
+            x = A.reverb(x, rng)
+        u = rng.random()
+        if u < 0.25:
+            x = A.add_noise(x, A.coloured_noise(n_samples, rng), rng.uniform(5, 25))
+        elif u < 0.45:
+            bab = sum(A.crop_or_pad(babble_pool[j].astype(np.float32) / 32768.0, n_samples, rng)
+                      for j in rng.integers(0, len(babble_pool), int(rng.integers(2, 6))))
+            x = A.add_noise(x, bab, rng.uniform(8, 25))
+        u = rng.random()
+        if u < 0.1:
+            x = A.telephone(x, rng)
+        elif u < 0.3:
+            x = A.lowpass(x, rng)
+        if rng.random() < 0.05:
+            x = A.gain_clip(x, rng)
+        else:
+            x = A.random_gain(x, rng)
+        feats.append(compute_fbank(x))
+        labels.append(c)
+    T = min(f.shape[0] for f in feats)
+    return torch.stack([f[:T] for f in feats]), torch.tensor(labels)
+
+
+def lr_at(step, max_steps, lr_max, warm=150, lr_min=5e-5):
+    if step < warm:
+        return lr_max * (step + 1) / warm
+    p = min(1.0, (step - warm) / max(1, max_steps - warm))
+    return lr_min + 0.5 * (lr_max - lr_min) * (1 + np.cos(np.pi * p))
+
+
+@torch.no_grad()
+def embed_wave(model, x):
+    x = energy_vad_concat(x)
+    f = compute_fbank(x).unsqueeze(0)
+    return model(f)[0]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    data_dir_arg(ap)
+    ap.add_argument("--arch", default="ecapa256")
+    ap.add_argument("--tag", default=None)
+    ap.add_argument("--seed", type=int, default=20261121)
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--crop-s", type=float, default=2.0)
+    ap.add_argument("--max-steps", type=int, default=3000, help="LR schedule length (total steps)")
+    ap.add_argument("--stop-step", type=int, default=None, help="stop (with checkpoint) at this step")
+    ap.add_argument("--time-budget-min", type=float, default=None, help="stop after this many minutes (resumable)")
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--margin", type=float, default=0.2)
+    ap.add_argument("--scale", type=float, default=30.0)
+    ap.add_argument("--ckpt-every-s", type=float, default=180)
+    ap.add_argument("--threads", type=int, default=1)
+    a = ap.parse_args()
+    tag = a.tag or a.arch
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    os.makedirs(CKPT_DIR, exist_ok=True)
+    ck = os.path.join(CKPT_DIR, f"speaker_{tag}.pt")
+
+    cache = Cache()
+    items, n_cls = build_train_set(cache)
+    babble_pool = [it[0] for it in items[1::3]]  # speed 1.0 raw waves
+    model = build_model(a.arch)
+    head = AAMSoftmax(192, n_cls, a.margin, a.scale)
+    opt = torch.optim.Adam(list(model.parameters()) + list(head.parameters()), lr=a.lr, weight_decay=2e-5)
+    step = 0
+    if os.path.exists(ck):
+        st = torch.load(ck, map_location="cpu")
+        model.load_state_dict(st["model"]); head.load_state_dict(st["head"]); opt.load_state_dict(st["opt"])
+        step = st["step"]
+        log(f"resumed {ck} at step {step}")
+    log(f"{a.arch}: {sum(p.numel() for p in model.parameters())/1e6:.2f}M params, {n_cls} classes")
+
+    def save():
+        tmp = ck + ".tmp"
+        torch.save({"model": model.state_dict(), "head": head.state_dict(), "opt": opt.state_dict(),
+                    "step": step, "arch": a.arch, "args": vars(a)}, tmp)
+        os.replace(tmp, ck)
+        log(f"checkpoint step {step} -> {ck}")
+
+    n_samples = int(a.crop_s * 16000) + 240
+    t_start = last_ck = time.time()
+    stop = min(a.max_steps, a.stop_step or a.max_steps)
+    model.train()
+    run_loss = run_acc = 0.0
+    while step < stop:
+        feats, labels = make_batch(items, step, a.seed, a.batch_size, n_samples, babble_pool)
+        lr = lr_at(step, a.max_steps, a.lr)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        m = a.margin * min(1.0, step / 600)
+        loss, acc = head(model(feats), labels, m)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        opt.step()
+        step += 1
+        run_loss = 0.98 * run_loss + 0.02 * loss.item() if step > 1 else loss.item()
+        run_acc = 0.98 * run_acc + 0.02 * acc.item()
+        if step % 25 == 0:
+            log(f"step {step} loss {run_loss:.3f} acc {run_acc:.3f} lr {lr:.2e} m {m:.2f} "
+                f"{(time.time()-t_start)/60:.1f} min")
+        if time.time() - last_ck > a.ckpt_every_s:
+            save(); last_ck = time.time()
+        if a.time_budget_min and time.time() - t_start > a.time_budget_min * 60:
+            log("time budget reached")
+            break
+    save()
+
+
+if __name__ == "__main__":
+    main()

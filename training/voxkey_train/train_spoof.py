@@ -1,0 +1,164 @@
+"""Spoof countermeasure training: bona fide (train split) vs spoof (train split + generated).
+
+Run from the repo root: /usr/bin/python3 -m training.voxkey_train.train_spoof
+Seeded (per-step RNG), resumable from training/checkpoints/spoof_<tag>.pt, time-budgeted.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from . import augment as A
+from .data import Cache, TRAIN_DIR, WORK, data_dir_arg
+from .spoof_model import WIN, build_cm
+
+CKPT_DIR = os.path.join(TRAIN_DIR, "checkpoints")
+
+
+def log(*a):
+    print(time.strftime("%H:%M:%S"), *a, flush=True)
+
+
+def load_pools(cache: Cache):
+    rows = cache.rows
+    bona_cv, bona_other = [], []
+    for i, r in enumerate(rows):
+        if r["kind"] == "bonafide" and r["split"] == "train":
+            if r["corpus"] == "commonvoice":
+                bona_cv.append((cache.wav(i), None))
+            else:
+                bona_other.append((cache.wav(i), cache.wav(i, mp3=True)))
+    d = os.path.join(WORK, "spoofgen")
+    wave = np.load(os.path.join(d, "wave.npy"), mmap_mode="r")
+    with open(os.path.join(d, "index.csv")) as f:
+        idx = list(csv.DictReader(f))
+    fam = {}
+    for r in idx:
+        a = r["attack"]
+        if a.startswith("dataset:"):
+            a2 = a.split(":", 1)[1]
+            a = "dataset:yourtts" if a2.startswith("yourtts") else ("dataset:tts" if a2 in ("espeak-ng", "flite") else a)
+        o, n = int(r["off"]), int(r["len"])
+        fam.setdefault(a, []).append(np.asarray(wave[o: o + n], dtype=np.float32) / 32768.0)
+    log("bona fide cv", len(bona_cv), "other", len(bona_other), "spoof families",
+        {k: len(v) for k, v in fam.items()})
+    return bona_cv, bona_other, fam
+
+
+def pad_edges(x, rng):
+    """random leading/trailing low-level silence/noise (both classes)"""
+    parts = []
+    for _ in range(2):
+        n = int(rng.uniform(0, 1.0) * 16000)
+        lvl = 10 ** (rng.uniform(-75, -40) / 20)
+        seg = (A.coloured_noise(n, rng) * lvl) if n > 0 else np.zeros(0, np.float32)
+        parts.append(seg.astype(np.float32))
+    return np.concatenate([parts[0], x, parts[1]])
+
+
+def augment_common(x, rng):
+    if rng.random() < 0.7:
+        x = pad_edges(x, rng)
+    x = A.crop_or_pad(x, WIN, rng)
+    if rng.random() < 0.15:
+        x = A.reverb(x, rng, rt60=rng.uniform(0.15, 0.5))
+    if rng.random() < 0.2:
+        x = A.add_noise(x, A.coloured_noise(WIN, rng), rng.uniform(15, 40))
+    u = rng.random()
+    if u < 0.05:
+        x = A.telephone(x, rng)
+    elif u < 0.3:
+        x = A.lowpass(x, rng)
+    return A.random_gain(x, rng, -25, 3)
+
+
+def make_batch(pools, step, seed, bs):
+    bona_cv, bona_other, fam = pools
+    fams = sorted(fam)
+    rng = np.random.default_rng([seed, step])
+    xs, ys = [], []
+    for j in range(bs):
+        if j % 2 == 0:  # bona fide: half commonvoice, half other corpora (often MP3-coded)
+            if rng.random() < 0.5:
+                x = bona_cv[rng.integers(len(bona_cv))][0]
+            else:
+                raw, mp3 = bona_other[rng.integers(len(bona_other))]
+                x = mp3 if rng.random() < 0.6 else raw
+            y = 1.0
+        else:
+            f = fam[fams[rng.integers(len(fams))]]
+            x = f[rng.integers(len(f))]
+            y = 0.0
+        xs.append(augment_common(np.asarray(x, np.float32), rng))
+        ys.append(y)
+    return torch.from_numpy(np.stack(xs)), torch.tensor(ys)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    data_dir_arg(ap)
+    ap.add_argument("--arch", default="lcnn-lfb64")
+    ap.add_argument("--tag", default=None)
+    ap.add_argument("--seed", type=int, default=20261121)
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--max-steps", type=int, default=1500)
+    ap.add_argument("--stop-step", type=int, default=None)
+    ap.add_argument("--time-budget-min", type=float, default=None)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--ckpt-every-s", type=float, default=180)
+    ap.add_argument("--threads", type=int, default=1)
+    a = ap.parse_args()
+    tag = a.tag or a.arch
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    os.makedirs(CKPT_DIR, exist_ok=True)
+    ck = os.path.join(CKPT_DIR, f"spoof_{tag}.pt")
+    pools = load_pools(Cache())
+    model = build_cm(a.arch)
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=1e-4)
+    step = 0
+    if os.path.exists(ck):
+        st = torch.load(ck, map_location="cpu")
+        model.load_state_dict(st["model"]); opt.load_state_dict(st["opt"]); step = st["step"]
+        log(f"resumed {ck} at step {step}")
+
+    def save():
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, "arch": a.arch,
+                    "args": vars(a)}, ck + ".tmp")
+        os.replace(ck + ".tmp", ck)
+        log(f"checkpoint step {step}")
+
+    t0 = last = time.time()
+    stop = min(a.max_steps, a.stop_step or a.max_steps)
+    run = None
+    model.train()
+    while step < stop:
+        torch.manual_seed(a.seed * 7919 + step)  # dropout masks reproducible across resumes
+        x, y = make_batch(pools, step, a.seed, a.batch_size)
+        warm = 100
+        lr = a.lr * min(1, (step + 1) / warm) * (0.5 * (1 + np.cos(np.pi * min(1, step / a.max_steps))) * 0.97 + 0.03)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        logit = model(x)
+        loss = F.binary_cross_entropy_with_logits(logit, y)
+        opt.zero_grad(); loss.backward(); opt.step()
+        step += 1
+        acc = ((logit > 0).float() == y).float().mean().item()
+        run = (loss.item(), acc) if run is None else (0.97 * run[0] + 0.03 * loss.item(), 0.97 * run[1] + 0.03 * acc)
+        if step % 25 == 0:
+            log(f"step {step} loss {run[0]:.3f} acc {run[1]:.3f} lr {lr:.2e} {(time.time()-t0)/60:.1f} min")
+        if time.time() - last > a.ckpt_every_s:
+            save(); last = time.time()
+        if a.time_budget_min and time.time() - t0 > a.time_budget_min * 60:
+            log("time budget reached"); break
+    save()
+
+
+if __name__ == "__main__":
+    main()
