@@ -345,4 +345,3 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   return engine;
 }
 
-export { LIMITS };

@@ -49,10 +49,10 @@ export function parseWavHeader(b: Uint8Array): WavInfo {
         if (validBits > 0 && validBits > bits) throw corrupt('valid bits exceed container bits');
       }
       fmt = { tag, channels, sampleRate, blockAlign, bits };
-    } else if (id === 'data') {
+    } else if (id === 'data' && dataOffset < 0) {
       dataOffset = body;
       dataBytes = Math.min(size, b.length - body);
-      break; // sample data is the last thing we need; anything after it is ignored
+      if (fmt) break; // anything after the sample data is ignored
     }
     const next = body + size + (size & 1);
     if (next <= offset) break;

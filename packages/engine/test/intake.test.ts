@@ -106,6 +106,16 @@ describe('WAV decoding', () => {
     const h = parseWavHeader(wav.subarray(0, 1044));
     expect(h.frames).toBe(500);
   });
+  it('accepts a data chunk placed before the fmt chunk', () => {
+    const wav = encodeWav(tone, 16000);
+    const fmt = wav.subarray(12, 36);
+    const data = wav.subarray(36);
+    const swapped = new Uint8Array(wav.length);
+    swapped.set(wav.subarray(0, 12));
+    swapped.set(data, 12);
+    swapped.set(fmt, 12 + data.length);
+    expect(decodeWav(swapped).samples.length).toBe(tone.length);
+  });
   it('rejects unsupported encodings and hostile headers with typed errors', () => {
     const wav = encodeWav(tone, 16000);
     const patched = (o: number, v: number, size: 2 | 4) => {
