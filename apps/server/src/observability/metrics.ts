@@ -3,7 +3,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 /** One registry per process (and per test app), so nothing is shared through globals. */
 export function createMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'voxkey_process_' });
+  collectDefaultMetrics({ register: registry, prefix: 'voxkey_' });
   const durationBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
   return {
     registry,

@@ -206,3 +206,13 @@ export async function queueStats(db: Executor): Promise<{ queued: number; proces
   const processing = rows.find((r) => r.status === 'processing');
   return { queued: Number(queued?.n ?? 0), processing: Number(processing?.n ?? 0), oldestQueuedAt: (queued?.oldest as string | undefined) ?? null };
 }
+
+export async function countJobsSince(db: Executor, orgId: number, sinceIso: string): Promise<number> {
+  const row = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', orgId)
+    .where('created_at', '>=', sinceIso)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

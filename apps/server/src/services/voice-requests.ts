@@ -5,7 +5,9 @@ import { isUniqueViolation } from '../db/errors.js';
 import { ApiError } from '../http/errors.js';
 import type { AppDeps } from '../http/types.js';
 import * as jobs from '../repositories/jobs.js';
+import { findPlanByName } from '../repositories/billing.js';
 import { findSettings } from '../repositories/organisations.js';
+import { DEFAULT_PLAN_NAME } from './organisations.js';
 import { findUserByExternalId } from '../repositories/users.js';
 
 export interface VoiceRequestBody {
@@ -42,6 +44,24 @@ function checkAudio(voiceData: string): void {
   }
 }
 
+/**
+ * Trial tokens are for sandbox use: together they may make as many enrolments and verifications
+ * per calendar month (UTC) as the Sandbox plan includes.
+ */
+async function checkTrialQuota(deps: AppDeps, orgId: number): Promise<void> {
+  const db = deps.database.db;
+  const sandbox = await findPlanByName(db, DEFAULT_PLAN_NAME);
+  const quota = sandbox?.monthly_calls_included ?? 100;
+  const now = new Date();
+  const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  if ((await jobs.countJobsSince(db, orgId, monthStart.toISOString())) >= quota) {
+    throw new ApiError('too_many_requests', `Trial tokens are limited to the sandbox quota of ${quota} enrolments and verifications a month; create a production token`, undefined, {
+      'Retry-After': String(Math.ceil((nextMonth.getTime() - now.getTime()) / 1000)),
+    });
+  }
+}
+
 async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, externalId: string): Promise<void> {
   const db = deps.database.db;
   const user = await findUserByExternalId(db, orgId, externalId);
@@ -60,7 +80,8 @@ async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, externa
  * Accepts an enrolment or verification: answers only once the job is durably stored.
  * A repeated request_uuid with the same content is answered again without a second job.
  */
-export async function acceptVoiceRequest(deps: AppDeps, orgId: number, kind: JobKind, body: VoiceRequestBody) {
+export async function acceptVoiceRequest(deps: AppDeps, auth: { orgId: number; tokenKind: 'live' | 'trial' }, kind: JobKind, body: VoiceRequestBody) {
+  const { orgId } = auth;
   const db = deps.database.db;
   const settings = await findSettings(db, orgId);
   const callbackUrl = settings?.callback_url;
@@ -84,6 +105,7 @@ export async function acceptVoiceRequest(deps: AppDeps, orgId: number, kind: Job
 
   checkAudio(body.voice_data);
   await checkSubject(deps, orgId, kind, body.external_id);
+  if (auth.tokenKind === 'trial') await checkTrialQuota(deps, orgId);
 
   if ((await jobs.countUnfinishedJobs(db)) >= deps.config.JOB_MAX_QUEUE) {
     throw new ApiError('too_many_requests', 'The processing queue is full; retry later', undefined, {

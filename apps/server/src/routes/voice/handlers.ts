@@ -10,14 +10,14 @@ const location = (orgId: number, kind: JobKind, requestUuid: string) =>
 
 export const enrol: AppRouteHandler<typeof createEnrollment> = async (c) => {
   const body = c.req.valid('json');
-  const accepted = await acceptVoiceRequest(c.var.deps, c.var.auth.orgId, 'enrollment', body);
+  const accepted = await acceptVoiceRequest(c.var.deps, c.var.auth, 'enrollment', body);
   c.header('Location', location(c.var.auth.orgId, 'enrollment', body.request_uuid));
   return c.json(accepted, 202);
 };
 
 export const verify: AppRouteHandler<typeof createVerification> = async (c) => {
   const body = c.req.valid('json');
-  const accepted = await acceptVoiceRequest(c.var.deps, c.var.auth.orgId, 'verification', body);
+  const accepted = await acceptVoiceRequest(c.var.deps, c.var.auth, 'verification', body);
   c.header('Location', location(c.var.auth.orgId, 'verification', body.request_uuid));
   return c.json(accepted, 202);
 };
