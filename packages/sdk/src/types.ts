@@ -31,7 +31,12 @@ export type Invoice = Schemas['Invoice'];
 export type Accepted = Schemas['Accepted'];
 export type EnrollmentRequest = Schemas['EnrollmentRequest'];
 export type VerificationRequest = Schemas['VerificationRequest'];
-export type RequestRecord = Schemas['RequestRecord'];
+/**
+ * An enrolment or verification request and its outcome. `result` is null until a verification
+ * completes and always null for enrolments (the generated type loses the null: the contract
+ * declares it as `allOf` of the enum and a nullable string).
+ */
+export type RequestRecord = Omit<Schemas['RequestRecord'], 'result'> & { result: Schemas['VerificationResult'] | null };
 export type JobStatus = Schemas['JobStatus'];
 export type VerificationResult = Schemas['VerificationResult'];
 export type WebhookSecret = Schemas['WebhookSecret'];

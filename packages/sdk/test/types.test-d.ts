@@ -62,6 +62,7 @@ describe('resource methods', () => {
     expectTypeOf(vk.users.iterate).returns.toEqualTypeOf<AsyncGenerator<User, void, undefined>>();
     expectTypeOf(vk.enrollments.create).returns.toEqualTypeOf<Promise<AcceptedRequest>>();
     expectTypeOf(vk.verifications.get).returns.toEqualTypeOf<Promise<RequestRecord>>();
+    expectTypeOf<RequestRecord['result']>().toEqualTypeOf<'verified' | 'rejected' | 'inconclusive' | null>();
   });
 
   it('request_uuid is optional for create, the rest is checked', () => {
