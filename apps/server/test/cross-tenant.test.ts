@@ -10,31 +10,12 @@ import type { TestContext, TestOrg } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { expectForbidden, expectUnauthorized, expectValidation, useContext } from './support/expect.js';
 import { createText, createToken, orgPath, seedDevice, seedInvoice, seedUser } from './support/fixtures.js';
-import { fillPath, listOperations, loadOpenApi, type Operation, sampleFromSchema } from './support/openapi-cases.js';
+import { fillPath, listOperations, type Operation, validBody } from './support/openapi-cases.js';
 
-const doc = loadOpenApi();
-const operations = listOperations(doc);
+const operations = listOperations();
 const orgOperations = operations.filter((op) => op.params.includes('org_id'));
 const MARKER = 'secret-b';
 const MISSING_ORG = 999_999;
-
-/** Richer valid bodies for the operations we know; anything else gets a body generated from its schema. */
-function validBody(op: Operation, orgId: number): unknown {
-  const known: Record<string, unknown> = {
-    createApiToken: { friendly_name: 'intruder', enabled: true, expires_at: new Date(Date.now() + 86_400_000).toISOString() },
-    updateApiToken: { enabled: false },
-    updateOrganisation: { name: 'Hijacked', email: 'intruder@example.com', phone_number: '+442071234567' },
-    updateSettings: { org_id: orgId, settings: { alert_on_failure: true, callback_url: 'https://1.1.1.1/intruder' } },
-    updateUser: { is_active: false },
-    createPredefinedText: { org_id: orgId, language: 'en-UK', text_code: 4242, text: 'intruder' },
-    updatePredefinedText: { org_id: orgId, text: 'intruder' },
-  };
-  if (op.operationId in known) return known[op.operationId];
-  const body = sampleFromSchema(doc, op.bodySchema) as Record<string, unknown>;
-  if (body && typeof body === 'object' && 'org_id' in body) body.org_id = orgId;
-  if (body && typeof body === 'object' && 'request_uuid' in body) body.request_uuid = randomUUID();
-  return body;
-}
 
 interface OrgFixture {
   org: TestOrg;

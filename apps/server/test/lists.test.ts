@@ -445,6 +445,30 @@ describe(`lists (${TEST_DIALECT})`, () => {
     });
   }
 
+  describe('timestamp filter values', () => {
+    itKnownBug('a date-time without an offset means UTC, whatever the server time zone', ['sqlite', 'postgres'], ctx, async () => {
+      const c = ctx();
+      const org = await c.makeOrg('TimeZone');
+      for (const [i, at] of ['2026-01-05T11:00:00.000Z', '2026-01-05T13:00:00.000Z', '2026-01-05T18:00:00.000Z'].entries()) {
+        const u = await seedUser(c, org.id, `tz-${i}`);
+        await setTimestamps(c, 'users', u.id, at);
+      }
+      const q = async (value: string) =>
+        (await c.request('GET', withQuery(orgPath(org.id, '/users'), [['filter', `created_at=gte:${value}`]]), { token: org.token })).body.results.map(
+          (u: any) => u.external_id,
+        );
+      const original = process.env.TZ;
+      process.env.TZ = 'America/New_York';
+      try {
+        expect(await q('2026-01-05T12:00:00Z')).toEqual(['tz-1', 'tz-2']);
+        expect(await q('2026-01-05T12:00:00')).toEqual(['tz-1', 'tz-2']);
+      } finally {
+        if (original === undefined) delete process.env.TZ;
+        else process.env.TZ = original;
+      }
+    });
+  });
+
   describe('like treats only % as a wildcard', () => {
     itKnownBug('an underscore in a like pattern matches only an underscore', ['sqlite', 'postgres'], ctx, async () => {
       const c = ctx();

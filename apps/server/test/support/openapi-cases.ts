@@ -16,8 +16,11 @@ export interface Operation {
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
+let cachedDocument: any;
+/** Parsed once per test file; treat as read-only. */
 export function loadOpenApi(): any {
-  return JSON.parse(readFileSync(OPENAPI_FILE, 'utf8'));
+  cachedDocument ??= JSON.parse(readFileSync(OPENAPI_FILE, 'utf8'));
+  return cachedDocument;
 }
 
 export function listOperations(doc: any = loadOpenApi()): Operation[] {
@@ -100,4 +103,22 @@ export function sampleFromSchema(doc: any, schema: any, name = ''): any {
     default:
       return null;
   }
+}
+
+/** Richer valid bodies for the operations we know; anything else gets a body generated from its schema. */
+export function validBody(op: Operation, orgId: number, doc: any = loadOpenApi()): unknown {
+  const known: Record<string, unknown> = {
+    createApiToken: { friendly_name: 'intruder', enabled: true, expires_at: new Date(Date.now() + 86_400_000).toISOString() },
+    updateApiToken: { enabled: false },
+    updateOrganisation: { name: 'Hijacked', email: 'intruder@example.com', phone_number: '+442071234567' },
+    updateSettings: { org_id: orgId, settings: { alert_on_failure: true, callback_url: 'https://1.1.1.1/intruder' } },
+    updateUser: { is_active: false },
+    createPredefinedText: { org_id: orgId, language: 'en-UK', text_code: 4242, text: 'intruder' },
+    updatePredefinedText: { org_id: orgId, text: 'intruder' },
+  };
+  if (op.operationId in known) return known[op.operationId];
+  const body = structuredClone(sampleFromSchema(doc, op.bodySchema)) as Record<string, unknown>;
+  if (body && typeof body === 'object' && 'org_id' in body) body.org_id = orgId;
+  if (body && typeof body === 'object' && 'request_uuid' in body) body.request_uuid = randomUUID();
+  return body;
 }

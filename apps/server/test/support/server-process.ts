@@ -63,7 +63,16 @@ export interface ServerProcess {
 
 /** Starts `voxkey serve` on a free port and resolves once it listens. */
 export function startServerProcess(environment: ServerEnvironment, extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve'], {
+  return startProcess(environment, 'serve', /listening on (http:\/\/[^\s"]+:\d+)/, extraEnv);
+}
+
+/** Starts `voxkey worker` (jobs and webhooks, no HTTP) and resolves once it runs. */
+export function startWorkerProcess(environment: ServerEnvironment, extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
+  return startProcess(environment, 'worker', /worker running/, extraEnv);
+}
+
+function startProcess(environment: ServerEnvironment, command: string, ready: RegExp, extraEnv: Record<string, string>): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [BIN, command], {
     env: { ...process.env, ...environment.env, PORT: '0', HOST: '127.0.0.1', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -73,11 +82,11 @@ export function startServerProcess(environment: ServerEnvironment, extraEnv: Rec
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const match = /listening on (http:\/\/[^\s]+:\d+)/.exec(output);
+      const match = ready.exec(output);
       if (match) {
         clearTimeout(timer);
         resolve({
-          baseUrl: `${match[1]!.replace('localhost', '127.0.0.1')}/v1`,
+          baseUrl: match[1] ? `${match[1].replace('localhost', '127.0.0.1')}/v1` : '',
           child,
           output: () => output,
           stop: async () => {
