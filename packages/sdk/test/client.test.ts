@@ -62,6 +62,22 @@ describe('typed success', () => {
     expect(calls.map((c) => c.headers.get('authorization'))).toEqual(['Bearer tok-1', 'Bearer tok-2']);
   });
 
+  it('sends client-wide and per-call headers', async () => {
+    const { fetch, calls } = mockFetch(json(user(1)));
+    const vk = client(fetch, { headers: { 'X-App': 'kiosk' } });
+    await vk.users.get(1, { headers: { 'X-Trace': 'abc' } });
+    expect(calls[0]!.headers.get('x-app')).toBe('kiosk');
+    expect(calls[0]!.headers.get('x-trace')).toBe('abc');
+  });
+
+  it('the raw client shares auth and retries', async () => {
+    const { fetch, calls } = mockFetch(json({ code: 503, message: 'x' }, 503), json({ results: [] }, 200, { 'X-Total-Pages': '0' }));
+    const { data } = await client(fetch).raw.GET('/plans');
+    expect(data).toEqual({ results: [] });
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.headers.get('authorization')).toBe('Bearer vk_test_token');
+  });
+
   it('validates options', () => {
     expect(() => createVoxkeyClient({ baseUrl: '', token: 't' })).toThrow(/baseUrl/);
     expect(() => createVoxkeyClient({ baseUrl: 'http://x', token: '' })).toThrow(/token/);
