@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { apiRoutes, buildOpenApiDocument, CreatePredefinedTextBodySchema, EnrollmentRequestSchema, REQUIRED_MESSAGE } from '../src/index.js';
+
+describe('contract', () => {
+  const document = buildOpenApiDocument();
+
+  it('documents every route with an operationId, typed errors and required bodies', () => {
+    const operations = Object.values(document.paths ?? {}).flatMap((item) =>
+      Object.values(item as Record<string, { operationId?: string; responses: Record<string, unknown>; requestBody?: { required?: boolean } }>),
+    );
+    expect(operations).toHaveLength(Object.keys(apiRoutes).length);
+    for (const operation of operations) {
+      expect(operation.operationId).toBeTruthy();
+      for (const status of ['400', '401', '403', '404', '429', '500']) expect(operation.responses).toHaveProperty(status);
+      if (operation.requestBody) {
+        expect(operation.requestBody.required).toBe(true);
+        expect(operation.responses).toHaveProperty('413');
+        expect(operation.responses).toHaveProperty('415');
+      }
+    }
+    expect(Object.keys(document.webhooks ?? {}).sort()).toEqual(['enrollment.completed', 'verification.completed']);
+  });
+
+  it('says "This field is required" for missing fields and rejects unknown ones', () => {
+    const result = CreatePredefinedTextBodySchema.safeParse({ language: 'en-UK', extra: 1 });
+    expect(result.success).toBe(false);
+    const issues = result.error!.issues;
+    expect(issues.find((i) => i.path[0] === 'org_id')?.message).toBe(REQUIRED_MESSAGE);
+    expect(issues.some((i) => i.code === 'unrecognized_keys')).toBe(true);
+  });
+
+  it('requires a UUID v4 request_uuid and defaults the language to en-UK', () => {
+    const bad = EnrollmentRequestSchema.safeParse({ voice_data: 'AAAA', request_uuid: '123e4567-e89b-12d3-a456-426614174000', external_id: 'x' });
+    expect(bad.error?.issues[0]).toMatchObject({ path: ['request_uuid'], message: 'Must be a valid UUID v4' });
+    const good = EnrollmentRequestSchema.parse({ voice_data: 'AAAA', request_uuid: '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d', external_id: 'x' });
+    expect(good.language).toBe('en-UK');
+  });
+});
