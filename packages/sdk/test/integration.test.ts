@@ -12,7 +12,37 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createVoxkeyClient, VoxkeyError, type VoxkeyClient } from '../src/index.js';
+import { createVoxkeyClient, toVoiceData, VoxkeyError, type VoxkeyClient } from '../src/index.js';
+
+/** A 16 kHz mono 16-bit WAV of a voiced, syllable-like harmonic tone. */
+function syntheticVoiceWav(seconds: number): Uint8Array {
+  const rate = 16000;
+  const samples = rate * seconds;
+  const wav = new Uint8Array(44 + samples * 2);
+  const view = new DataView(wav.buffer);
+  const ascii = (offset: number, text: string) => wav.set(new TextEncoder().encode(text), offset);
+  ascii(0, 'RIFF');
+  view.setUint32(4, 36 + samples * 2, true);
+  ascii(8, 'WAVEfmt ');
+  view.setUint32(16, 16, true);
+  view.setUint16(20, 1, true);
+  view.setUint16(22, 1, true);
+  view.setUint32(24, rate, true);
+  view.setUint32(28, rate * 2, true);
+  view.setUint16(32, 2, true);
+  view.setUint16(34, 16, true);
+  ascii(36, 'data');
+  view.setUint32(40, samples * 2, true);
+  for (let i = 0; i < samples; i++) {
+    const t = i / rate;
+    const f0 = 120 + 20 * Math.sin(2 * Math.PI * 0.5 * t);
+    const envelope = 0.5 + 0.5 * Math.sin(2 * Math.PI * 4 * t);
+    let s = 0;
+    for (let h = 1; h <= 10; h++) s += Math.sin(2 * Math.PI * f0 * h * t) / h;
+    view.setInt16(44 + i * 2, Math.round(Math.max(-1, Math.min(1, 0.3 * envelope * s)) * 32767), true);
+  }
+  return wav;
+}
 
 const cli = fileURLToPath(new URL('../../../apps/server/bin/voxkey.js', import.meta.url));
 const built = existsSync(fileURLToPath(new URL('../../../apps/server/dist/main.js', import.meta.url)));
@@ -167,6 +197,25 @@ describe.skipIf(!built)('against the real server', () => {
     expect(invalid.errors[0]).toHaveProperty('field');
     const other = createVoxkeyClient({ baseUrl, token, orgId: orgId + 1000 });
     await expect(other.organisation.get()).rejects.toMatchObject({ status: 403 });
+  });
+
+  it('enrolment is idempotent by request_uuid: a retry with the same body is accepted again', async (ctx) => {
+    await vk.settings.update({ callback_url: 'http://127.0.0.1:9/voxkey-webhook' });
+    const voice_data = toVoiceData(syntheticVoiceWav(5));
+    const first = await vk.enrollments.create({ external_id: 'customer-42', voice_data }).catch((error: unknown) => {
+      // A server built before the voice routes existed answers 404 for the route itself.
+      if (VoxkeyError.is(error) && error.status === 404) ctx.skip('this server build has no enrolment route');
+      throw error;
+    });
+    const again = await vk.enrollments.create({ external_id: 'customer-42', voice_data, request_uuid: first.request_uuid });
+    expect(again.request_uuid).toBe(first.request_uuid);
+    const record = await vk.enrollments.get(first.request_uuid);
+    expect(record).toMatchObject({ request_uuid: first.request_uuid, kind: 'enrollment', external_id: 'customer-42' });
+    const reused = await vk.enrollments.create({ external_id: 'customer-43', voice_data, request_uuid: first.request_uuid }).catch((e: unknown) => e);
+    expect(reused).toMatchObject({ kind: 'http', status: 409 });
+    const tooShort = (await vk.verifications.create({ external_id: 'customer-42', voice_data: toVoiceData(syntheticVoiceWav(1)) }).catch((e: unknown) => e)) as VoxkeyError;
+    expect(tooShort).toMatchObject({ status: 400 });
+    expect(tooShort.errors.map((e) => e.field)).toContain('voice_data');
   });
 
   it('a bad token gets 401; a closed port gets kind "network"', async () => {
