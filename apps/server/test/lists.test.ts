@@ -454,9 +454,9 @@ describe(`lists (${TEST_DIALECT})`, () => {
         await setTimestamps(c, 'users', u.id, at);
       }
       const q = async (value: string) =>
-        (await c.request('GET', withQuery(orgPath(org.id, '/users'), [['filter', `created_at=gte:${value}`]]), { token: org.token })).body.results.map(
-          (u: any) => u.external_id,
-        );
+        (
+          await c.request('GET', withQuery(orgPath(org.id, '/users'), [['filter', `created_at=gte:${value}`]]), { token: org.token })
+        ).body.results.map((u: any) => u.external_id);
       const original = process.env.TZ;
       process.env.TZ = 'America/New_York';
       try {
