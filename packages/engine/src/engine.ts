@@ -160,6 +160,9 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
 
   const intraOpThreads = Math.max(1, Math.floor(opts.intraOpThreads ?? 1));
   const threads = Math.max(1, Math.floor(opts.threads ?? Math.max(1, Math.floor(availableParallelism() / intraOpThreads))));
+  if (threads * intraOpThreads > availableParallelism()) {
+    process.emitWarning(`engine threads (${threads}) x intra-op threads (${intraOpThreads}) exceed the ${availableParallelism()} available cores; inference will contend`, { code: 'VOXKEY_ENGINE_OVERSUBSCRIBED' });
+  }
   const taskTimeoutMs = opts.taskTimeoutMs ?? 30_000;
   const limits: IntakeLimits = { ...DEFAULT_INTAKE_LIMITS, ...opts.limits };
   const workerConfig: WorkerConfig = {
