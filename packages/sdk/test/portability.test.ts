@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { createContext, runInContext } from 'node:vm';
 import { build } from 'esbuild';
+import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -41,5 +43,74 @@ describe('the main entry runs in browsers, Deno and Bun', () => {
 
   it('only the ./node entry needs Node built-ins', async () => {
     await expect(bundleForBrowser('src/node.ts')).rejects.toThrow(/node:fs\/promises/);
+  });
+});
+
+describe('the main entry with web globals only (no Buffer, process or require)', () => {
+  it('creates a client, calls through fetch, verifies a webhook and encodes audio', async () => {
+    const result = await build({
+      entryPoints: ['src/index.ts'],
+      absWorkingDir: root,
+      bundle: true,
+      write: false,
+      platform: 'browser',
+      format: 'iife',
+      globalName: 'VoxkeySDK',
+      target: 'es2022',
+      logLevel: 'silent',
+    });
+    const requests: string[] = [];
+    const web = {
+      fetch: async (request: Request) => {
+        requests.push(`${request.method} ${request.url} ${request.headers.get('authorization')}`);
+        return new Response(JSON.stringify({ results: [{ id: 1 }] }), { headers: { 'Content-Type': 'application/json', 'X-Total-Pages': '1' } });
+      },
+      Request,
+      Response,
+      Headers,
+      FormData,
+      AbortController,
+      AbortSignal,
+      DOMException,
+      Event,
+      EventTarget,
+      TextEncoder,
+      TextDecoder,
+      ReadableStream,
+      URL,
+      URLSearchParams,
+      crypto: globalThis.crypto,
+      btoa,
+      atob,
+      setTimeout,
+      clearTimeout,
+      console,
+    };
+    const context = createContext({ ...web });
+    runInContext(result.outputFiles[0]!.text, context);
+    const script = `(async () => {
+      const sdk = globalThis.VoxkeySDK;
+      if (typeof Buffer !== 'undefined' || typeof process !== 'undefined' || typeof require !== 'undefined') throw new Error('not a web-only context');
+      const vk = sdk.createVoxkeyClient({ baseUrl: 'https://api.example/v1', token: 'vk_t', orgId: 3, fetch });
+      const ids = [];
+      for await (const u of vk.users.iterate()) ids.push(u.id);
+      const voice = sdk.toVoiceData(new Uint8Array([82, 73, 70, 70, 0, 255]));
+      const event = sdk.verifyWebhook(input);
+      return { ids, voice, event: event.event_type, uuid: sdk.newRequestUuid() };
+    })()`;
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const body = JSON.stringify({ event_type: 'verification.completed', request_uuid: 'u', external_id: 'e', result: 'verified', match_score: 0.9, deepfake_detected: false, latency_ms: 1, created_at: '2026-11-21T12:00:00Z' });
+    const at = new Date();
+    context.input = {
+      secret,
+      body,
+      headers: { 'webhook-id': 'msg_1', 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign('msg_1', at, body) },
+    };
+    const out = await runInContext(script, context);
+    expect(out.ids).toEqual([1]);
+    expect(out.voice).toBe(Buffer.from([82, 73, 70, 70, 0, 255]).toString('base64'));
+    expect(out.event).toBe('verification.completed');
+    expect(out.uuid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(requests).toEqual(['GET https://api.example/v1/organisations/3/users?page=1 Bearer vk_t']);
   });
 });
