@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { insertUser } from '../src/repositories/users.js';
+import { insertVoiceprint } from '../src/repositories/voiceprints.js';
 import { TEST_DIALECT } from './support/database.js';
 import {
   expectError,
@@ -38,6 +39,40 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
           created_at: a.created_at,
           updated_at: a.updated_at,
         });
+      });
+
+      it('per_page defaults to 100: 101 users make two pages', async () => {
+        const c = ctx();
+
+        const org = await c.makeOrg('HundredAndOne');
+
+        const now = new Date().toISOString();
+
+        await c.db
+
+          .insertInto('users')
+
+          .values(
+            Array.from({ length: 101 }, (_, i) => ({ org_id: org.id, external_id: `bulk-${i}`, is_active: 1, created_at: now, updated_at: now }))
+          )
+
+          .execute();
+
+        const first = await c.request('GET', orgPath(org.id, '/users'), { token: org.token });
+
+        expect(expectList(first, 'user', { total: 101, perPage: 100 })).toHaveLength(100);
+
+        expect(first.headers.get('x-total-pages')).toBe('2');
+
+        const second = await c.request('GET', orgPath(org.id, '/users?page=2'), { token: org.token });
+
+        expect(expectList(second, 'user', { total: 101, perPage: 100 })).toHaveLength(1);
+
+        const all = await c.request('GET', orgPath(org.id, '/users?per_page=300'), { token: org.token });
+
+        expect(expectList(all, 'user', { total: 101, perPage: 300 })).toHaveLength(101);
+
+        expect(all.headers.get('x-total-pages')).toBe('1');
       });
 
       it('an organisation with no users: empty list, X-Total-Pages 0', async () => {
@@ -149,8 +184,12 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
         expect((await ctx().request('GET', usersPath(`/${u.id}`))).body).toMatchObject({ external_id: 'bad-patch', is_active: true });
       });
 
-      it('404 for an unknown user', async () => {
+      it("404 for an unknown user, and for another organisation's user (which stays active)", async () => {
         expectNotFound(await ctx().request('PATCH', usersPath(`/${UNKNOWN_ID}`), { body: { is_active: false } }));
+        const other = await seedUser(ctx(), ctx().orgB.id, 'b-active');
+        expectNotFound(await ctx().request('PATCH', usersPath(`/${other.id}`), { body: { is_active: false } }));
+        const b = await ctx().request('GET', orgPath(ctx().orgB.id, `/users/${other.id}`), { token: ctx().orgB.token });
+        expect(b.body.is_active).toBe(true);
       });
     });
 
@@ -162,6 +201,14 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
         const before = (await c.request('GET', usersPath(`/${u.id}`))).body;
         const d1 = await seedDevice(c, { orgId: c.orgA.id, userId: u.id, fingerprint: 'phone', type: 1 });
         const d2 = await seedDevice(c, { orgId: c.orgA.id, userId: u.id, fingerprint: 'laptop', type: 2 });
+        await insertVoiceprint(c.db, {
+          orgId: c.orgA.id,
+          userId: u.id,
+          modelId: 'test-model',
+          sealedEmbedding: 'sealed',
+          enrolmentFingerprint: 'phone',
+          qualityScore: 0.9,
+        });
         const keep = await seedUser(c, c.orgA.id, 'keep-me');
         const d3 = await seedDevice(c, { orgId: c.orgA.id, userId: keep.id, fingerprint: 'phone' });
         expect((await c.request('GET', orgPath(c.orgA.id, `/devices/${d1.id}`))).status).toBe(200);
@@ -178,6 +225,8 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
         for (const d of [d1, d2]) expectNotFound(await c.request('GET', orgPath(c.orgA.id, `/devices/${d.id}`)));
         const left = await c.db.selectFrom('devices').select('id').where('user_id', '=', u.id).execute();
         expect(left).toEqual([]);
+        // The voiceprint is erased with the user.
+        expect(await c.db.selectFrom('voiceprints').select('id').where('user_id', '=', u.id).execute()).toEqual([]);
         // Other users and their devices are untouched.
         expect((await c.request('GET', usersPath(`/${keep.id}`))).status).toBe(200);
         expect((await c.request('GET', orgPath(c.orgA.id, `/devices/${d3.id}`))).status).toBe(200);
