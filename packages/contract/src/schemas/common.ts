@@ -33,20 +33,21 @@ const rateLimitHeaders = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' as const } },
 };
 
+/** Error responses of the request body; any request may carry one, so every route can answer them. */
+export const bodyErrorResponses = {
+  413: errorResponse('The request body is larger than the server accepts.'),
+  415: errorResponse('The request carries a body that is not `application/json`.'),
+} as const;
+
 /** Error responses every authenticated route can produce. */
 export const commonErrorResponses = {
   400: errorResponse('The request failed validation; `errors` has one entry per faulty field.', ValidationErrorSchema),
   401: errorResponse('Token invalid, expired or disabled.'),
   403: errorResponse('The token may not act on this organisation.'),
   404: errorResponse('No such resource in this organisation.'),
+  ...bodyErrorResponses,
   429: { ...errorResponse('Too many requests; retry after `Retry-After` seconds.'), headers: rateLimitHeaders },
   500: errorResponse('Internal error; the message never carries internals.'),
-} as const;
-
-/** Extra error responses of routes that take a JSON body. */
-export const bodyErrorResponses = {
-  413: errorResponse('The request body is larger than the server accepts.'),
-  415: errorResponse('The request body is not `application/json`.'),
 } as const;
 
 export const conflictResponse = { 409: errorResponse('The request conflicts with the current state.') } as const;
