@@ -1082,6 +1082,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -1174,7 +1192,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request carries a body that is not `application/json`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1257,6 +1275,24 @@ export interface operations {
             };
             /** @description No such resource in this organisation. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1358,7 +1394,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request carries a body that is not `application/json`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1439,6 +1475,24 @@ export interface operations {
             };
             /** @description No such resource in this organisation. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1538,7 +1592,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request carries a body that is not `application/json`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1619,6 +1673,24 @@ export interface operations {
             };
             /** @description No such resource in this organisation. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1718,7 +1790,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request carries a body that is not `application/json`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1819,6 +1891,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -1900,6 +1990,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -1974,6 +2082,24 @@ export interface operations {
             };
             /** @description No such resource in this organisation. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2075,7 +2201,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request carries a body that is not `application/json`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2158,6 +2284,24 @@ export interface operations {
             };
             /** @description No such resource in this organisation. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2250,6 +2394,24 @@ export interface operations {
             };
             /** @description No such resource in this organisation. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2358,7 +2520,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request carries a body that is not `application/json`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2448,6 +2610,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -2522,6 +2702,24 @@ export interface operations {
             };
             /** @description No such resource in this organisation. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2632,7 +2830,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request carries a body that is not `application/json`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2730,6 +2928,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -2802,6 +3018,24 @@ export interface operations {
             };
             /** @description No such resource in this organisation. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2890,6 +3124,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -2964,6 +3216,24 @@ export interface operations {
             };
             /** @description No such resource in this organisation. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3074,7 +3344,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request carries a body that is not `application/json`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3186,7 +3456,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request carries a body that is not `application/json`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3276,6 +3546,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -3357,6 +3645,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -3429,6 +3735,24 @@ export interface operations {
             };
             /** @description No such resource in this organisation. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3528,6 +3852,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -3602,6 +3944,24 @@ export interface operations {
             };
             /** @description No such resource in this organisation. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
