@@ -1,0 +1,108 @@
+/**
+ * Runs `src/quickstart.ts` as a child process against a real Voxkey server process (fresh SQLite
+ * database, organisation from `voxkey org create`), enrolling and verifying with real recordings
+ * from `../shared/datasets` converted to WAV. Skipped with a notice when the data set is absent.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chooseModels, DATASET_DIR, HAS_DATASET, pickSpeakers, startServer, toWav, type ServerHandle } from './support.js';
+
+const EXAMPLE_DIR = fileURLToPath(new URL('..', import.meta.url));
+
+if (!HAS_DATASET) {
+  console.warn(`quickstart.test.ts: SKIPPED, the development data set is absent (${DATASET_DIR}/manifest.csv); set VOXKEY_DATASET_DIR to run it`);
+}
+
+function runQuickstart(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/quickstart.ts'], {
+      cwd: EXAMPLE_DIR,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, output }));
+  });
+}
+
+function jsonAfter(output: string, label: string): any {
+  const line = output.split('\n').find((l) => l.startsWith(`${label}: {`));
+  if (!line) throw new Error(`no "${label}" line in the output:\n${output}`);
+  return JSON.parse(line.slice(label.length + 2));
+}
+
+describe('quickstart-node', () => {
+  it('exits 2 naming the missing variable when unconfigured', async () => {
+    const { code, output } = await runQuickstart({});
+    expect(code).toBe(2);
+    expect(output).toContain('Missing environment variable VOXKEY_URL');
+  });
+
+  describe.skipIf(!HAS_DATASET)('against a real server with real recordings', () => {
+    const models = chooseModels();
+    let server: ServerHandle;
+    let audioDir: string;
+    let enrolWav: string;
+    let verifyWav: string;
+
+    beforeAll(async () => {
+      console.info(`quickstart.test.ts: models: ${models.names}`);
+      const { a, speakers } = pickSpeakers(2);
+      console.info(`quickstart.test.ts: speaker ${speakers[0]} (commonvoice dev): enrol ${path.basename(a[0]!)}, verify ${path.basename(a[1]!)}`);
+      audioDir = mkdtempSync(path.join(tmpdir(), 'voxkey-quickstart-audio-'));
+      enrolWav = await toWav(a[0]!, path.join(audioDir, 'enrol.wav'));
+      verifyWav = await toWav(a[1]!, path.join(audioDir, 'verify.wav'));
+      server = await startServer(models.dir);
+    });
+
+    afterAll(async () => {
+      await server?.stop();
+      if (audioDir) rmSync(audioDir, { recursive: true, force: true });
+    });
+
+    it('enrols from a WAV file, receives both signed webhooks and prints the verification result', async () => {
+      const { code, output } = await runQuickstart({
+        VOXKEY_URL: server.baseUrl.replace(/\/v1$/, ''),
+        VOXKEY_TOKEN: server.token,
+        VOXKEY_ORG_ID: String(server.orgId),
+        VOXKEY_WEBHOOK_SECRET: server.webhookSecret,
+        ENROL_AUDIO: enrolWav,
+        VERIFY_AUDIO: verifyWav,
+        WEBHOOK_PORT: '0',
+        EXTERNAL_ID: 'quickstart-alice',
+      });
+      console.info(`quickstart output:\n${output}`);
+      expect(code, `${output}\n--- server ---\n${server.output().slice(-4000)}`).toBe(0);
+
+      expect(output).toMatch(/Callback URL of organisation \d+ set to http:\/\/127\.0\.0\.1:\d+\/webhooks/);
+      expect(output).toMatch(/Predefined text \d+ created \(en-UK #1\)/);
+
+      const enrolment = jsonAfter(output, 'enrollment.completed');
+      expect(enrolment).toMatchObject({ event_type: 'enrollment.completed', external_id: 'quickstart-alice', status: 'enrolled', failure_reason: null });
+      expect(enrolment.user_id).toBeGreaterThan(0);
+
+      const verification = jsonAfter(output, 'verification.completed');
+      expect(verification).toMatchObject({ event_type: 'verification.completed', external_id: 'quickstart-alice' });
+      expect(['verified', 'rejected', 'inconclusive']).toContain(verification.result);
+      expect(verification.match_score).toBeGreaterThanOrEqual(0);
+      expect(verification.match_score).toBeLessThanOrEqual(1);
+      expect(typeof verification.deepfake_detected).toBe('boolean');
+      expect(output).toMatch(/^Result: (verified|rejected|inconclusive) \(match score \d\.\d{3}, deepfake detected: (yes|no)\) -> ACCESS (GRANTED|DENIED)$/m);
+
+      if (models.real) {
+        // Two recordings of one speaker: with the trained models this must be a match.
+        expect(verification.result, `same speaker, models ${models.names}`).toBe('verified');
+        expect(verification.deepfake_detected).toBe(false);
+      } else {
+        console.warn(`quickstart.test.ts: ${models.names}; the same-speaker result (${verification.result}, score ${verification.match_score}) is not checked`);
+      }
+    });
+  });
+});
