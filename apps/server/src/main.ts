@@ -21,7 +21,7 @@ Commands:
 Environment: DATABASE_URL (sqlite:./data/voxkey.db or postgres://...), PORT (8080); see docs/deployment.md.`;
 
 async function withRuntime<T>(config: AppConfig, run: (runtime: Runtime) => Promise<T>): Promise<T> {
-  const runtime = await createRuntime(config, { withWorkers: false, logger: createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL) });
+  const runtime = await createRuntime(config, { withWorkers: false, logger: createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, 2) });
   try {
     return await run(runtime);
   } finally {

@@ -16,14 +16,18 @@ const REDACT = [
   'VOXKEY_ENCRYPTION_KEY',
 ];
 
-export function createLogger(level: string): Logger {
-  return pino({
+/** Logs go to stdout for the server; CLI commands log to stderr so their stdout stays machine-readable. */
+export function createLogger(level: string, destination: 1 | 2 = 1): Logger {
+  return pino(
+    {
     level,
     base: { service: 'voxkey', pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACT, censor: '[redacted]' },
     formatters: { level: (label) => ({ level: label }) },
-  });
+    },
+    pino.destination({ fd: destination, sync: destination === 2 }),
+  );
 }
 
 export type { Logger };

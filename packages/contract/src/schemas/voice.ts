@@ -78,7 +78,7 @@ export const RequestRecordSchema = z
     kind: z.enum(['enrollment', 'verification']),
     external_id: z.string(),
     status: JobStatusSchema,
-    result: VerificationResultSchema.nullable().openapi({ description: 'Verification outcome once completed.' }),
+    result: z.union([VerificationResultSchema, z.null()]).openapi({ description: 'Verification outcome once completed; null for enrolments and unfinished requests.' }),
     match_score: z.number().nullable(),
     deepfake_detected: z.boolean().nullable(),
     quality_score: z.number().nullable(),

@@ -926,7 +926,8 @@ export interface components {
             kind: "enrollment" | "verification";
             external_id: string;
             status: components["schemas"]["JobStatus"];
-            result: components["schemas"]["VerificationResult"] & (string | null);
+            /** @description Verification outcome once completed; null for enrolments and unfinished requests. */
+            result: components["schemas"]["VerificationResult"] | null;
             match_score: number | null;
             deepfake_detected: boolean | null;
             quality_score: number | null;
