@@ -73,19 +73,10 @@ export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: Ana
     }
   }
 
-  let spoofMs = 0;
-  const spoofPromise = (async () => {
-    const s = performance.now();
-    const r = await scoreSpoof(models.spoof, models.spoofIo, samples, checkpoint);
-    spoofMs = performance.now() - s;
-    return r;
-  })();
-
   const tVad = performance.now();
   const vad = await detectSpeech(models.vad, samples, undefined, checkpoint);
   const vadMs = performance.now() - tVad;
   if (opts.gating && vad.netSpeechSeconds < LIMITS.minNetSpeechSeconds) {
-    await spoofPromise.catch(() => undefined);
     throw new EngineError(
       'insufficient_speech',
       `only ${vad.netSpeechSeconds.toFixed(2)} s of speech detected; at least ${LIMITS.minNetSpeechSeconds} s is required (5 s recommended)`,
@@ -119,7 +110,11 @@ export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: Ana
     }
   }
   const embedMs = performance.now() - tEmbed;
-  const spoof = await spoofPromise;
+  // onnxruntime-node runs sessions synchronously on this thread, so running the spoof model
+  // "concurrently" with VAD would only interleave them; sequential keeps the stage timings honest.
+  const tSpoof = performance.now();
+  const spoof = await scoreSpoof(models.spoof, models.spoofIo, samples, checkpoint);
+  const spoofMs = performance.now() - tSpoof;
   for (const e of partEmbeddings) {
     if (!e.every(Number.isFinite)) throw new EngineError('model_invalid', 'the speaker model produced a non-finite embedding');
   }
