@@ -156,11 +156,11 @@ describe('engine pool limits and failures', () => {
   });
 
   it('times out a task that runs past taskTimeoutMs and keeps serving', async () => {
-    const engine = await createEngine({ modelsDir: FIXTURE_MODELS, threads: 1, taskTimeoutMs: 800, testHooks: true, warmup: false });
+    const engine = await createEngine({ modelsDir: FIXTURE_MODELS, threads: 1, taskTimeoutMs: 2000, testHooks: true });
     try {
       const t = performance.now();
-      expect(await errorCode(engine.runRaw({ kind: 'sleep', ms: 10_000 }))).toBe('timeout');
-      expect(performance.now() - t).toBeLessThan(5000);
+      expect(await errorCode(engine.runRaw({ kind: 'sleep', ms: 60_000 }))).toBe('timeout');
+      expect(performance.now() - t).toBeLessThan(20_000);
       await expect(engine.runRaw({ kind: 'sleep', ms: 10 })).resolves.toBeNull();
     } finally {
       await engine.close();
