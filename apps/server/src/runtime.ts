@@ -1,4 +1,4 @@
-import { createEngine, type VoiceEngine } from '@voxkey/engine';
+import { createEngine, isEngineError, type VoiceEngine } from '@voxkey/engine';
 import { type AppConfig, ensureDataDir } from './config.js';
 import { type Database, openDatabase } from './db/connection.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -50,18 +50,27 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
 
   let engine: VoiceEngine | null = null;
   if (options.withWorkers) {
-    engine = await createEngine({
-      modelsDir: config.VOXKEY_MODELS_DIR,
-      threads: config.ENGINE_THREADS,
-      intraOpThreads: config.ENGINE_INTRA_OP_THREADS,
-      taskTimeoutMs: config.ENGINE_TASK_TIMEOUT_MS,
-    });
+    try {
+      engine = await createEngine({
+        modelsDir: config.VOXKEY_MODELS_DIR,
+        threads: config.ENGINE_THREADS,
+        intraOpThreads: config.ENGINE_INTRA_OP_THREADS,
+        taskTimeoutMs: config.ENGINE_TASK_TIMEOUT_MS,
+      });
+    } catch (err) {
+      // Without a usable model the rest of the API still works; voice requests get a 503 that says why.
+      if (!isEngineError(err) || err.category !== 'model') throw err;
+      deps.voiceUnavailable = err.message;
+      logger.error({ code: err.code }, `voice processing unavailable: ${err.message}`);
+    }
+  }
+  if (engine) {
     logger.info({ speakerModel: engine.speakerModelId, spoofModel: engine.spoofModelId, threads: engine.stats().threads }, 'engine ready');
     const poolEngine = engine;
     deps.observability.poolStats = () => poolEngine.stats();
     runner = createJobRunner(deps, engine, engine.stats().threads);
-    dispatcher = createWebhookDispatcher(deps);
   }
+  if (options.withWorkers) dispatcher = createWebhookDispatcher(deps);
 
   return {
     deps,

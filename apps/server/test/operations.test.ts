@@ -158,3 +158,20 @@ describe(`trial quota, request ids, metrics, headers and logs (${TEST_DIALECT})`
     expect(lines.join('')).not.toContain(ctx.orgA.token);
   });
 });
+
+describe(`voice processing unavailable (${TEST_DIALECT})`, () => {
+  it('answers voice requests with 503 saying why, while the rest of the API works', async () => {
+    const ctx = await createTestContext();
+    try {
+      ctx.deps.voiceUnavailable = 'no speaker model is installed';
+      const res = await ctx.request('POST', `/v1/organisations/${ctx.orgA.id}/enrollments`, {
+        body: { voice_data: 'AAAA', request_uuid: crypto.randomUUID(), external_id: 'x' },
+      });
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ code: 503, message: 'Voice processing is unavailable on this server: no speaker model is installed' });
+      expect((await ctx.request('GET', `/v1/organisations/${ctx.orgA.id}`)).status).toBe(200);
+    } finally {
+      await ctx.cleanup();
+    }
+  });
+});

@@ -23,6 +23,8 @@ export interface AppDeps {
   config: AppConfig;
   sealer: Sealer;
   signals: JobSignals;
+  /** Set when this process should process voice but cannot (e.g. no model installed): voice requests get 503. */
+  voiceUnavailable?: string;
   observability: { logger: Logger; metrics: Metrics; poolStats?: () => { utilization: number; queueSize: number } };
 }
 

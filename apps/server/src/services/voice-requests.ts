@@ -82,6 +82,7 @@ async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, externa
  */
 export async function acceptVoiceRequest(deps: AppDeps, auth: { orgId: number; tokenKind: 'live' | 'trial' }, kind: JobKind, body: VoiceRequestBody) {
   const { orgId } = auth;
+  if (deps.voiceUnavailable) throw new ApiError('unavailable', `Voice processing is unavailable on this server: ${deps.voiceUnavailable}`);
   const db = deps.database.db;
   const settings = await findSettings(db, orgId);
   const callbackUrl = settings?.callback_url;

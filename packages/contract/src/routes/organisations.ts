@@ -1,5 +1,5 @@
 import { createRoute } from '@hono/zod-openapi';
-import { bodyErrorResponses, commonErrorResponses, jsonBody, jsonResponse, OrgPathParams } from '../schemas/common.js';
+import { commonErrorResponses, jsonBody, jsonResponse, OrgPathParams } from '../schemas/common.js';
 import { OrganisationSchema, SettingsSchema, UpdateOrganisationBodySchema, UpdateSettingsBodySchema } from '../schemas/organisations.js';
 
 const tags = ['Organisation'];
@@ -22,7 +22,7 @@ export const updateOrganisation = createRoute({
   description: 'Fields left out stay unchanged; `null` clears an optional field.',
   tags,
   request: { params: OrgPathParams, body: jsonBody(UpdateOrganisationBodySchema) },
-  responses: { 200: jsonResponse(OrganisationSchema, 'The full updated organisation.'), ...commonErrorResponses, ...bodyErrorResponses },
+  responses: { 200: jsonResponse(OrganisationSchema, 'The full updated organisation.'), ...commonErrorResponses },
 });
 
 export const getSettings = createRoute({
@@ -43,7 +43,7 @@ export const updateSettings = createRoute({
   description: 'Only the keys given in `settings` change.',
   tags,
   request: { params: OrgPathParams, body: jsonBody(UpdateSettingsBodySchema) },
-  responses: { 200: jsonResponse(SettingsSchema, 'The full settings record.'), ...commonErrorResponses, ...bodyErrorResponses },
+  responses: { 200: jsonResponse(SettingsSchema, 'The full settings record.'), ...commonErrorResponses },
 });
 
 export const organisationRoutes = { getOrganisation, updateOrganisation, getSettings, updateSettings };

@@ -1,5 +1,5 @@
 import { createRoute } from '@hono/zod-openapi';
-import { bodyErrorResponses, commonErrorResponses, conflictResponse, jsonBody, jsonResponse, OrgPathParams, pathId } from '../schemas/common.js';
+import { commonErrorResponses, conflictResponse, jsonBody, jsonResponse, OrgPathParams, pathId } from '../schemas/common.js';
 import { listQuerySchema, listResponse } from '../schemas/list.js';
 import {
   CreatePredefinedTextBodySchema,
@@ -23,7 +23,6 @@ export const createPredefinedText = createRoute({
   responses: {
     201: jsonResponse(PredefinedTextSchema, 'The new text.'),
     ...commonErrorResponses,
-    ...bodyErrorResponses,
     ...conflictResponse,
   },
 });
@@ -59,7 +58,6 @@ export const updatePredefinedText = createRoute({
   responses: {
     200: jsonResponse(PredefinedTextSchema, 'The updated text.'),
     ...commonErrorResponses,
-    ...bodyErrorResponses,
     ...conflictResponse,
   },
 });

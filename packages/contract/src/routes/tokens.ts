@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { bodyErrorResponses, commonErrorResponses, jsonBody, jsonResponse, OrgPathParams, pathId } from '../schemas/common.js';
+import { commonErrorResponses, jsonBody, jsonResponse, OrgPathParams, pathId } from '../schemas/common.js';
 import { listQuerySchema, listResponse } from '../schemas/list.js';
 import { ApiTokenSchema, CreateApiTokenBodySchema, CreatedApiTokenSchema, UpdateApiTokenBodySchema } from '../schemas/tokens.js';
 
@@ -20,7 +20,6 @@ export const createApiToken = createRoute({
   responses: {
     201: jsonResponse(CreatedApiTokenSchema, 'The token, with its raw value.'),
     ...commonErrorResponses,
-    ...bodyErrorResponses,
   },
 });
 
@@ -49,7 +48,6 @@ export const updateApiToken = createRoute({
   responses: {
     200: jsonResponse(ApiTokenSchema, 'The updated token.'),
     ...commonErrorResponses,
-    ...bodyErrorResponses,
   },
 });
 

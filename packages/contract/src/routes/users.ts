@@ -1,5 +1,5 @@
 import { createRoute } from '@hono/zod-openapi';
-import { bodyErrorResponses, commonErrorResponses, jsonBody, jsonResponse, OrgPathParams, pathId } from '../schemas/common.js';
+import { commonErrorResponses, jsonBody, jsonResponse, OrgPathParams, pathId } from '../schemas/common.js';
 import { listQuerySchema, listResponse } from '../schemas/list.js';
 import { DeviceSchema, UpdateUserBodySchema, USER_FILTER_FIELDS, USER_SORT_FIELDS, UserSchema } from '../schemas/users.js';
 
@@ -36,7 +36,7 @@ export const updateUser = createRoute({
   description: 'A deactivated user keeps the voiceprint but cannot be verified; reactivation is immediate.',
   tags,
   request: { params: UserPathParams, body: jsonBody(UpdateUserBodySchema) },
-  responses: { 200: jsonResponse(UserSchema, 'The updated user.'), ...commonErrorResponses, ...bodyErrorResponses },
+  responses: { 200: jsonResponse(UserSchema, 'The updated user.'), ...commonErrorResponses },
 });
 
 export const deleteUser = createRoute({

@@ -3374,6 +3374,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Voice processing is unavailable on this server (for example, no speaker model is installed). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createVerification: {
@@ -3479,6 +3488,15 @@ export interface operations {
             };
             /** @description Internal error; the message never carries internals. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Voice processing is unavailable on this server (for example, no speaker model is installed). */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
