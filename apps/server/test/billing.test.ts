@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TEST_DIALECT } from './support/database.js';
-import { expectList, expectNotFound, expectResource, expectValidation, itKnownBug, useContext } from './support/expect.js';
+import { expectList, expectNotFound, expectResource, expectValidation, itKnownBug, useContext, WITHOUT_RATE_LIMITS } from './support/expect.js';
 import { orgPath, seedInvoice, UNKNOWN_ID } from './support/fixtures.js';
 
 const SEEDED_PLANS = [
@@ -11,7 +11,7 @@ const SEEDED_PLANS = [
 ];
 
 describe(`billing (${TEST_DIALECT})`, () => {
-  const ctx = useContext();
+  const ctx = useContext(WITHOUT_RATE_LIMITS);
 
   describe('plans', () => {
     it('GET /plans: {results} of plan records with details {name, monthly_calls_included, overage_rate_gbp}', async () => {

@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext, TestOrg } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
-import { expectList, expectValidation, itKnownBug, type ResourceKind, useContext, withQuery } from './support/expect.js';
+import { expectList, expectValidation, itKnownBug, type ResourceKind, useContext, WITHOUT_RATE_LIMITS, withQuery } from './support/expect.js';
 import { createText, createToken, orgPath, seedUser, setTimestamps } from './support/fixtures.js';
 
 type Row = Record<string, any>;
@@ -159,9 +159,7 @@ const cmp = (a: any, b: any) => (a < b ? -1 : a > b ? 1 : 0);
 
 describe(`lists (${TEST_DIALECT})`, () => {
   // One database for the whole file: each list gets its own organisation (plans are global, and only the plans list reads them).
-  // Rate limiting is off here only: it is orthogonal to list semantics, and its two upserts per request
-  // double the time of this file (about 1000 requests) on PostgreSQL. Every other file runs with it on.
-  const ctx = useContext({ RATE_LIMIT_ENABLED: 'false' });
+  const ctx = useContext(WITHOUT_RATE_LIMITS);
 
   for (const spec of SPECS) {
     describe(`${spec.name} list`, () => {

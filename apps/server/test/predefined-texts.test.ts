@@ -1,10 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { TEST_DIALECT } from './support/database.js';
-import { expectError, expectList, expectNotFound, expectResource, expectValidation, REQUIRED, UNKNOWN_FIELD, useContext } from './support/expect.js';
+import {
+  expectError,
+  expectList,
+  expectNotFound,
+  expectResource,
+  expectValidation,
+  REQUIRED,
+  UNKNOWN_FIELD,
+  useContext,
+  WITHOUT_RATE_LIMITS,
+} from './support/expect.js';
 import { createText, orgPath, UNKNOWN_ID } from './support/fixtures.js';
 
 describe(`predefined texts (${TEST_DIALECT})`, () => {
-  const ctx = useContext();
+  const ctx = useContext(WITHOUT_RATE_LIMITS);
   const textsPath = (rest = '') => orgPath(ctx().orgA.id, `/predefined-texts${rest}`);
   const valid = (over: Record<string, unknown> = {}) => ({
     org_id: ctx().orgA.id,

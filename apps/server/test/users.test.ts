@@ -11,12 +11,13 @@ import {
   itKnownBug,
   UNKNOWN_FIELD,
   useContext,
+  WITHOUT_RATE_LIMITS,
   withQuery,
 } from './support/expect.js';
 import { orgPath, seedDevice, seedUser, UNKNOWN_ID } from './support/fixtures.js';
 
 describe(`users and devices (${TEST_DIALECT})`, () => {
-  const ctx = useContext();
+  const ctx = useContext(WITHOUT_RATE_LIMITS);
 
   describe('users', () => {
     const usersPath = (rest = '') => orgPath(ctx().orgA.id, `/users${rest}`);

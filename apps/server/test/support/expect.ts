@@ -150,6 +150,13 @@ export function expectValidation(res: TestResponse, fields: FieldExpectation[]):
 }
 
 /**
+ * Config for files about resource semantics: the rate limiter is orthogonal to them and costs two
+ * committed upserts per request (most of the PostgreSQL time). The files about authentication,
+ * tenancy, errors, tokens and concurrency keep it on, as production does.
+ */
+export const WITHOUT_RATE_LIMITS = { RATE_LIMIT_ENABLED: 'false' } as const;
+
+/**
  * One context for the whole file, created in beforeAll; after every test the app must not have
  * reported any error (a 500). Returns a getter because the context exists only once beforeAll ran.
  */
