@@ -188,50 +188,27 @@ describe(`matrices from openapi.json (${TEST_DIALECT})`, () => {
     });
 
     it.each([
-      (b: number, u: number) => `/v1/organisations/${b}/`,
-
-      (b: number, u: number) => `/v1/organisations/${b}/users/`,
-
+      (b: number) => `/v1/organisations/${b}/`,
+      (b: number) => `/v1/organisations/${b}/users/`,
       (b: number, u: number) => `/v1/organisations/${b}/users/${u}/`,
-
       (b: number) => `/v1//organisations/${b}/users`,
-
       (b: number) => `/v1/organisations//${b}/users`,
-
-      (b: number) =>
-        (b: number) => `/v1/organisations/${String(b).replace(/\d/g, (d) => `%3${d}`)}/users`,
-          `%3${b}`,
-          encodeURIComponent(String(b)).replace(/./g, (ch) => `%${ch.charCodeAt(0).toString(16)}`)
-        ),
-
+      (b: number) => `/v1/organisations/${String(b).replace(/\d/g, (d) => `%3${d}`)}/users`,
       (b: number) => `/v1/organisations/${b}%2Fusers`,
-
       (b: number) => `/v1/Organisations/${b}/users`,
-
       (b: number) => `/v1/organisations/${b}/users/../users`,
-
       (b: number) => `/v1/organisations/${b}/./users`,
-
       (b: number) => `/v1/organisations/0${b}/users`,
-
       (b: number) => `/v1/organisations/+${b}/users`,
-
       (b: number) => `/v1/organisations/${b}.0/users`,
-
       (b: number) => `/v1/organisations/${b};x/users`,
-
       (b: number) => `/v1/organisations/${b}%00/users`,
-
       (b: number, _u: number, a: number) => `/v1/organisations/${b}/users?org_id=${a}`,
-
       (b: number, _u: number, a: number) => `/v1/organisations/${a}/../${b}/users`,
     ])("path variant %# of org B's users never reaches them (400, 403 or 404)", async (make) => {
       const path = make(b.org.id, Number(b.ids.user_id), a.org.id);
-
       const res = await ctx().request('GET', path);
-
       expect([400, 403, 404], `${path} → ${res.status}`).toContain(res.status);
-
       expectNoLeak(res);
     });
 
