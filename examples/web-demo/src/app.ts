@@ -1,0 +1,139 @@
+/**
+ * The web demo's backend, a Hono app:
+ *
+ *   GET  /                         the static page (public/)
+ *   POST /api/enrol?external_id=X  body: a WAV recording -> Voxkey enrolment -> { request_uuid }
+ *   POST /api/verify?external_id=X body: a WAV recording -> Voxkey verification -> { request_uuid }
+ *   GET  /api/events/:request_uuid server-sent events: `waiting`, then `result` with the webhook's event
+ *   POST /webhooks                 Voxkey's signed webhooks (the organisation's callback URL)
+ *
+ * The browser never sees the API token: only this backend talks to Voxkey.
+ */
+import { fileURLToPath } from 'node:url';
+import { serveStatic } from '@hono/node-server/serve-static';
+import { Hono, type Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { verifyWebhook, VoxkeyError, WebhookVerificationError, type VoxkeyClient, type VoxkeyEvent } from '@voxkey/sdk';
+
+export const PUBLIC_DIR = fileURLToPath(new URL('../public', import.meta.url));
+
+/** Results by request_uuid, for the requests this backend started; SSE subscribers wait here. */
+class ResultHub {
+  private readonly results = new Map<string, VoxkeyEvent>();
+  private readonly pending = new Set<string>();
+  private readonly listeners = new Map<string, Set<(event: VoxkeyEvent) => void>>();
+
+  expect(requestUuid: string): void {
+    this.pending.add(requestUuid);
+  }
+
+  knows(requestUuid: string): boolean {
+    return this.pending.has(requestUuid) || this.results.has(requestUuid);
+  }
+
+  publish(event: VoxkeyEvent): void {
+    if (!this.pending.has(event.request_uuid)) return; // not ours (another app on the same organisation)
+    this.pending.delete(event.request_uuid);
+    this.results.set(event.request_uuid, event);
+    // A demo keeps the last results in memory only; forget old ones.
+    if (this.results.size > 1000) this.results.delete(this.results.keys().next().value!);
+    for (const listener of this.listeners.get(event.request_uuid) ?? []) listener(event);
+    this.listeners.delete(event.request_uuid);
+  }
+
+  /** Resolves with the result, at once when it is already here (the webhook may beat the page). */
+  next(requestUuid: string, signal: AbortSignal): Promise<VoxkeyEvent | null> {
+    const done = this.results.get(requestUuid);
+    if (done) return Promise.resolve(done);
+    return new Promise((resolve) => {
+      const listener = (event: VoxkeyEvent) => resolve(event);
+      const set = this.listeners.get(requestUuid) ?? new Set();
+      set.add(listener);
+      this.listeners.set(requestUuid, set);
+      signal.addEventListener('abort', () => {
+        set.delete(listener);
+        resolve(null);
+      });
+    });
+  }
+}
+
+export interface DemoOptions {
+  voxkey: VoxkeyClient;
+  webhookSecret: string;
+  /** Largest recording accepted from the page (default 10 MB, Voxkey's limit). */
+  maxRecordingBytes?: number;
+}
+
+export function createDemoApp(options: DemoOptions): Hono {
+  const { voxkey, webhookSecret } = options;
+  const maxBytes = options.maxRecordingBytes ?? 10 * 1024 * 1024;
+  const hub = new ResultHub();
+  const seenWebhookIds = new Set<string>();
+  const app = new Hono();
+
+  /** Forwards a recording from the page to Voxkey; answers { request_uuid } or the API's error. */
+  async function submit(c: Context, kind: 'enrol' | 'verify') {
+    const externalId = c.req.query('external_id')?.trim();
+    if (!externalId) return c.json({ message: 'external_id is required' }, 400);
+    const recording = new Uint8Array(await c.req.arrayBuffer());
+    if (recording.byteLength === 0) return c.json({ message: 'the recording is empty' }, 400);
+    if (recording.byteLength > maxBytes) return c.json({ message: 'the recording is too large' }, 413);
+    try {
+      const input = { external_id: externalId, voice_data: recording };
+      const accepted = kind === 'enrol' ? await voxkey.enrollments.create(input) : await voxkey.verifications.create(input);
+      hub.expect(accepted.request_uuid);
+      return c.json({ request_uuid: accepted.request_uuid }, 202);
+    } catch (error) {
+      if (error instanceof VoxkeyError && error.kind === 'http' && error.status < 500) {
+        // Show the page what Voxkey said (bad audio, unknown user, already enrolled, ...).
+        const detail = error.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
+        return c.json({ message: detail ? `${error.message} (${detail})` : error.message }, error.status as 400);
+      }
+      console.error(`${kind} failed:`, error);
+      return c.json({ message: 'Voxkey is unavailable, try again' }, 502);
+    }
+  }
+
+  app.post('/api/enrol', (c) => submit(c, 'enrol'));
+  app.post('/api/verify', (c) => submit(c, 'verify'));
+
+  app.get('/api/events/:request_uuid', (c) => {
+    const requestUuid = c.req.param('request_uuid');
+    if (!hub.knows(requestUuid)) return c.json({ message: 'unknown request' }, 404);
+    return streamSSE(c, async (stream) => {
+      const aborted = new AbortController();
+      stream.onAbort(() => aborted.abort());
+      await stream.writeSSE({ event: 'waiting', data: JSON.stringify({ request_uuid: requestUuid }) });
+      const heartbeat = setInterval(() => void stream.write(': keep-alive\n\n'), 15_000);
+      try {
+        const event = await hub.next(requestUuid, aborted.signal);
+        if (event) await stream.writeSSE({ event: 'result', data: JSON.stringify(event) });
+      } finally {
+        clearInterval(heartbeat);
+      }
+    });
+  });
+
+  // Voxkey's webhooks. Verify the signature over the RAW body, answer 2xx quickly, and use
+  // `webhook-id` to ignore retries of an event already handled.
+  app.post('/webhooks', async (c) => {
+    const body = await c.req.arrayBuffer();
+    let event: VoxkeyEvent;
+    try {
+      event = verifyWebhook({ secret: webhookSecret, headers: c.req.raw.headers, body });
+    } catch (error) {
+      if (error instanceof WebhookVerificationError) return c.text(error.reason, 400);
+      throw error;
+    }
+    const webhookId = c.req.header('webhook-id')!;
+    if (!seenWebhookIds.has(webhookId)) {
+      seenWebhookIds.add(webhookId);
+      hub.publish(event);
+    }
+    return c.body(null, 204);
+  });
+
+  app.use('/*', serveStatic({ root: PUBLIC_DIR }));
+  return app;
+}

@@ -1,0 +1,50 @@
+/**
+ * Starts the web demo: `npm start -w @voxkey/example-web-demo` (see README.md).
+ *
+ *   VOXKEY_URL             the Voxkey server, e.g. http://localhost:8080 (with or without /v1)
+ *   VOXKEY_TOKEN           an API token of the organisation
+ *   VOXKEY_ORG_ID          the organisation id
+ *   VOXKEY_WEBHOOK_SECRET  the organisation's webhook signing secret (whsec_...)
+ *   PORT, HOST             where the demo listens (default 3000, 127.0.0.1)
+ *   PUBLIC_URL             how Voxkey reaches this demo (default http://127.0.0.1:<port>); on start the
+ *                          organisation's callback URL is set to <PUBLIC_URL>/webhooks
+ */
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { createVoxkeyClient } from '@voxkey/sdk';
+import { createDemoApp } from './app.js';
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) {
+    console.error(`Missing environment variable ${name} (see examples/web-demo/README.md)`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const apiUrl = required('VOXKEY_URL').replace(/\/+$/, '');
+const voxkey = createVoxkeyClient({
+  baseUrl: apiUrl.endsWith('/v1') ? apiUrl : `${apiUrl}/v1`,
+  token: required('VOXKEY_TOKEN'),
+  orgId: Number(required('VOXKEY_ORG_ID')),
+});
+const app = createDemoApp({ voxkey, webhookSecret: required('VOXKEY_WEBHOOK_SECRET') });
+
+const host = process.env.HOST ?? '127.0.0.1';
+const server = serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000), hostname: host }, async (info: AddressInfo) => {
+  const local = `http://${host}:${info.port}`;
+  const callbackUrl = `${(process.env.PUBLIC_URL ?? local).replace(/\/+$/, '')}/webhooks`;
+  try {
+    await voxkey.settings.update({ callback_url: callbackUrl });
+  } catch (error) {
+    console.error(`Could not set the organisation's callback URL to ${callbackUrl}:`, error instanceof Error ? error.message : error);
+    process.exit(1);
+  }
+  console.log(`Voxkey webhooks go to ${callbackUrl}`);
+  console.log(`Web demo listening on ${local}`);
+});
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => server.close(() => process.exit(0)));
+}

@@ -1,0 +1,194 @@
+/**
+ * The web demo end to end in real headless Chromium: a real Voxkey server process, the demo
+ * backend (`src/main.ts`) as a child process, and one browser per recording whose microphone is
+ * Chromium's fake capture device playing a data set clip (converted to WAV). The page records,
+ * downsamples to 16 kHz, enrols, verifies, and shows the webhook's result over SSE.
+ *
+ * Skipped with a notice when the data set (`../shared/datasets`) or Chromium is absent.
+ * Screenshots: examples/web-demo/test-results/*.png.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chooseModels, DATASET_DIR, HAS_DATASET, pickSpeakers, startServer, toWav, type ServerHandle } from './support.js';
+
+const EXAMPLE_DIR = fileURLToPath(new URL('..', import.meta.url));
+const RESULTS_DIR = path.join(EXAMPLE_DIR, 'test-results');
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
+const RECORD_SECONDS = 7;
+
+if (!HAS_DATASET) console.warn(`web-demo.test.ts: SKIPPED, the development data set is absent (${DATASET_DIR}/manifest.csv); set VOXKEY_DATASET_DIR to run it`);
+if (!CHROMIUM) console.warn('web-demo.test.ts: SKIPPED, Chromium is not installed (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)');
+
+interface Demo {
+  url: string;
+  child: ChildProcess;
+  output(): string;
+}
+
+function startDemo(server: ServerHandle): Promise<Demo> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: EXAMPLE_DIR,
+    env: {
+      ...process.env,
+      VOXKEY_URL: server.baseUrl,
+      VOXKEY_TOKEN: server.token,
+      VOXKEY_ORG_ID: String(server.orgId),
+      VOXKEY_WEBHOOK_SECRET: server.webhookSecret,
+      PORT: '0',
+      HOST: '127.0.0.1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the demo did not start:\n${output}`)), 30_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /Web demo listening on (http:\/\/\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ url: match[1]!, child, output: () => output });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the demo exited with ${code}:\n${output}`));
+    });
+  });
+}
+
+interface PageOutcome {
+  phase: string;
+  status: string;
+  result: string;
+  score: string;
+  deepfake: string;
+}
+
+/** One browser whose microphone plays `wav`: record, submit as `externalId`, wait for the result. */
+async function useDemo(demo: Demo, wav: string, action: 'enrol' | 'verify', externalId: string, screenshot: string): Promise<PageOutcome> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM!,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-audio-capture=${wav}`,
+      '--autoplay-policy=no-user-gesture-required',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
+    const consoleLines: string[] = [];
+    page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
+    page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
+    page.on('crash', () => consoleLines.push('the page crashed'));
+    await page.goto(demo.url);
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.fill('#external-id', externalId);
+    await page.fill('#seconds', String(RECORD_SECONDS));
+    await page.click(`#${action}`);
+    try {
+      await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('status')!.dataset.phase ?? ''), undefined, {
+        timeout: 90_000,
+        polling: 200,
+      });
+    } finally {
+      await page.screenshot({ path: path.join(RESULTS_DIR, screenshot), fullPage: true });
+    }
+    const text = (selector: string) => page.textContent(selector).then((t) => (t ?? '').trim());
+    const outcome: PageOutcome = {
+      phase: (await page.getAttribute('#status', 'data-phase')) ?? '',
+      status: await text('#status'),
+      result: await text('#result'),
+      score: await text('#match-score'),
+      deepfake: await text('#deepfake'),
+    };
+    console.info(`web-demo ${action} as ${externalId} with ${path.basename(wav)}: ${JSON.stringify(outcome)}`);
+    if (outcome.phase === 'error') console.info(`browser console:\n${consoleLines.join('\n')}`);
+    return outcome;
+  } finally {
+    await browser.close();
+  }
+}
+
+describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () => {
+  const models = chooseModels();
+  let server: ServerHandle;
+  let demo: Demo;
+  let audioDir: string;
+  const wav = { enrolA: '', verifyA: '', verifyB: '' };
+
+  beforeAll(async () => {
+    console.info(`web-demo.test.ts: models: ${models.names}; Chromium: ${CHROMIUM}`);
+    const { a, b, speakers } = pickSpeakers(2);
+    console.info(`web-demo.test.ts: speaker A ${speakers[0]} (${a.map((p) => path.basename(p)).join(', ')}), speaker B ${speakers[1]} (${path.basename(b[0]!)})`);
+    audioDir = mkdtempSync(path.join(tmpdir(), 'voxkey-web-demo-audio-'));
+    wav.enrolA = await toWav(a[0]!, path.join(audioDir, 'speaker-a-1.wav'));
+    wav.verifyA = await toWav(a[1]!, path.join(audioDir, 'speaker-a-2.wav'));
+    wav.verifyB = await toWav(b[0]!, path.join(audioDir, 'speaker-b-1.wav'));
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    server = await startServer(models.dir);
+    demo = await startDemo(server);
+  });
+
+  afterAll(async () => {
+    if (demo && demo.child.exitCode === null) {
+      const exited = new Promise((r) => demo.child.once('exit', r));
+      demo.child.kill('SIGTERM');
+      await exited;
+    }
+    await server?.stop();
+    if (audioDir) rmSync(audioDir, { recursive: true, force: true });
+  });
+
+  it('refuses webhook calls without a valid signature', async () => {
+    const response = await fetch(`${demo.url}/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'webhook-id': 'msg_forged', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,Zm9yZ2Vk' },
+      body: JSON.stringify({ event_type: 'verification.completed', request_uuid: 'x', result: 'verified' }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toBe('invalid_signature');
+  });
+
+  it('enrols speaker A, verifies A (same speaker) and rejects B claiming to be A', async () => {
+    const context = () => `\n--- demo ---\n${demo.output().slice(-3000)}\n--- server ---\n${server.output().slice(-3000)}`;
+    const enrol = await useDemo(demo, wav.enrolA, 'enrol', 'speaker-a', '1-enrol-speaker-a.png');
+    expect(enrol.phase, `${enrol.status}${context()}`).toBe('done');
+    expect(enrol.result).toBe('enrolled');
+
+    const same = await useDemo(demo, wav.verifyA, 'verify', 'speaker-a', '2-verify-same-speaker.png');
+    expect(same.phase, `${same.status}${context()}`).toBe('done');
+    expect(['verified', 'rejected', 'inconclusive']).toContain(same.result);
+    expect(same.score).toMatch(/^[01]\.\d{3}$/);
+    expect(['yes', 'no']).toContain(same.deepfake);
+
+    const other = await useDemo(demo, wav.verifyB, 'verify', 'speaker-a', '3-verify-other-speaker.png');
+    expect(other.phase, `${other.status}${context()}`).toBe('done');
+    expect(['verified', 'rejected', 'inconclusive']).toContain(other.result);
+
+    if (models.real) {
+      expect(same.result, `same speaker (score ${same.score}), models ${models.names}`).toBe('verified');
+      expect(other.result, `other speaker (score ${other.score}), models ${models.names}`).not.toBe('verified');
+    } else {
+      console.warn(
+        `web-demo.test.ts: ${models.names}; speaker expectations NOT checked: same speaker -> ${same.result} (${same.score}), other speaker -> ${other.result} (${other.score})`,
+      );
+    }
+  });
+});
