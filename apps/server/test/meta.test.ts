@@ -58,6 +58,23 @@ describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
     expect(html).toContain('/openapi.json');
   });
 
+  it('GET /metrics: Prometheus text labelled by route template, with no ids, tokens or names in it', async () => {
+    const c = ctx();
+    await c.request('GET', `/v1/organisations/${c.orgA.id}/users/987654`);
+    await c.request('GET', `/v1/organisations/${c.orgB.id}/users`);
+    await c.request('GET', `/v1/organisations/${c.orgA.id}`, { token: null });
+    const res = await c.app.request('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    expect(text).toMatch(/^voxkey_http_requests_total\{/m);
+    expect(text).toContain(':org_id');
+    expect(text).not.toMatch(/\/organisations\/\d/);
+    expect(text).not.toMatch(/vk_(live|trial)_/);
+    expect(text).not.toContain(c.orgA.token);
+    expect(text).not.toMatch(/OrgA|OrgB|example\.com/);
+  });
+
   it('every operation of the document is served (none answers "Route not found")', async () => {
     const c = ctx();
     const missing: string[] = [];
