@@ -236,8 +236,15 @@ async function run(kind) {
         deepfake: event.deepfake_detected ? 'yes' : 'no',
         requestUuid,
       });
-      const accepted = event.result === 'verified' && !event.deepfake_detected;
-      setStatus(`Verification ${event.result}${accepted ? '' : event.deepfake_detected ? ' (deepfake suspected)' : ''}.`, 'done');
+      // Grant access only when verified AND no deepfake was detected; inconclusive means "try again".
+      const message = event.deepfake_detected
+        ? `Denied: a deepfake or replay is suspected (result ${event.result}).`
+        : event.result === 'verified'
+          ? `Verified: this is “${externalId}”.`
+          : event.result === 'rejected'
+            ? `Rejected: the voice does not match “${externalId}”.`
+            : 'Inconclusive: not enough clear speech; try again.';
+      setStatus(message, 'done');
     }
   } catch (error) {
     showOutcome({ kind, result: 'error' });

@@ -12,6 +12,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { decodeWav, parseWavHeader } from '@voxkey/engine';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chooseModels, DATASET_DIR, HAS_DATASET, pickSpeakers, startServer, toWav, type ServerHandle } from './support.js';
@@ -65,6 +67,8 @@ function startDemo(server: ServerHandle): Promise<Demo> {
 }
 
 interface PageOutcome {
+  /** The WAV the page uploaded (16 kHz mono 16-bit, made in the browser). */
+  uploaded: Uint8Array | null;
   phase: string;
   status: string;
   result: string;
@@ -101,6 +105,10 @@ async function useDemo(demo: Demo, wav: string, action: 'enrol' | 'verify', exte
     await page.waitForSelector('body[data-ready="true"]');
     await page.fill('#external-id', externalId);
     await page.fill('#seconds', String(RECORD_SECONDS));
+    let uploaded: Uint8Array | null = null;
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().includes(`/api/${action}`)) uploaded = request.postDataBuffer();
+    });
     await page.click(`#${action}`);
     try {
       await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('status')!.dataset.phase ?? ''), undefined, {
@@ -112,18 +120,70 @@ async function useDemo(demo: Demo, wav: string, action: 'enrol' | 'verify', exte
     }
     const text = (selector: string) => page.textContent(selector).then((t) => (t ?? '').trim());
     const outcome: PageOutcome = {
+      uploaded,
       phase: (await page.getAttribute('#status', 'data-phase')) ?? '',
       status: await text('#status'),
       result: await text('#result'),
       score: await text('#match-score'),
       deepfake: await text('#deepfake'),
     };
-    console.info(`web-demo ${action} as ${externalId} with ${path.basename(wav)}: ${JSON.stringify(outcome)}`);
+    console.info(`web-demo ${action} as ${externalId} with ${path.basename(wav)}: ${JSON.stringify({ ...outcome, uploaded: uploaded ? `${(uploaded as Uint8Array).length} bytes` : null })}`);
     if (outcome.phase === 'error') console.info(`browser console:\n${consoleLines.join('\n')}`);
     return outcome;
   } finally {
     await browser.close();
   }
+}
+
+/** Log energy per 20 ms frame of 16 kHz audio. */
+function envelope(samples: Float32Array): number[] {
+  const frame = 320;
+  const out: number[] = [];
+  for (let start = 0; start + frame <= samples.length; start += frame) {
+    let energy = 0;
+    for (let i = start; i < start + frame; i++) energy += samples[i]! ** 2;
+    out.push(Math.log10(energy / frame + 1e-8));
+  }
+  return out;
+}
+
+function pearson(x: number[], y: number[]): number {
+  const n = Math.min(x.length, y.length);
+  let mx = 0, my = 0;
+  for (let i = 0; i < n; i++) (mx += x[i]!), (my += y[i]!);
+  mx /= n;
+  my /= n;
+  let sxy = 0, sxx = 0, syy = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (x[i]! - mx) * (y[i]! - my);
+    sxx += (x[i]! - mx) ** 2;
+    syy += (y[i]! - my) ** 2;
+  }
+  return sxy / Math.sqrt(sxx * syy || 1);
+}
+
+/**
+ * How well the page's upload matches the clip Chromium played as the microphone: the best
+ * correlation of their energy envelopes over every offset (the fake device loops the clip and the
+ * recording starts anywhere in it). Near 1 when capture, resampling and encoding kept the speech.
+ */
+function matchToSource(uploaded: Uint8Array, sourceWav: string): number {
+  const recorded = envelope(decodeWav(uploaded).samples);
+  const clip = envelope(decodeWav(new Uint8Array(readFileSync(sourceWav))).samples);
+  const looped = [...clip, ...clip, ...clip, ...clip];
+  let best = -1;
+  for (let lag = 0; lag < clip.length; lag++) best = Math.max(best, pearson(recorded, looped.slice(lag, lag + recorded.length)));
+  return best;
+}
+
+function expectUploadOf(outcome: PageOutcome, sourceWav: string): void {
+  expect(outcome.uploaded, 'the page uploaded a recording').not.toBeNull();
+  const header = parseWavHeader(outcome.uploaded!);
+  expect({ rate: header.sampleRate, channels: header.channels, bits: header.bitsPerSample }).toEqual({ rate: 16000, channels: 1, bits: 16 });
+  expect(header.durationSeconds).toBeCloseTo(RECORD_SECONDS, 1);
+  const match = matchToSource(outcome.uploaded!, sourceWav);
+  console.info(`web-demo: the upload's energy envelope matches ${path.basename(sourceWav)} with r = ${match.toFixed(3)}`);
+  expect(match, 'the browser recording carries the clip played by the fake microphone').toBeGreaterThan(0.8);
 }
 
 describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () => {
@@ -166,21 +226,54 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
     expect(await response.text()).toBe('invalid_signature');
   });
 
+  it("the page's resampler keeps speech frequencies and removes what would alias", async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM!, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(demo.url);
+      // A string, not a function: vitest would rewrite a dynamic import() in this file's code.
+      const gains = (await page.evaluate(`(async () => {
+        const { resample } = await import('/app.js');
+        const rms = (x) => Math.sqrt(x.reduce((a, v) => a + v * v, 0) / x.length);
+        const gain = (hz, from) => {
+          const tone = Float32Array.from({ length: from }, (_, i) => Math.sin((2 * Math.PI * hz * i) / from));
+          const out = resample(tone, from, 16000);
+          return { hz, from, samples: out.length, gain: rms(out.subarray(200, -200)) / rms(tone) };
+        };
+        return [gain(1000, 48000), gain(3000, 44100), gain(10000, 48000), gain(12000, 44100)];
+      })()`)) as { hz: number; from: number; samples: number; gain: number }[];
+      console.info(`web-demo: resampler gains ${JSON.stringify(gains)}`);
+      for (const g of gains) expect(g.samples).toBe(16000);
+      expect(gains[0]!.gain).toBeCloseTo(1, 1); // 1 kHz passes
+      expect(gains[1]!.gain).toBeCloseTo(1, 1); // 3 kHz passes
+      expect(gains[2]!.gain).toBeLessThan(0.01); // 10 kHz (above 8 kHz) is filtered out: < -40 dB
+      expect(gains[3]!.gain).toBeLessThan(0.01);
+    } finally {
+      await browser.close();
+    }
+  });
+
   it('enrols speaker A, verifies A (same speaker) and rejects B claiming to be A', async () => {
     const context = () => `\n--- demo ---\n${demo.output().slice(-3000)}\n--- server ---\n${server.output().slice(-3000)}`;
     const enrol = await useDemo(demo, wav.enrolA, 'enrol', 'speaker-a', '1-enrol-speaker-a.png');
     expect(enrol.phase, `${enrol.status}${context()}`).toBe('done');
     expect(enrol.result).toBe('enrolled');
+    expectUploadOf(enrol, wav.enrolA);
+    const unrelated = matchToSource(enrol.uploaded!, wav.verifyB);
+    console.info(`web-demo: (control) the same upload against speaker B's clip: r = ${unrelated.toFixed(3)}`);
+    expect(unrelated).toBeLessThan(0.8);
 
     const same = await useDemo(demo, wav.verifyA, 'verify', 'speaker-a', '2-verify-same-speaker.png');
     expect(same.phase, `${same.status}${context()}`).toBe('done');
     expect(['verified', 'rejected', 'inconclusive']).toContain(same.result);
     expect(same.score).toMatch(/^[01]\.\d{3}$/);
     expect(['yes', 'no']).toContain(same.deepfake);
+    expectUploadOf(same, wav.verifyA);
 
     const other = await useDemo(demo, wav.verifyB, 'verify', 'speaker-a', '3-verify-other-speaker.png');
     expect(other.phase, `${other.status}${context()}`).toBe('done');
     expect(['verified', 'rejected', 'inconclusive']).toContain(other.result);
+    expectUploadOf(other, wav.verifyB);
 
     if (models.real) {
       expect(same.result, `same speaker (score ${same.score}), models ${models.names}`).toBe('verified');
