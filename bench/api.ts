@@ -1,0 +1,175 @@
+/**
+ * `npm run bench:api` — request-to-webhook latency of verifications against a real `voxkey serve`.
+ *
+ *   tsx bench/api.ts [--postgres] [--samples1 40] [--samples8 80] [--window 20] [--speakers 4]
+ *
+ * Starts a server process (SQLite by default; --postgres: a fresh database on 127.0.0.1:5432),
+ * creates an organisation with the CLI, points it at a local webhook receiver, enrols a few speakers
+ * from ~5 s Common Voice clips, then measures from the POST of a verification to the arrival of
+ * its webhook: one at a time, 8 at a time, and the sustained verifications per second over a fixed
+ * window (closed loop, 16 in flight). Writes bench/results/api-<date>[-postgres].json.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { client, fiveSecondClips, startReceiver } from './lib/api.js';
+import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, ROOT, rssMiB, startServer, summarise, today } from './lib/server.js';
+
+const dialect: Dialect = hasFlag('--postgres') ? 'postgres' : 'sqlite';
+const SAMPLES_1 = Number(argValue('--samples1', '40'));
+const SAMPLES_8 = Number(argValue('--samples8', '80'));
+const WINDOW_S = Number(argValue('--window', '20'));
+const SPEAKERS = Number(argValue('--speakers', '4'));
+const SUSTAINED_IN_FLIGHT = Number(argValue('--in-flight', '16'));
+
+async function main() {
+  const models = chooseModels();
+  const startedAt = new Date().toISOString();
+  const machineAtStart = machine();
+  console.log(`bench:api on ${dialect}; models: ${models.which}; load average ${machineAtStart.loadavg.join(' ')}`);
+
+  const speakers = fiveSecondClips(SPEAKERS * 4, 3);
+  const environment = await createEnvironment(dialect, { VOXKEY_MODELS_DIR: models.dir });
+  const receiver = await startReceiver();
+  const server = await startServer(environment, {}, 'api');
+  try {
+    const org = await cli(environment, ['org', 'create', '--name', 'Bench', '--email', 'bench@example.com', '--plan', '4', '--callback-url', receiver.url]);
+    const live = await cli(environment, ['token', 'create', '--org', String(org.organisation.id), '--name', 'bench']);
+    const orgId: number = org.organisation.id;
+    const call = client(`${server.baseUrl}/v1`, live.bearer);
+    const rssStart = rssMiB(server.pid);
+
+    // Enrol speakers until SPEAKERS are enrolled; a clip with too little speech (Common Voice has
+    // long silences) fails enrolment, and that speaker is skipped.
+    const enrolled: Array<{ externalId: string; probes: string[] }> = [];
+    let failedEnrolments = 0;
+    for (const [i, s] of speakers.entries()) {
+      if (enrolled.length >= SPEAKERS) break;
+      const requestUuid = randomUUID();
+      const externalId = `speaker-${i}-${s.speaker}`;
+      const res = await call('POST', `/organisations/${orgId}/enrollments`, { voice_data: s.clips[0]!.base64, request_uuid: requestUuid, external_id: externalId });
+      if (res.status !== 202) throw new Error(`enrolment: ${res.status} ${JSON.stringify(res.body)}`);
+      const hook = await receiver.waitFor(requestUuid);
+      if (hook.body.status !== 'enrolled') {
+        failedEnrolments++;
+        continue;
+      }
+      enrolled.push({ externalId, probes: s.clips.slice(1).map((c) => c.base64) });
+    }
+    if (enrolled.length < SPEAKERS) throw new Error(`only ${enrolled.length} speakers could be enrolled`);
+    console.log(`enrolled ${enrolled.length} speakers`);
+
+    let counter = 0;
+    const results: Record<string, number> = {};
+    /** One verification: POST -> 202 -> webhook. Returns [request-to-webhook, request-to-202] in ms. */
+    async function verifyOnce(): Promise<{ total: number; accept: number; serverLatency: number; result: string }> {
+      const who = enrolled[counter % enrolled.length]!;
+      const probe = who.probes[counter % who.probes.length]!;
+      counter++;
+      const requestUuid = randomUUID();
+      const t0 = performance.now();
+      const res = await call('POST', `/organisations/${orgId}/verifications`, { voice_data: probe, request_uuid: requestUuid, external_id: who.externalId });
+      const accept = performance.now() - t0;
+      if (res.status !== 202) throw new Error(`verification: ${res.status} ${JSON.stringify(res.body)}`);
+      const hook = await receiver.waitFor(requestUuid);
+      results[hook.body.result] = (results[hook.body.result] ?? 0) + 1;
+      return { total: hook.at - t0, accept, serverLatency: hook.body.latency_ms, result: hook.body.result };
+    }
+
+    async function atConcurrency(concurrency: number, samples: number) {
+      const totals: number[] = [];
+      const accepts: number[] = [];
+      const serverLatencies: number[] = [];
+      let remaining = samples;
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (remaining > 0) {
+            remaining--;
+            const r = await verifyOnce();
+            totals.push(r.total);
+            accepts.push(r.accept);
+            serverLatencies.push(r.serverLatency);
+          }
+        }),
+      );
+      const seconds = (performance.now() - started) / 1000;
+      return {
+        concurrency,
+        requestToWebhookMs: summarise(totals),
+        requestTo202Ms: summarise(accepts),
+        webhookLatencyMsField: summarise(serverLatencies),
+        throughputPerSecond: Math.round((samples / seconds) * 100) / 100,
+      };
+    }
+
+    // Warm-up: the first inferences load the models into every worker thread.
+    for (let i = 0; i < 4; i++) await verifyOnce();
+
+    const c1 = await atConcurrency(1, SAMPLES_1);
+    console.log(`concurrency 1: request-to-webhook p50 ${c1.requestToWebhookMs.p50} ms, p95 ${c1.requestToWebhookMs.p95} ms (n=${c1.requestToWebhookMs.n})`);
+    const c8 = await atConcurrency(8, SAMPLES_8);
+    console.log(`concurrency 8: request-to-webhook p50 ${c8.requestToWebhookMs.p50} ms, p95 ${c8.requestToWebhookMs.p95} ms (n=${c8.requestToWebhookMs.n})`);
+
+    // Sustained: keep SUSTAINED_IN_FLIGHT verifications in flight for the window; count webhooks that arrive in it.
+    const windowStart = performance.now();
+    const windowEnd = windowStart + WINDOW_S * 1000;
+    let completedInWindow = 0;
+    let accepted = 0;
+    const sustainedTotals: number[] = [];
+    await Promise.all(
+      Array.from({ length: SUSTAINED_IN_FLIGHT }, async () => {
+        while (performance.now() < windowEnd) {
+          const r = await verifyOnce();
+          accepted++;
+          if (performance.now() <= windowEnd) {
+            completedInWindow++;
+            sustainedTotals.push(r.total);
+          }
+        }
+      }),
+    );
+    const sustained = {
+      windowSeconds: WINDOW_S,
+      inFlight: SUSTAINED_IN_FLIGHT,
+      completedInWindow,
+      verificationsPerSecond: Math.round((completedInWindow / WINDOW_S) * 100) / 100,
+      requestToWebhookMs: summarise(sustainedTotals),
+    };
+    console.log(`sustained (${SUSTAINED_IN_FLIGHT} in flight, ${WINDOW_S} s): ${sustained.verificationsPerSecond} verifications/s, p50 ${sustained.requestToWebhookMs.p50} ms`);
+
+    const report = {
+      benchmark: 'api',
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      command: `npm run bench:api --${dialect === 'postgres' ? ' -- --postgres' : ''}`,
+      dialect,
+      models,
+      machine: { ...machineAtStart, loadavgAtEnd: machine().loadavg },
+      server: {
+        env: { NODE_ENV: 'production', RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'info (to a file)', ENGINE_THREADS: 'default (cores)', ENGINE_INTRA_OP_THREADS: '1' },
+        rssMiB: { start: rssStart, end: rssMiB(server.pid) },
+      },
+      recordings: { corpus: 'commonvoice (MP3, 16 kHz mono, 24 kbit/s)', durationSeconds: '4.5-5.5', speakers: enrolled.length, failedEnrolments },
+      concurrency1: c1,
+      concurrency8: c8,
+      sustained,
+      verificationResults: results,
+      webhooksReceived: receiver.count,
+    };
+    const dir = path.join(ROOT, 'bench/results');
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `api-${today()}${dialect === 'postgres' ? '-postgres' : ''}.json`);
+    writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+    console.log(`wrote ${path.relative(ROOT, file)}`);
+  } finally {
+    await server.stop();
+    await receiver.close();
+    await environment.cleanup();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,105 @@
+/** HTTP helpers for the benchmarks: an authenticated client, a webhook receiver, dataset recordings. */
+import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { ROOT } from './server.js';
+
+export const DATASET_DIR = process.env.VOXKEY_DATASET_DIR ?? path.join(ROOT, '../shared/datasets');
+
+export function client(baseUrl: string, bearer: string) {
+  return async function call<T = any>(method: string, pathname: string, body?: unknown): Promise<{ status: number; body: T; headers: Headers }> {
+    const res = await fetch(`${baseUrl}${pathname}`, {
+      method,
+      headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
+  };
+}
+
+export interface Arrival {
+  at: number;
+  body: any;
+}
+
+/** Records the arrival time (performance.now()) of every webhook by request_uuid; answers 200 at once. */
+export async function startReceiver() {
+  const arrivals = new Map<string, Arrival>();
+  const waiters = new Map<string, (a: Arrival) => void>();
+  let count = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const at = performance.now();
+      res.statusCode = 200;
+      res.end();
+      count++;
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        const arrival = { at, body };
+        if (!arrivals.has(body.request_uuid)) arrivals.set(body.request_uuid, arrival);
+        waiters.get(body.request_uuid)?.(arrival);
+        waiters.delete(body.request_uuid);
+      } catch {
+        // not ours
+      }
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/webhooks`,
+    arrivals,
+    get count() {
+      return count;
+    },
+    waitFor(requestUuid: string, timeoutMs = 120_000): Promise<Arrival> {
+      const existing = arrivals.get(requestUuid);
+      if (existing) return Promise.resolve(existing);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(requestUuid);
+          reject(new Error(`no webhook for ${requestUuid} within ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiters.set(requestUuid, (a) => {
+          clearTimeout(timer);
+          resolve(a);
+        });
+      });
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+export interface Clip {
+  path: string;
+  speaker: string;
+  duration: number;
+}
+
+/**
+ * Common Voice MP3 clips of about 5 s (4.5 to 5.5 s), grouped by speaker: `speakers` speakers with
+ * at least `perSpeaker` clips each. Returns base64 recordings.
+ */
+export function fiveSecondClips(speakers: number, perSpeaker: number): Array<{ speaker: string; clips: Array<{ path: string; duration: number; base64: string }> }> {
+  const manifest = path.join(DATASET_DIR, 'manifest.csv');
+  if (!existsSync(manifest)) throw new Error(`The dataset is not at ${DATASET_DIR} (set VOXKEY_DATASET_DIR)`);
+  const [, ...rows] = readFileSync(manifest, 'utf8').trim().split('\n');
+  const bySpeaker = new Map<string, Clip[]>();
+  for (const row of rows) {
+    const cols = row.split(',');
+    const clip = { path: cols[0]!, speaker: cols[2]!, duration: Number(cols[5]) };
+    if (cols[1] !== 'commonvoice' || cols[3] !== 'bonafide' || clip.duration < 4.5 || clip.duration > 5.5) continue;
+    bySpeaker.set(clip.speaker, [...(bySpeaker.get(clip.speaker) ?? []), clip]);
+  }
+  const chosen = [...bySpeaker.entries()].filter(([, clips]) => clips.length >= perSpeaker).slice(0, speakers);
+  if (chosen.length < speakers) throw new Error(`only ${chosen.length} speakers have ${perSpeaker} clips of about 5 s`);
+  return chosen.map(([speaker, clips]) => ({
+    speaker,
+    clips: clips.slice(0, perSpeaker).map((c) => ({ path: c.path, duration: c.duration, base64: readFileSync(path.join(DATASET_DIR, c.path)).toString('base64') })),
+  }));
+}

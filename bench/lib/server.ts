@@ -1,0 +1,193 @@
+/**
+ * Real `voxkey serve` processes for the benchmarks: a fresh SQLite file or PostgreSQL database,
+ * the CLI for organisations and tokens, process RSS and open file descriptors from /proc.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import pg from 'pg';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const BIN = path.join(ROOT, 'apps/server/bin/voxkey.js');
+export const FIXTURE_MODELS = path.join(ROOT, 'packages/engine/test/fixtures/models');
+export const POSTGRES_ADMIN_URL = process.env.VOXKEY_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** The bundled default models when `models/` has them, else the engine's fixture models. */
+export function chooseModels(): { dir: string; which: string; speaker: string; spoof: string } {
+  const bundled = path.join(ROOT, 'models');
+  try {
+    const manifest = JSON.parse(readFileSync(path.join(bundled, 'manifest.json'), 'utf8'));
+    const pick = (kind: string) => manifest.models.find((m: any) => m.kind === kind && m.default && existsSync(path.join(bundled, m.file)));
+    const speaker = pick('speaker');
+    const spoof = pick('spoof');
+    if (speaker && spoof) return { dir: bundled, which: 'bundled default models (models/manifest.json)', speaker: speaker.name, spoof: spoof.name };
+  } catch {
+    // fall through to the fixtures
+  }
+  const manifest = JSON.parse(readFileSync(path.join(FIXTURE_MODELS, 'manifest.json'), 'utf8'));
+  const name = (kind: string) => manifest.models.find((m: any) => m.kind === kind && m.default)?.name ?? '?';
+  return {
+    dir: FIXTURE_MODELS,
+    which: 'engine fixture models (packages/engine/test/fixtures/models: random weights; no bundled default models are present)',
+    speaker: name('speaker'),
+    spoof: name('spoof'),
+  };
+}
+
+export interface Environment {
+  dialect: Dialect;
+  databaseUrl: string;
+  dataDir: string;
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+export async function createEnvironment(dialect: Dialect, extraEnv: Record<string, string> = {}): Promise<Environment> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'voxkey-bench-'));
+  let databaseUrl = `sqlite:${path.join(dataDir, 'voxkey.db')}`;
+  let drop = async () => {};
+  if (dialect === 'postgres') {
+    const name = `voxkey_bench_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    await admin.end();
+    const url = new URL(POSTGRES_ADMIN_URL);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    drop = async () => {
+      const c = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    };
+  }
+  return {
+    dialect,
+    databaseUrl,
+    dataDir,
+    env: {
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: dataDir,
+      BOOTSTRAP_DEMO_ORG: 'false',
+      VOXKEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      WEBHOOK_ALLOW_LOOPBACK: 'true',
+      RATE_LIMIT_ENABLED: 'false',
+      LOG_LEVEL: 'info',
+      ...extraEnv,
+    },
+    cleanup: async () => {
+      await drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function cli<T = any>(environment: Environment, args: string[]): Promise<T> {
+  const { stdout } = await promisify(execFile)(process.execPath, [BIN, ...args, '--json'], { env: { ...process.env, ...environment.env } });
+  return JSON.parse(stdout) as T;
+}
+
+export interface ServerProcess {
+  baseUrl: string;
+  pid: number;
+  child: ChildProcess;
+  logFile: string;
+  stop(): Promise<number | null>;
+}
+
+/** `voxkey serve` on a free port, its logs (JSON lines) to a file as an operator would; resolves once it listens. */
+export async function startServer(environment: Environment, extraEnv: Record<string, string> = {}, label = 'server'): Promise<ServerProcess> {
+  if (!existsSync(path.join(ROOT, 'apps/server/dist/main.js'))) throw new Error('Build first: npm run build');
+  const logFile = path.join(environment.dataDir, `${label}-${Date.now()}.log`);
+  const fd = openSync(logFile, 'a');
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...process.env, ...environment.env, PORT: '0', HOST: '127.0.0.1', ...extraEnv },
+    stdio: ['ignore', fd, fd],
+  });
+  closeSync(fd);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const log = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
+    const match = /listening on (http:\/\/[^\s"]+:\d+)/.exec(log);
+    if (match) {
+      return {
+        baseUrl: match[1]!.replace('localhost', '127.0.0.1'),
+        pid: child.pid!,
+        child,
+        logFile,
+        stop: async () => {
+          if (child.exitCode === null) child.kill('SIGTERM');
+          return exited;
+        },
+      };
+    }
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${log}`);
+    if (Date.now() > deadline) throw new Error(`server did not start:\n${log}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Resident set size of a process in MiB (VmRSS). */
+export function rssMiB(pid: number): number | null {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Math.round((Number(match[1]) / 1024) * 10) / 10 : null;
+  } catch {
+    return null;
+  }
+}
+
+export function openFds(pid: number): number | null {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return null;
+  }
+}
+
+export function machine() {
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? '?',
+    node: process.version,
+    loadavg: loadavg().map((l) => Math.round(l * 100) / 100),
+  };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index]!;
+}
+
+export function summarise(values: number[]) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const round = (n: number) => Math.round(n * 10) / 10;
+  return {
+    n: sorted.length,
+    p50: round(percentile(sorted, 50)),
+    p95: round(percentile(sorted, 95)),
+    p99: round(percentile(sorted, 99)),
+    min: round(sorted[0] ?? NaN),
+    max: round(sorted[sorted.length - 1] ?? NaN),
+  };
+}
+
+export function argValue(name: string, fallback?: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  if (i >= 0 && process.argv[i + 1] && !process.argv[i + 1]!.startsWith('--')) return process.argv[i + 1];
+  const eq = process.argv.find((a) => a.startsWith(`${name}=`));
+  return eq ? eq.slice(name.length + 1) : fallback;
+}
+
+export const hasFlag = (name: string) => process.argv.includes(name);
+export const today = () => new Date().toISOString().slice(0, 10);
