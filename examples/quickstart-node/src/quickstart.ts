@@ -20,6 +20,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import {
   createVoxkeyClient,
   readAudioFile,
@@ -46,8 +47,9 @@ const baseUrl = apiUrl.endsWith('/v1') ? apiUrl : `${apiUrl}/v1`;
 const token = required('VOXKEY_TOKEN');
 const orgId = Number(required('VOXKEY_ORG_ID'));
 const webhookSecret = required('VOXKEY_WEBHOOK_SECRET');
-const enrolAudio = required('ENROL_AUDIO');
-const verifyAudio = required('VERIFY_AUDIO');
+// Relative paths are relative to where you ran the command (npm runs scripts in the workspace).
+const enrolAudio = path.resolve(process.env.INIT_CWD ?? process.cwd(), required('ENROL_AUDIO'));
+const verifyAudio = path.resolve(process.env.INIT_CWD ?? process.cwd(), required('VERIFY_AUDIO'));
 const webhookPort = Number(process.env.WEBHOOK_PORT ?? 3000);
 const externalId = process.env.EXTERNAL_ID ?? `quickstart-${Date.now()}`;
 const waitTimeoutMs = Number(process.env.WAIT_TIMEOUT_MS ?? 120_000);
