@@ -244,12 +244,20 @@ describe(`callback_url in production mode (${TEST_DIALECT})`, () => {
   const patch = (callback_url: string) =>
     ctx().request('PATCH', orgPath(ctx().orgA.id, '/settings'), { body: { org_id: ctx().orgA.id, settings: { callback_url } } });
 
-  it.each(['http://localhost:3000/hooks', 'http://127.0.0.1/x', 'https://127.0.0.1/x', 'https://localhost/hook', 'https://[::1]/'])(
-    '%s → 400 (plain http and loopback only in development)',
-    async (url) => {
-      expectValidation(await patch(url), ['settings.callback_url']);
-    }
-  );
+  it.each([
+    'http://localhost:3000/hooks',
+    'http://127.0.0.1/x',
+    'https://127.0.0.1/x',
+    'https://localhost/hook',
+    'https://[::1]/',
+    'https://[::ffff:127.0.0.1]/',
+    'https://2130706433/',
+    'https://0177.0.0.1/',
+    'https://127.1/',
+    'https://0/',
+  ])('%s → 400 (plain http and loopback only in development)', async (url) => {
+    expectValidation(await patch(url), ['settings.callback_url']);
+  });
 
   it('a public https URL is accepted', async () => {
     const res = await patch('https://1.1.1.1/hooks');
