@@ -194,6 +194,10 @@ async function main() {
       fittedCalibrationOnTheseTrials: fitted,
       groups: Object.fromEntries(Object.entries(groups).map(([k, g]) => [k, svMetrics(g, cal, threshold)])),
       pooledWithFittedCalibration: svMetrics(trials, fitted, threshold),
+      pooledOperatingPoints: [0.5, 0.85, 0.95].map((t) => {
+        const score = (c: number) => matchScore(c, { type: 'logistic', ...cal });
+        return { matchScore: t, ...ratesAtThreshold(tar.map(score), non.map(score), t) };
+      }),
     };
     if (args['write-calibration']) {
       const manifestPath = defaultManifestPath(modelsDir);

@@ -34,6 +34,7 @@ export interface EvalResult {
     fittedCalibrationOnTheseTrials: { a: number; b: number };
     groups: Record<string, SvGroup>;
     pooledWithFittedCalibration: SvGroup;
+    pooledOperatingPoints?: { matchScore: number; far: number; frr: number }[];
   };
   cm?: { trials: number; groups: Record<string, CmGroup> };
   timing: { wallSeconds: number };
@@ -50,6 +51,10 @@ export function renderEval(r: EvalResult): string {
     lines.push('|---|---:|---:|---:|---:|---:|---:|---:|');
     for (const [k, g] of Object.entries(r.sv.groups)) {
       lines.push(`| ${k} | ${g.targets} | ${g.nontargets} | ${pct(g.eer)} | ${g.minDcf001?.toFixed(3) ?? '-'} | ${pct(g.far)} | ${pct(g.frr)} | ${g.cllr?.toFixed(3) ?? '-'} |`);
+    }
+    if (r.sv.pooledOperatingPoints) {
+      lines.push('');
+      lines.push(`Pooled operating points with that calibration: ${r.sv.pooledOperatingPoints.map((o) => `match_score >= ${o.matchScore}: FAR ${pct(o.far)}, FRR ${pct(o.frr)}`).join('; ')}.`);
     }
     const p = r.sv.pooledWithFittedCalibration;
     const c = r.sv.fittedCalibrationOnTheseTrials;
