@@ -195,7 +195,7 @@ async function main() {
       groups: Object.fromEntries(Object.entries(groups).map(([k, g]) => [k, svMetrics(g, cal, threshold)])),
       pooledWithFittedCalibration: svMetrics(trials, fitted, threshold),
       pooledOperatingPoints: [0.5, 0.85, 0.95].map((t) => {
-        const score = (c: number) => matchScore(c, { type: 'logistic', ...cal });
+        const score = (c: number) => matchScore(c, cal);
         return { matchScore: t, ...ratesAtThreshold(tar.map(score), non.map(score), t) };
       }),
     };
