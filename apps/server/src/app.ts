@@ -6,6 +6,7 @@ import { API_BASE_PATH } from '@voxkey/contract';
 import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import { sql } from 'kysely';
+import { rejectNulCharacters } from './http/middleware/no-nul.js';
 import { observeRequests } from './http/middleware/observe.js';
 import { rateLimit } from './http/middleware/rate-limit.js';
 import { queueStats } from './repositories/jobs.js';
@@ -105,7 +106,7 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
 
   const api = new OpenAPIHono<AppEnv>();
   api.use('*', secureHeaders({ crossOriginResourcePolicy: false }));
-  api.use('*', limitBodySize(deps.config.BODY_LIMIT_BYTES), requireJsonBodies(), requireToken(), rateLimit());
+  api.use('*', limitBodySize(deps.config.BODY_LIMIT_BYTES), requireJsonBodies(), requireToken(), rateLimit(), rejectNulCharacters());
   api.use('/organisations/:org_id', requireOwnOrganisation());
   api.use('/organisations/:org_id/*', requireOwnOrganisation());
   api.route('/', createApi());

@@ -4,6 +4,10 @@ import { ApiError, type FieldError } from './errors.js';
 
 const OPERATORS: readonly FilterOperator[] = ['eq', 'gt', 'gte', 'lt', 'lte', 'like'];
 const ORDERING_OPERATORS: readonly FilterOperator[] = ['gt', 'gte', 'lt', 'lte'];
+/** Enough for any real query; SQLite refuses expressions deeper than 1000 terms. */
+export const MAX_FILTER_CONDITIONS = 20;
+const INT32_MIN = -2_147_483_648;
+const INT32_MAX = 2_147_483_647;
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
 
 export interface RawListQuery {
@@ -35,7 +39,9 @@ function parseCondition(raw: string, fields: FieldMap): FilterCondition | string
 
   switch (spec.type) {
     case 'integer': {
-      if (!/^-?\d{1,15}$/.test(value)) return `Filter '${field}' needs an integer value`;
+      if (!/^-?\d{1,10}$/.test(value) || Number(value) < INT32_MIN || Number(value) > INT32_MAX) {
+        return `Filter '${field}' needs an integer value between ${INT32_MIN} and ${INT32_MAX}`;
+      }
       return { field, operator, value: Number(value) };
     }
     case 'boolean': {
@@ -57,6 +63,9 @@ export function parseListQuery(raw: RawListQuery, filterFields: FieldMap, sortFi
   const errors: FieldError[] = [];
   const conditions: FilterCondition[] = [];
   const filters = raw.filter === undefined ? [] : Array.isArray(raw.filter) ? raw.filter : [raw.filter];
+  if (filters.length > MAX_FILTER_CONDITIONS) {
+    throw ApiError.field('filter', `At most ${MAX_FILTER_CONDITIONS} filter conditions are allowed, got ${filters.length}`);
+  }
   for (const filter of filters) {
     const parsed = parseCondition(filter, filterFields);
     if (typeof parsed === 'string') errors.push({ field: 'filter', message: parsed });

@@ -52,15 +52,21 @@ export const commonErrorResponses = {
 
 export const conflictResponse = { 409: errorResponse('The request conflicts with the current state.') } as const;
 
+/** Record ids are 32-bit: the largest id either database stores. */
+export const MAX_ID = 2_147_483_647;
+export const ID_PATTERN = /^[1-9][0-9]{0,9}$/;
+export const isRecordId = (value: string) => ID_PATTERN.test(value) && Number(value) <= MAX_ID;
+
 export const timestamp = (description?: string) =>
   z.string().openapi({ format: 'date-time', example: '2026-01-31T12:00:00.000Z', ...(description ? { description } : {}) });
 
-export const recordId = (description = 'Record identifier.') => z.number().int().positive().openapi({ description, example: 1 });
+export const recordId = (description = 'Record identifier.') => z.number().int().positive().max(MAX_ID).openapi({ description, example: 1 });
 
 export const pathId = (name: string, description: string) =>
   z
     .string()
-    .regex(/^[1-9][0-9]{0,14}$/, 'Must be a positive integer')
+    .regex(ID_PATTERN, `Must be a positive integer up to ${MAX_ID}`)
+    .refine(isRecordId, `Must be a positive integer up to ${MAX_ID}`)
     .openapi({ param: { name, in: 'path', required: true }, description, example: '1' });
 
 export const OrgPathParams = z.object({ org_id: pathId('org_id', 'Organisation identifier.') });

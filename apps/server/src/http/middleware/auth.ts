@@ -1,3 +1,4 @@
+import { isRecordId, MAX_ID } from '@voxkey/contract';
 import type { MiddlewareHandler } from 'hono';
 import { findTokenByHash } from '../../repositories/tokens.js';
 import { hashBearer, looksLikeBearer, sameHash } from '../../services/token-secrets.js';
@@ -34,7 +35,7 @@ export function requireToken(): MiddlewareHandler<AppEnv> {
 export function requireOwnOrganisation(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const orgParam = c.req.param('org_id') ?? c.req.path.split('/')[3] ?? '';
-    if (!/^[1-9][0-9]{0,14}$/.test(orgParam)) throw ApiError.field('org_id', 'Must be a positive integer');
+    if (!isRecordId(orgParam)) throw ApiError.field('org_id', `Must be a positive integer up to ${MAX_ID}`);
     if (Number(orgParam) !== c.var.auth.orgId) {
       throw new ApiError('forbidden', 'This token is not allowed to access this organisation');
     }
