@@ -88,10 +88,23 @@ export function pickSpeakers(perSpeaker: number, minDuration = 5.5): { a: string
   return { a: clips(0), b: clips(1), speakers: [ranked[0]![0], ranked[1]![0]] };
 }
 
-/** Decodes a data set clip (MP3) with the engine and writes it as 16 kHz mono 16-bit WAV. */
-export async function toWav(source: string, target: string): Promise<string> {
-  const decoded = await decodeAudio(new Uint8Array(readFileSync(source)));
-  writeFileSync(target, encodeWav(decoded.samples, 16000));
+/**
+ * Decodes data set clips (MP3) with the engine and writes them, one after the other with 0.3 s of
+ * silence between, as one 16 kHz mono 16-bit WAV.
+ */
+export async function toWav(sources: string | string[], target: string): Promise<string> {
+  const parts: Float32Array[] = [];
+  for (const source of [sources].flat()) {
+    if (parts.length) parts.push(new Float32Array(4800));
+    parts.push((await decodeAudio(new Uint8Array(readFileSync(source)))).samples);
+  }
+  const joined = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    joined.set(part, offset);
+    offset += part.length;
+  }
+  writeFileSync(target, encodeWav(joined, 16000));
   return target;
 }
 

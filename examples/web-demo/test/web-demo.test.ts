@@ -21,7 +21,9 @@ import { chooseModels, DATASET_DIR, HAS_DATASET, pickSpeakers, startServer, toWa
 const EXAMPLE_DIR = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS_DIR = path.join(EXAMPLE_DIR, 'test-results');
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
-const RECORD_SECONDS = 7;
+/** Enrolment gets two clips of speaker A (about 12 s), as an app would ask for more speech to enrol. */
+const ENROL_SECONDS = 12;
+const VERIFY_SECONDS = 7;
 
 if (!HAS_DATASET) console.warn(`web-demo.test.ts: SKIPPED, the development data set is absent (${DATASET_DIR}/manifest.csv); set VOXKEY_DATASET_DIR to run it`);
 if (!CHROMIUM) console.warn('web-demo.test.ts: SKIPPED, Chromium is not installed (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)');
@@ -78,6 +80,7 @@ interface PageOutcome {
 
 /** One browser whose microphone plays `wav`: record, submit as `externalId`, wait for the result. */
 async function useDemo(demo: Demo, wav: string, action: 'enrol' | 'verify', externalId: string, screenshot: string): Promise<PageOutcome> {
+  const seconds = action === 'enrol' ? ENROL_SECONDS : VERIFY_SECONDS;
   const browser = await chromium.launch({
     executablePath: CHROMIUM!,
     headless: true,
@@ -104,7 +107,7 @@ async function useDemo(demo: Demo, wav: string, action: 'enrol' | 'verify', exte
     await page.goto(demo.url);
     await page.waitForSelector('body[data-ready="true"]');
     await page.fill('#external-id', externalId);
-    await page.fill('#seconds', String(RECORD_SECONDS));
+    await page.fill('#seconds', String(seconds));
     let uploaded: Uint8Array | null = null;
     page.on('request', (request) => {
       if (request.method() === 'POST' && request.url().includes(`/api/${action}`)) uploaded = request.postDataBuffer();
@@ -176,11 +179,11 @@ function matchToSource(uploaded: Uint8Array, sourceWav: string): number {
   return best;
 }
 
-function expectUploadOf(outcome: PageOutcome, sourceWav: string): void {
+function expectUploadOf(outcome: PageOutcome, sourceWav: string, seconds: number): void {
   expect(outcome.uploaded, 'the page uploaded a recording').not.toBeNull();
   const header = parseWavHeader(outcome.uploaded!);
   expect({ rate: header.sampleRate, channels: header.channels, bits: header.bitsPerSample }).toEqual({ rate: 16000, channels: 1, bits: 16 });
-  expect(header.durationSeconds).toBeCloseTo(RECORD_SECONDS, 1);
+  expect(header.durationSeconds).toBeCloseTo(seconds, 1);
   const match = matchToSource(outcome.uploaded!, sourceWav);
   console.info(`web-demo: the upload's energy envelope matches ${path.basename(sourceWav)} with r = ${match.toFixed(3)}`);
   expect(match, 'the browser recording carries the clip played by the fake microphone').toBeGreaterThan(0.8);
@@ -195,12 +198,15 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
 
   beforeAll(async () => {
     console.info(`web-demo.test.ts: models: ${models.names}; Chromium: ${CHROMIUM}`);
-    const { a, b, speakers } = pickSpeakers(2);
-    console.info(`web-demo.test.ts: speaker A ${speakers[0]} (${a.map((p) => path.basename(p)).join(', ')}), speaker B ${speakers[1]} (${path.basename(b[0]!)})`);
+    const { a, b, speakers } = pickSpeakers(3);
+    console.info(
+      `web-demo.test.ts: speaker A ${speakers[0]}: enrol ${path.basename(a[0]!)} + ${path.basename(a[1]!)}, verify ${path.basename(a[2]!)}; ` +
+        `speaker B ${speakers[1]}: ${path.basename(b[0]!)} (Common Voice dev split)`,
+    );
     audioDir = mkdtempSync(path.join(tmpdir(), 'voxkey-web-demo-audio-'));
-    wav.enrolA = await toWav(a[0]!, path.join(audioDir, 'speaker-a-1.wav'));
-    wav.verifyA = await toWav(a[1]!, path.join(audioDir, 'speaker-a-2.wav'));
-    wav.verifyB = await toWav(b[0]!, path.join(audioDir, 'speaker-b-1.wav'));
+    wav.enrolA = await toWav([a[0]!, a[1]!], path.join(audioDir, 'speaker-a-enrol.wav'));
+    wav.verifyA = await toWav(a[2]!, path.join(audioDir, 'speaker-a-verify.wav'));
+    wav.verifyB = await toWav(b[0]!, path.join(audioDir, 'speaker-b.wav'));
     mkdirSync(RESULTS_DIR, { recursive: true });
     server = await startServer(models.dir);
     demo = await startDemo(server);
@@ -258,7 +264,7 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
     const enrol = await useDemo(demo, wav.enrolA, 'enrol', 'speaker-a', '1-enrol-speaker-a.png');
     expect(enrol.phase, `${enrol.status}${context()}`).toBe('done');
     expect(enrol.result).toBe('enrolled');
-    expectUploadOf(enrol, wav.enrolA);
+    expectUploadOf(enrol, wav.enrolA, ENROL_SECONDS);
     const unrelated = matchToSource(enrol.uploaded!, wav.verifyB);
     console.info(`web-demo: (control) the same upload against speaker B's clip: r = ${unrelated.toFixed(3)}`);
     expect(unrelated).toBeLessThan(0.8);
@@ -268,12 +274,12 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
     expect(['verified', 'rejected', 'inconclusive']).toContain(same.result);
     expect(same.score).toMatch(/^[01]\.\d{3}$/);
     expect(['yes', 'no']).toContain(same.deepfake);
-    expectUploadOf(same, wav.verifyA);
+    expectUploadOf(same, wav.verifyA, VERIFY_SECONDS);
 
     const other = await useDemo(demo, wav.verifyB, 'verify', 'speaker-a', '3-verify-other-speaker.png');
     expect(other.phase, `${other.status}${context()}`).toBe('done');
     expect(['verified', 'rejected', 'inconclusive']).toContain(other.result);
-    expectUploadOf(other, wav.verifyB);
+    expectUploadOf(other, wav.verifyB, VERIFY_SECONDS);
 
     if (models.real) {
       expect(same.result, `same speaker (score ${same.score}), models ${models.names}`).toBe('verified');
