@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { TEST_DIALECT } from './support/database.js';
-import { expectList, expectNotFound, expectResource, expectValidation, itKnownBug, useContext, WITHOUT_RATE_LIMITS } from './support/expect.js';
+import {
+  expectList,
+  expectMissingOrInvalidId,
+  expectNotFound,
+  expectResource,
+  expectValidation,
+  useContext,
+  WITHOUT_RATE_LIMITS,
+} from './support/expect.js';
 import { orgPath, seedInvoice, UNKNOWN_ID } from './support/fixtures.js';
 
 const SEEDED_PLANS = [
@@ -44,8 +52,9 @@ describe(`billing (${TEST_DIALECT})`, () => {
       expectValidation(await ctx().request('GET', '/v1/plans/0'), ['plan_id']);
     });
 
-    itKnownBug('a 15-digit plan id (allowed by the path pattern) is a 404, not a 500', ['postgres'], ctx, async () => {
-      expectNotFound(await ctx().request('GET', '/v1/plans/999999999999999'));
+    it('ids beyond the 32-bit columns (2^31, 15 digits) → 404 or 400 on plan_id, never 500', async () => {
+      for (const id of ['2147483648', '999999999999999']) expectMissingOrInvalidId(await ctx().request('GET', `/v1/plans/${id}`), 'plan_id');
+      expectNotFound(await ctx().request('GET', '/v1/plans/2147483647'));
     });
 
     it('plans cannot be created or changed through the API', async () => {

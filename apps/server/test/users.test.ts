@@ -4,11 +4,11 @@ import { insertVoiceprint } from '../src/repositories/voiceprints.js';
 import { TEST_DIALECT } from './support/database.js';
 import {
   expectError,
+  expectMissingOrInvalidId,
   expectList,
   expectNotFound,
   expectResource,
   expectValidation,
-  itKnownBug,
   UNKNOWN_FIELD,
   useContext,
   WITHOUT_RATE_LIMITS,
@@ -120,8 +120,9 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
         expectValidation(await ctx().request('GET', usersPath(`/${bad}`)), ['user_id']);
       });
 
-      itKnownBug('a 15-digit id (allowed by the path pattern) is a 404, not a 500', ['postgres'], ctx, async () => {
-        expectNotFound(await ctx().request('GET', usersPath('/999999999999999')));
+      it('ids beyond the 32-bit columns (2^31, 15 digits) → 404 or 400 on user_id, never 500', async () => {
+        for (const id of ['2147483648', '999999999999999']) expectMissingOrInvalidId(await ctx().request('GET', usersPath(`/${id}`)), 'user_id');
+        expectNotFound(await ctx().request('GET', usersPath('/2147483647')));
       });
     });
 

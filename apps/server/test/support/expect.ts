@@ -11,6 +11,7 @@ import {
   UserSchema,
 } from '@voxkey/contract';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { contractViolation } from './conformance.js';
 import { createTestContext, type TestContext, type TestResponse } from './context.js';
 import { TEST_DIALECT } from './database.js';
 
@@ -123,6 +124,13 @@ export function expectNotFound(res: TestResponse): void {
   expectError(res, 404);
 }
 
+/** An id the route cannot hold: 404, or a 400 naming the path parameter; never a 500. */
+export function expectMissingOrInvalidId(res: TestResponse, param: string): void {
+  expect([400, 404], JSON.stringify(res.body)).toContain(res.status);
+  if (res.status === 404) expectNotFound(res);
+  else expectValidation(res, [param]);
+}
+
 type FieldExpectation = string | { field: string; message?: string | RegExp };
 
 /**
@@ -162,13 +170,23 @@ export const WITHOUT_RATE_LIMITS = { RATE_LIMIT_ENABLED: 'false' } as const;
  */
 export function useContext(overrides: Record<string, string> = {}): () => TestContext {
   let ctx: TestContext | undefined;
+  const violations: string[] = [];
   beforeAll(async () => {
     ctx = await createTestContext(overrides);
+    // Every answer from a documented operation is checked against the contract (status and body).
+    const request = ctx.request;
+    ctx.request = (async (method: string, path: string, options?: Parameters<TestContext['request']>[2]) => {
+      const res = await request(method, path, options);
+      const violation = contractViolation(method, path, res.status, res.body);
+      if (violation) violations.push(violation);
+      return res;
+    }) as TestContext['request'];
   });
   afterEach(() => {
     if (!ctx) return;
     const reported = ctx.reportedErrors.splice(0);
     expect(reported.map(String), 'the app reported internal errors (500s)').toEqual([]);
+    expect(violations.splice(0), 'answers that do not match the contract').toEqual([]);
   });
   afterAll(async () => {
     await ctx?.cleanup();
