@@ -12,6 +12,7 @@
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { streamSSE } from 'hono/streaming';
 import { verifyWebhook, VoxkeyError, WebhookVerificationError, type VoxkeyClient, type VoxkeyEvent } from '@voxkey/sdk';
 
@@ -95,6 +96,8 @@ export function createDemoApp(options: DemoOptions): Hono {
     }
   }
 
+  // Refuse oversized uploads while they stream in, before buffering them.
+  app.use('/api/*', bodyLimit({ maxSize: maxBytes, onError: (c) => c.json({ message: 'the recording is too large' }, 413) }));
   app.post('/api/enrol', (c) => submit(c, 'enrol'));
   app.post('/api/verify', (c) => submit(c, 'verify'));
 

@@ -46,5 +46,8 @@ const server = serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000),
 });
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => server.close(() => process.exit(0)));
+  process.once(signal, () => {
+    server.close(() => process.exit(0));
+    if ('closeAllConnections' in server) server.closeAllConnections(); // open SSE streams too
+  });
 }

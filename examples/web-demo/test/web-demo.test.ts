@@ -232,6 +232,19 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
     expect(await response.text()).toBe('invalid_signature');
   });
 
+  it('relays Voxkey errors to the page and keeps the token on the backend', async () => {
+    const wavBytes = readFileSync(wav.verifyB);
+    const missing = await fetch(`${demo.url}/api/verify`, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: wavBytes });
+    expect(missing.status).toBe(400);
+    const unknown = await fetch(`${demo.url}/api/verify?external_id=nobody`, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: wavBytes });
+    expect(unknown.status).toBe(404); // Voxkey: verifying an external_id that is not enrolled
+    expect((await unknown.json()).message).toMatch(/external_id "nobody"/);
+    const page = await (await fetch(demo.url)).text();
+    const script = await (await fetch(`${demo.url}/app.js`)).text();
+    expect(page).toContain('Voxkey web demo');
+    expect(page + script).not.toContain(server.token);
+  });
+
   it("the page's resampler keeps speech frequencies and removes what would alias", async () => {
     const browser = await chromium.launch({ executablePath: CHROMIUM!, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
     try {
