@@ -75,9 +75,9 @@ export function createDemoApp(options: DemoOptions): Hono {
 
   /** Forwards a recording from the page to Voxkey; answers { request_uuid } or the API's error. */
   async function submit(c: Context, kind: 'enrol' | 'verify') {
+    const recording = new Uint8Array(await c.req.arrayBuffer()); // read it all before answering
     const externalId = c.req.query('external_id')?.trim();
     if (!externalId) return c.json({ message: 'external_id is required' }, 400);
-    const recording = new Uint8Array(await c.req.arrayBuffer());
     if (recording.byteLength === 0) return c.json({ message: 'the recording is empty' }, 400);
     if (recording.byteLength > maxBytes) return c.json({ message: 'the recording is too large' }, 413);
     try {
