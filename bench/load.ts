@@ -10,7 +10,8 @@
  *   users-list / bare measured side by side;
  * - GET one predefined text; writes (POST, PATCH, DELETE of a predefined text, in sequence);
  * - POST verifications with a ~5 s recording (each a new request_uuid): accepted (202) and
- *   refused (429 queue full) counts, while the in-process workers run the engine;
+ *   refused (429 queue full; JOB_MAX_QUEUE=100 here, --job-max-queue) counts, while the in-process
+ *   workers run the engine;
  * - the users list again on a server with the default rate limits (RATE_LIMIT_ENABLED=true) to
  *   show the 429s of one token.
  * Throughput, latency p50/p95/p99 (every response, all statuses), status counts, errors, and the
@@ -25,6 +26,8 @@ import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, 
 
 const DURATION = Number(argValue('--duration', '10'));
 const CONNECTIONS = Number(argValue('--connections', '10'));
+/** Lower than the default 500 so that a 10 s window of verification traffic reaches the queue limit (429). */
+const JOB_MAX_QUEUE = argValue('--job-max-queue', '100')!;
 const dialects: Dialect[] = hasFlag('--sqlite-only') ? ['sqlite'] : hasFlag('--postgres-only') ? ['postgres'] : ['sqlite', 'postgres'];
 
 function line(r: LoadResult): string {
@@ -33,7 +36,7 @@ function line(r: LoadResult): string {
 }
 
 async function runDialect(dialect: Dialect, models: ReturnType<typeof chooseModels>, bare: { url: string; pid: number }, clips: string[]) {
-  const environment = await createEnvironment(dialect, { VOXKEY_MODELS_DIR: models.dir });
+  const environment = await createEnvironment(dialect, { VOXKEY_MODELS_DIR: models.dir, JOB_MAX_QUEUE });
   const receiver = await startReceiver();
   let server = await startServer(environment, {}, 'load');
   const results: LoadResult[] = [];
@@ -138,7 +141,7 @@ async function runDialect(dialect: Dialect, models: ReturnType<typeof chooseMode
       refused429: voice.statusCounts['429'] ?? 0,
       other: Object.fromEntries(Object.entries(voice.statusCounts).filter(([k]) => k !== '202' && k !== '429')),
       webhooksDuringWindow: receiver.count - webhooksBefore,
-      note: 'JOB_MAX_QUEUE=500 (default): once 500 jobs are queued or processing, new requests get 429 with Retry-After: 5; the workers keep draining the queue after the window.',
+      note: `JOB_MAX_QUEUE=${JOB_MAX_QUEUE} (default 500): once that many jobs are queued or processing, new requests get 429 with Retry-After: 5; the workers keep draining the queue after the window.`,
     };
 
     // Rate limits on: restart the same database with the default limits (20 rps, burst 50 per live token; 50/100 per organisation).
@@ -183,13 +186,13 @@ async function main() {
     benchmark: 'load',
     startedAt,
     finishedAt: new Date().toISOString(),
-    command: `npm run bench:load -- --duration ${DURATION} --connections ${CONNECTIONS}${hasFlag('--sqlite-only') ? ' --sqlite-only' : ''}${hasFlag('--postgres-only') ? ' --postgres-only' : ''}`,
+    command: `npm run bench:load -- --duration ${DURATION} --connections ${CONNECTIONS} --job-max-queue ${JOB_MAX_QUEUE}${hasFlag('--sqlite-only') ? ' --sqlite-only' : ''}${hasFlag('--postgres-only') ? ' --postgres-only' : ''}`,
     models,
     machine: { ...machineAtStart, loadavgAtEnd: machine().loadavg },
     notes: [
       'autocannon runs in the benchmark process on the same machine as the servers; all share the cores (and with other jobs running on this machine).',
       'Latency percentiles are over every response of the window (all statuses).',
-      'voxkey serve: NODE_ENV=production, LOG_LEVEL=info (one JSON line per request, to a file), RATE_LIMIT_ENABLED=false except in the "rate limits on" scenario, workers in process.',
+      `voxkey serve: NODE_ENV=production, LOG_LEVEL=info (one JSON line per request, to a file), RATE_LIMIT_ENABLED=false except in the "rate limits on" scenario (which also runs RUN_WORKERS=false), JOB_MAX_QUEUE=${JOB_MAX_QUEUE}, workers in process.`,
     ],
     results: perDialect,
   };
