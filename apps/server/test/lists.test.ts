@@ -262,6 +262,16 @@ describe(`lists (${TEST_DIALECT})`, () => {
         expect(ids(expectList(await get([['filter', `${spec.textField}=eq:${target}`]]), spec.kind))).toEqual(ids(expected));
       });
 
+      it(`eq on ${spec.textField} is case-sensitive in both dialects`, async () => {
+        for (const row of all.slice(0, 4)) {
+          const value: string = spec.value(row, spec.textField);
+          for (const variant of [value.toUpperCase(), value.toLowerCase()]) {
+            const expected = all.filter((r) => spec.value(r, spec.textField) === variant);
+            expect(ids(expectList(await get([['filter', `${spec.textField}=${variant}`]]), spec.kind)), variant).toEqual(ids(expected));
+          }
+        }
+      });
+
       it.each(['gte', 'gt', 'lt', 'lte', 'eq'] as const)('%s on id', async (op) => {
         const pivot = all[Math.floor(all.length / 2)]!.id;
         const test = {
