@@ -64,18 +64,18 @@ const KNOWN_CONTRACT_BUGS: Array<{ what: string; patch: (defs: any) => void }> =
  * makes them fail again.
  */
 const KNOWN_SERVER_BUGS: Array<{ id: string; dialects: Array<'sqlite' | 'postgres'>; match: RegExp }> = [
-  // A NUL character in any text that reaches PostgreSQL (bodies, filter values): text columns cannot hold it.
-  { id: 'postgres-nul-in-text', dialects: ['postgres'], match: /invalid byte sequence for encoding "UTF8": 0x00/ },
-  // Ids and integer filter values beyond int4 (the contract allows 15 digits) on PostgreSQL integer columns.
-  { id: 'postgres-int4-overflow', dialects: ['postgres'], match: /out of range for type integer/ },
-  // About 1,000 or more `filter` conditions: SQLite's expression depth limit.
-  { id: 'sqlite-many-filters', dialects: ['sqlite'], match: /Expression tree is too large/ },
+  // apps/server/src/http/middleware/no-nul.ts: findNul() recurses once per nesting level, so a deeply
+  // nested JSON body (a few thousand levels, ~10 KB) overflows the stack: 500 instead of a 400.
+  { id: 'nul-scan-deep-json', dialects: ['sqlite', 'postgres'], match: /Maximum call stack size exceeded[\s\S]*findNul/ },
+  // Found earlier and fixed in 4bad88f: NUL characters and ids or integer filters beyond int4 on
+  // PostgreSQL (500), and 1,000+ filter conditions on SQLite (500). Their regression tests are below.
 ];
 const knownBugHits = new Map<string, number>();
 
 function knownServerBug(reported: unknown[]): string | undefined {
   if (process.env.VOXKEY_SHOW_KNOWN_BUGS || reported.length === 0) return undefined;
-  const ids = reported.map((err) => KNOWN_SERVER_BUGS.find((b) => b.dialects.includes(TEST_DIALECT) && b.match.test(String((err as Error)?.message ?? err)))?.id);
+  const text = (err: unknown) => (err instanceof Error ? `${err.message}\n${err.stack ?? ''}` : String(err));
+  const ids = reported.map((err) => KNOWN_SERVER_BUGS.find((b) => b.dialects.includes(TEST_DIALECT) && b.match.test(text(err)))?.id);
   return ids.every((id) => id !== undefined) ? ids[0] : undefined;
 }
 
@@ -415,7 +415,7 @@ function mutations(op: FuzzOperation): Mutation[] {
         .map((value) => (r: FuzzRequest) => ({ ...tag(r, 'body:not-an-object', [400]), body: { kind: 'json', value } as BodyValue })),
       fc
         .oneof(
-          fc.constantFrom('', '{', '{"a":', "{'a':1}", '{"a":1,}', '[1,2', 'nul', '\ufeff{}', '{"a":"\\x"}', '{"a":1}{"b":2}', `${'['.repeat(5000)}${']'.repeat(5000)}`, '{"a":1e99999}', '{"__proto__":{"org_id":1}}', '{"constructor":{"prototype":{"x":1}}}'),
+          fc.constantFrom('', '{', '{"a":', "{'a':1}", '{"a":1,}', '[1,2', 'nul', '\ufeff{}', '{"a":"\\x"}', '{"a":1}{"b":2}', '{"a":1e99999}', '{"__proto__":{"org_id":1}}', '{"constructor":{"prototype":{"x":1}}}'),
           fc.string({ maxLength: 60 }).filter((s) => {
             try {
               JSON.parse(s);
@@ -431,6 +431,11 @@ function mutations(op: FuzzOperation): Mutation[] {
           return { ...tag(r, 'body:malformed-json', decided ? [400] : undefined, decided ? 'body' : undefined), body: { kind: 'raw', data } as BodyValue };
         }),
       fc.uint8Array({ minLength: 1, maxLength: 200 }).map((data) => (r: FuzzRequest) => ({ ...tag(r, 'body:random-bytes', [400]), body: { kind: 'raw', data } as BodyValue })),
+      // Valid JSON, deeply nested: at the top or inside a field.
+      fc.tuple(fc.integer({ min: 100, max: 20_000 }), fc.boolean(), fc.constantFrom(...(props.length ? props : ['x']))).map(([depth, inField, key]) => (r: FuzzRequest) => {
+        const deep = `${'['.repeat(depth)}${']'.repeat(depth)}`;
+        return { ...tag(r, 'body:deep-json', [400]), body: { kind: 'raw', data: inField ? `{${JSON.stringify(key)}:${deep}}` : deep } as BodyValue };
+      }),
       fc
         .constantFrom('text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'json', 'text/json')
         .map((contentType) => (r: FuzzRequest) => ({ ...tag(r, `content-type:${contentType}`, [415]), contentType })),
@@ -788,39 +793,43 @@ describe(`OpenAPI-driven fuzzer (${TEST_DIALECT})`, () => {
     expect(after).toEqual(bBefore);
   });
 
-  describe('server bugs the fuzzer found (reproduced exactly; the fuzzer counts them instead of failing)', () => {
+  describe('server bugs the fuzzer found', () => {
     const getCtx = () => ctx;
     const A = () => ctx.orgA.id;
     const manyFilters = (n: number) => Array.from({ length: n }, () => 'filter=id%3Dgte%3A1').join('&');
-    const cases: Array<{ name: string; dialects: Array<'sqlite' | 'postgres'>; method: string; path: () => string; body?: () => unknown; expected: number[] }> = [
-      // apps/server/src (repositories, via pg): PostgreSQL text cannot hold U+0000, the insert fails with
-      // 22021 and the API answers 500. Expected: a 400 on the field (as the contract could forbid NUL), or storing it as SQLite does.
-      { name: 'NUL in an organisation name is stored or refused, not a 500', dialects: ['postgres'], method: 'PATCH', path: () => `/v1/organisations/${A()}`, body: () => ({ name: 'a\u0000b' }), expected: [200, 400] },
-      { name: 'NUL in a predefined text is stored or refused, not a 500', dialects: ['postgres'], method: 'POST', path: () => `/v1/organisations/${A()}/predefined-texts`, body: () => ({ org_id: A(), language: 'en-UK', text_code: 424242, text: 'x\u0000' }), expected: [201, 400] },
-      { name: 'NUL in a token name is stored or refused, not a 500', dialects: ['postgres'], method: 'POST', path: () => `/v1/organisations/${A()}/api-tokens`, body: () => ({ friendly_name: 'x\u0000', enabled: true }), expected: [201, 400] },
-      { name: 'NUL in a callback URL is stored or refused, not a 500', dialects: ['postgres'], method: 'PATCH', path: () => `/v1/organisations/${A()}/settings`, body: () => ({ org_id: A(), settings: { callback_url: 'https://8.8.8.8/\u0000' } }), expected: [200, 400] },
-      // apps/server/src/http/list-params.ts passes the value to a text comparison: 500 on PostgreSQL.
-      // Expected: 200 with no match (or a 400 on filter).
-      { name: 'NUL in a filter value is not a 500', dialects: ['postgres'], method: 'GET', path: () => `/v1/organisations/${A()}/users?filter=external_id%3Da%00`, expected: [200, 400] },
-      // Ids are integer (int4) columns on PostgreSQL, but path ids and integer filters accept up to 15
-      // digits (contract pathId, list-params.ts /^-?\d{1,15}$/): 22003 -> 500. Expected: 404 / an empty list.
-      { name: 'a 10-digit user id is a 404, not a 500', dialects: ['postgres'], method: 'GET', path: () => `/v1/organisations/${A()}/users/2147483648`, expected: [404] },
-      { name: 'a 15-digit text id is a 404, not a 500', dialects: ['postgres'], method: 'DELETE', path: () => `/v1/organisations/${A()}/predefined-texts/999999999999999`, expected: [404] },
-      { name: 'an id filter beyond int4 is an empty list, not a 500', dialects: ['postgres'], method: 'GET', path: () => `/v1/organisations/${A()}/users?filter=id%3Dgt%3A-2147483649`, expected: [200, 400] },
-      { name: 'a text_code filter beyond int4 is an empty list, not a 500', dialects: ['postgres'], method: 'GET', path: () => `/v1/organisations/${A()}/predefined-texts?filter=text_code%3D99999999999999`, expected: [200, 400] },
-      // apps/server/src/repositories/list-query.ts ANDs every `filter` into one expression; SQLite refuses
-      // a depth over 1000 (SQLITE_MAX_EXPR_DEPTH) -> 500. 1,100 conditions fit in Node's 16 KiB request
-      // line, so this is reachable over HTTP. Expected: a cap on the number of conditions (400 on filter).
-      { name: '1,100 filter conditions are a 400 (or answered), not a 500', dialects: ['sqlite'], method: 'GET', path: () => `/v1/organisations/${A()}/users?${manyFilters(1100)}`, expected: [200, 400] },
-      // The same with 40,000 conditions overflows the stack while building the query (both dialects);
-      // only reachable where the request line may exceed Node's default 16 KiB (--max-http-header-size).
-      { name: '40,000 filter conditions are a 400, not a 500', dialects: ['sqlite', 'postgres'], method: 'GET', path: () => `/v1/organisations/${A()}/users?${manyFilters(40_000)}`, expected: [400] },
+    const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    const either: Array<'sqlite' | 'postgres'> = ['sqlite', 'postgres'];
+    // Fixed in 4bad88f (kept as regression tests): on PostgreSQL a NUL character in any text and ids or
+    // integer filters beyond int4 answered 500; on SQLite about 1,000 or more filter conditions did
+    // (expression depth), and 40,000 overflowed the stack while building the query on both.
+    const fixed: Array<{ name: string; method: string; path: () => string; body?: () => unknown; expected: number[] }> = [
+      { name: 'NUL in an organisation name is a 400', method: 'PATCH', path: () => `/v1/organisations/${A()}`, body: () => ({ name: 'a\u0000b' }), expected: [400] },
+      { name: 'NUL in a predefined text is a 400', method: 'POST', path: () => `/v1/organisations/${A()}/predefined-texts`, body: () => ({ org_id: A(), language: 'en-UK', text_code: 424242, text: 'x\u0000' }), expected: [400] },
+      { name: 'NUL in a token name is a 400', method: 'POST', path: () => `/v1/organisations/${A()}/api-tokens`, body: () => ({ friendly_name: 'x\u0000', enabled: true }), expected: [400] },
+      { name: 'NUL in a callback URL is a 400', method: 'PATCH', path: () => `/v1/organisations/${A()}/settings`, body: () => ({ org_id: A(), settings: { callback_url: 'https://8.8.8.8/\u0000' } }), expected: [400] },
+      { name: 'NUL in a filter value is not a 500', method: 'GET', path: () => `/v1/organisations/${A()}/users?filter=external_id%3Da%00`, expected: [200, 400] },
+      { name: 'a 10-digit user id is a 400 or 404', method: 'GET', path: () => `/v1/organisations/${A()}/users/2147483648`, expected: [400, 404] },
+      { name: 'a 15-digit text id is a 400 or 404', method: 'DELETE', path: () => `/v1/organisations/${A()}/predefined-texts/999999999999999`, expected: [400, 404] },
+      { name: 'an id filter beyond int4 is not a 500', method: 'GET', path: () => `/v1/organisations/${A()}/users?filter=id%3Dgt%3A-2147483649`, expected: [200, 400] },
+      { name: 'a text_code filter beyond int4 is not a 500', method: 'GET', path: () => `/v1/organisations/${A()}/predefined-texts?filter=text_code%3D99999999999999`, expected: [200, 400] },
+      { name: '1,100 filter conditions are a 400', method: 'GET', path: () => `/v1/organisations/${A()}/users?${manyFilters(1100)}`, expected: [400] },
+      { name: '40,000 filter conditions are a 400', method: 'GET', path: () => `/v1/organisations/${A()}/users?${manyFilters(40_000)}`, expected: [400] },
     ];
-    for (const c of cases) {
-      itKnownBug(c.name, c.dialects, getCtx, async () => {
+    for (const c of fixed) {
+      it(c.name, async () => {
         const res = await ctx.request(c.method, c.path(), c.body ? { body: c.body() } : {});
-        const reported = ctx.reportedErrors.map(String);
-        expect({ status: res.status, reported }).toEqual({ status: expect.toSatisfy((s: number) => c.expected.includes(s)), reported: [] });
+        expect({ status: res.status, reported: ctx.reportedErrors.splice(0).map(String) }).toEqual({ status: expect.toSatisfy((s: number) => c.expected.includes(s)), reported: [] });
+      });
+    }
+
+    // Open: apps/server/src/http/middleware/no-nul.ts findNul() recurses per nesting level; a JSON body
+    // of 20,000 nested arrays (40 KB, valid JSON; from about 5,000 depending on the stack in use) overflows
+    // the stack -> 500 "Internal server error".
+    // Expected: a 400 (scan iteratively, or cap the depth). Any route with a JSON body, any dialect.
+    for (const [label, body] of [['an array', nested(20_000)], ['an object field', `{"text":${nested(20_000)}}`]] as const) {
+      itKnownBug(`a JSON body with ${label} nested 20,000 deep is a 400, not a 500`, either, getCtx, async () => {
+        const res = await ctx.request('POST', `/v1/organisations/${A()}/predefined-texts`, { rawBody: body, headers: { 'content-type': 'application/json' } });
+        expect({ status: res.status, reported: ctx.reportedErrors.map(String) }).toEqual({ status: 400, reported: [] });
       });
     }
   });
