@@ -4,21 +4,23 @@ import type { AppEnv } from '../types.js';
 
 const NUL_MESSAGE = 'Must not contain NUL (U+0000) characters';
 
-function findNul(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path || 'body' : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findNul(value[i], `${path}.${i}`.replace(/^\./, ''));
-      if (found) return found;
+const MAX_DEPTH = 32;
+
+/** The first field holding a NUL, walked iteratively (a hostile body may nest thousands of levels). */
+function findNul(root: unknown): string | null {
+  const stack: Array<[unknown, string, number]> = [[root, '', 0]];
+  while (stack.length) {
+    const [value, path, depth] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return path || 'body';
+      continue;
     }
-    return null;
-  }
-  if (value && typeof value === 'object') {
+    if (!value || typeof value !== 'object') continue;
+    if (depth >= MAX_DEPTH) throw ApiError.field(path || 'body', `Nested more than ${MAX_DEPTH} levels deep`);
     for (const [key, item] of Object.entries(value)) {
       const field = path ? `${path}.${key}` : key;
       if (key.includes('\u0000')) return field;
-      const found = findNul(item, field);
-      if (found) return found;
+      stack.push([item, field, depth + 1]);
     }
   }
   return null;
@@ -42,7 +44,7 @@ export function rejectNulCharacters(): MiddlewareHandler<AppEnv> {
       } catch {
         return next(); // malformed JSON is the validator's to report
       }
-      const field = findNul(body, '');
+      const field = findNul(body);
       if (field) throw ApiError.field(field, NUL_MESSAGE);
     }
     await next();
