@@ -214,6 +214,26 @@ describe(`matrices from openapi.json (${TEST_DIALECT})`, () => {
       expectNoLeak(res);
     });
 
+    describe.each(orgOperations.filter((op) => op.params.some((p) => p !== 'org_id')).map((op) => [`${op.method} ${op.path}`, op] as const))(
+      "org B's record ids under org A's own path: %s",
+
+      (_label, op) => {
+        it("the same 404 as an id that exists nowhere (no existence oracle), nothing of B's", async () => {
+          const options = op.bodySchema ? { body: validBody(op, a.org.id) } : {};
+
+          const foreign = await ctx().request(op.method, fillPath(op.path, { ...pathValues(op, b.ids, a.org.id), org_id: a.org.id }), options);
+
+          const missing = await ctx().request(op.method, fillPath(op.path, missingValues(op, a.org.id)), options);
+
+          expect(foreign.status, JSON.stringify(foreign.body)).toBe(404);
+
+          expect(foreign.body).toEqual(missing.body);
+
+          expectNoLeak(foreign);
+        });
+      }
+    );
+
     it("after all of the above, org B's data is exactly as it was", async () => {
       expect(await snapshot(ctx(), ctx().orgB.id)).toEqual(before);
       expect((await ctx().request('GET', orgPath(ctx().orgB.id), { token: ctx().orgB.token })).status).toBe(200);
