@@ -42,6 +42,8 @@ const ConfigSchema = z.object({
   ALERT_MIN_VERIFICATIONS: z.coerce.number().int().min(1).default(20),
   ALERT_FAILURE_RATE: z.coerce.number().min(0).max(1).default(0.5),
   ALERT_COOLDOWN_HOURS: z.coerce.number().min(0).default(6),
+  /** match_score at or above which a verification is `verified` (the spec's "strong match" level). */
+  MATCH_THRESHOLD: z.coerce.number().gt(0).lt(1).default(0.85),
   RUN_WORKERS: booleanFromEnv.default(true),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   RATE_LIMIT_ENABLED: booleanFromEnv.default(true),

@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { decodeWav, parseWavHeader } from '@voxkey/engine';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chooseModels, DATASET_DIR, HAS_DATASET, pickSpeakers, startServer, toWav, type ServerHandle } from './support.js';
+import { chooseModels, DATASET_DIR, HAS_DATASET, pickSpeakers, startServer, toWav, type ServerHandle } from '../../test-support/example-server.js';
 
 const EXAMPLE_DIR = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS_DIR = path.join(EXAMPLE_DIR, 'test-results');

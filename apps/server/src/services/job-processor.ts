@@ -124,7 +124,7 @@ async function verificationCompletion(deps: AppDeps, engine: VoiceAnalyzer, job:
 
   try {
     const embedding = openEmbedding(deps.sealer, job.org_id, user.id, voiceprint.sealed_embedding);
-    const analysis = await engine.verify(job.audio ?? '', { modelId: voiceprint.model_id, embedding });
+    const analysis = await engine.verify(job.audio ?? '', { modelId: voiceprint.model_id, embedding }, { threshold: deps.config.MATCH_THRESHOLD });
     const completion = finish(
       {
         result: analysis.result,

@@ -13,7 +13,7 @@ import { decodeAudio, encodeWav } from '@voxkey/engine';
 
 const require = createRequire(import.meta.url);
 
-export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const DATASET_DIR = process.env.VOXKEY_DATASET_DIR ?? path.resolve(REPO_ROOT, '..', 'shared', 'datasets');
 export const HAS_DATASET = existsSync(path.join(DATASET_DIR, 'manifest.csv'));
 
