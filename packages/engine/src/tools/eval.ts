@@ -73,11 +73,12 @@ function svMetrics(trials: { cos: number; target: boolean }[], cal: { a: number;
   };
 }
 
-function cmMetrics(bona: number[], spoof: number[]) {
+/** `thresholdLogit`: logit of the spoof model's defaultThreshold (deepfake when P(bona fide) is below it). */
+function cmMetrics(bona: number[], spoof: number[], thresholdLogit: number) {
   if (!bona.length || !spoof.length) return { bonafide: bona.length, spoof: spoof.length };
   const e = eer(bona, spoof);
   const f = farAtFrr(bona, spoof, 0.01);
-  const actual = ratesAtThreshold(bona, spoof, 0); // logit 0 = P(bona fide) 0.5
+  const actual = ratesAtThreshold(bona, spoof, thresholdLogit);
   return { bonafide: bona.length, spoof: spoof.length, eer: e.eer, farAt1PctFrr: f.far, thresholdLogitAt1PctFrr: f.threshold, farAtDefault: actual.far, frrAtDefault: actual.frr };
 }
 
@@ -211,13 +212,15 @@ async function main() {
 
   if (cm.length) {
     const rows = cm.filter((r) => cache[r.path!]).map((r) => ({ label: r.label!, logit: cache[r.path!]!.logit, corpus: corpusOf(r.path!), attack: meta.get(r.path!)?.attack ?? '' }));
+    const spoofThreshold = engine.spoofModel.defaultThreshold ?? 0.5;
+    const cmm = (b: number[], sp: number[]) => cmMetrics(b, sp, logit(spoofThreshold));
     const bona = rows.filter((r) => r.label === 'bonafide');
     const spoof = rows.filter((r) => r.label === 'spoof');
-    const groups: Record<string, ReturnType<typeof cmMetrics>> = { pooled: cmMetrics(bona.map((r) => r.logit), spoof.map((r) => r.logit)) };
-    groups['bona fide without commonvoice'] = cmMetrics(bona.filter((r) => r.corpus !== 'commonvoice').map((r) => r.logit), spoof.map((r) => r.logit));
-    for (const c of ['yourtts-pt', 'yourtts-adapt']) groups[`corpus:${c} (same speakers)`] = cmMetrics(bona.filter((r) => r.corpus === c).map((r) => r.logit), spoof.filter((r) => r.corpus === c).map((r) => r.logit));
-    for (const a of [...new Set(spoof.map((r) => r.attack))].sort()) groups[`attack:${a || '?'}`] = cmMetrics(bona.map((r) => r.logit), spoof.filter((r) => r.attack === a).map((r) => r.logit));
-    result.cm = { trials: rows.length, skippedTrials: cm.length - rows.length, groups };
+    const groups: Record<string, ReturnType<typeof cmMetrics>> = { pooled: cmm(bona.map((r) => r.logit), spoof.map((r) => r.logit)) };
+    groups['bona fide without commonvoice'] = cmm(bona.filter((r) => r.corpus !== 'commonvoice').map((r) => r.logit), spoof.map((r) => r.logit));
+    for (const c of ['yourtts-pt', 'yourtts-adapt']) groups[`corpus:${c} (same speakers)`] = cmm(bona.filter((r) => r.corpus === c).map((r) => r.logit), spoof.filter((r) => r.corpus === c).map((r) => r.logit));
+    for (const a of [...new Set(spoof.map((r) => r.attack))].sort()) groups[`attack:${a || '?'}`] = cmm(bona.map((r) => r.logit), spoof.filter((r) => r.attack === a).map((r) => r.logit));
+    result.cm = { trials: rows.length, skippedTrials: cm.length - rows.length, defaultThreshold: spoofThreshold, groups };
   }
   result.timing = {
     wallSeconds: (performance.now() - t0) / 1000,

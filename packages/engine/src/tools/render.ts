@@ -36,7 +36,7 @@ export interface EvalResult {
     pooledWithFittedCalibration: SvGroup;
     pooledOperatingPoints?: { matchScore: number; far: number; frr: number }[];
   };
-  cm?: { trials: number; groups: Record<string, CmGroup> };
+  cm?: { trials: number; defaultThreshold?: number; groups: Record<string, CmGroup> };
   timing: { wallSeconds: number };
 }
 
@@ -65,7 +65,7 @@ export function renderEval(r: EvalResult): string {
   if (r.cm) {
     lines.push(`Spoof detection: model \`${r.spoofModel.name}\` (sha256 ${r.spoofModel.sha256.slice(0, 12)}...), ${r.cm.trials} clips; score = mean window logit of P(bona fide).`);
     lines.push('');
-    lines.push('| subset | bona fide | spoof | EER | FAR at 1% FRR | FAR / FRR at P(bona fide) = 0.5 |');
+    lines.push(`| subset | bona fide | spoof | EER | FAR at 1% FRR | FAR / FRR at the model threshold (deepfake if P(bona fide) < ${r.cm.defaultThreshold ?? 0.5}) |`);
     lines.push('|---|---:|---:|---:|---:|---:|');
     for (const [k, g] of Object.entries(r.cm.groups)) {
       lines.push(`| ${k} | ${g.bonafide} | ${g.spoof} | ${pct(g.eer)} | ${pct(g.farAt1PctFrr)} | ${pct(g.farAtDefault)} / ${pct(g.frrAtDefault)} |`);
