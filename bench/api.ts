@@ -142,7 +142,7 @@ async function main() {
       benchmark: 'api',
       startedAt,
       finishedAt: new Date().toISOString(),
-      command: `npm run bench:api --${dialect === 'postgres' ? ' -- --postgres' : ''}`,
+      command: `npm run bench:api${dialect === 'postgres' ? ' -- --postgres' : ''}`,
       dialect,
       models,
       machine: { ...machineAtStart, loadavgAtEnd: machine().loadavg },

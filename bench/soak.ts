@@ -1,13 +1,13 @@
 /**
  * `npm run bench:soak` — mixed traffic against one `voxkey serve` for a fixed time, watching for leaks.
  *
- *   tsx bench/soak.ts [--minutes 10] [--postgres] [--workers 4] [--verifications-per-second 2]
+ *   tsx bench/soak.ts [--minutes 10] [--postgres] [--workers 4] [--verifications-per-second 2] [--label x]
  *
  * Not part of CI. Reads (users list, one text), writes (create/patch/delete a text, patch the
  * organisation), and paced verifications with webhooks to a local receiver, while sampling the
  * server's RSS and open file descriptors (/proc/<pid>/fd) every 10 s. Stops by itself and reports
  * the growth from the first sample after warm-up to the end (and the least-squares slope per
- * minute). Writes bench/results/load-soak-<date>[-postgres].json.
+ * minute). Writes bench/results/load-soak-<date>[-postgres][-<label>].json.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -21,6 +21,8 @@ const WORKERS = Number(argValue('--workers', '4'));
 const VERIFY_RATE = Number(argValue('--verifications-per-second', '2'));
 const SAMPLE_MS = 10_000;
 const dialect: Dialect = hasFlag('--postgres') ? 'postgres' : 'sqlite';
+/** Appended to the result file name, to keep several runs of one day apart. */
+const LABEL = argValue('--label');
 
 function slopePerMinute(samples: Array<{ t: number; v: number | null }>): number | null {
   const pts = samples.filter((s) => s.v !== null) as Array<{ t: number; v: number }>;
@@ -144,7 +146,7 @@ async function main() {
     };
     const dir = path.join(ROOT, 'bench/results');
     mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, `load-soak-${today()}${dialect === 'postgres' ? '-postgres' : ''}.json`);
+    const file = path.join(dir, `load-soak-${today()}${dialect === 'postgres' ? '-postgres' : ''}${LABEL ? `-${LABEL}` : ''}.json`);
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
     console.log(`RSS ${first.rssMiB} -> ${last.rssMiB} MiB (slope ${report.growth.rssSlopeMiBPerMinute} MiB/min), fds ${first.openFds} -> ${last.openFds}; ${Object.values(statuses).reduce((a, b) => a + b, 0)} requests, ${receiver.count} webhooks`);
     console.log(`wrote ${path.relative(ROOT, file)}`);

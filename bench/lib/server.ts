@@ -19,14 +19,22 @@ export const POSTGRES_ADMIN_URL = process.env.VOXKEY_BENCH_POSTGRES_URL ?? 'post
 export type Dialect = 'sqlite' | 'postgres';
 
 /** The bundled default models when `models/` has them, else the engine's fixture models. */
-export function chooseModels(): { dir: string; which: string; speaker: string; spoof: string } {
+export function chooseModels(): { dir: string; which: string; speaker: string; spoof: string; sha256?: Record<string, string> } {
   const bundled = path.join(ROOT, 'models');
   try {
     const manifest = JSON.parse(readFileSync(path.join(bundled, 'manifest.json'), 'utf8'));
     const pick = (kind: string) => manifest.models.find((m: any) => m.kind === kind && m.default && existsSync(path.join(bundled, m.file)));
     const speaker = pick('speaker');
     const spoof = pick('spoof');
-    if (speaker && spoof) return { dir: bundled, which: 'bundled default models (models/manifest.json)', speaker: speaker.name, spoof: spoof.name };
+    if (speaker && spoof) {
+      return {
+        dir: bundled,
+        which: 'bundled default models (models/manifest.json)',
+        speaker: speaker.name,
+        spoof: spoof.name,
+        sha256: { [speaker.name]: speaker.sha256, [spoof.name]: spoof.sha256 },
+      };
+    }
   } catch {
     // fall through to the fixtures
   }
