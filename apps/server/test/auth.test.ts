@@ -227,13 +227,16 @@ describe(`authentication (${TEST_DIALECT})`, () => {
   });
 
   describe('organisation id in the path', () => {
-    it.each(['abc', '0', '-1', '01', '1.5', '1e3', '%20'])('non-numeric or non-positive org id %s → 400 on field org_id', async (bad) => {
-      const c = ctx();
-      for (const suffix of ['', '/users', '/settings', '/predefined-texts/1']) {
-        const res = await c.request('GET', `/v1/organisations/${bad}${suffix}`);
-        expectValidation(res, ['org_id']);
+    it.each(['abc', '0', '-1', '01', '1.5', '1e3', '%20', '2147483648', '999999999999999'])(
+      'org id %s (not 1 to 2147483647) → 400 on field org_id',
+      async (bad) => {
+        const c = ctx();
+        for (const suffix of ['', '/users', '/settings', '/predefined-texts/1']) {
+          const res = await c.request('GET', `/v1/organisations/${bad}${suffix}`);
+          expectValidation(res, ['org_id']);
+        }
       }
-    });
+    );
 
     it('a non-existent organisation → 403, the same as an existing other one', async () => {
       const c = ctx();

@@ -2,7 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createApp } from '../src/app.js';
 import { openDatabase } from '../src/db/connection.js';
 import { TEST_DIALECT } from './support/database.js';
-import { expectError, expectMissingOrInvalidId, expectValidation, useContext } from './support/expect.js';
+import { expectError, expectInvalidId, expectValidation, useContext } from './support/expect.js';
 import { orgPath } from './support/fixtures.js';
 import { fillPath, listOperations, validBody } from './support/openapi-cases.js';
 
@@ -137,7 +137,7 @@ describe(`error hygiene (${TEST_DIALECT})`, () => {
     });
   });
 
-  describe('ids beyond the 32-bit columns → 404 or 400 on the id, never 500', () => {
+  describe('ids beyond the 32-bit columns → 400 on the id, never 500', () => {
     // The columns are 32-bit integers on PostgreSQL; 2^31 and a 15-digit id must not reach the database as-is.
     const idOperations = listOperations().filter((op) => op.params.some((p) => p !== 'org_id' && !p.endsWith('uuid')));
     for (const op of idOperations) {
@@ -146,7 +146,7 @@ describe(`error hygiene (${TEST_DIALECT})`, () => {
         for (const id of ['2147483648', '999999999999999']) {
           const path = fillPath(op.path, new Proxy({}, { get: (_t, p) => (p === 'org_id' ? ctx().orgA.id : id) }) as any);
           const res = await ctx().request(op.method, path, op.bodySchema ? { body: validBody(op, ctx().orgA.id) } : {});
-          expectMissingOrInvalidId(res, param);
+          expectInvalidId(res, param);
         }
       });
     }

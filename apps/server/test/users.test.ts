@@ -4,7 +4,7 @@ import { insertVoiceprint } from '../src/repositories/voiceprints.js';
 import { TEST_DIALECT } from './support/database.js';
 import {
   expectError,
-  expectMissingOrInvalidId,
+  expectInvalidId,
   expectList,
   expectNotFound,
   expectResource,
@@ -120,8 +120,8 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
         expectValidation(await ctx().request('GET', usersPath(`/${bad}`)), ['user_id']);
       });
 
-      it('ids beyond the 32-bit columns (2^31, 15 digits) → 404 or 400 on user_id, never 500', async () => {
-        for (const id of ['2147483648', '999999999999999']) expectMissingOrInvalidId(await ctx().request('GET', usersPath(`/${id}`)), 'user_id');
+      it('ids beyond the 32-bit columns (2^31, 15 digits) → 400 on user_id, never 500', async () => {
+        for (const id of ['2147483648', '999999999999999']) expectInvalidId(await ctx().request('GET', usersPath(`/${id}`)), 'user_id');
         expectNotFound(await ctx().request('GET', usersPath('/2147483647')));
       });
     });
