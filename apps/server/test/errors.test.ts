@@ -152,6 +152,54 @@ describe(`error hygiene (${TEST_DIALECT})`, () => {
     }
   });
 
+  describe('NUL characters (U+0000) are refused at the edge: 400 on the field, on both databases', () => {
+    it('in a body string', async () => {
+      const res = await ctx().request('POST', orgPath(ctx().orgA.id, '/api-tokens'), { body: { friendly_name: 'a\u0000b', enabled: true } });
+      expectValidation(res, ['friendly_name']);
+    });
+
+    it('in a nested body string', async () => {
+      const res = await ctx().request('PATCH', orgPath(ctx().orgA.id, '/settings'), {
+        body: { org_id: ctx().orgA.id, settings: { callback_url: 'https://8.8.8.8/\u0000' } },
+      });
+      expectValidation(res, ['settings.callback_url']);
+    });
+
+    it('in a body key', async () => {
+      const res = await ctx().request('PATCH', orgPath(ctx().orgA.id), { body: { 'na\u0000me': 'x' } });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toHaveLength(1);
+    });
+
+    it('in a query value', async () => {
+      const res = await ctx().request('GET', `${orgPath(ctx().orgA.id, '/users')}?filter=external_id%3Da%00b`);
+      expectValidation(res, ['filter']);
+    });
+
+    it('in a path value', async () => {
+      const res = await ctx().request('GET', orgPath(ctx().orgA.id, '/users/1%00'));
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toHaveLength(1);
+      expect(['user_id', 'path']).toContain(res.body.errors[0].field);
+    });
+
+    it('nothing with a NUL was stored', async () => {
+      const rows = await ctx().db.selectFrom('api_tokens').select('friendly_name').execute();
+      expect(rows.some((r) => r.friendly_name.includes('\u0000'))).toBe(false);
+    });
+  });
+
+  it('a deeply nested body is a 400, not a 500 or a stack overflow', async () => {
+    let nested: unknown = 'x';
+    for (let i = 0; i < 300; i++) nested = { a: nested }; // about 1.8 kB: under this file's 2 kB body limit
+    const res = await ctx().request('PATCH', orgPath(ctx().orgA.id, '/settings'), {
+      rawBody: JSON.stringify({ org_id: ctx().orgA.id, settings: nested }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe(400);
+  });
+
   it('validation errors never echo internals (no zod issue codes, no stack)', async () => {
     const res = await ctx().request('POST', textsPath(), { body: { org_id: 'x', language: 5, text_code: {}, text: [] } });
     expect(res.status).toBe(400);

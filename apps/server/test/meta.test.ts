@@ -3,6 +3,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createApp } from '../src/app.js';
 import { openDatabase } from '../src/db/connection.js';
 import { TEST_DIALECT } from './support/database.js';
+import type { TestContext } from './support/context.js';
 import { useContext } from './support/expect.js';
 import { fillPath, listOperations, OPENAPI_FILE } from './support/openapi-cases.js';
 
@@ -73,6 +74,58 @@ describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
     expect(text).not.toMatch(/vk_(live|trial)_/);
     expect(text).not.toContain(c.orgA.token);
     expect(text).not.toMatch(/OrgA|OrgB|example\.com/);
+  });
+
+  it('GET /metrics with METRICS_ENABLED=false → 404 JSON', async () => {
+    const app = createApp({ ...ctx().deps, config: { ...ctx().config, METRICS_ENABLED: false } });
+    const res = await app.request('/metrics');
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ code: 404, message: expect.any(String) });
+  });
+
+  describe('headers on /v1 answers', () => {
+    const cases = (c: TestContext): [string, string, { token?: string | null }][] => [
+      ['200', `/v1/organisations/${c.orgA.id}`, {}],
+      ['401', `/v1/organisations/${c.orgA.id}`, { token: null }],
+      ['403', `/v1/organisations/${c.orgB.id}`, {}],
+      ['404', `/v1/organisations/${c.orgA.id}/users/987654`, {}],
+      ['400', `/v1/organisations/${c.orgA.id}/users?per_page=0`, {}],
+    ];
+
+    it('every answer carries an X-Request-Id; a caller-supplied one is echoed', async () => {
+      const c = ctx();
+      const seen = new Set<string>();
+      for (const [status, path, options] of cases(c)) {
+        const res = await c.request('GET', path, options);
+        expect(String(res.status)).toBe(status);
+        const id = res.headers.get('x-request-id');
+        expect(id, `${status} ${path}`).toBeTruthy();
+        seen.add(id!);
+      }
+      expect(seen.size).toBe(cases(c).length);
+      const echoed = await c.request('GET', `/v1/organisations/${c.orgA.id}`, { headers: { 'x-request-id': 'client-req-42' } });
+      expect(echoed.headers.get('x-request-id')).toBe('client-req-42');
+    });
+
+    it('every answer carries the security headers', async () => {
+      const c = ctx();
+      for (const [status, path, options] of cases(c)) {
+        const res = await c.request('GET', path, options);
+        expect(res.headers.get('x-content-type-options'), `${status} ${path}`).toBe('nosniff');
+        expect(res.headers.get('x-frame-options'), `${status} ${path}`).toBeTruthy();
+        expect(res.headers.get('referrer-policy'), `${status} ${path}`).toBeTruthy();
+      }
+    });
+
+    it('authenticated answers carry RateLimit-Limit, -Remaining and -Reset', async () => {
+      const c = ctx();
+      for (const [status, path, options] of cases(c).filter(([s]) => s !== '401')) {
+        const res = await c.request('GET', path, options);
+        for (const h of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) {
+          expect(res.headers.get(h), `${h} on ${status} ${path}`).toMatch(/^\d+$/);
+        }
+      }
+    });
   });
 
   it('every operation of the document is served (none answers "Route not found")', async () => {
