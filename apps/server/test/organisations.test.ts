@@ -90,6 +90,23 @@ describe(`organisation and settings (${TEST_DIALECT})`, () => {
         expect((await c.request('GET', orgPath(c.orgA.id))).body).toMatchObject({ name: 'OrgA', email: 'orga@example.com' });
       });
 
+      it('length bounds: name 1-200, address up to 500, vat and vies up to 32', async () => {
+        const c = ctx();
+        const org = await c.makeOrg('Bounds');
+        const patch = (body: unknown) => c.request('PATCH', orgPath(org.id), { token: org.token, body });
+        const atLimit = { name: 'n'.repeat(200), address: 'a'.repeat(500), vat: 'v'.repeat(32), vies: 'w'.repeat(32) };
+        const ok = await patch(atLimit);
+        expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+        expect(ok.body).toMatchObject(atLimit);
+        expectValidation(await patch({ name: 'n'.repeat(201), address: 'a'.repeat(501), vat: 'v'.repeat(33), vies: 'w'.repeat(33) }), [
+          'name',
+          'address',
+          'vat',
+          'vies',
+        ]);
+        expect((await c.request('GET', orgPath(org.id), { token: org.token })).body).toMatchObject(atLimit);
+      });
+
       it('unknown fields (including read-only ones) → 400, one entry each', async () => {
         const c = ctx();
         const res = await c.request('PATCH', orgPath(c.orgA.id), { body: { name: 'X', id: 99, created_at: '2020-01-01T00:00:00Z', website: 'x' } });

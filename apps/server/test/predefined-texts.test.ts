@@ -111,6 +111,20 @@ describe(`predefined texts (${TEST_DIALECT})`, () => {
       ]);
     });
 
+    it('a text of exactly 5000 characters is accepted', async () => {
+      const res = await ctx().request('POST', textsPath(), { body: valid({ text_code: nextCode(), text: 'z'.repeat(5000) }) });
+      expect(res.status).toBe(201);
+      expect(res.body.text).toHaveLength(5000);
+    });
+
+    it('text_code 0 and 2147483647 are accepted', async () => {
+      for (const text_code of [0, 2147483647]) {
+        const res = await ctx().request('POST', textsPath(), { body: valid({ language: 'fi-FI', text_code }) });
+        expect(res.status, JSON.stringify(res.body)).toBe(201);
+        expect(res.body.text_code).toBe(text_code);
+      }
+    });
+
     it('texts longer than 200 characters are accepted (no hard limit at 200)', async () => {
       const res = await ctx().request('POST', textsPath(), { body: valid({ text_code: nextCode(), text: 'y'.repeat(1000) }) });
       expect(res.status).toBe(201);

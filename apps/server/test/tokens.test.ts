@@ -68,6 +68,14 @@ describe(`API tokens (${TEST_DIALECT})`, () => {
       ]);
     });
 
+    it('friendly_name is 1 to 200 characters', async () => {
+      const ok = await ctx().request('POST', tokensPath(), { body: { friendly_name: 'n'.repeat(200), enabled: true } });
+      expect(ok.status).toBe(201);
+      expect(ok.body.token.friendly_name).toHaveLength(200);
+      expectValidation(await ctx().request('POST', tokensPath(), { body: { friendly_name: 'n'.repeat(201), enabled: true } }), ['friendly_name']);
+      expectValidation(await ctx().request('POST', tokensPath(), { body: { friendly_name: '', enabled: true } }), ['friendly_name']);
+    });
+
     it('blank friendly_name → 400', async () => {
       expectValidation(await ctx().request('POST', tokensPath(), { body: { friendly_name: '   ', enabled: true } }), ['friendly_name']);
     });
