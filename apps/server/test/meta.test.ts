@@ -57,6 +57,7 @@ describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
     const html = await res.text();
     expect(html).toMatch(/<html/i);
     expect(html).toContain('/openapi.json');
+    expect(res.headers.get('content-security-policy')).toMatch(/default-src 'self'/);
   });
 
   it('GET /metrics: Prometheus text labelled by route template, with no ids, tokens or names in it', async () => {
@@ -105,6 +106,10 @@ describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
       expect(seen.size).toBe(cases(c).length);
       const echoed = await c.request('GET', `/v1/organisations/${c.orgA.id}`, { headers: { 'x-request-id': 'client-req-42' } });
       expect(echoed.headers.get('x-request-id')).toBe('client-req-42');
+      const tooLong = 'r'.repeat(129);
+      const replaced = await c.request('GET', `/v1/organisations/${c.orgA.id}`, { headers: { 'x-request-id': tooLong } });
+      expect(replaced.headers.get('x-request-id')).toBeTruthy();
+      expect(replaced.headers.get('x-request-id')).not.toBe(tooLong);
     });
 
     it('every answer carries the security headers', async () => {

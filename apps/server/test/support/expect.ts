@@ -116,12 +116,15 @@ export function expectUnauthorized(res: TestResponse): void {
   expect(res.body).toEqual({ code: 401, message: INVALID_CREDENTIALS });
 }
 
+export const FORBIDDEN_MESSAGE = 'This token is not allowed to access this organisation';
+
 export function expectForbidden(res: TestResponse): void {
-  expectError(res, 403);
+  expectError(res, 403, FORBIDDEN_MESSAGE);
 }
 
+/** `{code: 404, message: "<Thing> not found"}` (decisions). */
 export function expectNotFound(res: TestResponse): void {
-  expectError(res, 404);
+  expectError(res, 404, /^\S.* not found$/);
 }
 
 /** An id beyond the 32-bit columns: a 400 naming the path parameter (decisions: path ids are 1 to 2147483647), never a 500. */
