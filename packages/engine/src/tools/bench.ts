@@ -156,7 +156,7 @@ async function main() {
   const last = rss.at(-1)!;
 
   const result = {
-    command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+    command: process.argv.length > 2 ? `npm run bench -- ${process.argv.slice(2).join(' ')}` : 'npm run bench',
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, availableParallelism: availableParallelism(), node: process.version, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) },
     speakerModel: { name: speakerEntry.name, sha256: speakerEntry.sha256 },
