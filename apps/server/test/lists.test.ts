@@ -495,18 +495,19 @@ describe(`lists (${TEST_DIALECT})`, () => {
         };
         expect(reported).toEqual([]);
         expect(await list([['sort', 'external_id:asc']])).toEqual(WORDS_BY_BYTES);
-        expect(await list([['filter', 'external_id=lt:alpha-1']])).toEqual(['Alpha-3', 'Zeta']);
+        // Without a sort the list is in id order (inserted in reverse), so compare the set.
+        expect((await list([['filter', 'external_id=lt:alpha-1']])).sort()).toEqual(['Alpha-3', 'Zeta']);
       } finally {
         await locale.cleanup();
       }
     };
     if (TEST_DIALECT === 'postgres')
-      itKnownBug('sort and lt/gt on text fields follow byte order under an en-US (ICU) database', ['postgres'], ctx, run);
+      it('sort and lt/gt on text fields follow byte order under an en-US (ICU) database', run);
     else it.skip('sort and lt/gt on text fields follow byte order under an en-US (ICU) database (PostgreSQL only)', run);
   });
 
   describe('timestamp filter values', () => {
-    itKnownBug('a date-time without an offset means UTC, whatever the server time zone', ['sqlite', 'postgres'], ctx, async () => {
+    it('a date-time without an offset means UTC, whatever the server time zone', async () => {
       const c = ctx();
       const org = await c.makeOrg('TimeZone');
       for (const [i, at] of ['2026-01-05T11:00:00.000Z', '2026-01-05T13:00:00.000Z', '2026-01-05T18:00:00.000Z'].entries()) {
@@ -530,7 +531,7 @@ describe(`lists (${TEST_DIALECT})`, () => {
   });
 
   describe('like treats only % as a wildcard', () => {
-    itKnownBug('an underscore in a like pattern matches only an underscore', ['sqlite', 'postgres'], ctx, async () => {
+    it('an underscore in a like pattern matches only an underscore', async () => {
       const c = ctx();
       const org = await c.makeOrg('Underscore');
       for (const id of ['cust_1', 'cust-1', 'custX1', 'cust_10']) await seedUser(c, org.id, id);

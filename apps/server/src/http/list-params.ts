@@ -49,9 +49,14 @@ function parseCondition(raw: string, fields: FieldMap): FilterCondition | string
       return { field, operator, value: value === 'true' ? 1 : 0 };
     }
     case 'timestamp': {
-      if (!ISO_TIMESTAMP.test(value) || Number.isNaN(Date.parse(value))) return `Filter '${field}' needs an ISO 8601 date or date-time`;
-      // Stored values are UTC ISO strings, so compare against the same normal form.
-      return { field, operator, value: value.length === 10 ? `${value}T00:00:00.000Z` : new Date(value).toISOString() };
+      if (!ISO_TIMESTAMP.test(value)) return `Filter '${field}' needs an ISO 8601 date or date-time`;
+      // A date or date-time without an offset means UTC, whatever the server's time zone.
+      const utc = value.length === 10 ? `${value}T00:00:00Z` : /(Z|[+-]\d{2}:\d{2})$/.test(value) ? value : `${value}Z`;
+      const parsed = new Date(utc);
+      if (Number.isNaN(parsed.getTime()) || (!/[+-]\d{2}:\d{2}$/.test(utc) && parsed.toISOString().slice(0, 10) !== utc.slice(0, 10))) {
+        return `Filter '${field}' needs a valid calendar date`;
+      }
+      return { field, operator, value: parsed.toISOString() };
     }
     default:
       return { field, operator, value };

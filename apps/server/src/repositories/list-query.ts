@@ -1,4 +1,4 @@
-import type { SelectQueryBuilder } from 'kysely';
+import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 
 export type FieldType = 'integer' | 'string' | 'boolean' | 'timestamp';
 export interface FieldSpec {
@@ -29,6 +29,21 @@ export interface ListResult<T> {
 
 const SQL_OPERATOR: Record<FilterOperator, string> = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=', like: 'like' };
 
+/** `like` patterns use only `%` as a wildcard: `_` and the escape character itself match literally. */
+export function likePattern(value: string): string {
+  return value.replace(/[\\_]/g, (c) => `\\${c}`);
+}
+
+// Text columns compare byte-wise in both dialects (SQLite's BINARY; COLLATE "C" on PostgreSQL, set by a migration).
+function column(spec: FieldSpec): Expression<unknown> {
+  return sql.ref(spec.column);
+}
+
+function condition(spec: FieldSpec, filter: FilterCondition): Expression<SqlBool> {
+  if (filter.operator === 'like') return sql<SqlBool>`${column(spec)} like ${likePattern(String(filter.value))} escape '\\'`;
+  return sql<SqlBool>`${column(spec)} ${sql.raw(SQL_OPERATOR[filter.operator])} ${filter.value}`;
+}
+
 /** Applies validated filter, sort and page to a query already scoped to one organisation. */
 export async function listRows<T>(
   base: SelectQueryBuilder<any, any, T>,
@@ -36,10 +51,10 @@ export async function listRows<T>(
   fields: FieldMap,
 ): Promise<ListResult<T>> {
   let filtered = base;
-  for (const condition of query.conditions) {
-    const spec = fields[condition.field];
-    if (!spec) throw new Error(`unvalidated filter field ${condition.field}`);
-    filtered = filtered.where(spec.column as any, SQL_OPERATOR[condition.operator] as any, condition.value);
+  for (const filter of query.conditions) {
+    const spec = fields[filter.field];
+    if (!spec) throw new Error(`unvalidated filter field ${filter.field}`);
+    filtered = filtered.where(condition(spec, filter));
   }
 
   const countRow = await filtered
@@ -48,9 +63,9 @@ export async function listRows<T>(
     .executeTakeFirstOrThrow();
   const total = Number((countRow as { total: number | string }).total);
 
-  const sortColumn = fields[query.sort.field]?.column ?? 'id';
-  let ordered = filtered.orderBy(sortColumn as any, query.sort.direction);
-  if (sortColumn !== 'id') ordered = ordered.orderBy('id' as any, 'asc');
+  const sortSpec: FieldSpec = fields[query.sort.field] ?? { column: 'id', type: 'integer' };
+  let ordered = filtered.orderBy(sql`${column(sortSpec)} ${sql.raw(query.sort.direction)}`);
+  if (sortSpec.column !== 'id') ordered = ordered.orderBy(sql.ref('id'), 'asc');
   const rows = await ordered
     .limit(query.perPage)
     .offset((query.page - 1) * query.perPage)

@@ -27,16 +27,46 @@ for (const [net, prefix] of [
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
+  ['2001::', 32], // Teredo: the client's IPv4 address is obfuscated, so no telling where it leads
+  ['64:ff9b:1::', 48], // local-use NAT64
 ] as const) {
   privateOrReserved.addSubnet(net, prefix, 'ipv6');
 }
 
 export type AddressClass = 'public' | 'loopback' | 'private';
 
+/** The eight 16-bit groups of an IPv6 address. */
+function ipv6Groups(address: string): number[] {
+  let text = address.toLowerCase();
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted[1]!.split('.').map(Number);
+    text = text.slice(0, -dotted[1]!.length) + `${((a! << 8) | b!).toString(16)}:${((c! << 8) | d!).toString(16)}`;
+  }
+  const [head, tail] = text.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail !== undefined && tail !== '' ? tail.split(':') : [];
+  const missing = tail === undefined ? 0 : 8 - left.length - right.length;
+  return [...left, ...Array(missing).fill('0'), ...right].map((g) => Number.parseInt(g, 16));
+}
+
+const ipv4From = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+
+/** The IPv4 address an IPv6 address stands for (mapped, NAT64, 6to4), if any. */
+function embeddedIpv4(address: string): string | null {
+  const g = ipv6Groups(address);
+  if (g.length !== 8) return null;
+  const zeros = (n: number) => g.slice(0, n).every((x) => x === 0);
+  if (zeros(5) && g[5] === 0xffff) return ipv4From(g[6]!, g[7]!); // ::ffff:a.b.c.d
+  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return ipv4From(g[6]!, g[7]!); // NAT64 64:ff9b::/96
+  if (g[0] === 0x2002) return ipv4From(g[1]!, g[2]!); // 6to4 2002::/16
+  return null;
+}
+
 export function classifyAddress(address: string): AddressClass {
   const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-  const mapped = family === 'ipv6' && /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return classifyAddress(mapped[1]!);
+  const embedded = family === 'ipv6' ? embeddedIpv4(address) : null;
+  if (embedded) return classifyAddress(embedded);
   if (loopback.check(address, family)) return 'loopback';
   if (privateOrReserved.check(address, family)) return 'private';
   return 'public';

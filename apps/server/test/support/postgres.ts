@@ -35,6 +35,8 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop: () 
   const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
   await admin.connect();
   await admin.query(`create database ${name}`);
+  // Test data need not survive a crash of the test cluster; this makes each commit several times cheaper.
+  await admin.query(`alter database ${name} set synchronous_commit = off`);
   await admin.end();
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;

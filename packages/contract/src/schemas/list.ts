@@ -27,14 +27,14 @@ export const listQuerySchema = (filterFields: readonly string[], sortFields: rea
         example: 'created_at:desc',
       }),
     per_page: z.coerce
-      .number()
-      .int()
+      .number({ error: 'Must be an integer' })
+      .int('Must be an integer')
       .min(1, 'Must be at least 1')
       .max(MAX_PER_PAGE, `Must be at most ${MAX_PER_PAGE}`)
       .default(DEFAULT_PER_PAGE)
       .openapi({ param: { name: 'per_page', in: 'query' }, description: `Page size, 1 to ${MAX_PER_PAGE}.`, example: DEFAULT_PER_PAGE }),
     page: z.coerce
-      .number()
+      .number({ error: 'Must be an integer' })
       .int()
       .min(1, 'Must be at least 1')
       .default(1)
