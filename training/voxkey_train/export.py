@@ -19,6 +19,7 @@ import torch
 
 from .data import Cache, TRAIN_DIR, data_dir_arg
 from . import update_manifest
+from . import metrics as M
 
 ROOT = os.path.dirname(TRAIN_DIR)
 sys.path.insert(0, TRAIN_DIR)
@@ -65,25 +66,103 @@ def verify(onnx_path, model, inp_name, out_name, inputs):
     return report
 
 
+class WithBackend(torch.nn.Module):
+    """embs = (model(feats) - mu) @ W  (centering / within-class whitening baked into the graph)."""
+
+    def __init__(self, model, mu, W):
+        super().__init__()
+        self.model = model
+        self.register_buffer("mu", torch.from_numpy(mu.astype(np.float32)))
+        self.register_buffer("W", torch.from_numpy(W.astype(np.float32)))
+
+    def forward(self, feats):
+        return torch.matmul(self.model(feats) - self.mu, self.W)
+
+
+def train_embeddings(model, cache, n_max=1200, seed=0, max_s=6.0):
+    """Embeddings of a seeded subset of TRAIN clips (speakers with >= 2 clips) for the backend."""
+    from .features import compute_fbank, energy_vad_concat
+    rows = cache.rows
+    by_spk = {}
+    for i, r in enumerate(rows):
+        if r["kind"] == "bonafide" and r["split"] == "train":
+            by_spk.setdefault((r["corpus"], r["speaker"]), []).append(i)
+    multi = [v for v in by_spk.values() if len(v) >= 2]
+    rng = np.random.default_rng(seed)
+    rng.shuffle(multi)
+    idx, lab = [], []
+    for k, v in enumerate(multi):
+        for i in v[:6]:
+            idx.append(i); lab.append(k)
+        if len(idx) >= n_max:
+            break
+    E = []
+    model.eval()
+    with torch.no_grad():
+        for i in idx:
+            x = energy_vad_concat(cache.wav(i))[: int(max_s * 16000)]
+            E.append(model(compute_fbank(x).unsqueeze(0))[0].numpy())
+    return np.array(E), np.array(lab)
+
+
+def backend_candidates(Etr, ltr):
+    d = Etr.shape[1]
+    mu = Etr.mean(0)
+    X = Etr - mu
+    cands = {"none": (np.zeros(d), np.eye(d)), "center": (mu, np.eye(d))}
+    Sw = np.zeros((d, d))
+    for k in np.unique(ltr):
+        Z = X[ltr == k] - X[ltr == k].mean(0)
+        Sw += Z.T @ Z
+    Sw /= len(X)
+    for reg in (0.1, 0.5):
+        S = Sw + reg * np.trace(Sw) / d * np.eye(d)
+        w, V = np.linalg.eigh(S)
+        cands[f"center+wccn{reg}"] = (mu, V @ np.diag(1 / np.sqrt(w)) @ V.T)
+    return cands
+
+
 def export_speaker(a):
     from .models import build_model
     st = torch.load(a.ckpt, map_location="cpu")
     model = build_model(st["arch"]); model.load_state_dict(st["model"]); model.eval()
-    out = os.path.join(ROOT, "models", f"{a.name}.onnx")
-    dummy = torch.randn(1, 300, 80)
-    torch.onnx.export(model, dummy, out, input_names=["feats"], output_names=["embs"], opset_version=17,
+    data_dir = os.path.abspath(a.data_dir)
+    cache = Cache()
+    t0 = time.time()
+    trials = EV.read_csv(os.path.join(data_dir, "trials", "sv-dev.csv"))
+    paths = sorted({t["enrol"] for t in trials} | {t["test"] for t in trials})
+    dev = EV.sv_embed_torch(model, cache, paths)
+    lab = np.array([int(t["target"]) for t in trials])
+    backends = {}
+    chosen = ("none", np.zeros(192), np.eye(192))
+    if a.backend != "none":
+        Etr, ltr = train_embeddings(model, cache)
+        best = None
+        for name, (mu, W) in backend_candidates(Etr, ltr).items():
+            e = M.eer(EV.sv_score({p: (v - mu) @ W for p, v in dev.items()}, trials), lab)[0]
+            backends[name] = e
+            print("backend", name, e, flush=True)
+            if best is None or e < best[0] - 1e-4:
+                best = (e, name, mu, W)
+        chosen = best[1:]
+    name_b, mu, W = chosen
+    net = WithBackend(model, mu, W).eval()
+    out = os.path.join(a.out_dir or os.path.join(ROOT, "models"), f"{a.name}.onnx")
+    torch.onnx.export(net, torch.randn(1, 300, 80), out, input_names=["feats"], output_names=["embs"], opset_version=17,
                       dynamic_axes={"feats": {0: "B", 1: "T"}, "embs": {0: "B"}}, do_constant_folding=True)
     rng = np.random.default_rng(0)
-    ins = [rng.standard_normal((1, t, 80)).astype(np.float32) * 3 for t in (120, 500)]
-    ver = verify(out, model, "feats", "embs", ins)
+    ins = [rng.standard_normal((1, t, 80)).astype(np.float32) * 3 for t in (120, 500, 500, 500)]
+    ver = verify(out, net, "feats", "embs", ins)
     print("verify", ver, flush=True)
-    t0 = time.time()
-    res = EV.sv_eval_model_torch(model, os.path.abspath(a.data_dir))
-    res["model"] = {"name": a.name, "arch": st["arch"], "step": st["step"], "ckpt": os.path.relpath(a.ckpt, ROOT)}
+    embs = {p: (v - mu) @ W for p, v in dev.items()}
+    res = EV.sv_report(EV.sv_score(embs, trials), trials, cache)
+    res["model"] = {"name": a.name, "arch": st["arch"], "step": st["step"], "ckpt": os.path.relpath(a.ckpt, ROOT),
+                    "backend": name_b, "backendCandidatesDevEer": backends,
+                    "backendNote": "mean/within-class-whitening fitted on train-split embeddings, baked into the ONNX graph"}
     res["export"] = ver
     res["evalSeconds"] = round(time.time() - t0, 1)
     os.makedirs(os.path.join(TRAIN_DIR, "results"), exist_ok=True)
-    with open(os.path.join(TRAIN_DIR, "results", f"sv-{a.name}.json"), "w") as f:
+    with open(os.path.join(a.results_dir or os.path.join(TRAIN_DIR, "results"), f"sv-{a.name}.json"), "w") as f:
         json.dump(res, f, indent=1)
     cal = res["calibration"]
     thr = res["operatingPoints"][a.threshold_point]["matchScore"]
@@ -92,18 +171,19 @@ def export_speaker(a):
         "name": a.name, "file": f"{a.name}.onnx", "sha256": sha256(out), "kind": "speaker", "bundled": True,
         "default": True,
         "input": {"name": "feats", "shape": [1, "T", 80], "features": "kaldi-fbank-80-cmn"},
-        "output": {"name": "embs", "dim": 192},
+        "output": {"name": "embs", "dim": 192, "embeddingSize": 192},
         "calibration": {"type": "logistic", "a": round(cal["a"], 5), "b": round(cal["b"], 5)},
         "defaultThreshold": round(thr, 4),
         "thresholdNote": ("match_score at the dev EER operating point" if a.threshold_point == "eer"
                           else "match_score at FAR=1% on dev non-target trials"),
         "license": "Apache-2.0", "trainingData": TRAINING_DATA, "source": "trained by training/ in this repo",
-        "architecture": f"{st['arch']} (AAM-softmax), {sum(q.numel() for q in model.parameters())/1e6:.2f}M params",
+        "architecture": f"{st['arch']} (AAM-softmax) + {name_b} backend, {sum(q.numel() for q in model.parameters())/1e6:.2f}M params",
         "metrics": {"devEer": round(p["eer"], 4), "minDcf01": round(p["minDcf01"], 4), "cllr": round(p["cllr"], 4),
                     "devEerCommonVoiceSameLang": round(res["commonvoice:same-lang-nontargets"]["eer"], 4),
                     "evaluation": "trials/sv-dev.csv (17822 trials), training/results/" + f"sv-{a.name}.json"},
     }
-    update_manifest.update([entry])
+    if not a.no_manifest:
+        update_manifest.update([entry])
     print(json.dumps(entry, indent=1))
 
 
@@ -111,7 +191,7 @@ def export_spoof(a):
     from .spoof_model import build_cm
     st = torch.load(a.ckpt, map_location="cpu")
     model = build_cm(st["arch"]); model.load_state_dict(st["model"]); model.eval()
-    out = os.path.join(ROOT, "models", f"{a.name}.onnx")
+    out = os.path.join(a.out_dir or os.path.join(ROOT, "models"), f"{a.name}.onnx")
     dummy = torch.randn(2, 64000) * 0.1
     torch.onnx.export(model, dummy, out, input_names=["waveform"], output_names=["logits"], opset_version=17,
                       dynamic_axes={"waveform": {0: "B"}, "logits": {0: "B"}}, do_constant_folding=True)
@@ -124,7 +204,7 @@ def export_spoof(a):
     res["model"] = {"name": a.name, "arch": st["arch"], "step": st["step"], "ckpt": os.path.relpath(a.ckpt, ROOT)}
     res["export"] = ver
     res["evalSeconds"] = round(time.time() - t0, 1)
-    with open(os.path.join(TRAIN_DIR, "results", f"cm-{a.name}.json"), "w") as f:
+    with open(os.path.join(a.results_dir or os.path.join(TRAIN_DIR, "results"), f"cm-{a.name}.json"), "w") as f:
         json.dump(res, f, indent=1)
     # threshold on P(bona fide): at the dev EER point
     thr_logit = res["pooled"]["eerThresholdLogit"]
@@ -144,7 +224,8 @@ def export_spoof(a):
                     "devEerYourttsVc": round(res["attack:yourtts-vc"]["eer"], 4),
                     "evaluation": "trials/cm-dev.csv (885 clips), training/results/" + f"cm-{a.name}.json"},
     }
-    update_manifest.update([entry])
+    if not a.no_manifest:
+        update_manifest.update([entry])
     print(json.dumps(entry, indent=1))
 
 
@@ -155,6 +236,10 @@ def main():
     ap.add_argument("--ckpt", required=True)
     ap.add_argument("--name", required=True)
     ap.add_argument("--threshold-point", default="eer", choices=["eer", "far1pct"])
+    ap.add_argument("--backend", default="auto", choices=["auto", "none"], help="auto: pick none/center/center+wccn by dev EER")
+    ap.add_argument("--out-dir", default=None, help="where to write the .onnx (default models/)")
+    ap.add_argument("--results-dir", default=None, help="default training/results/")
+    ap.add_argument("--no-manifest", action="store_true")
     a = ap.parse_args()
     torch.set_num_threads(1)
     (export_speaker if a.kind == "speaker" else export_spoof)(a)
