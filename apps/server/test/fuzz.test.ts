@@ -512,14 +512,15 @@ function buildRequest(world: FuzzWorld, op: FuzzOperation, input: FuzzRequest): 
         segment = value.value;
         break;
       case 'schema':
-        // Never aim at the tokens the fuzzer authenticates with (deleting or re-enabling them would
-        // change what later requests mean); any other record, of A or B, is fair game.
-        segment = key === 'token_id' && world.protectedTokenIds.includes(Number(value.value)) ? '987654' : encodeSegment(value.value);
+        segment = encodeSegment(value.value);
         break;
       case 'text':
         segment = encodeSegment(value.value);
         break;
     }
+    // Never aim at the tokens the fuzzer authenticates with (deleting or re-enabling them would change
+    // what later requests mean), whichever generator produced the id; any other record is fair game.
+    if (key === 'token_id' && /^[0-9]+$/.test(segment) && world.protectedTokenIds.includes(Number(segment))) segment = '987654';
     return segment;
   });
   const encoded = new URLSearchParams(r.query.map(([k, v]): [string, string] => [k, v.replace(/[\ud800-\udfff]/g, '\ufffd')])).toString();
@@ -696,6 +697,16 @@ async function sendAndCheck(world: FuzzWorld, op: FuzzOperation, r: FuzzRequest)
   if (VOICE_OPERATIONS.has(op.operationId) && r.tags.length === 0) {
     const onVoiceData = status === 400 && Array.isArray(body?.errors) && body.errors.some((e: any) => e.field === 'voice_data');
     if (!onVoiceData && status !== 409) problems.push('a well-formed voice request with random base64 must be a 400 on voice_data or a 409');
+  }
+
+  // The fuzzer never targets its own tokens (see buildRequest): if one is gone or disabled, a request
+  // changed a token it did not name.
+  if (op.path.includes('api-tokens') && op.method !== 'GET') {
+    const rows = await ctx.db.selectFrom('api_tokens').select(['id', 'enabled']).where('id', 'in', world.protectedTokenIds).execute();
+    const main = rows.find((row) => row.id === world.mainTokenId);
+    if (!main || Number(main.enabled) !== 1 || rows.length !== world.protectedTokenIds.length) {
+      problems.push(`the fuzzer's own tokens changed: ${JSON.stringify(rows)} (protected ${world.protectedTokenIds.join(', ')})`);
+    }
   }
 
   // Keep the pools of real records full: a successful DELETE consumed one.

@@ -9,3 +9,4 @@ export * from './schemas/billing.js';
 export * from './schemas/voice.js';
 export * from './routes/index.js';
 export * from './openapi.js';
+export * from './list-query.js';

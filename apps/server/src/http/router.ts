@@ -22,8 +22,10 @@ export function toFieldErrors(error: ZodError, target: string): FieldError[] {
       continue;
     }
     const field = fieldName(issue, target);
-    if (seen.has(field)) continue;
-    seen.add(field);
+    // One entry per field, except that each faulty `filter` condition (a custom check) is named on its own.
+    const key = issue.code === 'custom' && field === 'filter' ? `${field}\u0000${issue.message}` : field;
+    if (seen.has(key)) continue;
+    seen.add(key);
     errors.push({ field, message: issue.message });
   }
   return errors;

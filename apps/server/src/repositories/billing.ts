@@ -1,7 +1,8 @@
+import { PLAN_FILTER_FIELDS } from '@voxkey/contract';
 import type { Executor } from '../db/connection.js';
 import type { InvoiceRow, PlanRow, SubscriptionRow } from '../db/types.js';
 import { nowIso } from './clock.js';
-import { type ListQuery, type ListResult, listRows } from './list-query.js';
+import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
 export function toPlan(row: PlanRow) {
   return {
@@ -37,12 +38,7 @@ export function toInvoice(row: InvoiceRow) {
   };
 }
 
-export const PLAN_FIELDS = {
-  id: { column: 'id', type: 'integer' },
-  name: { column: 'name', type: 'string' },
-  monthly_calls_included: { column: 'monthly_calls_included', type: 'integer' },
-  created_at: { column: 'created_at', type: 'timestamp' },
-} as const;
+export const PLAN_FIELDS = columnsOf(PLAN_FILTER_FIELDS);
 
 export function listPlans(db: Executor, query: ListQuery): Promise<ListResult<PlanRow>> {
   return listRows(db.selectFrom('plans').selectAll(), query, PLAN_FIELDS);

@@ -1,22 +1,21 @@
 import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 
-export type FieldType = 'integer' | 'string' | 'boolean' | 'timestamp';
+import type { FieldType, FieldTypes, FilterCondition, FilterOperator, SortOrder } from '@voxkey/contract';
+
 export interface FieldSpec {
   column: string;
   type: FieldType;
 }
 export type FieldMap = Record<string, FieldSpec>;
 
-export type FilterOperator = 'eq' | 'gt' | 'gte' | 'lt' | 'lte' | 'like';
-export interface FilterCondition {
-  field: string;
-  operator: FilterOperator;
-  value: string | number;
+/** The contract's list fields are named after their columns. */
+export function columnsOf(fields: FieldTypes): FieldMap {
+  return Object.fromEntries(Object.entries(fields).map(([name, type]) => [name, { column: name, type }]));
 }
 
 export interface ListQuery {
   conditions: FilterCondition[];
-  sort: { field: string; direction: 'asc' | 'desc' };
+  sort: SortOrder;
   page: number;
   perPage: number;
 }

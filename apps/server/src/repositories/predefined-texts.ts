@@ -1,7 +1,8 @@
+import { TEXT_FILTER_FIELDS } from '@voxkey/contract';
 import type { Executor } from '../db/connection.js';
 import type { PredefinedTextRow } from '../db/types.js';
 import { nowIso } from './clock.js';
-import { type ListQuery, type ListResult, listRows } from './list-query.js';
+import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
 export function toPredefinedText(row: PredefinedTextRow) {
   return {
@@ -15,12 +16,7 @@ export function toPredefinedText(row: PredefinedTextRow) {
   };
 }
 
-export const TEXT_FIELDS = {
-  id: { column: 'id', type: 'integer' },
-  language: { column: 'language', type: 'string' },
-  text_code: { column: 'text_code', type: 'integer' },
-  created_at: { column: 'created_at', type: 'timestamp' },
-} as const;
+export const TEXT_FIELDS = columnsOf(TEXT_FILTER_FIELDS);
 
 export function listTexts(db: Executor, orgId: number, query: ListQuery): Promise<ListResult<PredefinedTextRow>> {
   return listRows(db.selectFrom('predefined_texts').selectAll().where('org_id', '=', orgId), query, TEXT_FIELDS);

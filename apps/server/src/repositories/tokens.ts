@@ -1,8 +1,9 @@
+import { TOKEN_FILTER_FIELDS } from '@voxkey/contract';
 import type { Executor } from '../db/connection.js';
 import type { ApiTokenRow } from '../db/types.js';
 import type { TokenKind } from '../services/token-secrets.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
-import { type ListQuery, type ListResult, listRows } from './list-query.js';
+import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
 export function toApiToken(row: ApiTokenRow) {
   return {
@@ -16,12 +17,7 @@ export function toApiToken(row: ApiTokenRow) {
 }
 export type ApiToken = ReturnType<typeof toApiToken>;
 
-export const TOKEN_FIELDS = {
-  id: { column: 'id', type: 'integer' },
-  friendly_name: { column: 'friendly_name', type: 'string' },
-  enabled: { column: 'enabled', type: 'boolean' },
-  created_at: { column: 'created_at', type: 'timestamp' },
-} as const;
+export const TOKEN_FIELDS = columnsOf(TOKEN_FILTER_FIELDS);
 
 export async function insertToken(
   db: Executor,

@@ -1,7 +1,8 @@
+import { USER_FILTER_FIELDS } from '@voxkey/contract';
 import type { Executor } from '../db/connection.js';
 import type { DeviceRow, UserRow } from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
-import { type ListQuery, type ListResult, listRows } from './list-query.js';
+import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
 export function toUser(row: UserRow) {
   return {
@@ -26,13 +27,7 @@ export function toDevice(row: DeviceRow) {
   };
 }
 
-export const USER_FIELDS = {
-  id: { column: 'id', type: 'integer' },
-  external_id: { column: 'external_id', type: 'string' },
-  is_active: { column: 'is_active', type: 'boolean' },
-  created_at: { column: 'created_at', type: 'timestamp' },
-  updated_at: { column: 'updated_at', type: 'timestamp' },
-} as const;
+export const USER_FIELDS = columnsOf(USER_FILTER_FIELDS);
 
 export function listUsers(db: Executor, orgId: number, query: ListQuery): Promise<ListResult<UserRow>> {
   return listRows(db.selectFrom('users').selectAll().where('org_id', '=', orgId), query, USER_FIELDS);

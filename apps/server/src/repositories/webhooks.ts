@@ -1,8 +1,9 @@
+import { DELIVERY_FILTER_FIELDS } from '@voxkey/contract';
 import { sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
 import type { WebhookDeliveryRow, WebhookSecretRow } from '../db/types.js';
 import { nowIso } from './clock.js';
-import { type ListQuery, type ListResult, listRows } from './list-query.js';
+import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
 export function toDelivery(row: WebhookDeliveryRow) {
   return {
@@ -21,13 +22,7 @@ export function toDelivery(row: WebhookDeliveryRow) {
   };
 }
 
-export const DELIVERY_FIELDS = {
-  id: { column: 'id', type: 'integer' },
-  status: { column: 'status', type: 'string' },
-  event_type: { column: 'event_type', type: 'string' },
-  request_uuid: { column: 'request_uuid', type: 'string' },
-  created_at: { column: 'created_at', type: 'timestamp' },
-} as const;
+export const DELIVERY_FIELDS = columnsOf(DELIVERY_FILTER_FIELDS);
 
 export async function insertSecret(db: Executor, orgId: number, sealedSecret: string): Promise<WebhookSecretRow> {
   const now = nowIso();

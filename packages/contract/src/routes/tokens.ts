@@ -1,3 +1,4 @@
+import type { FieldTypes } from '../list-query.js';
 import { createRoute, z } from '@hono/zod-openapi';
 import { commonErrorResponses, jsonBody, jsonResponse, OrgPathParams, pathId } from '../schemas/common.js';
 import { listQuerySchema, listResponse } from '../schemas/list.js';
@@ -6,7 +7,7 @@ import { ApiTokenSchema, CreateApiTokenBodySchema, CreatedApiTokenSchema, Update
 const tags = ['API tokens'];
 const TokenPathParams = OrgPathParams.extend({ token_id: pathId('token_id', 'Token identifier.') });
 
-export const TOKEN_FILTER_FIELDS = ['id', 'friendly_name', 'enabled', 'created_at'] as const;
+export const TOKEN_FILTER_FIELDS = { id: 'integer', friendly_name: 'string', enabled: 'boolean', created_at: 'timestamp' } as const satisfies FieldTypes;
 export const TOKEN_SORT_FIELDS = ['id', 'friendly_name', 'created_at'] as const;
 
 export const createApiToken = createRoute({

@@ -1,3 +1,4 @@
+import type { FieldTypes } from '../list-query.js';
 import { z } from '../zod.js';
 import { recordId, timestamp } from './common.js';
 
@@ -14,7 +15,7 @@ export const PlanSchema = z
   })
   .openapi('Plan');
 
-export const PLAN_FILTER_FIELDS = ['id', 'name', 'monthly_calls_included', 'created_at'] as const;
+export const PLAN_FILTER_FIELDS = { id: 'integer', name: 'string', monthly_calls_included: 'integer', created_at: 'timestamp' } as const satisfies FieldTypes;
 export const PLAN_SORT_FIELDS = ['id', 'name', 'monthly_calls_included', 'created_at'] as const;
 
 const calendarDate = () => z.string().openapi({ format: 'date', example: '2026-11-01' });

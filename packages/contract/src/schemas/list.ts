@@ -1,4 +1,5 @@
 import { z } from '../zod.js';
+import { type FieldTypes, filterProblems, parseSort } from '../list-query.js';
 import { jsonResponse } from './common.js';
 
 export const MAX_PER_PAGE = 300;
@@ -8,19 +9,27 @@ const FILTER_DESCRIPTION =
   'Condition `<field>=<value>` or `<field>=<operator>:<value>`; operators `eq`, `gt`, `gte`, `lt`, `lte`, `like` (`%` wildcard, case-sensitive). ' +
   'Repeat the parameter for several conditions; all must hold (AND). Prefix a value with `eq:` to match a value that itself looks like an operator.';
 
-export const listQuerySchema = (filterFields: readonly string[], sortFields: readonly string[]) =>
+export const listQuerySchema = (filterFields: FieldTypes, sortFields: readonly string[]) =>
   z.object({
     filter: z
       .union([z.string(), z.array(z.string())])
       .optional()
+      .superRefine((value, ctx) => {
+        // One entry per faulty condition, each naming what is wrong with it.
+        for (const message of filterProblems(value, filterFields)) ctx.addIssue({ code: 'custom', message });
+      })
       .openapi({
         param: { name: 'filter', in: 'query', style: 'form', explode: true },
-        description: `${FILTER_DESCRIPTION} Fields: ${filterFields.map((f) => `\`${f}\``).join(', ')}.`,
+        description: `${FILTER_DESCRIPTION} Fields: ${Object.keys(filterFields).map((f) => `\`${f}\``).join(', ')}.`,
         example: 'id=gte:10',
       }),
     sort: z
       .string()
       .optional()
+      .superRefine((value, ctx) => {
+        const sort = parseSort(value, sortFields);
+        if ('error' in sort) ctx.addIssue({ code: 'custom', message: sort.error });
+      })
       .openapi({
         param: { name: 'sort', in: 'query' },
         description: `\`<field>:asc\` or \`<field>:desc\`. Fields: ${sortFields.map((f) => `\`${f}\``).join(', ')}. Default \`id:asc\`.`,

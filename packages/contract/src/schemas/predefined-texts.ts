@@ -1,3 +1,4 @@
+import type { FieldTypes } from '../list-query.js';
 import { z } from '../zod.js';
 import { languageTag, recordId, timestamp } from './common.js';
 
@@ -37,5 +38,5 @@ export const UpdatePredefinedTextBodySchema = z
   })
   .openapi('UpdatePredefinedTextRequest');
 
-export const TEXT_FILTER_FIELDS = ['id', 'language', 'text_code', 'created_at'] as const;
+export const TEXT_FILTER_FIELDS = { id: 'integer', language: 'string', text_code: 'integer', created_at: 'timestamp' } as const satisfies FieldTypes;
 export const TEXT_SORT_FIELDS = ['id', 'language', 'text_code', 'created_at'] as const;

@@ -1,3 +1,4 @@
+import type { FieldTypes } from '../list-query.js';
 import { z } from '../zod.js';
 import { recordId, timestamp } from './common.js';
 
@@ -18,7 +19,7 @@ export const UpdateUserBodySchema = z
   })
   .openapi('UpdateUserRequest');
 
-export const USER_FILTER_FIELDS = ['id', 'external_id', 'is_active', 'created_at', 'updated_at'] as const;
+export const USER_FILTER_FIELDS = { id: 'integer', external_id: 'string', is_active: 'boolean', created_at: 'timestamp', updated_at: 'timestamp' } as const satisfies FieldTypes;
 export const USER_SORT_FIELDS = ['id', 'external_id', 'created_at', 'updated_at'] as const;
 
 export const DeviceSchema = z

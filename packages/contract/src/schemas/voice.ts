@@ -1,3 +1,4 @@
+import type { FieldTypes } from '../list-query.js';
 import { z } from '../zod.js';
 import { languageTag, recordId, timestamp } from './common.js';
 
@@ -114,5 +115,5 @@ export const WebhookDeliverySchema = z
   })
   .openapi('WebhookDelivery');
 
-export const DELIVERY_FILTER_FIELDS = ['id', 'status', 'event_type', 'request_uuid', 'created_at'] as const;
+export const DELIVERY_FILTER_FIELDS = { id: 'integer', status: 'string', event_type: 'string', request_uuid: 'string', created_at: 'timestamp' } as const satisfies FieldTypes;
 export const DELIVERY_SORT_FIELDS = ['id', 'created_at'] as const;

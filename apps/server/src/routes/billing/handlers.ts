@@ -1,12 +1,12 @@
 import type { getInvoice, getPlan, getSubscription, listPlans } from '@voxkey/contract';
-import { PLAN_SORT_FIELDS } from '@voxkey/contract';
+import { PLAN_FILTER_FIELDS, PLAN_SORT_FIELDS } from '@voxkey/contract';
 import { ApiError } from '../../http/errors.js';
 import { parseListQuery, setPaginationHeaders } from '../../http/list-params.js';
 import type { AppRouteHandler } from '../../http/types.js';
 import * as billing from '../../repositories/billing.js';
 
 export const plans: AppRouteHandler<typeof listPlans> = async (c) => {
-  const query = parseListQuery(c.req.valid('query'), billing.PLAN_FIELDS, PLAN_SORT_FIELDS);
+  const query = parseListQuery(c.req.valid('query'), PLAN_FILTER_FIELDS, PLAN_SORT_FIELDS);
   const result = await billing.listPlans(c.var.deps.database.db, query);
   setPaginationHeaders(c, result);
   return c.json({ results: result.rows.map(billing.toPlan) }, 200);

@@ -5,7 +5,7 @@ import type {
   listPredefinedTexts,
   updatePredefinedText,
 } from '@voxkey/contract';
-import { TEXT_SORT_FIELDS } from '@voxkey/contract';
+import { TEXT_FILTER_FIELDS, TEXT_SORT_FIELDS } from '@voxkey/contract';
 import { isUniqueViolation } from '../../db/errors.js';
 import { ApiError } from '../../http/errors.js';
 import { parseListQuery, setPaginationHeaders } from '../../http/list-params.js';
@@ -35,7 +35,7 @@ export const create: AppRouteHandler<typeof createPredefinedText> = async (c) =>
 };
 
 export const list: AppRouteHandler<typeof listPredefinedTexts> = async (c) => {
-  const query = parseListQuery(c.req.valid('query'), texts.TEXT_FIELDS, TEXT_SORT_FIELDS);
+  const query = parseListQuery(c.req.valid('query'), TEXT_FILTER_FIELDS, TEXT_SORT_FIELDS);
   const result = await texts.listTexts(c.var.deps.database.db, c.var.auth.orgId, query);
   setPaginationHeaders(c, result);
   return c.json({ results: result.rows.map(texts.toPredefinedText) }, 200);

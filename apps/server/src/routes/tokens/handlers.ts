@@ -1,5 +1,5 @@
 import type { createApiToken, deleteApiToken, listApiTokens, updateApiToken } from '@voxkey/contract';
-import { TOKEN_SORT_FIELDS } from '@voxkey/contract';
+import { TOKEN_FILTER_FIELDS, TOKEN_SORT_FIELDS } from '@voxkey/contract';
 import { ApiError } from '../../http/errors.js';
 import { parseListQuery, setPaginationHeaders } from '../../http/list-params.js';
 import type { AppRouteHandler } from '../../http/types.js';
@@ -21,7 +21,7 @@ export const create: AppRouteHandler<typeof createApiToken> = async (c) => {
 };
 
 export const list: AppRouteHandler<typeof listApiTokens> = async (c) => {
-  const query = parseListQuery(c.req.valid('query'), tokens.TOKEN_FIELDS, TOKEN_SORT_FIELDS);
+  const query = parseListQuery(c.req.valid('query'), TOKEN_FILTER_FIELDS, TOKEN_SORT_FIELDS);
   const result = await tokens.listTokens(c.var.deps.database.db, c.var.auth.orgId, query);
   setPaginationHeaders(c, result);
   return c.json({ results: result.rows.map(tokens.toApiToken) }, 200);

@@ -1,12 +1,12 @@
 import type { deleteUser, getDevice, getUser, listUsers, updateUser } from '@voxkey/contract';
-import { USER_SORT_FIELDS } from '@voxkey/contract';
+import { USER_FILTER_FIELDS, USER_SORT_FIELDS } from '@voxkey/contract';
 import { ApiError } from '../../http/errors.js';
 import { parseListQuery, setPaginationHeaders } from '../../http/list-params.js';
 import type { AppRouteHandler } from '../../http/types.js';
 import * as users from '../../repositories/users.js';
 
 export const list: AppRouteHandler<typeof listUsers> = async (c) => {
-  const query = parseListQuery(c.req.valid('query'), users.USER_FIELDS, USER_SORT_FIELDS);
+  const query = parseListQuery(c.req.valid('query'), USER_FILTER_FIELDS, USER_SORT_FIELDS);
   const result = await users.listUsers(c.var.deps.database.db, c.var.auth.orgId, query);
   setPaginationHeaders(c, result);
   return c.json({ results: result.rows.map(users.toUser) }, 200);

@@ -1,5 +1,5 @@
 import type { listWebhookDeliveries, redeliverWebhook, rotateWebhookSecret } from '@voxkey/contract';
-import { DELIVERY_SORT_FIELDS } from '@voxkey/contract';
+import { DELIVERY_FILTER_FIELDS, DELIVERY_SORT_FIELDS } from '@voxkey/contract';
 import { ApiError } from '../../http/errors.js';
 import { parseListQuery, setPaginationHeaders } from '../../http/list-params.js';
 import type { AppRouteHandler } from '../../http/types.js';
@@ -13,7 +13,7 @@ export const rotateSecret: AppRouteHandler<typeof rotateWebhookSecret> = async (
 };
 
 export const deliveries: AppRouteHandler<typeof listWebhookDeliveries> = async (c) => {
-  const query = parseListQuery(c.req.valid('query'), webhooks.DELIVERY_FIELDS, DELIVERY_SORT_FIELDS);
+  const query = parseListQuery(c.req.valid('query'), DELIVERY_FILTER_FIELDS, DELIVERY_SORT_FIELDS);
   const result = await webhooks.listDeliveries(c.var.deps.database.db, c.var.auth.orgId, query);
   setPaginationHeaders(c, result);
   return c.json({ results: result.rows.map(webhooks.toDelivery) }, 200);
