@@ -64,7 +64,8 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
   app.get('/readyz', async (c) => {
     try {
       await sql`select 1`.execute(deps.database.db);
-      return c.json({ status: 'ready' });
+      // Still ready for the rest of the API when this process cannot process voice; the body says so.
+      return c.json({ status: 'ready', voice: deps.voiceUnavailable ? `unavailable: ${deps.voiceUnavailable}` : 'available' });
     } catch {
       return c.json({ status: 'unavailable', code: 503, message: 'Database unreachable' }, 503);
     }

@@ -17,7 +17,7 @@ const ConfigSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(15 * 1024 * 1024),
   BOOTSTRAP_DEMO_ORG: booleanFromEnv.default(true),
-  PUBLIC_BASE_URL: z.string().url().optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   WEBHOOK_ALLOW_LOOPBACK: booleanFromEnv.default(false),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(false),
   DOCS_SCRIPT_URL: z.string().optional(),

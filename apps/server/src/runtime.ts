@@ -27,7 +27,7 @@ export interface RuntimeOptions {
 
 export async function createRuntime(config: AppConfig, options: RuntimeOptions): Promise<Runtime> {
   const dataDir = ensureDataDir(config);
-  const database = options.database ?? openDatabase(config.DATABASE_URL);
+  const database = options.database ?? openDatabase(config.DATABASE_URL, { poolSize: config.DATABASE_POOL_SIZE });
   if (!options.database) await migrateToLatest(database.db);
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   const metrics = createMetrics();

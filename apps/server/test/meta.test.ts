@@ -20,7 +20,7 @@ describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
   it('GET /readyz → 200 when the database answers, without a token', async () => {
     const res = await ctx().request('GET', '/readyz', { token: null });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'ready' });
+    expect(res.body).toEqual({ status: 'ready', voice: 'available' });
   });
 
   it('GET /readyz → 503 when the database does not answer (and /healthz stays 200)', async () => {
