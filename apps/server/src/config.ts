@@ -45,6 +45,8 @@ const ConfigSchema = z.object({
   /** match_score at or above which a verification is `verified` (the spec's "strong match" level). */
   MATCH_THRESHOLD: z.coerce.number().gt(0).lt(1).default(0.85),
   RUN_WORKERS: booleanFromEnv.default(true),
+  /** Longest time a client may take to send a whole request (slow uploads are cut off with 408). */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(60_000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   RATE_LIMIT_ENABLED: booleanFromEnv.default(true),
   RATE_LIMIT_TOKEN_RPS: z.coerce.number().positive().default(20),

@@ -25,6 +25,10 @@ export async function startServer(config: AppConfig): Promise<void> {
   const server = serve({ fetch: app.fetch, hostname: config.HOST, port: config.PORT }, (info) => {
     logger.info({ port: info.port }, `Voxkey listening on http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${info.port} (API under /v1, docs at /docs)`);
   });
+  // Node closes a request that takes longer than this to arrive; header time is bounded too.
+  const http = server as unknown as { requestTimeout: number; headersTimeout: number };
+  http.requestTimeout = config.REQUEST_TIMEOUT_MS;
+  http.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
   runtime.startWorkers();
 
   const signal = await waitForSignal();
