@@ -144,7 +144,7 @@ def main():
     t_start = last_ck = time.time()
     stop = min(a.max_steps, a.stop_step or a.max_steps)
     model.train()
-    run_loss = run_acc = 0.0
+    run_loss = run_acc = None
     while step < stop:
         feats, labels = make_batch(items, step, a.seed, a.batch_size, n_samples, babble_pool)
         lr = lr_at(step, a.max_steps, a.lr)
@@ -157,8 +157,8 @@ def main():
         torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
         opt.step()
         step += 1
-        run_loss = 0.98 * run_loss + 0.02 * loss.item() if step > 1 else loss.item()
-        run_acc = 0.98 * run_acc + 0.02 * acc.item()
+        run_loss = loss.item() if run_loss is None else 0.98 * run_loss + 0.02 * loss.item()
+        run_acc = acc.item() if run_acc is None else 0.98 * run_acc + 0.02 * acc.item()
         if step % 25 == 0:
             log(f"step {step} loss {run_loss:.3f} acc {run_acc:.3f} lr {lr:.2e} m {m:.2f} "
                 f"{(time.time()-t_start)/60:.1f} min")
