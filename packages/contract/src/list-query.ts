@@ -41,8 +41,9 @@ function parseValue(field: string, type: FieldType, value: string): string | num
       // A date or date-time without an offset means UTC, whatever the server's time zone.
       const utc = value.length === 10 ? `${value}T00:00:00Z` : /(Z|[+-]\d{2}:\d{2})$/.test(value) ? value : `${value}Z`;
       const parsed = new Date(utc);
+      if (Number.isNaN(parsed.getTime())) return { error: `Filter '${field}' needs a valid calendar date` };
       const calendarOk = /[+-]\d{2}:\d{2}$/.test(utc) || parsed.toISOString().slice(0, 10) === utc.slice(0, 10);
-      if (Number.isNaN(parsed.getTime()) || !calendarOk) return { error: `Filter '${field}' needs a valid calendar date` };
+      if (!calendarOk) return { error: `Filter '${field}' needs a valid calendar date` };
       return parsed.toISOString();
     }
     default:

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { apiRoutes, buildOpenApiDocument, CreatePredefinedTextBodySchema, EnrollmentRequestSchema, REQUIRED_MESSAGE } from '../src/index.js';
+import { apiRoutes, buildOpenApiDocument, parseFilter, CreatePredefinedTextBodySchema, EnrollmentRequestSchema, REQUIRED_MESSAGE } from '../src/index.js';
 
 describe('contract', () => {
   const document = buildOpenApiDocument();
@@ -34,5 +34,13 @@ describe('contract', () => {
     expect(bad.error?.issues[0]).toMatchObject({ path: ['request_uuid'], message: 'Must be a valid UUID v4' });
     const good = EnrollmentRequestSchema.parse({ voice_data: 'AAAA', request_uuid: '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d', external_id: 'x' });
     expect(good.language).toBe('en-UK');
+  });
+
+  it('refuses impossible dates in timestamp filters instead of throwing', () => {
+    const fields = { created_at: 'timestamp' } as const;
+    for (const bad of ['created_at=gte:2026-99-99', 'created_at=gte:2026-02-31', 'created_at=2026-13-01T25:61']) {
+      expect(parseFilter(bad, fields)).toEqual({ error: expect.stringMatching(/created_at/) });
+    }
+    expect(parseFilter('created_at=gte:2026-01-05T12:00:00', fields)).toEqual({ field: 'created_at', operator: 'gte', value: '2026-01-05T12:00:00.000Z' });
   });
 });

@@ -58,7 +58,8 @@ describe.skipIf(!HAS_DATASET || TEST_DIALECT !== 'postgres')('scale-out: two API
   it('yields exactly one result and one delivered webhook per accepted job when an API process and the worker are killed mid-flight', async () => {
     const recordings = speakerRecordings({ speakers: 2, count: 3 });
     const receiver = await startWebhookReceiver();
-    const environment = await createServerEnvironment({ JOB_LEASE_MS: '2000' });
+    // Short leases: work a killed process held is taken over within seconds.
+    const environment = await createServerEnvironment({ JOB_LEASE_MS: '2000', WEBHOOK_TIMEOUT_MS: '2000' });
     try {
       const created = await runCli(environment, ['org', 'create', '--name', 'Scale', '--email', 'scale@example.com', '--callback-url', receiver.url]);
       const token = created.token.bearer;
@@ -86,19 +87,26 @@ describe.skipIf(!HAS_DATASET || TEST_DIALECT !== 'postgres')('scale-out: two API
 
       [api1, worker] = await Promise.all([startServerProcess(environment, { RUN_WORKERS: 'false' }), startWorkerProcess(environment)]);
       const calls = await receiver.waitFor((all) => accepted.every((uuid) => all.some((c) => c.body.request_uuid === uuid)), 90_000);
-      await new Promise((r) => setTimeout(r, 1000));
       for (const uuid of accepted) {
         const forJob = calls.filter((c) => c.body.request_uuid === uuid);
         expect(new Set(forJob.map((c) => c.id)).size).toBe(1);
         expect(signatureIsValid(created.webhook_secret, forJob[0]!)).toBe(true);
       }
+      const database = openDatabase(environment.env.DATABASE_URL!);
+      // A delivery whose attempt the killed worker never recorded is sent again (same webhook-id) once its lease expires.
+      for (let i = 0; i < 60; i++) {
+        const pending = await database.db.selectFrom('webhook_deliveries').select('id').where('status', '!=', 'delivered').execute();
+        if (pending.length === 0) break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
       await Promise.all([api1!.stop(), api2!.stop(), worker.stop()]);
 
-      const database = openDatabase(environment.env.DATABASE_URL!);
       const jobs = await database.db.selectFrom('jobs').select(['status']).execute();
       const deliveries = await database.db.selectFrom('webhook_deliveries').select(['status', 'job_id']).execute();
       const migrations = await database.db.selectFrom('kysely_migration' as never).selectAll().execute();
       await database.close();
+      const finalCalls = receiver.calls;
+      for (const uuid of accepted) expect(new Set(finalCalls.filter((c) => c.body.request_uuid === uuid).map((c) => c.id)).size).toBe(1);
       expect(jobs).toHaveLength(accepted.length);
       expect(jobs.every((job) => job.status === 'completed')).toBe(true);
       expect(deliveries).toHaveLength(accepted.length);
