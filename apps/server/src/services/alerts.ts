@@ -1,7 +1,7 @@
 import nodemailer from 'nodemailer';
 import type { AppDeps } from '../http/types.js';
 import { verificationStats } from '../repositories/jobs.js';
-import { findOrganisation } from '../repositories/organisations.js';
+import { findOrganisation, findSettings } from '../repositories/organisations.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -15,7 +15,7 @@ export async function checkFailureRate(deps: AppDeps, orgId: number, now = new D
   const { config } = deps;
   const db = deps.database.db;
   if (!config.SMTP_URL) return false;
-  const settings = await db.selectFrom('organisation_settings').selectAll().where('org_id', '=', orgId).executeTakeFirst();
+  const settings = await findSettings(db, orgId);
   if (!settings?.alert_on_failure) return false;
 
   const since = new Date(now.getTime() - HOUR_MS).toISOString();

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Executor } from '../db/connection.js';
 import type { DB } from '../db/types.js';
 import { findPlan, findPlanByName, insertSubscription, toSubscription } from '../repositories/billing.js';
 import { insertOrganisation, insertSettings, type NewOrganisationValues, toOrganisation, toSettings } from '../repositories/organisations.js';
@@ -13,7 +14,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export class UnknownPlanError extends Error {}
 
 export async function issueToken(
-  db: Kysely<DB> | Parameters<typeof insertToken>[0],
+  db: Executor,
   values: { orgId: number; friendlyName: string; kind: TokenKind; enabled?: boolean; expiresAt?: string | null },
 ) {
   const bearer = generateBearer(values.kind);

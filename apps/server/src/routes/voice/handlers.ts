@@ -1,4 +1,5 @@
 import type { createEnrollment, createVerification, getEnrollment, getVerification } from '@voxkey/contract';
+import type { Executor } from '../../db/connection.js';
 import type { JobKind } from '../../db/types.js';
 import { ApiError } from '../../http/errors.js';
 import type { AppRouteHandler } from '../../http/types.js';
@@ -22,15 +23,15 @@ export const verify: AppRouteHandler<typeof createVerification> = async (c) => {
   return c.json(accepted, 202);
 };
 
-async function readRecord(c: Parameters<AppRouteHandler<typeof getEnrollment>>[0], kind: JobKind, requestUuid: string) {
-  const job = await findJobByRequest(c.var.deps.database.db, c.var.auth.orgId, requestUuid.toLowerCase());
-  const sameCase = job ?? (await findJobByRequest(c.var.deps.database.db, c.var.auth.orgId, requestUuid));
-  if (!sameCase || sameCase.kind !== kind) throw ApiError.notFound(kind === 'enrollment' ? 'Enrolment request' : 'Verification request');
-  return toRequestRecord(sameCase);
+async function readRecord(db: Executor, orgId: number, kind: JobKind, requestUuid: string) {
+  // Stored as the caller sent it; a lower-case spelling of the same UUID finds it too.
+  const job = (await findJobByRequest(db, orgId, requestUuid)) ?? (await findJobByRequest(db, orgId, requestUuid.toLowerCase()));
+  if (!job || job.kind !== kind) throw ApiError.notFound(kind === 'enrollment' ? 'Enrolment request' : 'Verification request');
+  return toRequestRecord(job);
 }
 
 export const enrolment: AppRouteHandler<typeof getEnrollment> = async (c) =>
-  c.json(await readRecord(c, 'enrollment', c.req.valid('param').request_uuid), 200);
+  c.json(await readRecord(c.var.deps.database.db, c.var.auth.orgId, 'enrollment', c.req.valid('param').request_uuid), 200);
 
 export const verification: AppRouteHandler<typeof getVerification> = async (c) =>
-  c.json(await readRecord(c as never, 'verification', c.req.valid('param').request_uuid), 200);
+  c.json(await readRecord(c.var.deps.database.db, c.var.auth.orgId, 'verification', c.req.valid('param').request_uuid), 200);
