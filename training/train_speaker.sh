@@ -1,9 +1,16 @@
 #!/bin/bash
 # Train + export the Voxkey speaker model. Run from the repo root:  bash training/train_speaker.sh
 # Resumable: re-running continues from training/checkpoints/ (each stage skips/finishes its own work).
-# Env: DATA_DIR (default ../shared/datasets), ARCH (default ecapa256), MAX_STEPS (main cosine cycle,
-#      default 1000), CONT_STEPS (end of the low-LR continuation, default 1400; 0 = skip),
-#      NAME (default voxkey-speaker-v1), PY (default /usr/bin/python3), COMPARE=1 (arch comparison).
+#
+# Stage A (the v1 recipe): ECAPA-TDNN from scratch, main cosine cycle + low-LR continuation, exported
+#   to training/work/stage-a/ (skipped when INIT_ONNX names an existing model, e.g. the v1 file from
+#   git history: git show ee851e6:models/voxkey-speaker-v1.onnx > training/work/voxkey-speaker-v1.onnx).
+# Stage B (v2): warm restart from stage A's ONNX (new AAM head imprinted from class means), new
+#   cosine cycle of V2_STEPS, then export to models/ + dev eval + calibration + manifest.
+# Env: DATA_DIR (default ../shared/datasets), ARCH (default ecapa256), MAX_STEPS (stage A main cycle,
+#      default 1000), CONT_STEPS (end of stage A's continuation, default 1400; 0 = skip),
+#      INIT_ONNX, V2_STEPS (default 3600), NAME (default voxkey-speaker-v2), PY (default
+#      /usr/bin/python3), COMPARE=1 (architecture comparison first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-/usr/bin/python3}
@@ -11,8 +18,10 @@ DATA_DIR=${DATA_DIR:-../shared/datasets}
 ARCH=${ARCH:-ecapa256}
 MAX_STEPS=${MAX_STEPS:-1000}
 CONT_STEPS=${CONT_STEPS:-1400}
-NAME=${NAME:-voxkey-speaker-v1}
-mkdir -p training/work training/checkpoints training/results
+V2_STEPS=${V2_STEPS:-3600}
+NAME=${NAME:-voxkey-speaker-v2}
+INIT_ONNX=${INIT_ONNX:-training/work/stage-a/voxkey-speaker-stage-a.onnx}
+mkdir -p training/work/stage-a training/checkpoints training/results
 [ -f training/work/cache/index.csv ] || $PY -m training.voxkey_train.data --data-dir "$DATA_DIR"
 if [ "${COMPARE:-0}" = 1 ]; then
   # short architecture comparison at ~equal CPU time (same seed and batches): ECAPA 300 steps vs thin ResNet 190 steps
@@ -21,14 +30,21 @@ if [ "${COMPARE:-0}" = 1 ]; then
   $PY -m training.voxkey_train.train_speaker --data-dir "$DATA_DIR" --arch resnet-thin --tag cmp-resnet-thin --max-steps 1400 --stop-step 190
   $PY training/evaluate.py sv --data-dir "$DATA_DIR" --ckpt training/checkpoints/speaker_cmp-resnet-thin.pt --out training/results/sv-compare-resnet-thin-190.json > /dev/null
 fi
-# main cosine cycle
-$PY -m training.voxkey_train.train_speaker --data-dir "$DATA_DIR" --arch "$ARCH" --max-steps "$MAX_STEPS"
-CKPT="training/checkpoints/speaker_$ARCH.pt"
-if [ "$CONT_STEPS" != 0 ]; then
-  # low-LR continuation: same schedule formula extended to CONT_STEPS, starting from the main checkpoint
-  [ -f "training/checkpoints/speaker_$ARCH-c2.pt" ] || cp "$CKPT" "training/checkpoints/speaker_$ARCH-c2.pt"
-  $PY -m training.voxkey_train.train_speaker --data-dir "$DATA_DIR" --arch "$ARCH" --tag "$ARCH-c2" --max-steps "$CONT_STEPS"
-  CKPT="training/checkpoints/speaker_$ARCH-c2.pt"
+if [ ! -f "$INIT_ONNX" ]; then
+  # stage A: main cosine cycle, then a low-LR continuation from the main checkpoint
+  $PY -m training.voxkey_train.train_speaker --data-dir "$DATA_DIR" --arch "$ARCH" --max-steps "$MAX_STEPS"
+  CKPT="training/checkpoints/speaker_$ARCH.pt"
+  if [ "$CONT_STEPS" != 0 ]; then
+    [ -f "training/checkpoints/speaker_$ARCH-c2.pt" ] || cp "$CKPT" "training/checkpoints/speaker_$ARCH-c2.pt"
+    $PY -m training.voxkey_train.train_speaker --data-dir "$DATA_DIR" --arch "$ARCH" --tag "$ARCH-c2" --max-steps "$CONT_STEPS"
+    CKPT="training/checkpoints/speaker_$ARCH-c2.pt"
+  fi
+  $PY -m training.voxkey_train.export speaker --data-dir "$DATA_DIR" --ckpt "$CKPT" --name voxkey-speaker-stage-a \
+    --out-dir training/work/stage-a --results-dir training/work/stage-a --no-manifest --backend none
 fi
+# stage B: warm restart
+$PY -m training.voxkey_train.train_speaker --data-dir "$DATA_DIR" --arch "$ARCH" --tag "$ARCH-v2" --init-onnx "$INIT_ONNX" \
+  --lr 1e-3 --margin-ramp 200 --max-steps "$V2_STEPS"
+CKPT="training/checkpoints/speaker_$ARCH-v2.pt"
 $PY -m training.voxkey_train.export speaker --data-dir "$DATA_DIR" --ckpt "$CKPT" --name "$NAME"
 $PY training/evaluate.py sv --data-dir "$DATA_DIR" --onnx "models/$NAME.onnx" --out "training/results/sv-$NAME-onnx.json" > /dev/null

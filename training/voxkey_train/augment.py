@@ -103,3 +103,26 @@ def resample_speed(x, speed):
         return x
     up, down = {0.9: (10, 9), 1.1: (10, 11)}[speed]
     return ss.resample_poly(x, up, down).astype(np.float32)
+
+
+# (up, down) resampling pairs: ratios of about +-0.45..1.8 semitones with short polyphase filters
+_PITCH_RATIOS = ((40, 39), (39, 40), (20, 19), (19, 20), (10, 9), (9, 10))
+
+
+def pitch_shift(x, rng):
+    """Shift the pitch, keep the duration: phase-vocoder time stretch by up/down, then resample
+    by down/up. Ratios with small integers keep the resampling cheap."""
+    import torch
+    import torchaudio.functional as AF
+
+    up, down = _PITCH_RATIOS[int(rng.integers(len(_PITCH_RATIOS)))]
+    n_fft, hop = 512, 128
+    win = torch.hann_window(n_fft)
+    spec = torch.stft(torch.from_numpy(np.ascontiguousarray(x, np.float32)), n_fft, hop, window=win,
+                      return_complex=True)
+    advance = torch.linspace(0, np.pi * hop, spec.shape[0])[..., None]
+    stretched = AF.phase_vocoder(spec, down / up, advance)  # rate < 1 = longer
+    y = torch.istft(stretched, n_fft, hop, window=win).numpy()
+    y = ss.resample_poly(y, down, up)
+    y = y[: len(x)] if len(y) >= len(x) else np.pad(y, (0, len(x) - len(y)))
+    return (y * (rms(x) / (rms(y) + 1e-9))).astype(np.float32)

@@ -1,8 +1,8 @@
 """Decode the shared dataset once into a compact cache under training/work/cache/.
 
 wave_raw.npy  int16, all clips concatenated (as decoded, 16 kHz)
-wave_mp3.npy  int16, MP3 24 kbit/s round trip (ffmpeg/LAME, like commonvoice) of the
-              non-commonvoice TRAIN clips (others: empty), to fight corpus/codec shortcuts
+wave_mp3.npy  int16, MP3 round trip (ffmpeg/LAME, CBR at one of MP3_BITRATES, chosen per clip) of
+              the non-commonvoice TRAIN clips (others: empty), to fight corpus/codec shortcuts
 index.csv     manifest rows + offsets into the arrays
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 import subprocess
 import tempfile
 import time
+import zlib
 
 import numpy as np
 import torch
@@ -24,6 +25,13 @@ ROOT = os.path.dirname(TRAIN_DIR)
 DEFAULT_DATA = os.path.join(ROOT, "..", "shared", "datasets")
 WORK = os.path.join(TRAIN_DIR, "work")
 CACHE = os.path.join(WORK, "cache")
+# commonvoice is 24 kbit/s; the others widen the codec conditions (LAME low-passes lower at 16k)
+MP3_BITRATES = ("16k", "24k", "32k", "48k")
+
+
+def mp3_bitrate_for(path: str) -> str:
+    """Deterministic per-clip bit rate, so a rebuilt cache is identical."""
+    return MP3_BITRATES[zlib.crc32(path.encode()) % len(MP3_BITRATES)]
 
 
 def data_dir_arg(p: argparse.ArgumentParser):
@@ -74,12 +82,13 @@ def build(data_dir):
         raws.append(xi)
         off_r += len(xi)
         if r["split"] == "train" and r["corpus"] != "commonvoice":
-            y = to_i16(ffmpeg_mp3_roundtrip(x))
+            r["mp3_bitrate"] = mp3_bitrate_for(r["path"])
+            y = to_i16(ffmpeg_mp3_roundtrip(x, r["mp3_bitrate"]))
             r["mp3_off"], r["mp3_len"] = off_m, len(y)
             mp3s.append(y)
             off_m += len(y)
         else:
-            r["mp3_off"], r["mp3_len"] = -1, 0
+            r["mp3_off"], r["mp3_len"], r["mp3_bitrate"] = -1, 0, ""
         if i % 500 == 0:
             print(f"{i}/{len(rows)} {time.time()-t0:.0f}s", flush=True)
     np.save(os.path.join(CACHE, "wave_raw.npy"), np.concatenate(raws))

@@ -7,8 +7,8 @@ it is a held-out dev attack).
   * lpc-vocoder: LPC analysis + pulse/noise excitation resynthesis (simple parametric vocoder)
   * replay    : simulated replay of train bona fide speech (loudspeaker band-pass, soft clipping,
                 room reverb, re-recording noise)
-Then ~60% of all spoof training clips (incl. the dataset's) are MP3 24 kbit/s round-tripped like
-commonvoice. Output: training/work/spoofgen/{wave.npy,index.csv}
+Then ~60% of all spoof training clips (incl. the dataset's) are MP3 round-tripped (16-48 kbit/s;
+commonvoice is 24 kbit/s). Output: training/work/spoofgen/{wave.npy,index.csv}
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import torch
 import torchaudio
 
 from . import augment as A
-from .data import Cache, WORK, ffmpeg_mp3_roundtrip, to_i16
+from .data import MP3_BITRATES, Cache, WORK, ffmpeg_mp3_roundtrip, to_i16
 
 OUT = os.path.join(WORK, "spoofgen")
 SEED = 777
@@ -251,7 +251,7 @@ def main():
         w = w / (np.abs(w).max() + 1e-9) * rng.uniform(0.3, 0.95)
         mp3 = rng.random() < 0.6
         if mp3:
-            w = ffmpeg_mp3_roundtrip(w)
+            w = ffmpeg_mp3_roundtrip(w, str(rng.choice(MP3_BITRATES)))
         wi = to_i16(w)
         waves.append(wi)
         rows.append({"off": off, "len": len(wi), "attack": att, "voice": v, "src": src, "mp3": int(mp3)})

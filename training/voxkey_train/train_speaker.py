@@ -17,6 +17,7 @@ from . import augment as A
 from .data import Cache, TRAIN_DIR, data_dir_arg
 from .features import compute_fbank, energy_vad_concat
 from .models import AAMSoftmax, build_model
+from .warmstart import load_onnx_weights
 
 CKPT_DIR = os.path.join(TRAIN_DIR, "checkpoints")
 
@@ -50,7 +51,7 @@ def A_to16(x):
     return np.clip(np.round(x * 32767), -32768, 32767).astype(np.int16)
 
 
-def make_batch(items, step, seed, bs, n_samples, babble_pool):
+def make_batch(items, step, seed, bs, n_samples, babble_pool, pitch_p=0.0):
     rng = np.random.default_rng([seed, step])
     sel = rng.integers(0, len(items), bs)
     feats, labels = [], []
@@ -58,6 +59,8 @@ def make_batch(items, step, seed, bs, n_samples, babble_pool):
         raw, mp3, c = items[k]
         src = mp3 if (mp3 is not None and rng.random() < 0.5) else raw
         x = A.crop_or_pad(src.astype(np.float32) / 32768.0, n_samples, rng)
+        if rng.random() < pitch_p:
+            x = A.pitch_shift(x, rng)
         if rng.random() < 0.3:
             x = A.reverb(x, rng)
         u = rng.random()
@@ -90,6 +93,30 @@ def lr_at(step, max_steps, lr_max, warm=150, lr_min=5e-5):
 
 
 @torch.no_grad()
+def imprint_head(model, head, items, crop_s=3.0, batch=64):
+    """Set each class weight to the mean embedding of its clips (warm start of a new head)."""
+    model.eval()
+    n = int(crop_s * 16000)
+    sums = torch.zeros_like(head.w)
+    t0 = time.time()
+    for s in range(0, len(items), batch):
+        chunk = items[s: s + batch]
+        waves = []
+        for raw, _, _ in chunk:
+            x = raw.astype(np.float32) / 32768.0
+            start = max(0, (len(x) - n) // 2)
+            x = x[start: start + n]
+            waves.append(np.tile(x, int(np.ceil(n / max(len(x), 1))))[:n])
+        feats = torch.stack([compute_fbank(w) for w in waves])
+        embs = torch.nn.functional.normalize(model(feats))
+        for (_, _, c), e in zip(chunk, embs):
+            sums[c] += e
+    head.w.copy_(torch.nn.functional.normalize(sums))
+    model.train()
+    log(f"head imprinted from {len(items)} items in {time.time()-t0:.0f}s")
+
+
+@torch.no_grad()
 def embed_wave(model, x):
     x = energy_vad_concat(x)
     f = compute_fbank(x).unsqueeze(0)
@@ -112,6 +139,10 @@ def main():
     ap.add_argument("--scale", type=float, default=30.0)
     ap.add_argument("--ckpt-every-s", type=float, default=180)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--margin-ramp", type=int, default=600, help="steps over which the margin grows to --margin")
+    ap.add_argument("--pitch-p", type=float, default=0.15, help="share of crops pitch-shifted (same speaker)")
+    ap.add_argument("--init-onnx", default=None,
+                    help="start a new run from a shipped model's weights (head imprinted from class means)")
     a = ap.parse_args()
     tag = a.tag or a.arch
     torch.set_num_threads(a.threads)
@@ -131,6 +162,10 @@ def main():
         model.load_state_dict(st["model"]); head.load_state_dict(st["head"]); opt.load_state_dict(st["opt"])
         step = st["step"]
         log(f"resumed {ck} at step {step}")
+    elif a.init_onnx:
+        n = load_onnx_weights(model, a.init_onnx, prefix="model.")
+        log(f"initialised {n} tensors from {a.init_onnx}")
+        imprint_head(model, head, items)
     log(f"{a.arch}: {sum(p.numel() for p in model.parameters())/1e6:.2f}M params, {n_cls} classes")
 
     def save():
@@ -146,11 +181,11 @@ def main():
     model.train()
     run_loss = run_acc = None
     while step < stop:
-        feats, labels = make_batch(items, step, a.seed, a.batch_size, n_samples, babble_pool)
+        feats, labels = make_batch(items, step, a.seed, a.batch_size, n_samples, babble_pool, a.pitch_p)
         lr = lr_at(step, a.max_steps, a.lr)
         for g in opt.param_groups:
             g["lr"] = lr
-        m = a.margin * min(1.0, step / 600)
+        m = a.margin * min(1.0, step / max(1, a.margin_ramp))
         loss, acc = head(model(feats), labels, m)
         opt.zero_grad()
         loss.backward()

@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from . import augment as A
 from .data import Cache, TRAIN_DIR, WORK, data_dir_arg
 from .spoof_model import WIN, build_cm
+from .warmstart import load_onnx_weights
 
 CKPT_DIR = os.path.join(TRAIN_DIR, "checkpoints")
 
@@ -67,6 +68,8 @@ def augment_common(x, rng):
         x = pad_edges(x, rng)
     x = A.crop_or_pad(x, WIN, rng)
     if rng.random() < 0.15:
+        x = A.pitch_shift(x, rng)
+    if rng.random() < 0.15:
         x = A.reverb(x, rng, rt60=rng.uniform(0.15, 0.5))
     if rng.random() < 0.2:
         x = A.add_noise(x, A.coloured_noise(WIN, rng), rng.uniform(15, 40))
@@ -113,6 +116,7 @@ def main():
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--ckpt-every-s", type=float, default=180)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--init-onnx", default=None, help="start a new run from a shipped model's weights")
     a = ap.parse_args()
     tag = a.tag or a.arch
     torch.set_num_threads(a.threads)
@@ -127,6 +131,8 @@ def main():
         st = torch.load(ck, map_location="cpu")
         model.load_state_dict(st["model"]); opt.load_state_dict(st["opt"]); step = st["step"]
         log(f"resumed {ck} at step {step}")
+    elif a.init_onnx:
+        log(f"initialised {load_onnx_weights(model, a.init_onnx)} tensors from {a.init_onnx}")
 
     def save():
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, "arch": a.arch,
