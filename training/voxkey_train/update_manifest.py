@@ -1,4 +1,5 @@
-"""Add/replace OUR entries (matched by "name") in models/manifest.json, preserving everything else.
+"""Add/replace OUR entries (matched by "name") in models/manifest.json, preserving everything else
+(a new default entry takes the default flag from the other models of its kind).
 
   /usr/bin/python3 -m training.voxkey_train.update_manifest entry1.json [entry2.json ...]
 """
@@ -20,6 +21,10 @@ def update(entries, path=MANIFEST):
         doc = {"models": []}
     models = doc.setdefault("models", [])
     for e in entries:
+        if e.get("default"):  # one default per kind: the engine loads it
+            for m in models:
+                if isinstance(m, dict) and m.get("kind") == e.get("kind") and m.get("name") != e["name"]:
+                    m["default"] = False
         for k, m in enumerate(models):
             if isinstance(m, dict) and m.get("name") == e["name"]:
                 models[k] = e
