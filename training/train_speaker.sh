@@ -30,21 +30,5 @@ if [ "${COMPARE:-0}" = 1 ]; then
   $PY -m training.voxkey_train.train_speaker --data-dir "$DATA_DIR" --arch resnet-thin --tag cmp-resnet-thin --max-steps 1400 --stop-step 190
   $PY training/evaluate.py sv --data-dir "$DATA_DIR" --ckpt training/checkpoints/speaker_cmp-resnet-thin.pt --out training/results/sv-compare-resnet-thin-190.json > /dev/null
 fi
-if [ ! -f "$INIT_ONNX" ]; then
-  # stage A: main cosine cycle, then a low-LR continuation from the main checkpoint
-  $PY -m training.voxkey_train.train_speaker --data-dir "$DATA_DIR" --arch "$ARCH" --max-steps "$MAX_STEPS"
-  CKPT="training/checkpoints/speaker_$ARCH.pt"
-  if [ "$CONT_STEPS" != 0 ]; then
-    [ -f "training/checkpoints/speaker_$ARCH-c2.pt" ] || cp "$CKPT" "training/checkpoints/speaker_$ARCH-c2.pt"
-    $PY -m training.voxkey_train.train_speaker --data-dir "$DATA_DIR" --arch "$ARCH" --tag "$ARCH-c2" --max-steps "$CONT_STEPS"
-    CKPT="training/checkpoints/speaker_$ARCH-c2.pt"
-  fi
-  $PY -m training.voxkey_train.export speaker --data-dir "$DATA_DIR" --ckpt "$CKPT" --name voxkey-speaker-stage-a \
-    --out-dir training/work/stage-a --results-dir training/work/stage-a --no-manifest --backend none
-fi
-# stage B: warm restart
-$PY -m training.voxkey_train.train_speaker --data-dir "$DATA_DIR" --arch "$ARCH" --tag "$ARCH-v2" --init-onnx "$INIT_ONNX" \
-  --lr 1e-3 --margin-ramp 200 --max-steps "$V2_STEPS"
-CKPT="training/checkpoints/speaker_$ARCH-v2.pt"
-$PY -m training.voxkey_train.export speaker --data-dir "$DATA_DIR" --ckpt "$CKPT" --name "$NAME"
-$PY training/evaluate.py sv --data-dir "$DATA_DIR" --onnx "models/$NAME.onnx" --out "training/results/sv-$NAME-onnx.json" > /dev/null
+. training/stages.sh
+two_stage_training speaker train_speaker sv "--backend none" --lr 1e-3 --margin-ramp 200

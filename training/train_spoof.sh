@@ -23,21 +23,5 @@ INIT_ONNX=${INIT_ONNX:-training/work/stage-a/voxkey-spoof-stage-a.onnx}
 mkdir -p training/work/stage-a training/checkpoints training/results
 [ -f training/work/cache/index.csv ] || $PY -m training.voxkey_train.data --data-dir "$DATA_DIR"
 [ -f training/work/spoofgen/index.csv ] || $PY -m training.voxkey_train.gen_spoof
-if [ ! -f "$INIT_ONNX" ]; then
-  $PY -m training.voxkey_train.train_spoof --data-dir "$DATA_DIR" --arch "$ARCH" --max-steps "$MAX_STEPS"
-  CKPT="training/checkpoints/spoof_$ARCH.pt"
-  if [ "$CONT_STEPS" != 0 ]; then
-    # continuation from the main checkpoint with the schedule extended to CONT_STEPS
-    [ -f "training/checkpoints/spoof_$ARCH-c2.pt" ] || cp "$CKPT" "training/checkpoints/spoof_$ARCH-c2.pt"
-    $PY -m training.voxkey_train.train_spoof --data-dir "$DATA_DIR" --arch "$ARCH" --tag "$ARCH-c2" --max-steps "$CONT_STEPS"
-    CKPT="training/checkpoints/spoof_$ARCH-c2.pt"
-  fi
-  $PY -m training.voxkey_train.export spoof --data-dir "$DATA_DIR" --ckpt "$CKPT" --name voxkey-spoof-stage-a \
-    --out-dir training/work/stage-a --results-dir training/work/stage-a --no-manifest
-fi
-# stage B: warm restart
-$PY -m training.voxkey_train.train_spoof --data-dir "$DATA_DIR" --arch "$ARCH" --tag "$ARCH-v2" --init-onnx "$INIT_ONNX" \
-  --lr 5e-4 --max-steps "$V2_STEPS"
-CKPT="training/checkpoints/spoof_$ARCH-v2.pt"
-$PY -m training.voxkey_train.export spoof --data-dir "$DATA_DIR" --ckpt "$CKPT" --name "$NAME"
-$PY training/evaluate.py cm --data-dir "$DATA_DIR" --onnx "models/$NAME.onnx" --out "training/results/cm-$NAME-onnx.json" > /dev/null
+. training/stages.sh
+two_stage_training spoof train_spoof cm "" --lr 5e-4
