@@ -10,10 +10,8 @@
  * window (closed loop, 16 in flight). Writes bench/results/api-<date>[-postgres].json.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { client, fiveSecondClips, startReceiver } from './lib/api.js';
-import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, ROOT, rssMiB, startServer, summarise, today } from './lib/server.js';
+import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, rssMiB, startServer, summarise, today, writeResult } from './lib/server.js';
 
 const dialect: Dialect = hasFlag('--postgres') ? 'postgres' : 'sqlite';
 const SAMPLES_1 = Number(argValue('--samples1', '40'));
@@ -157,11 +155,7 @@ async function main() {
       verificationResults: results,
       webhooksReceived: receiver.count,
     };
-    const dir = path.join(ROOT, 'bench/results');
-    mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, `api-${today()}${dialect === 'postgres' ? '-postgres' : ''}.json`);
-    writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-    console.log(`wrote ${path.relative(ROOT, file)}`);
+    writeResult(`api-${today()}${dialect === 'postgres' ? '-postgres' : ''}`, report);
   } finally {
     await server.stop();
     await receiver.close();

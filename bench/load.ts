@@ -18,11 +18,9 @@
  * server's RSS before and after each scenario. Writes bench/results/load-<date>.json.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { client, fiveSecondClips, startReceiver } from './lib/api.js';
 import { type LoadResult, runLoad, seedUsers, startBareServer } from './lib/load.js';
-import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, ROOT, rssMiB, startServer, today } from './lib/server.js';
+import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, rssMiB, startServer, today, writeResult } from './lib/server.js';
 
 const DURATION = Number(argValue('--duration', '10'));
 const CONNECTIONS = Number(argValue('--connections', '10'));
@@ -196,11 +194,7 @@ async function main() {
     ],
     results: perDialect,
   };
-  const dir = path.join(ROOT, 'bench/results');
-  mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `load-${today()}.json`);
-  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`wrote ${path.relative(ROOT, file)}`);
+  writeResult(`load-${today()}`, report);
   for (const d of perDialect) console.log(`${d.dialect}: users-list / bare = ${d.usersListVsBare.ratios.join(', ')} (ratio of means ${d.usersListVsBare.ratioOfMeans})`);
 }
 

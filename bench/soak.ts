@@ -10,11 +10,9 @@
  * minute). Writes bench/results/load-soak-<date>[-postgres][-<label>].json.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { client, fiveSecondClips, startReceiver } from './lib/api.js';
 import { seedUsers } from './lib/load.js';
-import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, openFds, ROOT, rssMiB, startServer, summarise, today } from './lib/server.js';
+import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, openFds, rssMiB, startServer, summarise, today, writeResult } from './lib/server.js';
 
 const MINUTES = Number(argValue('--minutes', '10'));
 const WORKERS = Number(argValue('--workers', '4'));
@@ -144,12 +142,8 @@ async function main() {
       },
       samples,
     };
-    const dir = path.join(ROOT, 'bench/results');
-    mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, `load-soak-${today()}${dialect === 'postgres' ? '-postgres' : ''}${LABEL ? `-${LABEL}` : ''}.json`);
-    writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+    writeResult(`load-soak-${today()}${dialect === 'postgres' ? '-postgres' : ''}${LABEL ? `-${LABEL}` : ''}`, report);
     console.log(`RSS ${first.rssMiB} -> ${last.rssMiB} MiB (slope ${report.growth.rssSlopeMiBPerMinute} MiB/min), fds ${first.openFds} -> ${last.openFds}; ${Object.values(statuses).reduce((a, b) => a + b, 0)} requests, ${receiver.count} webhooks`);
-    console.log(`wrote ${path.relative(ROOT, file)}`);
   } finally {
     await server.stop();
     await receiver.close();

@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -199,3 +199,12 @@ export function argValue(name: string, fallback?: string): string | undefined {
 
 export const hasFlag = (name: string) => process.argv.includes(name);
 export const today = () => new Date().toISOString().slice(0, 10);
+
+/** Writes a report to bench/results/<name>.json and says where. */
+export function writeResult(name: string, report: unknown): void {
+  const dir = path.join(ROOT, 'bench/results');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}.json`);
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`wrote ${path.relative(ROOT, file)}`);
+}

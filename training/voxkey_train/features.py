@@ -51,29 +51,6 @@ def compute_fbank(waveform, cmn: bool = True) -> torch.Tensor:
     return feats
 
 
-def energy_vad_trim(wav: np.ndarray, sr: int = SAMPLE_RATE, frame_ms: float = 20.0,
-                    rel_db: float = -40.0, pad_ms: float = 100.0) -> np.ndarray:
-    """Trim leading/trailing low-energy audio (a crude stand-in for Silero VAD).
-
-    Frames whose energy is more than |rel_db| below the loudest frames (95th
-    percentile) are treated as non-speech at the edges only.
-    """
-    n = int(sr * frame_ms / 1000)
-    if len(wav) < 4 * n:
-        return wav
-    nf = len(wav) // n
-    fr = wav[: nf * n].reshape(nf, n).astype(np.float64)
-    e = 10 * np.log10((fr ** 2).mean(axis=1) + 1e-10)
-    ref = np.percentile(e, 95)
-    speech = np.where(e > ref + rel_db)[0]
-    if len(speech) == 0:
-        return wav
-    pad = int(pad_ms / frame_ms)
-    s = max(0, speech[0] - pad) * n
-    t = min(nf, speech[-1] + 1 + pad) * n
-    return wav[s:t]
-
-
 def energy_vad_concat(wav: np.ndarray, sr: int = SAMPLE_RATE, frame_ms: float = 20.0,
                       rel_db: float = -35.0, min_gap_ms: float = 300.0) -> np.ndarray:
     """Trim edges and drop internal silences longer than min_gap_ms (concatenate

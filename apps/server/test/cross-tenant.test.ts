@@ -10,6 +10,7 @@ import type { TestContext, TestOrg } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { expectForbidden, expectUnauthorized, expectValidation, useContext, WITHOUT_RATE_LIMITS } from './support/expect.js';
 import { createText, createToken, orgPath, seedDevice, seedInvoice, seedUser } from './support/fixtures.js';
+import { snapshotOrganisation } from './support/fuzz-world.js';
 import { fillPath, listOperations, type Operation, validBody } from './support/openapi-cases.js';
 
 const operations = listOperations();
@@ -63,21 +64,6 @@ function missingValues(op: Operation, orgId: number): Record<string, string | nu
   return values;
 }
 
-async function snapshot(c: TestContext, orgId: number) {
-  const byOrg = async (table: 'api_tokens' | 'users' | 'devices' | 'predefined_texts' | 'subscriptions' | 'invoices' | 'organisation_settings') =>
-    c.db.selectFrom(table).selectAll().where('org_id', '=', orgId).orderBy('id').execute();
-  return {
-    organisation: await c.db.selectFrom('organisations').selectAll().where('id', '=', orgId).execute(),
-    settings: await byOrg('organisation_settings'),
-    tokens: await byOrg('api_tokens'),
-    users: await byOrg('users'),
-    devices: await byOrg('devices'),
-    texts: await byOrg('predefined_texts'),
-    subscriptions: await byOrg('subscriptions'),
-    invoices: await byOrg('invoices'),
-  };
-}
-
 function expectNoLeak(res: { body: unknown; headers: Headers }): void {
   const dump = JSON.stringify(res.body);
   expect(dump).not.toContain(MARKER);
@@ -95,13 +81,13 @@ describe(`matrices from openapi.json (${TEST_DIALECT})`, () => {
   describe('cross-tenant', () => {
     let a: OrgFixture;
     let b: OrgFixture;
-    let before: Awaited<ReturnType<typeof snapshot>>;
+    let before: Awaited<ReturnType<typeof snapshotOrganisation>>;
 
     beforeAll(async () => {
       const c = ctx();
       a = await seedOrganisation(c, c.orgA, 'own-a');
       b = await seedOrganisation(c, c.orgB, MARKER);
-      before = await snapshot(c, c.orgB.id);
+      before = await snapshotOrganisation(c, c.orgB.id);
     });
 
     it('the document has the organisation-scoped operations (sanity)', () => {
@@ -235,7 +221,7 @@ describe(`matrices from openapi.json (${TEST_DIALECT})`, () => {
     );
 
     it("after all of the above, org B's data is exactly as it was", async () => {
-      expect(await snapshot(ctx(), ctx().orgB.id)).toEqual(before);
+      expect(await snapshotOrganisation(ctx(), ctx().orgB.id)).toEqual(before);
       expect((await ctx().request('GET', orgPath(ctx().orgB.id), { token: ctx().orgB.token })).status).toBe(200);
     });
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type VoiceEngine } from '../src/engine.js';
+import { cosineSimilarity as cosine } from '../src/scoring.js';
 
 // The committed default models, on real recordings of two dev speakers from ../shared/datasets
 // (skipped when the data set is absent; in CI it is always there). Nothing is trained here.
@@ -20,18 +21,6 @@ function devSpeakers(count: number, clipsEach: number): string[][] {
   // The speakers with the most long clips, chosen without looking at any score.
   return [...bySpeaker.values()].sort((a, b) => b.length - a.length || a[0]!.localeCompare(b[0]!)).slice(0, count).map((clips) => clips.slice(0, clipsEach));
 }
-
-const cosine = (a: Float32Array, b: Float32Array) => {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return dot / Math.sqrt(na * nb);
-};
 
 describe.skipIf(!HAS_DATASET)('committed default models separate two dev speakers (reads ../shared/datasets)', () => {
   let engine: VoiceEngine;
