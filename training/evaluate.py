@@ -2,7 +2,7 @@
 """Dev-set evaluation for Voxkey models (PyTorch checkpoints or exported ONNX).
 
   /usr/bin/python3 training/evaluate.py sv  --ckpt training/checkpoints/speaker_ecapa256.pt  --out training/results/sv-ecapa256.json
-  /usr/bin/python3 training/evaluate.py sv  --onnx models/voxkey-speaker-v1.onnx --out ...
+  /usr/bin/python3 training/evaluate.py sv  --onnx models/voxkey-speaker-v2.onnx --out ...
   /usr/bin/python3 training/evaluate.py cm  --ckpt training/checkpoints/spoof_lcnn.pt --out training/results/cm-....json
 
 SV: EER, minDCF(P_target=0.01, C_miss=C_fa=1), Cllr (after the logistic calibration

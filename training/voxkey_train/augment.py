@@ -87,13 +87,15 @@ def random_gain(x, rng, lo_db=-20, hi_db=6):
     return y.astype(np.float32)
 
 
-def crop_or_pad(x, n, rng):
+def crop_or_pad(x, n, rng=None):
+    """n samples of x: a random crop (or of x repeated, when shorter); without rng, the centre
+    crop (or x repeated from its start)."""
     if len(x) >= n:
-        s = int(rng.integers(0, len(x) - n + 1))
+        s = int(rng.integers(0, len(x) - n + 1)) if rng is not None else (len(x) - n) // 2
         return x[s: s + n]
     reps = int(np.ceil(n / max(len(x), 1)))
     y = np.tile(x, reps)
-    s = int(rng.integers(0, len(y) - n + 1))
+    s = int(rng.integers(0, len(y) - n + 1)) if rng is not None else 0
     return y[s: s + n]
 
 

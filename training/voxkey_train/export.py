@@ -2,8 +2,8 @@
 (onnx.reference and onnxruntime-node when available), evaluate on dev, fit speaker calibration,
 and write the model's manifest entry.
 
-  /usr/bin/python3 -m training.voxkey_train.export speaker --ckpt training/checkpoints/speaker_ecapa256.pt --name voxkey-speaker-v1
-  /usr/bin/python3 -m training.voxkey_train.export spoof   --ckpt training/checkpoints/spoof_lcnn-lfb64.pt --name voxkey-spoof-v1
+  /usr/bin/python3 -m training.voxkey_train.export speaker --ckpt training/checkpoints/speaker_ecapa256-v2.pt --name voxkey-speaker-v2
+  /usr/bin/python3 -m training.voxkey_train.export spoof   --ckpt training/checkpoints/spoof_lcnn-lfb64-v2.pt --name voxkey-spoof-v2
 """
 from __future__ import annotations
 

@@ -101,13 +101,7 @@ def imprint_head(model, head, items, crop_s=3.0, batch=64):
     t0 = time.time()
     for s in range(0, len(items), batch):
         chunk = items[s: s + batch]
-        waves = []
-        for raw, _, _ in chunk:
-            x = raw.astype(np.float32) / 32768.0
-            start = max(0, (len(x) - n) // 2)
-            x = x[start: start + n]
-            waves.append(np.tile(x, int(np.ceil(n / max(len(x), 1))))[:n])
-        feats = torch.stack([compute_fbank(w) for w in waves])
+        feats = torch.stack([compute_fbank(A.crop_or_pad(raw.astype(np.float32) / 32768.0, n)) for raw, _, _ in chunk])
         embs = torch.nn.functional.normalize(model(feats))
         for (_, _, c), e in zip(chunk, embs):
             sums[c] += e
