@@ -5,15 +5,17 @@ import { Scalar } from '@scalar/hono-api-reference';
 import { API_BASE_PATH } from '@voxkey/contract';
 import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
-import { sql } from 'kysely';
 import { rejectNulCharacters } from './http/middleware/no-nul.js';
 import { observeRequests } from './http/middleware/observe.js';
 import { rateLimit } from './http/middleware/rate-limit.js';
+import { pingDatabase } from './repositories/health.js';
 import { queueStats } from './repositories/jobs.js';
-import { ApiError, createErrorHandler, type ErrorReporter } from './http/errors.js';
+import { ApiError } from './errors.js';
+import { createErrorHandler, type ErrorReporter } from './http/errors.js';
 import { requireOwnOrganisation, requireToken } from './http/middleware/auth.js';
 import { limitBodySize, requireJsonBodies } from './http/middleware/json-body.js';
-import type { AppDeps, AppEnv } from './http/types.js';
+import type { AppDeps } from './deps.js';
+import type { AppEnv } from './http/types.js';
 import { billingRouter } from './routes/billing/index.js';
 import { organisationsRouter } from './routes/organisations/index.js';
 import { predefinedTextsRouter } from './routes/predefined-texts/index.js';
@@ -63,7 +65,7 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
     try {
-      await sql`select 1`.execute(deps.database.db);
+      await pingDatabase(deps.database.db);
       // Still ready for the rest of the API when this process cannot process voice; the body says so.
       return c.json({ status: 'ready', voice: deps.voiceUnavailable ? `unavailable: ${deps.voiceUnavailable}` : 'available' });
     } catch {

@@ -2,12 +2,12 @@ import { createEngine, isEngineError, type VoiceEngine } from '@voxkey/engine';
 import { type AppConfig, ensureDataDir } from './config.js';
 import { type Database, openDatabase } from './db/connection.js';
 import { migrateToLatest } from './db/migrate.js';
-import type { AppDeps } from './http/types.js';
+import type { AppDeps } from './deps.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
-import { createJobRunner, type JobRunner } from './services/job-runner.js';
-import { createSealer, resolveEncryptionKey } from './services/sealing.js';
-import { createWebhookDispatcher, type WebhookDispatcher } from './services/webhook-dispatcher.js';
+import { createJobRunner, type JobRunner } from './workers/job-runner.js';
+import { createSealer, resolveEncryptionKey } from './security/sealing.js';
+import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhook-dispatcher.js';
 
 export interface Runtime {
   deps: AppDeps;

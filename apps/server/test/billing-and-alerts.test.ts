@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkFailureRate } from '../src/services/alerts.js';
+import { checkFailureRate } from '../src/workers/failure-alerts.js';
 import { closeBillingPeriod } from '../src/services/invoices.js';
 import { createTestContext, type TestContext, testConfig } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';

@@ -2,10 +2,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callbackUrlProblem, classifyAddress } from '../src/services/callback-url.js';
-import { postJson } from '../src/services/safe-http.js';
-import { nextDelayMs } from '../src/services/webhook-dispatcher.js';
-import { generateWebhookSecret, signatureHeaders } from '../src/services/webhook-secrets.js';
+import { callbackUrlProblem, classifyAddress } from '../src/security/callback-url.js';
+import { postJson } from '../src/security/outbound-http.js';
+import { nextDelayMs } from '../src/workers/webhook-dispatcher.js';
+import { generateWebhookSecret, signatureHeaders } from '../src/security/webhook-secrets.js';
 
 const strict = { allowLoopback: false, allowPrivate: false, allowPlainHttpLocalhost: false };
 const local = { allowLoopback: true, allowPrivate: false, allowPlainHttpLocalhost: true };

@@ -2,9 +2,9 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { AppConfig } from '../config.js';
 import type { Database } from '../db/connection.js';
-import type { Sealer } from '../services/sealing.js';
+import type { Sealer } from '../security/sealing.js';
 import { findOrganisation } from '../repositories/organisations.js';
-import { callbackPolicy, callbackUrlProblem } from '../services/callback-url.js';
+import { callbackPolicy, callbackUrlProblem } from '../security/callback-url.js';
 import { issueToken, signUpOrganisation, UnknownPlanError } from '../services/organisations.js';
 import { printJson, UsageError } from './output.js';
 

@@ -1,4 +1,14 @@
+import type { JobStatusSchema, RequestRecordSchema, VerificationResultSchema, WebhookDeliverySchema } from '@voxkey/contract';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { z } from 'zod';
+
+// The enumerations the contract publishes are taken from it; the others are declared here, once.
+export type TokenKind = 'live' | 'trial';
+export type JobKind = z.infer<typeof RequestRecordSchema>['kind'];
+export type JobStatus = z.infer<typeof JobStatusSchema>;
+export type VerificationResult = z.infer<typeof VerificationResultSchema>;
+export type DeliveryStatus = z.infer<typeof WebhookDeliverySchema>['status'];
+export type WebhookEventType = z.infer<typeof WebhookDeliverySchema>['event_type'];
 
 /** ISO 8601 UTC timestamps are stored as text in both dialects, so they sort and compare the same everywhere. */
 type Timestamp = string;
@@ -32,7 +42,7 @@ export interface ApiTokensTable {
   org_id: number;
   friendly_name: string;
   token_hash: string;
-  kind: 'live' | 'trial';
+  kind: TokenKind;
   enabled: Flag;
   expires_at: Timestamp | null;
   created_at: Timestamp;
@@ -103,9 +113,6 @@ export interface PredefinedTextsTable {
   updated_at: Timestamp;
 }
 
-export type JobKind = 'enrollment' | 'verification';
-export type JobStatus = 'queued' | 'processing' | 'completed' | 'failed';
-
 export interface JobsTable {
   id: Generated<number>;
   org_id: number;
@@ -124,7 +131,7 @@ export interface JobsTable {
   lease_owner: string | null;
   lease_expires_at: Timestamp | null;
   user_id: number | null;
-  result: 'verified' | 'rejected' | 'inconclusive' | null;
+  result: VerificationResult | null;
   match_score: number | null;
   deepfake_detected: Flag | null;
   quality_score: number | null;
@@ -159,14 +166,12 @@ export interface WebhookSecretsTable {
   updated_at: Timestamp;
 }
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
-
 export interface WebhookDeliveriesTable {
   id: Generated<number>;
   org_id: number;
   job_id: number;
   webhook_id: string;
-  event_type: 'verification.completed' | 'enrollment.completed';
+  event_type: WebhookEventType;
   request_uuid: string;
   /** The exact JSON bytes that are signed and sent on every attempt. */
   payload: string;

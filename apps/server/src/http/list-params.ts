@@ -1,7 +1,7 @@
 import { type FieldTypes, filterList, parseFilter, parseSort } from '@voxkey/contract';
 import type { Context } from 'hono';
 import type { ListQuery, ListResult } from '../repositories/list-query.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 
 export interface RawListQuery {
   filter?: string | string[];

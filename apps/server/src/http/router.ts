@@ -1,6 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { ZodError } from 'zod';
-import { ApiError, type FieldError } from './errors.js';
+import { ApiError, type FieldError } from '../errors.js';
 import type { AppEnv } from './types.js';
 
 type Issue = ZodError['issues'][number];

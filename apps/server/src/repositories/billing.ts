@@ -38,7 +38,7 @@ export function toInvoice(row: InvoiceRow) {
   };
 }
 
-export const PLAN_FIELDS = columnsOf(PLAN_FILTER_FIELDS);
+const PLAN_FIELDS = columnsOf(PLAN_FILTER_FIELDS);
 
 export function listPlans(db: Executor, query: ListQuery): Promise<ListResult<PlanRow>> {
   return listRows(db.selectFrom('plans').selectAll(), query, PLAN_FIELDS);
@@ -67,4 +67,41 @@ export function findSubscription(db: Executor, orgId: number, id: number): Promi
 
 export function findInvoice(db: Executor, orgId: number, id: number): Promise<InvoiceRow | undefined> {
   return db.selectFrom('invoices').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+}
+
+/** Subscriptions active on at least one day between the two dates (inclusive), with their plan's terms. */
+export function subscriptionsActiveBetween(db: Executor, firstDay: string, lastDay: string) {
+  return db
+    .selectFrom('subscriptions')
+    .innerJoin('plans', 'plans.id', 'subscriptions.plan_id')
+    .select(['subscriptions.id as sub_id', 'subscriptions.org_id', 'plans.name as plan_name', 'plans.monthly_calls_included', 'plans.overage_rate_gbp'])
+    .where('subscriptions.start_date', '<=', lastDay)
+    .where((eb) => eb.or([eb('subscriptions.end_date', 'is', null), eb('subscriptions.end_date', '>=', firstDay)]))
+    .orderBy('subscriptions.id')
+    .execute();
+}
+
+export function findInvoiceForPeriod(db: Executor, subId: number, period: string): Promise<Pick<InvoiceRow, 'id'> | undefined> {
+  return db.selectFrom('invoices').select('id').where('sub_id', '=', subId).where('period', '=', period).executeTakeFirst();
+}
+
+export async function lastInvoiceSequence(db: Executor, orgId: number): Promise<number> {
+  const row = await db
+    .selectFrom('invoices')
+    .select((eb) => eb.fn.max('invoice_sequence').as('max'))
+    .where('org_id', '=', orgId)
+    .executeTakeFirst();
+  return Number(row?.max ?? 0);
+}
+
+export async function insertInvoice(
+  db: Executor,
+  values: Pick<InvoiceRow, 'org_id' | 'sub_id' | 'invoice_sequence' | 'period' | 'monthly_verifications' | 'overage_calls' | 'amount_gbp' | 'file_ref'>,
+): Promise<InvoiceRow> {
+  const now = nowIso();
+  return db
+    .insertInto('invoices')
+    .values({ ...values, created_at: now, updated_at: now })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
-import type { JobKind, JobRow } from '../db/types.js';
+import type { JobKind, JobRow, JobStatus, VerificationResult } from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
 
 export interface NewJob {
@@ -115,9 +115,9 @@ export async function claimJob(db: Executor, dialect: Dialect, owner: string, le
 }
 
 export interface JobOutcome {
-  status: 'completed' | 'failed';
+  status: Extract<JobStatus, 'completed' | 'failed'>;
   userId?: number | null;
-  result?: 'verified' | 'rejected' | 'inconclusive' | null;
+  result?: VerificationResult | null;
   matchScore?: number | null;
   deepfakeDetected?: boolean | null;
   qualityScore?: number | null;

@@ -29,7 +29,7 @@ export interface ListResult<T> {
 const SQL_OPERATOR: Record<FilterOperator, string> = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=', like: 'like' };
 
 /** `like` patterns use only `%` as a wildcard: `_` and the escape character itself match literally. */
-export function likePattern(value: string): string {
+function likePattern(value: string): string {
   return value.replace(/[\\_]/g, (c) => `\\${c}`);
 }
 

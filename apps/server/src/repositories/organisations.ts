@@ -110,3 +110,17 @@ export function updateSettings(
     .returningAll()
     .executeTakeFirst();
 }
+
+/**
+ * Takes the right to send a failure alert: succeeds for one caller only, and only when the last
+ * alert is older than the cooldown (so several processes send one email).
+ */
+export async function claimFailureAlert(db: Executor, orgId: number, nowIso: string, cooldownStartIso: string): Promise<boolean> {
+  const claimed = await db
+    .updateTable('organisation_settings')
+    .set({ last_failure_alert_at: nowIso })
+    .where('org_id', '=', orgId)
+    .where((eb) => eb.or([eb('last_failure_alert_at', 'is', null), eb('last_failure_alert_at', '<', cooldownStartIso)]))
+    .executeTakeFirst();
+  return Number(claimed.numUpdatedRows) === 1;
+}

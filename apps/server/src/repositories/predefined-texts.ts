@@ -16,7 +16,7 @@ export function toPredefinedText(row: PredefinedTextRow) {
   };
 }
 
-export const TEXT_FIELDS = columnsOf(TEXT_FILTER_FIELDS);
+const TEXT_FIELDS = columnsOf(TEXT_FILTER_FIELDS);
 
 export function listTexts(db: Executor, orgId: number, query: ListQuery): Promise<ListResult<PredefinedTextRow>> {
   return listRows(db.selectFrom('predefined_texts').selectAll().where('org_id', '=', orgId), query, TEXT_FIELDS);
@@ -24,16 +24,6 @@ export function listTexts(db: Executor, orgId: number, query: ListQuery): Promis
 
 export function findText(db: Executor, orgId: number, id: number): Promise<PredefinedTextRow | undefined> {
   return db.selectFrom('predefined_texts').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
-}
-
-export function findTextByKey(db: Executor, orgId: number, language: string, textCode: number): Promise<PredefinedTextRow | undefined> {
-  return db
-    .selectFrom('predefined_texts')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .where('language', '=', language)
-    .where('text_code', '=', textCode)
-    .executeTakeFirst();
 }
 
 export async function insertText(db: Executor, orgId: number, values: { language: string; text_code: number; text: string }): Promise<PredefinedTextRow> {

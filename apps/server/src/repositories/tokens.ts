@@ -1,7 +1,6 @@
 import { TOKEN_FILTER_FIELDS } from '@voxkey/contract';
 import type { Executor } from '../db/connection.js';
-import type { ApiTokenRow } from '../db/types.js';
-import type { TokenKind } from '../services/token-secrets.js';
+import type { ApiTokenRow, TokenKind } from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
 import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
@@ -17,7 +16,7 @@ export function toApiToken(row: ApiTokenRow) {
 }
 export type ApiToken = ReturnType<typeof toApiToken>;
 
-export const TOKEN_FIELDS = columnsOf(TOKEN_FILTER_FIELDS);
+const TOKEN_FIELDS = columnsOf(TOKEN_FILTER_FIELDS);
 
 export async function insertToken(
   db: Executor,
@@ -42,10 +41,6 @@ export async function insertToken(
 
 export function findTokenByHash(db: Executor, tokenHash: string): Promise<ApiTokenRow | undefined> {
   return db.selectFrom('api_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
-}
-
-export function findToken(db: Executor, orgId: number, id: number): Promise<ApiTokenRow | undefined> {
-  return db.selectFrom('api_tokens').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
 }
 
 export function listTokens(db: Executor, orgId: number, query: ListQuery): Promise<ListResult<ApiTokenRow>> {

@@ -27,7 +27,7 @@ export function toDevice(row: DeviceRow) {
   };
 }
 
-export const USER_FIELDS = columnsOf(USER_FILTER_FIELDS);
+const USER_FIELDS = columnsOf(USER_FILTER_FIELDS);
 
 export function listUsers(db: Executor, orgId: number, query: ListQuery): Promise<ListResult<UserRow>> {
   return listRows(db.selectFrom('users').selectAll().where('org_id', '=', orgId), query, USER_FIELDS);

@@ -1,7 +1,7 @@
 import { DELIVERY_FILTER_FIELDS } from '@voxkey/contract';
 import { sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
-import type { WebhookDeliveryRow, WebhookSecretRow } from '../db/types.js';
+import type { DeliveryStatus, WebhookDeliveryRow, WebhookEventType, WebhookSecretRow } from '../db/types.js';
 import { nowIso } from './clock.js';
 import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
@@ -22,7 +22,7 @@ export function toDelivery(row: WebhookDeliveryRow) {
   };
 }
 
-export const DELIVERY_FIELDS = columnsOf(DELIVERY_FILTER_FIELDS);
+const DELIVERY_FIELDS = columnsOf(DELIVERY_FILTER_FIELDS);
 
 export async function insertSecret(db: Executor, orgId: number, sealedSecret: string): Promise<WebhookSecretRow> {
   const now = nowIso();
@@ -56,7 +56,7 @@ export async function expireCurrentSecrets(db: Executor, orgId: number, expiresA
 
 export async function insertDelivery(
   db: Executor,
-  values: { orgId: number; jobId: number; webhookId: string; eventType: WebhookDeliveryRow['event_type']; requestUuid: string; payload: string },
+  values: { orgId: number; jobId: number; webhookId: string; eventType: WebhookEventType; requestUuid: string; payload: string },
 ): Promise<WebhookDeliveryRow> {
   const now = nowIso();
   return db
@@ -80,14 +80,6 @@ export async function insertDelivery(
 
 export function listDeliveries(db: Executor, orgId: number, query: ListQuery): Promise<ListResult<WebhookDeliveryRow>> {
   return listRows(db.selectFrom('webhook_deliveries').selectAll().where('org_id', '=', orgId), query, DELIVERY_FIELDS);
-}
-
-export function findDelivery(db: Executor, orgId: number, id: number): Promise<WebhookDeliveryRow | undefined> {
-  return db.selectFrom('webhook_deliveries').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
-}
-
-export function findDeliveryByJob(db: Executor, jobId: number): Promise<WebhookDeliveryRow | undefined> {
-  return db.selectFrom('webhook_deliveries').selectAll().where('job_id', '=', jobId).executeTakeFirst();
 }
 
 export function requeueDelivery(db: Executor, orgId: number, id: number): Promise<WebhookDeliveryRow | undefined> {
@@ -125,7 +117,7 @@ export async function recordAttempt(
   db: Executor,
   id: number,
   owner: string,
-  outcome: { status: 'pending' | 'delivered' | 'failed'; statusCode: number | null; error: string | null; nextAttemptAt: string | null },
+  outcome: { status: DeliveryStatus; statusCode: number | null; error: string | null; nextAttemptAt: string | null },
 ): Promise<void> {
   const now = nowIso();
   await db
@@ -145,7 +137,3 @@ export async function recordAttempt(
     .execute();
 }
 
-export async function deliveryStats(db: Executor): Promise<Record<string, number>> {
-  const rows = await db.selectFrom('webhook_deliveries').select((eb) => ['status', eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
-  return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
-}

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../http/types.js';
+import type { AppDeps } from '../deps.js';
 import { countOrganisations } from '../repositories/organisations.js';
 import { signUpOrganisation } from './organisations.js';
 

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
+import { findInvoiceForPeriod, insertInvoice, lastInvoiceSequence, subscriptionsActiveBetween } from '../repositories/billing.js';
 import { nowIso } from '../repositories/clock.js';
 import { countVerificationsBetween } from '../repositories/jobs.js';
 
@@ -22,29 +23,16 @@ export async function closeBillingPeriod(db: Kysely<DB>, month: string, dataDir:
   const { from, to } = monthBounds(month);
   const firstDay = from.slice(0, 10);
   const lastDay = new Date(Date.parse(to) - 1).toISOString().slice(0, 10);
-  const subscriptions = await db
-    .selectFrom('subscriptions')
-    .innerJoin('plans', 'plans.id', 'subscriptions.plan_id')
-    .select(['subscriptions.id as sub_id', 'subscriptions.org_id', 'plans.name as plan_name', 'plans.monthly_calls_included', 'plans.overage_rate_gbp'])
-    .where('subscriptions.start_date', '<=', lastDay)
-    .where((eb) => eb.or([eb('subscriptions.end_date', 'is', null), eb('subscriptions.end_date', '>=', firstDay)]))
-    .orderBy('subscriptions.id')
-    .execute();
+  const subscriptions = await subscriptionsActiveBetween(db, firstDay, lastDay);
 
   const created = [];
   for (const sub of subscriptions) {
     const invoice = await db.transaction().execute(async (trx) => {
-      const existing = await trx.selectFrom('invoices').select('id').where('sub_id', '=', sub.sub_id).where('period', '=', month).executeTakeFirst();
-      if (existing) return null;
+      if (await findInvoiceForPeriod(trx, sub.sub_id, month)) return null;
       const verifications = await countVerificationsBetween(trx, sub.org_id, from, to);
       const overage = Math.max(0, verifications - sub.monthly_calls_included);
       const amount = Math.round(overage * Number(sub.overage_rate_gbp) * 100) / 100;
-      const last = await trx
-        .selectFrom('invoices')
-        .select((eb) => eb.fn.max('invoice_sequence').as('max'))
-        .where('org_id', '=', sub.org_id)
-        .executeTakeFirst();
-      const sequence = Number(last?.max ?? 0) + 1;
+      const sequence = (await lastInvoiceSequence(trx, sub.org_id)) + 1;
       const fileRef = `invoices/${sub.org_id}/${month}-${String(sequence).padStart(4, '0')}.json`;
       const document = {
         organisation_id: sub.org_id,
@@ -62,23 +50,16 @@ export async function closeBillingPeriod(db: Kysely<DB>, month: string, dataDir:
       const file = path.join(dataDir, fileRef);
       mkdirSync(path.dirname(file), { recursive: true });
       writeFileSync(file, `${JSON.stringify(document, null, 2)}\n`);
-      const now = nowIso();
-      return trx
-        .insertInto('invoices')
-        .values({
-          org_id: sub.org_id,
-          sub_id: sub.sub_id,
-          invoice_sequence: sequence,
-          period: month,
-          monthly_verifications: verifications,
-          overage_calls: overage,
-          amount_gbp: amount,
-          file_ref: fileRef,
-          created_at: now,
-          updated_at: now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      return insertInvoice(trx, {
+        org_id: sub.org_id,
+        sub_id: sub.sub_id,
+        invoice_sequence: sequence,
+        period: month,
+        monthly_verifications: verifications,
+        overage_calls: overage,
+        amount_gbp: amount,
+        file_ref: fileRef,
+      });
     });
     if (invoice) created.push(invoice);
   }

@@ -1,12 +1,15 @@
 import type { Kysely } from 'kysely';
+import type { AppConfig } from '../config.js';
 import type { Executor } from '../db/connection.js';
-import type { DB } from '../db/types.js';
+import type { DB, TokenKind } from '../db/types.js';
+import { ApiError } from '../errors.js';
 import { findPlan, findPlanByName, insertSubscription, toSubscription } from '../repositories/billing.js';
 import { insertOrganisation, insertSettings, type NewOrganisationValues, toOrganisation, toSettings } from '../repositories/organisations.js';
 import { insertToken, toApiToken } from '../repositories/tokens.js';
-import type { Sealer } from './sealing.js';
-import { generateBearer, hashBearer, type TokenKind } from './token-secrets.js';
-import { createWebhookSecret } from './webhook-secrets.js';
+import { callbackPolicy, callbackUrlProblem } from '../security/callback-url.js';
+import type { Sealer } from '../security/sealing.js';
+import { generateBearer, hashBearer } from '../security/token-secrets.js';
+import { createWebhookSecret } from '../security/webhook-secrets.js';
 
 export const DEFAULT_PLAN_NAME = 'Sandbox';
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -59,4 +62,10 @@ export async function signUpOrganisation(
       webhook_secret: webhookSecret,
     };
   });
+}
+
+/** A callback URL the organisation sets must pass the SSRF policy (a 400 on `settings.callback_url` otherwise). */
+export async function assertCallbackUrlAllowed(rawUrl: string, config: AppConfig): Promise<void> {
+  const problem = await callbackUrlProblem(rawUrl, callbackPolicy(config));
+  if (problem) throw ApiError.field('settings.callback_url', problem);
 }

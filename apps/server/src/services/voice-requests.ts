@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { DEFAULT_INTAKE_LIMITS, inspectAudio, isEngineError } from '@voxkey/engine';
 import type { JobKind } from '../db/types.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { ApiError } from '../http/errors.js';
-import type { AppDeps } from '../http/types.js';
+import { ApiError } from '../errors.js';
+import type { AppDeps, AuthContext } from '../deps.js';
 import * as jobs from '../repositories/jobs.js';
 import { findPlanByName } from '../repositories/billing.js';
 import { findSettings } from '../repositories/organisations.js';
@@ -80,7 +80,7 @@ async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, externa
  * Accepts an enrolment or verification: answers only once the job is durably stored.
  * A repeated request_uuid with the same content is answered again without a second job.
  */
-export async function acceptVoiceRequest(deps: AppDeps, auth: { orgId: number; tokenKind: 'live' | 'trial' }, kind: JobKind, body: VoiceRequestBody) {
+export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 'orgId' | 'tokenKind'>, kind: JobKind, body: VoiceRequestBody) {
   const { orgId } = auth;
   if (deps.voiceUnavailable) throw new ApiError('unavailable', `Voice processing is unavailable on this server: ${deps.voiceUnavailable}`);
   const db = deps.database.db;

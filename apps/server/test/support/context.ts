@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { createApp } from '../../src/app.js';
-import type { AppDeps } from '../../src/http/types.js';
+import type { AppDeps } from '../../src/deps.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
-import { createSealer } from '../../src/services/sealing.js';
+import { createSealer } from '../../src/security/sealing.js';
 import { type AppConfig, loadConfig } from '../../src/config.js';
 import { signUpOrganisation } from '../../src/services/organisations.js';
 import { createTestDatabase, type TestDatabase } from './database.js';

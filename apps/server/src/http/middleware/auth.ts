@@ -1,8 +1,8 @@
 import { isRecordId, MAX_ID } from '@voxkey/contract';
 import type { MiddlewareHandler } from 'hono';
 import { findTokenByHash } from '../../repositories/tokens.js';
-import { hashBearer, looksLikeBearer, sameHash } from '../../services/token-secrets.js';
-import { ApiError, INVALID_CREDENTIALS } from '../errors.js';
+import { hashBearer, looksLikeBearer, sameHash } from '../../security/token-secrets.js';
+import { ApiError, INVALID_CREDENTIALS } from '../../errors.js';
 import type { AppEnv } from '../types.js';
 
 const unauthorized = () => new ApiError('unauthorized', INVALID_CREDENTIALS, undefined, { 'WWW-Authenticate': 'Bearer' });

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../errors.js';
 import type { AppEnv } from '../types.js';
 
 const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;

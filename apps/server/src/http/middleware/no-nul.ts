@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../errors.js';
 import type { AppEnv } from '../types.js';
 
 const NUL_MESSAGE = 'Must not contain NUL (U+0000) characters';

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import { type BucketLimit, takeToken, type TakeResult } from '../../repositories/rate-limits.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../errors.js';
 import type { AppEnv } from '../types.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { getInvoice, getPlan, getSubscription, listPlans } from '@voxkey/contract';
 import { PLAN_FILTER_FIELDS, PLAN_SORT_FIELDS } from '@voxkey/contract';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import { parseListQuery, setPaginationHeaders } from '../../http/list-params.js';
 import type { AppRouteHandler } from '../../http/types.js';
 import * as billing from '../../repositories/billing.js';

@@ -1,8 +1,8 @@
 import type { getOrganisation, getSettings, updateOrganisation, updateSettings } from '@voxkey/contract';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import type { AppRouteHandler } from '../../http/types.js';
 import * as organisations from '../../repositories/organisations.js';
-import { assertCallbackUrlAllowed } from '../../services/callback-url.js';
+import { assertCallbackUrlAllowed } from '../../services/organisations.js';
 
 export const get: AppRouteHandler<typeof getOrganisation> = async (c) => {
   const row = await organisations.findOrganisation(c.var.deps.database.db, c.var.auth.orgId);

@@ -7,7 +7,7 @@ import type {
 } from '@voxkey/contract';
 import { TEXT_FILTER_FIELDS, TEXT_SORT_FIELDS } from '@voxkey/contract';
 import { isUniqueViolation } from '../../db/errors.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import { parseListQuery, setPaginationHeaders } from '../../http/list-params.js';
 import type { AppRouteHandler } from '../../http/types.js';
 import * as texts from '../../repositories/predefined-texts.js';

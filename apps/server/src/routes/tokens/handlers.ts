@@ -1,6 +1,6 @@
 import type { createApiToken, deleteApiToken, listApiTokens, updateApiToken } from '@voxkey/contract';
 import { TOKEN_FILTER_FIELDS, TOKEN_SORT_FIELDS } from '@voxkey/contract';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import { parseListQuery, setPaginationHeaders } from '../../http/list-params.js';
 import type { AppRouteHandler } from '../../http/types.js';
 import * as tokens from '../../repositories/tokens.js';

@@ -1,6 +1,6 @@
 import type { deleteUser, getDevice, getUser, listUsers, updateUser } from '@voxkey/contract';
 import { USER_FILTER_FIELDS, USER_SORT_FIELDS } from '@voxkey/contract';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import { parseListQuery, setPaginationHeaders } from '../../http/list-params.js';
 import type { AppRouteHandler } from '../../http/types.js';
 import * as users from '../../repositories/users.js';

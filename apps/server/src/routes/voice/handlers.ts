@@ -1,7 +1,7 @@
 import type { createEnrollment, createVerification, getEnrollment, getVerification } from '@voxkey/contract';
 import type { Executor } from '../../db/connection.js';
 import type { JobKind } from '../../db/types.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import type { AppRouteHandler } from '../../http/types.js';
 import { findJobByRequest, toRequestRecord } from '../../repositories/jobs.js';
 import { acceptVoiceRequest } from '../../services/voice-requests.js';

@@ -1,10 +1,10 @@
 import type { listWebhookDeliveries, redeliverWebhook, rotateWebhookSecret } from '@voxkey/contract';
 import { DELIVERY_FILTER_FIELDS, DELIVERY_SORT_FIELDS } from '@voxkey/contract';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import { parseListQuery, setPaginationHeaders } from '../../http/list-params.js';
 import type { AppRouteHandler } from '../../http/types.js';
 import * as webhooks from '../../repositories/webhooks.js';
-import { rotateWebhookSecret as rotate } from '../../services/webhook-secrets.js';
+import { rotateWebhookSecret as rotate } from '../../security/webhook-secrets.js';
 
 export const rotateSecret: AppRouteHandler<typeof rotateWebhookSecret> = async (c) => {
   const { db } = c.var.deps.database;

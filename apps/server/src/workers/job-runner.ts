@@ -1,15 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
-import type { AppDeps } from '../http/types.js';
+import type { AppDeps } from '../deps.js';
 import { claimJob } from '../repositories/jobs.js';
-import { checkFailureRate } from './alerts.js';
+import { checkFailureRate } from './failure-alerts.js';
 import { processJob, type VoiceAnalyzer } from './job-processor.js';
+import { workerOwnerId } from './owner-id.js';
 import { WakeableLoop } from './wakeable-loop.js';
 
 /** Claims queued jobs and runs them through the engine, as many at once as the engine has threads. */
 export function createJobRunner(deps: AppDeps, engine: VoiceAnalyzer, concurrency: number) {
   const { logger, metrics } = deps.observability;
-  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const owner = workerOwnerId();
   const onError = (err: unknown) => logger.error({ err }, 'job runner error');
   const loop = new WakeableLoop(
     async () => {

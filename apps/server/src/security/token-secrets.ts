@@ -1,6 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-
-export type TokenKind = 'live' | 'trial';
+import type { TokenKind } from '../db/types.js';
 
 const PREFIX: Record<TokenKind, string> = { live: 'vk_live_', trial: 'vk_trial_' };
 const TOKEN_PATTERN = /^vk_(live|trial)_[A-Za-z0-9_-]{43}$/;

@@ -1,12 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
-import type { WebhookDeliveryRow } from '../db/types.js';
-import type { AppDeps } from '../http/types.js';
+import type { DeliveryStatus, WebhookDeliveryRow } from '../db/types.js';
+import type { AppDeps } from '../deps.js';
 import { findSettings } from '../repositories/organisations.js';
 import { claimDelivery, recordAttempt } from '../repositories/webhooks.js';
-import { callbackPolicy } from './callback-url.js';
-import { postJson } from './safe-http.js';
-import { signatureHeaders, signingSecrets } from './webhook-secrets.js';
+import { callbackPolicy } from '../security/callback-url.js';
+import { postJson } from '../security/outbound-http.js';
+import { signatureHeaders, signingSecrets } from '../security/webhook-secrets.js';
+import { workerOwnerId } from './owner-id.js';
 import { WakeableLoop } from './wakeable-loop.js';
 
 /** Delay before the next attempt: the schedule's step with ±20 % jitter, or null when retries are exhausted. */
@@ -31,7 +30,7 @@ async function attempt(deps: AppDeps, delivery: WebhookDeliveryRow): Promise<{ s
 export function createWebhookDispatcher(deps: AppDeps) {
   const { logger, metrics } = deps.observability;
   const onError = (err: unknown) => logger.error({ err }, 'webhook dispatcher error');
-  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const owner = workerOwnerId();
   const leaseMs = deps.config.WEBHOOK_TIMEOUT_MS * 3;
   const loop = new WakeableLoop(
     async () => {
@@ -39,7 +38,7 @@ export function createWebhookDispatcher(deps: AppDeps) {
       const delivery = await claimDelivery(deps.database.db, deps.database.dialect, owner, leaseMs);
       if (!delivery) return false;
       const { statusCode, error } = await attempt(deps, delivery);
-      let status: 'pending' | 'delivered' | 'failed';
+      let status: DeliveryStatus;
       let nextAttemptAt: string | null = null;
       if (statusCode !== null && statusCode >= 200 && statusCode < 300) status = 'delivered';
       else if (statusCode === 410) status = 'failed';

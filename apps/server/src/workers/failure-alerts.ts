@@ -1,7 +1,7 @@
 import nodemailer from 'nodemailer';
-import type { AppDeps } from '../http/types.js';
+import type { AppDeps } from '../deps.js';
 import { verificationStats } from '../repositories/jobs.js';
-import { findOrganisation, findSettings } from '../repositories/organisations.js';
+import { claimFailureAlert, findOrganisation, findSettings } from '../repositories/organisations.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -23,13 +23,7 @@ export async function checkFailureRate(deps: AppDeps, orgId: number, now = new D
   if (total < config.ALERT_MIN_VERIFICATIONS || failed / total <= config.ALERT_FAILURE_RATE) return false;
 
   const cooldownStart = new Date(now.getTime() - config.ALERT_COOLDOWN_HOURS * HOUR_MS).toISOString();
-  const claimed = await db
-    .updateTable('organisation_settings')
-    .set({ last_failure_alert_at: now.toISOString() })
-    .where('org_id', '=', orgId)
-    .where((eb) => eb.or([eb('last_failure_alert_at', 'is', null), eb('last_failure_alert_at', '<', cooldownStart)]))
-    .executeTakeFirst();
-  if (Number(claimed.numUpdatedRows) !== 1) return false;
+  if (!(await claimFailureAlert(db, orgId, now.toISOString(), cooldownStart))) return false;
 
   const org = await findOrganisation(db, orgId);
   if (!org) return false;

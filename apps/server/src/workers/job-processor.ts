@@ -1,26 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { type EngineError, isEngineError, type VoiceEngine } from '@voxkey/engine';
 import type { Executor } from '../db/connection.js';
-import type { JobRow } from '../db/types.js';
-import type { AppDeps } from '../http/types.js';
+import type { JobRow, VerificationResult, WebhookEventType } from '../db/types.js';
+import type { AppDeps } from '../deps.js';
 import { completeJob, type JobOutcome, releaseJob } from '../repositories/jobs.js';
 import { insertUser, findUserByExternalId, upsertDevice } from '../repositories/users.js';
 import { findVoiceprint, insertVoiceprint } from '../repositories/voiceprints.js';
 import { insertDelivery } from '../repositories/webhooks.js';
-import type { Sealer } from './sealing.js';
+import { openEmbedding, sealEmbedding } from '../security/voiceprints.js';
 
 export type VoiceAnalyzer = Pick<VoiceEngine, 'enrol' | 'verify' | 'speakerModelId'>;
-
-const voiceprintAad = (orgId: number, userId: number) => `voiceprint:${orgId}:${userId}`;
-
-export function sealEmbedding(sealer: Sealer, orgId: number, userId: number, embedding: Float32Array): string {
-  return sealer.seal(new Uint8Array(embedding.buffer, embedding.byteOffset, embedding.byteLength), voiceprintAad(orgId, userId));
-}
-
-export function openEmbedding(sealer: Sealer, orgId: number, userId: number, sealed: string): Float32Array {
-  const bytes = sealer.open(sealed, voiceprintAad(orgId, userId));
-  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-}
 
 /** What happened to a claimed job, and the engine's stage timings when it ran. */
 export interface ProcessResult {
@@ -31,7 +20,7 @@ export interface ProcessResult {
 interface Completion {
   outcome: JobOutcome;
   payload: Record<string, unknown>;
-  eventType: 'verification.completed' | 'enrollment.completed';
+  eventType: WebhookEventType;
   /** Extra writes that must commit with the outcome (user, voiceprint, device). */
   write?: (trx: Executor) => Promise<number | null>;
   timings?: Record<string, number>;
@@ -86,7 +75,7 @@ async function enrolmentCompletion(deps: AppDeps, engine: VoiceAnalyzer, job: Jo
 async function verificationCompletion(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow): Promise<Completion> {
   const db = deps.database.db;
   const base = { event_type: 'verification.completed', request_uuid: job.request_uuid, external_id: job.external_id };
-  const finish = (fields: { result: 'verified' | 'rejected' | 'inconclusive'; matchScore: number; deepfake: boolean; reason: string | null; userId: number | null; deviceMismatch: boolean | null }, write?: Completion['write']): Completion => {
+  const finish = (fields: { result: VerificationResult; matchScore: number; deepfake: boolean; reason: string | null; userId: number | null; deviceMismatch: boolean | null }, write?: Completion['write']): Completion => {
     const completedAt = new Date().toISOString();
     const latencyMs = latencyFrom(job);
     const matchScore = Math.round(fields.matchScore * 10_000) / 10_000;

@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { type CallbackPolicy, classifyAddress } from './callback-url.js';
+import { type CallbackPolicy, isAddressAllowed } from './callback-url.js';
 
 export interface PostResult {
   statusCode: number | null;
@@ -18,10 +18,7 @@ function guardedLookup(policy: CallbackPolicy): LookupFunction {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0);
       const list = addresses as unknown as LookupAddress[];
-      const allowed = list.filter((a) => {
-        const kind = classifyAddress(a.address);
-        return kind === 'public' || (kind === 'loopback' && policy.allowLoopback) || (kind === 'private' && policy.allowPrivate);
-      });
+      const allowed = list.filter((a) => isAddressAllowed(a.address, policy));
       if (allowed.length === 0) {
         return callback(Object.assign(new Error(`${hostname} resolves only to forbidden addresses`), { code: 'EFORBIDDEN' }), '', 0);
       }
@@ -48,13 +45,9 @@ export function postJson(url: string, body: string, headers: Record<string, stri
     }
     const host = target.hostname.replace(/^\[|\]$/g, '');
     const literal = /^[\d.]+$/.test(host) || host.includes(':');
-    if (literal) {
-      const kind = classifyAddress(host);
-      const ok = kind === 'public' || (kind === 'loopback' && options.policy.allowLoopback) || (kind === 'private' && options.policy.allowPrivate);
-      if (!ok) {
-        resolve({ statusCode: null, error: `${host} is a forbidden address` });
-        return;
-      }
+    if (literal && !isAddressAllowed(host, options.policy)) {
+      resolve({ statusCode: null, error: `${host} is a forbidden address` });
+      return;
     }
     const request = client.request(
       target,

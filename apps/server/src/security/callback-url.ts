@@ -1,7 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import type { AppConfig } from '../config.js';
-import { ApiError } from '../http/errors.js';
 
 const loopback = new BlockList();
 loopback.addSubnet('127.0.0.0', 8, 'ipv4');
@@ -78,6 +77,15 @@ export interface CallbackPolicy {
   allowPlainHttpLocalhost: boolean;
 }
 
+/** The one allow/deny rule for an address webhooks may reach: public always, loopback and private only when the operator allowed them. */
+export function isAddressAllowed(address: string, policy: CallbackPolicy): boolean {
+  return isClassAllowed(classifyAddress(address), policy);
+}
+
+function isClassAllowed(kind: AddressClass, policy: CallbackPolicy): boolean {
+  return kind === 'public' || (kind === 'loopback' && policy.allowLoopback) || (kind === 'private' && policy.allowPrivate);
+}
+
 export function callbackPolicy(config: AppConfig): CallbackPolicy {
   return {
     allowLoopback: config.isDevelopment || config.WEBHOOK_ALLOW_LOOPBACK,
@@ -111,12 +119,8 @@ export async function callbackUrlProblem(rawUrl: string, policy: CallbackPolicy)
   if (url.protocol === 'http:' && !(isLocalhost && policy.allowPlainHttpLocalhost)) {
     return 'Must use https (plain http is allowed only for localhost in development mode)';
   }
-  if (classes.has('loopback') && !policy.allowLoopback) return 'Must not point at a loopback address';
-  if (classes.has('private') && !policy.allowPrivate) return 'Must not point at a private, link-local or reserved address';
+  const refused = new Set([...classes].filter((kind) => !isClassAllowed(kind, policy)));
+  if (refused.has('loopback')) return 'Must not point at a loopback address';
+  if (refused.has('private')) return 'Must not point at a private, link-local or reserved address';
   return null;
-}
-
-export async function assertCallbackUrlAllowed(rawUrl: string, config: AppConfig): Promise<void> {
-  const problem = await callbackUrlProblem(rawUrl, callbackPolicy(config));
-  if (problem) throw ApiError.field('settings.callback_url', problem);
 }

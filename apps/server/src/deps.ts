@@ -1,0 +1,37 @@
+import type { AppConfig } from './config.js';
+import type { Database } from './db/connection.js';
+import type { TokenKind } from './db/types.js';
+import type { Logger } from './observability/logger.js';
+import type { Metrics } from './observability/metrics.js';
+import type { Sealer } from './security/sealing.js';
+
+/** Who is calling: resolved from the bearer token on every request. */
+export interface AuthContext {
+  orgId: number;
+  tokenId: number;
+  tokenKind: TokenKind;
+}
+
+export interface JobSignals {
+  /** Wakes this process's job runner (other processes poll). */
+  jobQueued(): void;
+  /** Wakes this process's webhook dispatcher. */
+  deliveryQueued(): void;
+}
+
+export interface Observability {
+  logger: Logger;
+  metrics: Metrics;
+  poolStats?: () => { utilization: number; queueSize: number };
+}
+
+/** Everything the request side and the workers share, built once by the runtime. */
+export interface AppDeps {
+  database: Database;
+  config: AppConfig;
+  sealer: Sealer;
+  signals: JobSignals;
+  /** Set when this process should process voice but cannot (e.g. no model installed): voice requests get 503. */
+  voiceUnavailable?: string;
+  observability: Observability;
+}
