@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DEFAULT_INTAKE_LIMITS, inspectAudio, isEngineError } from '@voxkey/engine';
+import { decodeBase64Audio, DEFAULT_INTAKE_LIMITS, inspectBytes, isEngineError } from '@voxkey/engine';
 import type { JobKind } from '../db/types.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { ApiError } from '../http/errors.js';
@@ -37,7 +37,7 @@ export function requestFingerprint(kind: JobKind, body: VoiceRequestBody): strin
 
 function checkAudio(voiceData: string): void {
   try {
-    inspectAudio(voiceData, DEFAULT_INTAKE_LIMITS);
+    inspectBytes(decodeBase64Audio(voiceData, DEFAULT_INTAKE_LIMITS.maxFileBytes), DEFAULT_INTAKE_LIMITS);
   } catch (err) {
     if (isEngineError(err) && err.category === 'invalid_input') throw ApiError.field('voice_data', err.message);
     throw err;
