@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ERROR_CODES, type ErrorCode, FIELD_ERROR_CODES, type FieldErrorCode } from '@voxkey/contract';
-import { encodeWav } from '@voxkey/engine';
+import { encodeWav } from '@voxkey/engine/dsp';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createApp } from '../src/app.js';
 import { openDatabase } from '../src/db/connection.js';

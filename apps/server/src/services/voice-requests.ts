@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DEFAULT_INTAKE_LIMITS, type EngineErrorCode, inspectAudio, isEngineError } from '@voxkey/engine';
+import { decodeBase64Audio, DEFAULT_INTAKE_LIMITS, type EngineErrorCode, inspectBytes, isEngineError } from '@voxkey/engine';
 import type { JobKind } from '../db/types.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { ApiError, type FieldErrorCode } from '../errors.js';
@@ -48,7 +48,7 @@ const AUDIO_FIELD_CODES: Partial<Record<EngineErrorCode, FieldErrorCode>> = {
 
 function checkAudio(voiceData: string): void {
   try {
-    inspectAudio(voiceData, DEFAULT_INTAKE_LIMITS);
+    inspectBytes(decodeBase64Audio(voiceData, DEFAULT_INTAKE_LIMITS.maxFileBytes), DEFAULT_INTAKE_LIMITS);
   } catch (err) {
     if (isEngineError(err) && err.category === 'invalid_input') {
       throw ApiError.field('voice_data', AUDIO_FIELD_CODES[err.code] ?? 'invalid_value', err.message);
