@@ -4,7 +4,7 @@ import { defineConfig } from 'tsup';
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', node: 'src/node.ts' },
+  entry: { index: 'src/index.ts', node: 'src/node.ts', browser: 'src/browser.ts' },
   format: ['esm', 'cjs'],
   dts: true,
   splitting: true,
