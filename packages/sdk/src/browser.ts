@@ -15,8 +15,8 @@ export interface RecordVoiceOptions {
   onProgress?: (progress: { elapsedSeconds: number; peak: number }) => void;
   /**
    * How samples leave the audio thread: an `AudioWorklet` (default where available) or the older
-   * `ScriptProcessorNode`. The other one is used when the first is missing or cannot load (for
-   * example a Content-Security-Policy without `blob:` for worklets).
+   * `ScriptProcessorNode`. The ScriptProcessor takes over when the worklet is missing, cannot load
+   * (for example a Content-Security-Policy without `blob:` for worklets) or delivers nothing.
    */
   capture?: 'audio-worklet' | 'script-processor';
 }
@@ -29,6 +29,8 @@ export interface VoiceRecording {
   durationSeconds: number;
   /** The rate the browser captured at before resampling (often 48000 or 44100). */
   captureSampleRate: number;
+  /** Which node captured the samples. */
+  capture: 'audio-worklet' | 'script-processor';
   /** The WAV base64-encoded: the `voice_data` of an enrolment or verification. */
   toVoiceData(): string;
 }
@@ -69,32 +71,44 @@ export async function recordVoice(options: RecordVoiceOptions): Promise<VoiceRec
     },
   });
   const context = new AudioContext();
-  let stopCapture = () => {};
+  let capture: Capture | undefined;
+  let onAbort = () => {};
   try {
     signal?.throwIfAborted();
     const wanted = Math.round(seconds * context.sampleRate);
     const blocks: Float32Array[] = [];
     let collected = 0;
+    let started!: () => void;
+    const firstBlock = new Promise<boolean>((resolve) => (started = () => resolve(true)));
+    let done!: () => void;
     const captured = new Promise<void>((resolve, reject) => {
-      const onAbort = () => reject(signal!.reason);
+      done = resolve;
+      onAbort = () => reject(signal!.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
-      const take = (block: Float32Array) => {
-        if (collected >= wanted) return;
-        blocks.push(block);
-        collected += block.length;
-        if (options.onProgress) {
-          let peak = 0;
-          for (const v of block) peak = Math.max(peak, Math.abs(v));
-          options.onProgress({ elapsedSeconds: Math.min(collected, wanted) / context.sampleRate, peak });
-        }
-        if (collected >= wanted) {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        }
-      };
-      startCapture(context, stream, options.capture, take).then((stop) => (stopCapture = stop), reject);
     });
-    await context.resume();
+    const take = (block: Float32Array) => {
+      if (collected >= wanted) return;
+      started();
+      blocks.push(block);
+      collected += block.length;
+      if (options.onProgress) {
+        let peak = 0;
+        for (const v of block) peak = Math.max(peak, Math.abs(v));
+        options.onProgress({ elapsedSeconds: Math.min(collected, wanted) / context.sampleRate, peak });
+      }
+      if (collected >= wanted) done();
+    };
+    const source = context.createMediaStreamSource(stream);
+    capture = await startCapture(context, source, options.capture ?? 'audio-worklet', take);
+    await Promise.race([context.resume(), captured]);
+    if (capture.kind === 'audio-worklet' && typeof context.createScriptProcessor === 'function') {
+      // A worklet that loaded but never runs (seen in some headless containers) would hang the recording: switch.
+      const running = await Promise.race([firstBlock, captured.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), WORKLET_STALL_MS))]);
+      if (!running) {
+        capture.stop();
+        capture = await startCapture(context, source, 'script-processor', take);
+      }
+    }
     await captured;
     const samples = new Float32Array(wanted);
     let offset = 0;
@@ -108,26 +122,35 @@ export async function recordVoice(options: RecordVoiceOptions): Promise<VoiceRec
       sampleRate: VOICE_SAMPLE_RATE,
       durationSeconds: (wav.length - 44) / 2 / VOICE_SAMPLE_RATE,
       captureSampleRate: context.sampleRate,
+      capture: capture.kind,
       toVoiceData: () => toVoiceData(wav),
     };
   } finally {
-    stopCapture();
+    signal?.removeEventListener('abort', onAbort);
+    capture?.stop();
     for (const track of stream.getTracks()) track.stop();
     await context.close().catch(() => {});
   }
 }
 
-/** Connects the microphone to a capturing node that hands mono blocks to `take`; returns how to disconnect. */
+/** How long an AudioWorklet may stay silent after the context started before the ScriptProcessor takes over. */
+const WORKLET_STALL_MS = 1500;
+
+interface Capture {
+  kind: 'audio-worklet' | 'script-processor';
+  stop(): void;
+}
+
+/** Connects the microphone to a capturing node that hands mono blocks to `take`. */
 async function startCapture(
   context: AudioContext,
-  stream: MediaStream,
-  preferred: RecordVoiceOptions['capture'],
+  source: MediaStreamAudioSourceNode,
+  preferred: 'audio-worklet' | 'script-processor',
   take: (block: Float32Array) => void,
-): Promise<() => void> {
-  const source = context.createMediaStreamSource(stream);
+): Promise<Capture> {
   const canWorklet = typeof AudioWorkletNode === 'function' && context.audioWorklet !== undefined;
   const canScriptProcessor = typeof context.createScriptProcessor === 'function';
-  if (preferred !== 'script-processor' && canWorklet) {
+  if (preferred === 'audio-worklet' && canWorklet) {
     const url = URL.createObjectURL(new Blob([WORKLET], { type: 'text/javascript' }));
     try {
       await context.audioWorklet.addModule(url);
@@ -137,10 +160,13 @@ async function startCapture(
       source.connect(node);
       // Connected to the output so that it is processed; it writes nothing, so nothing plays.
       node.connect(context.destination);
-      return () => {
-        source.disconnect();
-        node.disconnect();
-        node.port.onmessage = null;
+      return {
+        kind: 'audio-worklet',
+        stop() {
+          node.port.onmessage = null;
+          source.disconnect();
+          node.disconnect();
+        },
       };
     } catch (error) {
       if (!canScriptProcessor) throw error;
@@ -153,9 +179,12 @@ async function startCapture(
   node.onaudioprocess = (event) => take(event.inputBuffer.getChannelData(0).slice()); // the buffer is reused: copy
   source.connect(node);
   node.connect(context.destination);
-  return () => {
-    source.disconnect();
-    node.disconnect();
-    node.onaudioprocess = null;
+  return {
+    kind: 'script-processor',
+    stop() {
+      node.onaudioprocess = null;
+      source.disconnect();
+      node.disconnect();
+    },
   };
 }

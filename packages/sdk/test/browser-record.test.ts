@@ -161,12 +161,13 @@ describe.skipIf(!CHROMIUM)('recordVoice in headless Chromium with a fake microph
           sampleRate: recording.sampleRate,
           durationSeconds: recording.durationSeconds,
           captureSampleRate: recording.captureSampleRate,
+          capture: recording.capture,
           progress,
         };
       }, capture);
       const wav = parseWav(new Uint8Array(Buffer.from(result.voiceData, 'base64')));
       expect(wav).toMatchObject({ riff: 'RIFF', wave: 'WAVE', format: 1, channels: 1, sampleRate: 16_000, bitsPerSample: 16, dataSize: 64_000 });
-      expect(result).toMatchObject({ length: 64_044, sampleRate: 16_000, durationSeconds: 2 });
+      expect(result).toMatchObject({ length: 64_044, sampleRate: 16_000, durationSeconds: 2, capture });
       expect(result.captureSampleRate).toBeGreaterThanOrEqual(16_000);
       expect(result.progress).toBeGreaterThan(0);
       // Skip the first 100 ms (the device starting); the 440 Hz tone is there, downmixed (0.5 -> about 0.25).
@@ -178,6 +179,30 @@ describe.skipIf(!CHROMIUM)('recordVoice in headless Chromium with a fake microph
     } catch (error) {
       console.info(`browser console:\n${consoleLines.join('\n')}`);
       throw error;
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('falls back to the ScriptProcessor when the worklet loads but delivers nothing', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(pageUrl);
+      await page.waitForFunction(() => document.title === 'ready');
+      const outcome = await page.evaluate(async () => {
+        // A worklet whose messages never arrive, as when its rendering stalls.
+        const Original = AudioWorkletNode;
+        window.AudioWorkletNode = class extends Original {
+          constructor(...args: ConstructorParameters<typeof AudioWorkletNode>) {
+            super(...args);
+            Object.defineProperty(this.port, 'onmessage', { set() {}, get: () => null });
+          }
+        };
+        const sdk = (window as unknown as { sdk: typeof import('../src/browser.js') }).sdk;
+        const recording = await sdk.recordVoice({ seconds: 1 });
+        return { capture: recording.capture, length: recording.wav.length };
+      });
+      expect(outcome).toEqual({ capture: 'script-processor', length: 32_044 });
     } finally {
       await page.close();
     }
