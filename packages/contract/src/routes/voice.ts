@@ -17,6 +17,7 @@ export const createEnrollment = createRoute({
   method: 'post',
   path: '/organisations/{org_id}/enrollments',
   operationId: 'createEnrollment',
+  'x-voxkey-retry': 'safe',
   summary: 'Enrol a user by voice',
   description:
     'Accepted once durably queued; the result arrives as an `enrollment.completed` webhook. ' +
@@ -34,6 +35,7 @@ export const createVerification = createRoute({
   method: 'post',
   path: '/organisations/{org_id}/verifications',
   operationId: 'createVerification',
+  'x-voxkey-retry': 'safe',
   summary: 'Verify a user by voice',
   description:
     'Accepted once durably queued; the result arrives as a `verification.completed` webhook. 404 when the external_id is not enrolled; 403 when the user is deactivated.',
@@ -50,6 +52,7 @@ export const getEnrollment = createRoute({
   method: 'get',
   path: '/organisations/{org_id}/enrollments/{request_uuid}',
   operationId: 'getEnrollment',
+  'x-voxkey-retry': 'safe',
   summary: 'Read an enrolment request and its outcome',
   tags,
   request: { params: RequestPathParams },
@@ -60,6 +63,7 @@ export const getVerification = createRoute({
   method: 'get',
   path: '/organisations/{org_id}/verifications/{request_uuid}',
   operationId: 'getVerification',
+  'x-voxkey-retry': 'safe',
   summary: 'Read a verification request and its outcome',
   tags,
   request: { params: RequestPathParams },
