@@ -23,3 +23,15 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
+
+export interface MigrationState {
+  name: string;
+  /** When it ran; null while pending. */
+  executedAt: Date | null;
+}
+
+/** Every known migration and whether it has run; changes nothing. */
+export async function migrationStatus(db: Kysely<DB>): Promise<MigrationState[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  return (await migrator.getMigrations()).map((m) => ({ name: m.name, executedAt: m.executedAt ?? null }));
+}

@@ -110,3 +110,7 @@ export function updateSettings(
     .returningAll()
     .executeTakeFirst();
 }
+
+export function listAllOrganisations(db: Executor): Promise<OrganisationRow[]> {
+  return db.selectFrom('organisations').selectAll().orderBy('id').execute();
+}
