@@ -37,7 +37,9 @@ COPY apps/server apps/server
 COPY openapi openapi
 RUN npx turbo run build --filter=@voxkey/server... --output-logs=errors-only \
  && npm prune --omit=dev --ignore-scripts \
- && rm -rf packages/*/src apps/server/src packages/sdk examples node_modules/@voxkey/sdk node_modules/@voxkey/example-*
+ && rm -rf packages/*/src apps/server/src packages/sdk examples node_modules/@voxkey/sdk node_modules/@voxkey/example-* \
+ # onnxruntime-node ships every platform's runtime; the image is Linux.
+ && rm -rf node_modules/onnxruntime-node/bin/napi-v*/darwin node_modules/onnxruntime-node/bin/napi-v*/win32
 
 FROM ${BASE_IMAGE} AS runtime
 ARG VOXKEY_UID=10001

@@ -160,23 +160,25 @@ for _ in $(seq 1 90); do
   sleep 2
 done
 [ "$health" = healthy ] || fail "the api container is not healthy ($health)"
-curl -fsS "http://127.0.0.1:$API_PORT/healthz" && echo
-curl -fsS "http://127.0.0.1:$API_PORT/readyz" && echo
+curl -fsS "http://127.0.0.1:$API_PORT/healthz"; echo
+curl -fsS "http://127.0.0.1:$API_PORT/readyz"; echo
+# (The log is read into a variable first: `grep -q` closing a pipe early fails the pipeline under pipefail.)
+worker_ready() { local log; log=$(compose logs --no-color worker 2>/dev/null); grep -q 'engine ready' <<<"$log"; }
 for _ in $(seq 1 60); do
-  compose logs --no-color worker 2>/dev/null | grep -q 'engine ready' && break
+  worker_ready && break
   sleep 2
 done
-compose logs --no-color worker | grep -q 'engine ready' || fail "the worker did not load the engine"
+worker_ready || fail "the worker did not load the engine"
 [ "$(docker inspect --format '{{.Config.User}}' "$(compose ps -q worker)")" = voxkey ] || fail "the worker does not run as voxkey"
 done_step
 
 step "demo organisation (printed by the API's first start)"
 logs=$(compose logs --no-color api)
 ORG_ID=$(sed -n 's/.*organisation id: *\([0-9]*\).*/\1/p' <<<"$logs" | head -1)
-TOKEN=$(sed -n 's/.*trial token: *\(vk_[A-Za-z0-9_]*\).*/\1/p' <<<"$logs" | head -1)
-SECRET=$(sed -n 's/.*webhook secret: *\(whsec_[A-Za-z0-9+/=]*\).*/\1/p' <<<"$logs" | head -1)
+TOKEN=$(sed -n 's/.*trial token: *\(vk_[A-Za-z0-9_-]*\).*/\1/p' <<<"$logs" | head -1)
+SECRET=$(sed -n 's/.*webhook secret: *\(whsec_[A-Za-z0-9+/=_-]*\).*/\1/p' <<<"$logs" | head -1)
 [ -n "$ORG_ID" ] && [ -n "$TOKEN" ] && [ -n "$SECRET" ] || fail "no demo organisation in the api's log"
-curl -fsS -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$API_PORT/v1/organisations/$ORG_ID" && echo
+curl -fsS -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$API_PORT/v1/organisations/$ORG_ID"; echo
 curl -fsS -o /dev/null -w 'GET /docs %{http_code}\n' "http://127.0.0.1:$API_PORT/docs"
 compose exec -T api node apps/server/bin/voxkey.js org list
 done_step
