@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { Scalar } from '@scalar/hono-api-reference';
 import { API_BASE_PATH } from '@voxkey/contract';
 import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
@@ -11,6 +10,7 @@ import { rateLimit } from './http/middleware/rate-limit.js';
 import { pingDatabase } from './repositories/health.js';
 import { queueStats } from './repositories/jobs.js';
 import { ApiError } from './errors.js';
+import { docsRouter } from './http/docs.js';
 import { createErrorHandler, type ErrorReporter } from './http/errors.js';
 import { requireOwnOrganisation, requireToken } from './http/middleware/auth.js';
 import { limitBodySize, requireJsonBodies } from './http/middleware/json-body.js';
@@ -87,25 +87,7 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
     }
     return c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType });
   });
-  app.get(
-    '/docs',
-    secureHeaders({
-      contentSecurityPolicy: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'", "'unsafe-inline'", deps.config.DOCS_SCRIPT_URL ? new URL(deps.config.DOCS_SCRIPT_URL, 'http://localhost').origin : 'https://cdn.jsdelivr.net'],
-        styleSrc: ["'self'", "'unsafe-inline'", 'https://fonts.googleapis.com'],
-        fontSrc: ["'self'", 'data:', 'https://fonts.gstatic.com', 'https://fonts.scalar.com'],
-        imgSrc: ["'self'", 'data:', 'https:'],
-        connectSrc: ["'self'"],
-        frameAncestors: ["'none'"],
-      },
-    }),
-    Scalar({
-      url: '/openapi.json',
-      pageTitle: 'Voxkey API reference',
-      ...(deps.config.DOCS_SCRIPT_URL ? { cdn: deps.config.DOCS_SCRIPT_URL } : {}),
-    }),
-  );
+  app.route('/', docsRouter(deps.config));
 
   const api = new OpenAPIHono<AppEnv>();
   api.use('*', secureHeaders({ crossOriginResourcePolicy: false }));

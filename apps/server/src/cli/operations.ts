@@ -1,25 +1,27 @@
-import { parseArgs } from 'node:util';
 import { pullModel } from '@voxkey/engine';
+import { z } from 'zod';
 import type { AppConfig } from '../config.js';
-import type { Runtime } from '../runtime.js';
-import { toInvoice } from '../repositories/billing.js';
-import { closeBillingPeriod } from '../services/invoices.js';
-import { printJson, UsageError } from './output.js';
 import { ensureDataDir } from '../config.js';
+import { toInvoice } from '../repositories/billing.js';
+import type { Runtime } from '../runtime.js';
+import { closeBillingPeriod } from '../services/invoices.js';
+import { JsonOption, parseOptions } from './options.js';
+import { type CliIo, printJson, printLine } from './output.js';
 
-export async function billingClosePeriod(args: string[], runtime: Runtime, config: AppConfig): Promise<void> {
-  const { values } = parseArgs({ args, options: { month: { type: 'string' }, json: { type: 'boolean' } } });
-  if (!values.month || !/^\d{4}-(0[1-9]|1[0-2])$/.test(values.month)) throw new UsageError('--month YYYY-MM is required');
+const ClosePeriodOptions = z.object({
+  month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, '--month must be YYYY-MM'),
+  json: JsonOption,
+});
+
+export async function billingClosePeriod(options: unknown, runtime: Runtime, config: AppConfig, io: CliIo): Promise<void> {
+  const values = parseOptions(ClosePeriodOptions, options);
   const invoices = await closeBillingPeriod(runtime.deps.database.db, values.month, ensureDataDir(config));
-  if (values.json) printJson({ invoices: invoices.map(toInvoice) });
-  else console.log(`${invoices.length} invoice(s) created for ${values.month}.`);
+  if (values.json) printJson(io, { invoices: invoices.map(toInvoice) });
+  else printLine(io, `${invoices.length} invoice(s) created for ${values.month}.`);
 }
 
-export async function modelsPull(args: string[], config: AppConfig): Promise<void> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } });
-  const name = positionals[0];
-  if (!name) throw new UsageError('Usage: voxkey models pull <name>   (names are listed in models/manifest.json)');
+export async function modelsPull(name: string, options: { json?: boolean }, config: AppConfig, io: CliIo): Promise<void> {
   const result = await pullModel(name, { modelsDir: config.VOXKEY_MODELS_DIR });
-  if (values.json) printJson(result);
-  else console.log(`Pulled ${name}: ${JSON.stringify(result)}`);
+  if (options.json) printJson(io, result);
+  else printLine(io, result.downloaded ? `Downloaded ${result.name} to ${result.path} (sha256 ${result.sha256}).` : `${result.name} is already present and verified (${result.path}).`);
 }

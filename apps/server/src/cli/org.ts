@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { AppConfig } from '../config.js';
 import type { Database } from '../db/connection.js';
@@ -6,38 +5,34 @@ import type { Sealer } from '../security/sealing.js';
 import { findOrganisation } from '../repositories/organisations.js';
 import { callbackPolicy, callbackUrlProblem } from '../security/callback-url.js';
 import { issueToken, signUpOrganisation, UnknownPlanError } from '../services/organisations.js';
-import { printJson, UsageError } from './output.js';
+import { JsonOption, OrgIdOption, parseOptions } from './options.js';
+import { type CliIo, NotFoundError, printJson, printLine, UsageError } from './output.js';
 
-const OrgCreateArgs = z.object({
+const OrgCreateOptions = z.object({
   name: z.string().trim().min(1, '--name is required').max(200),
   email: z.email('--email must be an email address'),
   plan: z.coerce.number().int().positive('--plan must be a plan id').optional(),
-  'callback-url': z.url('--callback-url must be a URL').optional(),
+  callbackUrl: z.url('--callback-url must be a URL').optional(),
+  json: JsonOption,
 });
 
-export async function orgCreate(args: string[], database: Database, config: AppConfig, sealer: Sealer): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: { name: { type: 'string' }, email: { type: 'string' }, plan: { type: 'string' }, 'callback-url': { type: 'string' }, json: { type: 'boolean' } },
-  });
-  const parsed = OrgCreateArgs.safeParse(values);
-  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join('\n'));
-  const callbackUrl = parsed.data['callback-url'];
-  if (callbackUrl) {
-    const problem = await callbackUrlProblem(callbackUrl, callbackPolicy(config));
+export async function orgCreate(options: unknown, database: Database, config: AppConfig, sealer: Sealer, io: CliIo): Promise<void> {
+  const values = parseOptions(OrgCreateOptions, options);
+  if (values.callbackUrl) {
+    const problem = await callbackUrlProblem(values.callbackUrl, callbackPolicy(config));
     if (problem) throw new UsageError(`--callback-url: ${problem}`);
   }
   try {
     const result = await signUpOrganisation(
       database.db,
-      { name: parsed.data.name, email: parsed.data.email, planId: parsed.data.plan, callbackUrl: callbackUrl ?? null },
+      { name: values.name, email: values.email, planId: values.plan, callbackUrl: values.callbackUrl ?? null },
       { sealer },
     );
-    if (values.json) printJson(result);
+    if (values.json) printJson(io, result);
     else {
-      console.log(`Organisation ${result.organisation.id} (${result.organisation.name}) created.`);
-      console.log(`Trial token (shown once, expires ${result.token.token.expires_at}):\n  ${result.token.bearer}`);
-      console.log(`Webhook signing secret (shown once):\n  ${result.webhook_secret}`);
+      printLine(io, `Organisation ${result.organisation.id} (${result.organisation.name}) created.`);
+      printLine(io, `Trial token (shown once, expires ${result.token.token.expires_at}):\n  ${result.token.bearer}`);
+      printLine(io, `Webhook signing secret (shown once):\n  ${result.webhook_secret}`);
     }
   } catch (err) {
     if (err instanceof UnknownPlanError) throw new UsageError(err.message);
@@ -45,28 +40,24 @@ export async function orgCreate(args: string[], database: Database, config: AppC
   }
 }
 
-const TokenCreateArgs = z.object({
-  org: z.coerce.number().int().positive('--org must be an organisation id'),
+const TokenCreateOptions = z.object({
+  org: OrgIdOption,
   name: z.string().trim().min(1, '--name is required').max(200),
-  'expires-at': z.iso.datetime({ offset: true, message: '--expires-at must be an ISO 8601 date-time' }).optional(),
+  expiresAt: z.iso.datetime({ offset: true, message: '--expires-at must be an ISO 8601 date-time' }).optional(),
+  json: JsonOption,
 });
 
-export async function tokenCreate(args: string[], database: Database): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: { org: { type: 'string' }, name: { type: 'string' }, 'expires-at': { type: 'string' }, json: { type: 'boolean' } },
-  });
-  const parsed = TokenCreateArgs.safeParse(values);
-  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join('\n'));
-  const expiresAt = parsed.data['expires-at'] ? new Date(parsed.data['expires-at']) : null;
+export async function tokenCreate(options: unknown, database: Database, io: CliIo): Promise<void> {
+  const values = parseOptions(TokenCreateOptions, options);
+  const expiresAt = values.expiresAt ? new Date(values.expiresAt) : null;
   if (expiresAt && expiresAt.getTime() <= Date.now()) throw new UsageError('--expires-at must be in the future');
-  if (!(await findOrganisation(database.db, parsed.data.org))) throw new UsageError(`No organisation with id ${parsed.data.org}`);
+  if (!(await findOrganisation(database.db, values.org))) throw new NotFoundError(`No organisation with id ${values.org}`);
   const created = await issueToken(database.db, {
-    orgId: parsed.data.org,
-    friendlyName: parsed.data.name,
+    orgId: values.org,
+    friendlyName: values.name,
     kind: 'live',
     expiresAt: expiresAt?.toISOString() ?? null,
   });
-  if (values.json) printJson(created);
-  else console.log(`Token ${created.token.id} created (shown once):\n  ${created.bearer}`);
+  if (values.json) printJson(io, created);
+  else printLine(io, `Token ${created.token.id} created (shown once):\n  ${created.bearer}`);
 }

@@ -15,13 +15,27 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T0600_audio_bytes': audioBytes,
 };
 
+function createMigrator(db: Kysely<DB>): Migrator {
+  return new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
+}
+
 /**
  * Brings the schema up to date. Kysely's migrator takes a lock (a row lock on PostgreSQL),
  * so several processes starting at once migrate exactly once.
  */
 export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await createMigrator(db).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+export interface MigrationState {
+  name: string;
+  /** When it ran; null while pending. */
+  executedAt: Date | null;
+}
+
+/** Every known migration and whether it has run; changes nothing. */
+export async function migrationStatus(db: Kysely<DB>): Promise<MigrationState[]> {
+  return (await createMigrator(db).getMigrations()).map((m) => ({ name: m.name, executedAt: m.executedAt ?? null }));
 }

@@ -124,3 +124,7 @@ export async function claimFailureAlert(db: Executor, orgId: number, nowIso: str
     .executeTakeFirst();
   return Number(claimed.numUpdatedRows) === 1;
 }
+
+export function listAllOrganisations(db: Executor): Promise<OrganisationRow[]> {
+  return db.selectFrom('organisations').selectAll().orderBy('id').execute();
+}

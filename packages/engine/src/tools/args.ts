@@ -1,15 +1,29 @@
 import { isAbsolute, resolve } from 'node:path';
+import { Command } from 'commander';
 
-/** `--key value` / `--flag` parser; relative paths resolve against the directory npm was started from. */
-export function parseArgs(argv: string[]): Record<string, string | true> {
+export interface ToolSpec {
+  /** The npm script that runs the tool, for the usage line (e.g. `npm run eval --`). */
+  name: string;
+  description: string;
+  /** commander flags (`'sv <trials.csv>'`, `'no-cache'`) -> help text. */
+  options: Record<string, string>;
+}
+
+/**
+ * Parses a development tool's options with commander (`--help` included; an unknown option or a
+ * missing value exits 2). Values come back under their kebab-case names, flags as `true`.
+ */
+export function parseArgs(argv: string[], spec: ToolSpec): Record<string, string | true> {
+  const program = new Command(spec.name).description(spec.description).exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
+  for (const [flags, help] of Object.entries(spec.options)) program.option(`--${flags}`, help);
+  const values = program.parse(argv, { from: 'user' }).opts<Record<string, string | boolean>>();
   const out: Record<string, string | true> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (!a.startsWith('--')) continue;
-    const [k, inline] = a.slice(2).split('=', 2) as [string, string | undefined];
-    if (inline !== undefined) out[k] = inline;
-    else if (i + 1 < argv.length && !argv[i + 1]!.startsWith('--')) out[k] = argv[++i]!;
-    else out[k] = true;
+  for (const option of program.options) {
+    const value = values[option.attributeName()];
+    const name = option.long!.slice(2);
+    if (option.negate) {
+      if (value === false) out[name] = true;
+    } else if (value !== undefined && value !== false) out[name] = value;
   }
   return out;
 }

@@ -65,7 +65,18 @@ async function timeIt(runs: number, fn: () => Promise<unknown> | unknown): Promi
 const mb = (b: number) => Math.round((b / 1048576) * 10) / 10;
 
 async function main() {
-  const args = parseArgs(process.argv.slice(2));
+  const args = parseArgs(process.argv.slice(2), {
+    name: 'npm run bench --',
+    description: 'Engine latency and memory benchmark; writes bench/results/engine-bench-<model>.json.',
+    options: {
+      'runs <n>': 'timed runs per clip (default 30)',
+      'rss-runs <n>': 'runs of the memory-growth check (default 1000)',
+      'models-dir <dir>': 'models directory (default ./models)',
+      'speaker-model <name>': 'speaker model from the manifest (default: its default)',
+      'spoof-model <name>': 'spoof model from the manifest (default: its default)',
+      'out <file>': 'result file (default bench/results/engine-bench-<speaker model>.json)',
+    },
+  });
   const runs = num(args.runs, 30);
   const rssRuns = num(args['rss-runs'], 1000);
   const modelsDir = typeof args['models-dir'] === 'string' ? userPath(args['models-dir']) : defaultModelsDir();

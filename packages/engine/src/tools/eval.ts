@@ -84,7 +84,23 @@ function cmMetrics(bona: number[], spoof: number[], thresholdLogit: number) {
 
 
 async function main() {
-  const args = parseArgs(process.argv.slice(2));
+  const args = parseArgs(process.argv.slice(2), {
+    name: 'npm run eval --',
+    description: 'Score the engine on speaker-verification (--sv) and/or spoof (--cm) trial lists; writes bench/results/engine-eval-<model>.json.',
+    options: {
+      'sv <trials.csv>': 'speaker-verification trials',
+      'cm <trials.csv>': 'spoof (countermeasure) trials',
+      'out <file>': 'result file (default bench/results/engine-eval-<speaker model>.json)',
+      'threads <n>': 'inference threads (default: all cores)',
+      'models-dir <dir>': 'models directory (default ./models)',
+      'speaker-model <name>': 'speaker model from the manifest (default: its default)',
+      'spoof-model <name>': 'spoof model from the manifest (default: its default)',
+      'limit <n>': 'score at most n trials of each list',
+      'cache-dir <dir>': 'per-clip score cache (default: the OS temp directory)',
+      'no-cache': 'ignore the per-clip score cache',
+      'write-calibration': "fit the speaker model's score calibration and write it into the manifest",
+    },
+  });
   const svPath = typeof args.sv === 'string' ? userPath(args.sv) : undefined;
   const cmPath = typeof args.cm === 'string' ? userPath(args.cm) : undefined;
   if (!svPath && !cmPath) {

@@ -30,7 +30,11 @@ function replaceBetween(path: string, marker: string, body: string): void {
   console.log(`updated ${path} (${marker})`);
 }
 
-const args = parseArgs(process.argv.slice(2));
+const args = parseArgs(process.argv.slice(2), {
+  name: 'npm run engine:report --',
+  description: "Renders bench/results/engine-{eval,bench}-<model>.json into docs/accuracy.md and docs/benchmarks.md.",
+  options: { 'model <name>': 'model whose results to render (default: the newest eval result)' },
+});
 const model = typeof args.model === 'string' ? args.model : latest('engine-eval-')?.replace(/^engine-eval-|\.json$/g, '');
 if (!model) throw new Error('no bench/results/engine-eval-*.json yet: run `npm run eval` first');
 const evalFile = join(RESULTS, `engine-eval-${model}.json`);
