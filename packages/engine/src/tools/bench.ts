@@ -121,7 +121,8 @@ function loadRecorder() {
 function runProfiled(args: Record<string, string | true>, out: string): void {
   const dir = typeof args.profile === 'string' ? userPath(args.profile) : mkdtempSync(join(tmpdir(), 'voxkey-bench-profile-'));
   mkdirSync(dir, { recursive: true });
-  const argv = process.argv.slice(2).filter((a, i, all) => a !== '--profile' && !(all[i - 1] === '--profile' && a === args.profile));
+  const drop = new Set(['--profile', '--out']);
+  const argv = process.argv.slice(2).filter((a, i, all) => !drop.has(a) && !(drop.has(all[i - 1]!) && !a.startsWith('--')));
   console.error(`bench: profiling into ${dir}`);
   const child = spawnSync(process.execPath, [...process.execArgv, '--cpu-prof', '--cpu-prof-dir', dir, process.argv[1]!, ...argv, '--out', out], { stdio: 'inherit' });
   if (child.status !== 0) process.exit(child.status ?? 1);
