@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { compareVad, devClips, NET_SPEECH_TOLERANCE } from '../src/tools/vad-check.js';
 import { DATASET_DIR } from './helpers.js';
 
-const datasetDir = process.env.VOXKEY_DATASET_DIR ?? DATASET_DIR;
+const datasetDir = DATASET_DIR;
 const present = existsSync(join(datasetDir, 'trials', 'sv-dev.csv')) && existsSync(join(datasetDir, 'trials', 'cm-dev.csv'));
 
 // `npm run check:vad` runs every dev clip; this runs every 40th.
