@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 export const FIXTURES = join(import.meta.dirname, 'fixtures');
 export const FIXTURE_MODELS = join(FIXTURES, 'models');
-export const DATASET_DIR = join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'datasets');
+export const DATASET_DIR = process.env.VOXKEY_DATASET_DIR ?? join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'datasets');
 
 export function audioBytes(name: string): Uint8Array {
   return new Uint8Array(readFileSync(join(FIXTURES, 'audio', name)));

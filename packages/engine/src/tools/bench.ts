@@ -1,15 +1,23 @@
 /**
- * npm run bench [-- --runs 30 --rss-runs 1000 --models-dir dir --out file.json]
+ * npm run bench [-- --runs 30 --rss-runs 1000 --models-dir dir --out file.json --profile [dir] --vs other/dist/index.js]
+ *
+ * --profile: runs the bench again under `node --cpu-prof` (one profile per thread, in dir or a temporary
+ * folder) and adds a summary (time per stage, top functions by self time) to the result.
+ * --vs: also times end-to-end verification against another build of the engine (its dist/index.js,
+ * e.g. of the previous commit), interleaved request by request in this run: medians and ratios.
+ * The result records the machine's load (load averages sampled through the run, and the share of CPU
+ * time the whole machine spent busy and at nice > 0, i.e. training jobs) so a noisy run shows.
  *
  * Per-stage times in-process (median of --runs), end-to-end file bytes -> decision through the pool
  * (1 worker, sequential), throughput with 1 and 2 workers, peak RSS and RSS over --rss-runs runs.
  * Clips are built from the committed espeak-ng fixtures (concatenated / looped), 16 kHz 16-bit WAV,
  * plus a 5 s 44.1 kHz stereo MP3 (decode + resample path).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { fileURLToPath } from 'node:url';
 import { createEngine, type EngineOptions, type VoiceEngine } from '../engine.js';
 import { embedFeatures } from '../embedding.js';
@@ -21,6 +29,7 @@ import { scoreSpoof } from '../spoof.js';
 import { concatSegments, detectSpeech, sileroModelPath } from '../vad.js';
 import { decodeWav, encodeWav } from '../wav.js';
 import { median, num, parseArgs, percentile, userPath } from './args.js';
+import { summariseProfiles } from './profile.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PKG = resolve(HERE, '..');
@@ -63,6 +72,106 @@ async function timeIt(runs: number, fn: () => Promise<unknown> | unknown): Promi
 }
 
 const mb = (b: number) => Math.round((b / 1048576) * 10) / 10;
+const r2 = (x: number) => Math.round(x * 100) / 100;
+
+/** Machine-wide CPU time split from os.cpus() (all processes, not only this one). */
+function cpuTimes() {
+  let busy = 0;
+  let nice = 0;
+  let total = 0;
+  for (const c of cpus()) {
+    const t = c.times;
+    busy += t.user + t.nice + t.sys + t.irq;
+    nice += t.nice;
+    total += t.user + t.nice + t.sys + t.irq + t.idle;
+  }
+  return { busy, nice, total };
+}
+
+/** Load averages sampled through the run and the machine's busy share, for reading a noisy run. */
+function loadRecorder() {
+  const samples: { atS: number; load1: number }[] = [];
+  const t0 = performance.now();
+  const c0 = cpuTimes();
+  const own0 = process.cpuUsage();
+  const take = () => samples.push({ atS: Math.round((performance.now() - t0) / 1000), load1: r2(loadavg()[0]!) });
+  take();
+  const timer = setInterval(take, 5000);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    take();
+    const c1 = cpuTimes();
+    const own = process.cpuUsage(own0);
+    const total = Math.max(1, c1.total - c0.total);
+    const wallS = (performance.now() - t0) / 1000;
+    return {
+      cpus: cpus().length,
+      loadAverageSamples: samples,
+      loadAverage1mMax: Math.max(...samples.map((x) => x.load1)),
+      machineBusyShare: r2((c1.busy - c0.busy) / total),
+      machineNiceShare: r2((c1.nice - c0.nice) / total),
+      benchProcessCpuSeconds: r2((own.user + own.system) / 1e6),
+      wallSeconds: r2(wallS),
+    };
+  };
+}
+
+/** Re-runs this bench under --cpu-prof and folds the profile summary into its result file. */
+function runProfiled(args: Record<string, string | true>, out: string): void {
+  const dir = typeof args.profile === 'string' ? userPath(args.profile) : mkdtempSync(join(tmpdir(), 'voxkey-bench-profile-'));
+  mkdirSync(dir, { recursive: true });
+  const drop = new Set(['--profile', '--out']);
+  const argv = process.argv.slice(2).filter((a, i, all) => !drop.has(a) && !(drop.has(all[i - 1]!) && !a.startsWith('--')));
+  console.error(`bench: profiling into ${dir}`);
+  const child = spawnSync(process.execPath, [...process.execArgv, '--cpu-prof', '--cpu-prof-dir', dir, process.argv[1]!, ...argv, '--out', out], { stdio: 'inherit' });
+  if (child.status !== 0) process.exit(child.status ?? 1);
+  const profiles = summariseProfiles(dir);
+  const result = JSON.parse(readFileSync(out, 'utf8'));
+  result.command = `${result.command} --profile`;
+  result.profile = { dir, note: 'V8 CPU profiles of the whole bench run (all phases), one per thread; stage = inclusive time in that engine function, native onnxruntime time included', threads: profiles };
+  writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
+  for (const p of profiles) {
+    if (p.sampledMs - p.idleMs < 100) continue;
+    console.log(`\nprofile ${p.thread} (${p.file}): ${p.sampledMs - p.idleMs} ms busy of ${p.wallMs} ms`);
+    console.log(`  stages (inclusive ms): ${Object.entries(p.stagesMs).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    for (const t of p.topSelf.slice(0, 10)) console.log(`  ${(t.share * 100).toFixed(1).padStart(5)}%  ${t.ms} ms  ${t.fn}`);
+  }
+}
+
+/** End-to-end verify against another build of the engine, alternating A/B per request. */
+async function compareWith(otherIndex: string, engineOpts: EngineOptions, clips: Record<string, Uint8Array>, runs: number) {
+  const other = (await import(pathToFileURL(resolve(otherIndex)).href)) as typeof import('../index.js');
+  const a = await createEngine({ ...engineOpts, threads: 1 });
+  const b = await other.createEngine({ ...engineOpts, threads: 1 });
+  const comparison: Record<string, { thisMedianMs: number; otherMedianMs: number; medianRatio: number; pairs: number }> = {};
+  try {
+    const { voiceprint } = await a.enrol(clips['10s-wav16k']!);
+    const vb = (await b.enrol(clips['10s-wav16k']!)).voiceprint;
+    for (const [name, bytes] of Object.entries(clips)) {
+      const ta: number[] = [];
+      const tb: number[] = [];
+      const ratios: number[] = [];
+      await a.verify(bytes, voiceprint);
+      await b.verify(bytes, vb);
+      for (let i = 0; i < runs; i++) {
+        const t1 = performance.now();
+        await a.verify(bytes, voiceprint);
+        const t2 = performance.now();
+        await b.verify(bytes, vb);
+        const t3 = performance.now();
+        ta.push(t2 - t1);
+        tb.push(t3 - t2);
+        ratios.push((t2 - t1) / (t3 - t2));
+      }
+      comparison[name] = { thisMedianMs: r2(median(ta)), otherMedianMs: r2(median(tb)), medianRatio: r2(median(ratios)), pairs: runs };
+      console.error(`  vs ${name}: this ${median(ta).toFixed(1)} ms, other ${median(tb).toFixed(1)} ms, ratio ${median(ratios).toFixed(2)}`);
+    }
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+  return { other: otherIndex, endToEndVerify: comparison };
+}
 
 async function main() {
   const args = parseArgs(process.argv.slice(2), {
@@ -78,6 +187,7 @@ async function main() {
     },
   });
   const runs = num(args.runs, 30);
+  const stopLoad = loadRecorder();
   const rssRuns = num(args['rss-runs'], 1000);
   const modelsDir = typeof args['models-dir'] === 'string' ? userPath(args['models-dir']) : defaultModelsDir();
   const engineOpts: EngineOptions = { modelsDir, maxQueue: 4096, taskTimeoutMs: 120_000 };
@@ -87,6 +197,11 @@ async function main() {
   const manifest = await loadManifest(join(modelsDir, 'manifest.json'));
   const speakerEntry = selectModel(manifest, 'speaker', modelsDir, engineOpts.speakerModel);
   const spoofEntry = selectModel(manifest, 'spoof', modelsDir, engineOpts.spoofModel);
+  const out = typeof args.out === 'string' ? userPath(args.out) : join(REPO_ROOT, 'bench', 'results', `engine-bench-${speakerEntry.name}.json`);
+  if (args.profile !== undefined && !process.execArgv.some((a) => a.startsWith('--cpu-prof'))) {
+    runProfiled(args, out);
+    return;
+  }
   const clips = Object.fromEntries([5, 10, 30].map((s) => [`${s}s-wav16k`, encodeWav(speechClip(s), 16000)]));
   clips['5s-mp3-44k-stereo'] = mp3Clip(clips['5s-wav16k']!);
   const b64 = Object.fromEntries(Object.entries(clips).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
@@ -136,6 +251,7 @@ async function main() {
   }
   const enrolMs = await timeIt(Math.min(runs, 10), () => one.enrol(clips['10s-wav16k']!));
   await one.close();
+  const comparison = typeof args.vs === 'string' ? await compareWith(userPath(args.vs), engineOpts, clips, runs) : undefined;
 
   // Throughput: a burst of 5 s verifications with 1 and 2 workers.
   const throughput: Record<string, number> = {};
@@ -178,9 +294,10 @@ async function main() {
     enrol10sMedianMs: enrolMs,
     throughput5s: throughput,
     memory: { peakRssMb, rssSamples: rss, rssGrowthMbFrom100ToEnd: Math.round((last.rssMb - first.rssMb) * 10) / 10 },
+    ...(comparison ? { comparison } : {}),
   };
-  const out = typeof args.out === 'string' ? userPath(args.out) : join(REPO_ROOT, 'bench', 'results', `engine-bench-${speakerEntry.name}.json`);
   mkdirSync(dirname(out), { recursive: true });
+  Object.assign(result.machine, { load: stopLoad() });
   writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
 
   const f = (x: number) => x.toFixed(1);

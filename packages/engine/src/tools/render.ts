@@ -79,7 +79,15 @@ export function renderEval(r: EvalResult): string {
 export interface BenchResult {
   command: string;
   date: string;
-  machine: { cpus: number; cpuModel?: string; node: string; loadAverageAtStart?: number[]; loadAverageAtEnd?: number[] };
+  machine: {
+    cpus: number;
+    cpuModel?: string;
+    node: string;
+    loadAverageAtStart?: number[];
+    loadAverageAtEnd?: number[];
+    load?: { loadAverage1mMax: number; machineBusyShare: number; machineNiceShare: number; wallSeconds: number };
+  };
+  comparison?: { other: string; endToEndVerify: Record<string, { thisMedianMs: number; otherMedianMs: number; medianRatio: number; pairs: number }> };
   speakerModel: { name: string; sha256: string };
   spoofModel: { name: string; sha256: string };
   runsPerPoint: number;
@@ -95,13 +103,27 @@ export function renderBench(r: BenchResult): string {
   lines.push(`Models \`${r.speakerModel.name}\` + \`${r.spoofModel.name}\`; ${r.machine.cpus} cores (${r.machine.cpuModel ?? '?'}), Node ${r.machine.node}; median of ${r.runsPerPoint} runs; ` +
     `load average at start ${r.machine.loadAverageAtStart?.join(' / ') ?? '?'} (training jobs and other test suites share the cores, so absolute numbers are noisy).`);
   lines.push('');
-  lines.push('Per stage in one thread (ms) and end to end through the pool (base64 -> `verify` decision, 1 worker, one request at a time):');
+  const load = r.machine.load;
+  if (load) {
+    lines.push(`Machine load during the run (${Math.round(load.wallSeconds)} s): 1-min load average up to ${load.loadAverage1mMax} on ${r.machine.cpus} cores; ` +
+      `the cores were busy ${Math.round(load.machineBusyShare * 100)}% of the time, ${Math.round(load.machineNiceShare * 100)}% at nice > 0 (training).`);
+    lines.push('');
+  }
+  lines.push('Per stage in one thread (ms) and end to end through the pool (file bytes -> `verify` decision, 1 worker, one request at a time):');
   lines.push('');
   lines.push('| clip | base64 | decode + resample | VAD | fbank + CMN | speaker model | spoof model | end to end (median / p90 ms) | real-time factor |');
   lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const [name, s] of Object.entries(r.stagesMedianMs)) {
     const e = r.endToEndVerify[name]!;
     lines.push(`| ${name} | ${f1(s.base64DecodeMs)} | ${f1(s.decodeAndResampleMs)} | ${f1(s.vadMs)} | ${f1(s.fbankMs)} | ${f1(s.embedModelMs)} | ${f1(s.spoofMs)} | ${f1(e.medianMs)} / ${f1(e.p90Ms)} | ${e.rtf.toFixed(4)} |`);
+  }
+  if (r.comparison) {
+    lines.push('');
+    lines.push(`Side by side in this run, alternating request by request with \`${r.comparison.other}\` (end-to-end verify, medians and the median of the pairwise ratios):`);
+    lines.push('');
+    lines.push('| clip | this build (ms) | other build (ms) | ratio this / other |');
+    lines.push('|---|---:|---:|---:|');
+    for (const [name, c] of Object.entries(r.comparison.endToEndVerify)) lines.push(`| ${name} | ${f1(c.thisMedianMs)} | ${f1(c.otherMedianMs)} | ${c.medianRatio.toFixed(2)} |`);
   }
   lines.push('');
   lines.push(`Enrolment of a 10 s clip (adds the two half-embeddings): ${f1(r.enrol10sMedianMs)} ms median.`);

@@ -1,0 +1,17 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compareVad, devClips, NET_SPEECH_TOLERANCE } from '../src/tools/vad-check.js';
+import { DATASET_DIR } from './helpers.js';
+
+const datasetDir = DATASET_DIR;
+const present = existsSync(join(datasetDir, 'trials', 'sv-dev.csv')) && existsSync(join(datasetDir, 'trials', 'cm-dev.csv'));
+
+// `npm run check:vad` runs every dev clip; this runs every 40th.
+describe.skipIf(!present)('VAD output against the reference VAD on dev clips (skipped without ../shared/datasets)', () => {
+  it(`keeps net speech within ${NET_SPEECH_TOLERANCE * 100}% per clip`, async () => {
+    const results = await compareVad(datasetDir, devClips(datasetDir, 40));
+    expect(results.length).toBeGreaterThan(10);
+    for (const r of results) expect(r.relativeDifference, r.clip).toBeLessThanOrEqual(NET_SPEECH_TOLERANCE);
+  });
+});
