@@ -184,6 +184,8 @@ async function main() {
       'speaker-model <name>': 'speaker model from the manifest (default: its default)',
       'spoof-model <name>': 'spoof model from the manifest (default: its default)',
       'out <file>': 'result file (default bench/results/engine-bench-<speaker model>.json)',
+      'profile [dir]': 're-run under node --cpu-prof (profiles in dir, default a temporary folder) and add a per-thread summary',
+      'vs <index.js>': 'alternate request by request against another engine build and report medians and ratios',
     },
   });
   const runs = num(args.runs, 30);

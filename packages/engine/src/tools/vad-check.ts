@@ -93,7 +93,15 @@ export async function compareVad(datasetDir: string, clips: string[], onClip?: (
 }
 
 async function main() {
-  const args = parseArgs(process.argv.slice(2));
+  const args = parseArgs(process.argv.slice(2), {
+    name: 'npm run check:vad --',
+    description: "Compares the engine's VAD with the reference export and loop on every dev clip (net speech per clip).",
+    options: {
+      'dataset <dir>': 'dataset root (default $VOXKEY_DATASET_DIR or ../shared/datasets)',
+      'every <n>': 'take every n-th dev clip (default 1)',
+      'out <file>': 'write the per-clip results as JSON',
+    },
+  });
   const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
   const datasetDir = typeof args.dataset === 'string' ? userPath(args.dataset) : (process.env.VOXKEY_DATASET_DIR ?? resolve(repoRoot, '..', 'shared', 'datasets'));
   const clips = devClips(datasetDir, num(args.every, 1));
