@@ -33,6 +33,8 @@ const tooLarge = (maxSize: number) => new ApiError('payload_too_large', `Request
  */
 export function readBodyWithinLimit(maxSize: number): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    // Asked before touching c.req.raw.body, which would build a full fetch Request for every GET.
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
     const raw = c.req.raw;
     if (!raw.body) return next();
     const declared = raw.headers.get('content-length');
