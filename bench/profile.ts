@@ -8,15 +8,60 @@
  * prints where its CPU time went: self time by package (hono, zod, kysely, better-sqlite3/pg, pino,
  * prom-client, node internals, the server's own code) and the heaviest functions. The .cpuprofile
  * stays in bench/results/profiles/ for a closer look (Chrome DevTools, speedscope).
+ *
+ * --voice: instead of reads, the acceptance path and the worker loop: one speaker enrolled, then
+ * verifications (~5 s recordings) kept 16 in flight for the duration with webhooks to a local
+ * receiver, workers in process. The main thread's profile is summarised (the engine's worker
+ * threads write their own files).
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { client, fiveSecondClips, startReceiver } from './lib/api.js';
 import { runLoad, seedUsers } from './lib/load.js';
-import { argValue, cli, createEnvironment, hasFlag, machine, ROOT, startServer, today } from './lib/server.js';
+import { argValue, chooseModels, cli, createEnvironment, hasFlag, machine, ROOT, startServer, today } from './lib/server.js';
 
 const DURATION = Number(argValue('--duration', '5'));
 const CONNECTIONS = Number(argValue('--connections', '10'));
 const dialect = hasFlag('--postgres') ? 'postgres' : 'sqlite';
+const VOICE = hasFlag('--voice');
+
+async function driveVoice(baseUrl: string, environment: Awaited<ReturnType<typeof createEnvironment>>) {
+  const receiver = await startReceiver();
+  try {
+    const org = await cli(environment, ['org', 'create', '--name', 'Profile', '--email', 'profile@example.com', '--plan', '4', '--callback-url', receiver.url]);
+    const orgId: number = org.organisation.id;
+    const live = await cli(environment, ['token', 'create', '--org', String(orgId), '--name', 'profile']);
+    const call = client(`${baseUrl}/v1`, live.bearer);
+    let enrolled: { externalId: string; probes: string[] } | null = null;
+    for (const [i, s] of fiveSecondClips(8, 3).entries()) {
+      const requestUuid = randomUUID();
+      const externalId = `speaker-${i}`;
+      await call('POST', `/organisations/${orgId}/enrollments`, { voice_data: s.clips[0]!.base64, request_uuid: requestUuid, external_id: externalId });
+      if ((await receiver.waitFor(requestUuid)).body.status === 'enrolled') {
+        enrolled = { externalId, probes: s.clips.slice(1).map((c) => c.base64) };
+        break;
+      }
+    }
+    if (!enrolled) throw new Error('no speaker could be enrolled');
+    const end = performance.now() + DURATION * 1000;
+    let done = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (performance.now() < end) {
+          const requestUuid = randomUUID();
+          const res = await call('POST', `/organisations/${orgId}/verifications`, { voice_data: enrolled!.probes[done % 2]!, request_uuid: requestUuid, external_id: enrolled!.externalId });
+          if (res.status !== 202) throw new Error(`verification: ${res.status}`);
+          await receiver.waitFor(requestUuid);
+          done++;
+        }
+      }),
+    );
+    console.log(`verifications: ${Math.round((done / DURATION) * 100) / 100}/s`);
+  } finally {
+    await receiver.close();
+  }
+}
 
 interface ProfileNode {
   id: number;
@@ -72,16 +117,27 @@ export function summariseProfile(profile: CpuProfile, top = 25) {
 async function main() {
   const profileDir = path.join(ROOT, 'bench/results/profiles');
   mkdirSync(profileDir, { recursive: true });
-  const environment = await createEnvironment(dialect, { RUN_WORKERS: 'false' });
+  const environment = await createEnvironment(dialect, VOICE ? { VOXKEY_MODELS_DIR: chooseModels().dir } : { RUN_WORKERS: 'false' });
   const cpuProfDir = path.join(environment.dataDir, 'prof');
   const server = await startServer(environment, {}, 'profile', ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`]);
   try {
+    if (VOICE) await driveVoice(server.baseUrl, environment);
+    else await driveReads(server.baseUrl, environment);
+  } finally {
+    await server.stop();
+  }
+  writeSummary(cpuProfDir, profileDir);
+  await environment.cleanup();
+}
+
+async function driveReads(baseUrl: string, environment: Awaited<ReturnType<typeof createEnvironment>>) {
+  {
     const org = await cli(environment, ['org', 'create', '--name', 'Profile', '--email', 'profile@example.com', '--plan', '4']);
     const orgId: number = org.organisation.id;
     const live = await cli(environment, ['token', 'create', '--org', String(orgId), '--name', 'profile']);
     const headers = { authorization: `Bearer ${live.bearer}`, 'content-type': 'application/json' };
     await seedUsers(environment, orgId, 100);
-    const api = `${server.baseUrl}/v1/organisations/${orgId}`;
+    const api = `${baseUrl}/v1/organisations/${orgId}`;
     const created = await fetch(`${api}/predefined-texts`, {
       method: 'POST',
       headers,
@@ -94,16 +150,19 @@ async function main() {
       ['text-get', `${api}/predefined-texts/${text.id}`],
       ['users-list', `${api}/users`],
     ] as const) {
+      if (argValue('--scenario') && argValue('--scenario') !== scenario) continue;
       const r = await runLoad({ scenario, url, durationSeconds: DURATION, connections: CONNECTIONS, headers });
       console.log(`${scenario}: ${r.requestsPerSecond} req/s, statuses ${JSON.stringify(r.statusCounts)}`);
       results.push(r);
     }
-  } finally {
-    await server.stop();
   }
-  const file = readdirSync(cpuProfDir).find((f) => f.endsWith('.cpuprofile'));
+}
+
+function writeSummary(cpuProfDir: string, profileDir: string) {
+  // The main thread's file: CPU.<date>.<time>.<pid>.<thread id 0>.<seq>.cpuprofile
+  const file = readdirSync(cpuProfDir).find((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f)) ?? readdirSync(cpuProfDir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error('no profile written');
-  const target = path.join(profileDir, `reads-${dialect}-${today()}.cpuprofile`);
+  const target = path.join(profileDir, `${VOICE ? 'voice' : 'reads'}-${dialect}-${today()}.cpuprofile`);
   renameSync(path.join(cpuProfDir, file), target);
   const summary = summariseProfile(JSON.parse(readFileSync(target, 'utf8')) as CpuProfile);
   console.log(`machine: ${JSON.stringify(machine())}`);
@@ -112,7 +171,6 @@ async function main() {
   console.log('--- functions (self time) ---');
   for (const row of summary.byFunction) console.log(`${String(row.percent).padStart(5)} %  ${row.what}`);
   console.log(`profile: ${path.relative(ROOT, target)}`);
-  await environment.cleanup();
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
