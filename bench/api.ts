@@ -9,12 +9,12 @@
  * its webhook: one at a time, 8 at a time, and the sustained verifications per second over a fixed
  * window (closed loop, 16 in flight). Then, in the same run with the server stopped, the engine alone
  * (`createEngine` in this process, the server's default thread count, the same enrolment clips and
- * probes): base64 -> decision one at a time, and sustained with 16 in flight over the same window,
+ * probes): base64 (decoded here) -> decision one at a time, and sustained with 16 in flight over the same window,
  * so the API path's cost reads as a ratio of two figures taken minutes apart on the same machine.
  * Writes bench/results/api-<date>[-postgres].json.
  */
 import { randomUUID } from 'node:crypto';
-import { createEngine } from '@voxkey/engine';
+import { createEngine, decodeBase64Audio } from '@voxkey/engine';
 import { client, fiveSecondClips, startReceiver } from './lib/api.js';
 import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, rssMiB, startServer, summarise, today, writeResult } from './lib/server.js';
 
@@ -199,7 +199,7 @@ async function engineAlone(modelsDir: string, speakers: ReturnType<typeof fiveSe
     const voiceprints: Array<{ voiceprint: Awaited<ReturnType<typeof engine.enrol>>['voiceprint']; probes: string[] }> = [];
     for (const s of speakers) {
       if (voiceprints.length >= SPEAKERS) break;
-      const enrolment = await engine.enrol(s.clips[0]!.base64).catch(() => null); // too little speech: next speaker, as through the API
+      const enrolment = await engine.enrol(decodeBase64Audio(s.clips[0]!.base64)).catch(() => null); // too little speech: next speaker, as through the API
       if (enrolment) voiceprints.push({ voiceprint: enrolment.voiceprint, probes: s.clips.slice(1).map((c) => c.base64) });
     }
     let counter = 0;
@@ -208,7 +208,7 @@ async function engineAlone(modelsDir: string, speakers: ReturnType<typeof fiveSe
       const probe = who.probes[counter % who.probes.length]!;
       counter++;
       const t0 = performance.now();
-      await engine.verify(probe, who.voiceprint);
+      await engine.verify(decodeBase64Audio(probe), who.voiceprint); // base64 to decision, as the server's worker does
       return performance.now() - t0;
     };
     for (let i = 0; i < 4; i++) await verifyOnce();
