@@ -79,3 +79,28 @@ describe(`token revocation across server processes (${TEST_DIALECT})`, () => {
     expect((await call(second, token.bearer, 'GET', '')).status).toBe(401);
   });
 });
+
+describe(`rate limits across server processes (${TEST_DIALECT})`, () => {
+  it('two processes on one database draw from the same token bucket', async () => {
+    const environment = await createServerEnvironment({ RUN_WORKERS: 'false' });
+    const limits = { RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_TOKEN_BURST: '10', RATE_LIMIT_TOKEN_RPS: '0.1', RATE_LIMIT_TRIAL_BURST: '10', RATE_LIMIT_TRIAL_RPS: '0.1', RATE_LIMIT_ORG_BURST: '1000', RATE_LIMIT_ORG_RPS: '100' };
+    const servers: ServerProcess[] = [];
+    try {
+      const created = await runCli(environment, ['org', 'create', '--name', 'Limits', '--email', 'limits@example.com']);
+      servers.push(...(await Promise.all([startServerProcess(environment, limits), startServerProcess(environment, limits)])));
+      const statuses: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const res = await fetch(`${servers[i % 2]!.baseUrl}/organisations/${created.organisation.id}`, { headers: { authorization: `Bearer ${created.token.bearer}` } });
+        statuses.push(res.status);
+      }
+      const allowed = statuses.filter((s) => s === 200).length;
+      // A burst of 10 shared by both processes (one more token may refill during the run), never 10 each.
+      expect(allowed).toBeGreaterThanOrEqual(10);
+      expect(allowed).toBeLessThanOrEqual(11);
+      expect(statuses.filter((s) => s === 429).length).toBe(20 - allowed);
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+      await environment.cleanup();
+    }
+  });
+});
