@@ -7,9 +7,14 @@
  * creates an organisation with the CLI, points it at a local webhook receiver, enrols a few speakers
  * from ~5 s Common Voice clips, then measures from the POST of a verification to the arrival of
  * its webhook: one at a time, 8 at a time, and the sustained verifications per second over a fixed
- * window (closed loop, 16 in flight). Writes bench/results/api-<date>[-postgres].json.
+ * window (closed loop, 16 in flight). Then, in the same run with the server stopped, the engine alone
+ * (`createEngine` in this process, the server's default thread count, the same enrolment clips and
+ * probes): base64 (decoded here) -> decision one at a time, and sustained with 16 in flight over the same window,
+ * so the API path's cost reads as a ratio of two figures taken minutes apart on the same machine.
+ * Writes bench/results/api-<date>[-postgres].json.
  */
 import { randomUUID } from 'node:crypto';
+import { createEngine, decodeBase64Audio } from '@voxkey/engine';
 import { client, fiveSecondClips, startReceiver } from './lib/api.js';
 import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, rssMiB, startServer, summarise, today, writeResult } from './lib/server.js';
 
@@ -27,6 +32,9 @@ async function main() {
   console.log(`bench:api on ${dialect}; models: ${models.which}; load average ${machineAtStart.loadavg.join(' ')}`);
 
   const speakers = fiveSecondClips(SPEAKERS * 4, 3);
+  // The engine alone before the server starts and again after it stops; the API figures are compared with the mean.
+  const engineBefore = await engineAlone(models.dir, speakers);
+  console.log(`engine alone (before): one at a time p50 ${engineBefore.concurrency1Ms.p50} ms; sustained ${engineBefore.sustained.verificationsPerSecond} verifications/s`);
   const environment = await createEnvironment(dialect, { VOXKEY_MODELS_DIR: models.dir });
   const receiver = await startReceiver();
   const server = await startServer(environment, {}, 'api');
@@ -155,11 +163,74 @@ async function main() {
       verificationResults: results,
       webhooksReceived: receiver.count,
     };
-    writeResult(`api-${today()}${dialect === 'postgres' ? '-postgres' : ''}`, report);
+    await server.stop();
+    const engineAfter = await engineAlone(models.dir, speakers);
+    const engineOnly = {
+      before: engineBefore,
+      after: engineAfter,
+      concurrency1Ms: { p50: Math.round(((engineBefore.concurrency1Ms.p50 + engineAfter.concurrency1Ms.p50) / 2) * 10) / 10 },
+      sustained: { verificationsPerSecond: Math.round(((engineBefore.sustained.verificationsPerSecond + engineAfter.sustained.verificationsPerSecond) / 2) * 100) / 100 },
+    };
+    console.log(
+      `engine alone (mean of before and after): one at a time p50 ${engineOnly.concurrency1Ms.p50} ms; sustained ${engineOnly.sustained.verificationsPerSecond} verifications/s; ` +
+        `API / engine: ${Math.round((sustained.verificationsPerSecond / engineOnly.sustained.verificationsPerSecond) * 100)} % throughput, ` +
+        `request-to-webhook p50 - engine p50 = ${Math.round((c1.requestToWebhookMs.p50 - engineOnly.concurrency1Ms.p50) * 10) / 10} ms`,
+    );
+    writeResult(`api-${today()}${dialect === 'postgres' ? '-postgres' : ''}${argValue('--label') ? `-${argValue('--label')}` : ''}`, {
+      ...report,
+      machine: { ...machineAtStart, loadavgAtEnd: machine().loadavg },
+      engineOnly,
+      apiVsEngine: {
+        sustainedThroughputRatio: Math.round((sustained.verificationsPerSecond / engineOnly.sustained.verificationsPerSecond) * 1000) / 1000,
+        concurrency1P50DifferenceMs: Math.round((c1.requestToWebhookMs.p50 - engineOnly.concurrency1Ms.p50) * 10) / 10,
+      },
+    });
   } finally {
     await server.stop();
     await receiver.close();
     await environment.cleanup();
+  }
+}
+
+/** The engine alone, in this process: the same clips, the server's default thread count, no HTTP, queue or database. */
+async function engineAlone(modelsDir: string, speakers: ReturnType<typeof fiveSecondClips>) {
+  const engine = await createEngine({ modelsDir });
+  try {
+    const voiceprints: Array<{ voiceprint: Awaited<ReturnType<typeof engine.enrol>>['voiceprint']; probes: string[] }> = [];
+    for (const s of speakers) {
+      if (voiceprints.length >= SPEAKERS) break;
+      const enrolment = await engine.enrol(decodeBase64Audio(s.clips[0]!.base64)).catch(() => null); // too little speech: next speaker, as through the API
+      if (enrolment) voiceprints.push({ voiceprint: enrolment.voiceprint, probes: s.clips.slice(1).map((c) => c.base64) });
+    }
+    let counter = 0;
+    const verifyOnce = async () => {
+      const who = voiceprints[counter % voiceprints.length]!;
+      const probe = who.probes[counter % who.probes.length]!;
+      counter++;
+      const t0 = performance.now();
+      await engine.verify(decodeBase64Audio(probe), who.voiceprint); // base64 to decision, as the server's worker does
+      return performance.now() - t0;
+    };
+    for (let i = 0; i < 4; i++) await verifyOnce();
+    const one: number[] = [];
+    for (let i = 0; i < SAMPLES_1; i++) one.push(await verifyOnce());
+    const windowEnd = performance.now() + WINDOW_S * 1000;
+    let completed = 0;
+    await Promise.all(
+      Array.from({ length: SUSTAINED_IN_FLIGHT }, async () => {
+        while (performance.now() < windowEnd) {
+          await verifyOnce();
+          if (performance.now() <= windowEnd) completed++;
+        }
+      }),
+    );
+    return {
+      threads: engine.stats().threads,
+      concurrency1Ms: summarise(one),
+      sustained: { windowSeconds: WINDOW_S, inFlight: SUSTAINED_IN_FLIGHT, completedInWindow: completed, verificationsPerSecond: Math.round((completed / WINDOW_S) * 100) / 100 },
+    };
+  } finally {
+    await engine.close();
   }
 }
 

@@ -112,11 +112,11 @@ export interface ServerProcess {
 }
 
 /** `voxkey serve` on a free port, its logs (JSON lines) to a file as an operator would; resolves once it listens. */
-export async function startServer(environment: Environment, extraEnv: Record<string, string> = {}, label = 'server'): Promise<ServerProcess> {
+export async function startServer(environment: Environment, extraEnv: Record<string, string> = {}, label = 'server', nodeArgs: string[] = []): Promise<ServerProcess> {
   if (!existsSync(path.join(ROOT, 'apps/server/dist/main.js'))) throw new Error('Build first: npm run build');
   const logFile = path.join(environment.dataDir, `${label}-${Date.now()}.log`);
   const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [BIN, 'serve'], {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], {
     env: { ...process.env, ...environment.env, PORT: '0', HOST: '127.0.0.1', ...extraEnv },
     stdio: ['ignore', fd, fd],
   });

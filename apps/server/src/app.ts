@@ -13,7 +13,7 @@ import { ApiError } from './errors.js';
 import { docsRouter } from './http/docs.js';
 import { createErrorHandler, type ErrorReporter } from './http/errors.js';
 import { requireOwnOrganisation, requireToken } from './http/middleware/auth.js';
-import { limitBodySize, requireJsonBodies } from './http/middleware/json-body.js';
+import { readBodyWithinLimit, requireJsonBodies } from './http/middleware/json-body.js';
 import type { AppDeps } from './deps.js';
 import type { AppEnv } from './http/types.js';
 import { billingRouter } from './routes/billing/index.js';
@@ -91,7 +91,8 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
 
   const api = new OpenAPIHono<AppEnv>();
   api.use('*', secureHeaders({ crossOriginResourcePolicy: false }));
-  api.use('*', limitBodySize(deps.config.BODY_LIMIT_BYTES), requireJsonBodies(), requireToken(), rateLimit(), rejectNulCharacters());
+  // Headers first (type, token, rate limit), then the body: an unauthenticated body is never read.
+  api.use('*', requireJsonBodies(), requireToken(), rateLimit(), readBodyWithinLimit(deps.config.BODY_LIMIT_BYTES), rejectNulCharacters());
   api.use('/organisations/:org_id', requireOwnOrganisation());
   api.use('/organisations/:org_id/*', requireOwnOrganisation());
   api.route('/', createApi());

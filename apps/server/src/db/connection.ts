@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DB } from './types.js';
 
@@ -26,6 +26,32 @@ function sqliteFile(url: string): string {
   return file === '' ? ':memory:' : file;
 }
 
+const STATEMENT_CACHE_SIZE = 512;
+
+/**
+ * Kysely's SQLite driver prepares every query anew; preparing is a large share of a small query's
+ * cost. Statements are reusable, so keep the most recent ones by their SQL text (bounded: lists
+ * with `in (...)` of varying length make distinct texts).
+ */
+function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (statement) {
+        // Re-inserted so the map's order is least recently used first.
+        statements.delete(sql);
+      } else {
+        statement = sqlite.prepare(sql);
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+      }
+      statements.set(sql, statement);
+      return statement;
+    },
+  };
+}
+
 export function openDatabase(url: string, options: { poolSize?: number } = {}): Database {
   if (dialectOf(url) === 'sqlite') {
     const file = sqliteFile(url);
@@ -36,7 +62,7 @@ export function openDatabase(url: string, options: { poolSize?: number } = {}): 
     sqlite.pragma('busy_timeout = 5000');
     // LIKE filters are case-sensitive on PostgreSQL; make SQLite agree.
     sqlite.pragma('case_sensitive_like = ON');
-    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });

@@ -18,7 +18,7 @@ export function requireToken(): MiddlewareHandler<AppEnv> {
     if (!match || !looksLikeBearer(match[1]!)) throw unauthorized();
 
     const presentedHash = hashBearer(match[1]!);
-    const token = await findTokenByHash(c.var.deps.database.db, presentedHash);
+    const token = await findTokenByHash(c.get('deps').database.db, presentedHash);
     if (!token || !sameHash(token.token_hash, presentedHash)) throw unauthorized();
     if (!token.enabled) throw unauthorized();
     if (token.expires_at !== null && Date.parse(token.expires_at) <= Date.now()) throw unauthorized();
@@ -36,7 +36,7 @@ export function requireOwnOrganisation(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const orgParam = c.req.param('org_id') ?? c.req.path.split('/')[3] ?? '';
     if (!isRecordId(orgParam)) throw ApiError.field('org_id', ID_PATTERN.test(orgParam) ? 'out_of_range' : 'invalid_format', `Must be a positive integer up to ${MAX_ID}`);
-    if (Number(orgParam) !== c.var.auth.orgId) {
+    if (Number(orgParam) !== c.get('auth').orgId) {
       throw new ApiError('forbidden', 'This token is not allowed to access this organisation');
     }
     await next();

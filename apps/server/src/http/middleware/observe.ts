@@ -9,7 +9,7 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
     try {
       await next();
     } finally {
-      const { logger, metrics } = c.var.deps.observability;
+      const { logger, metrics } = c.get('deps').observability;
       const template = routePath(c, -1);
       const route = !template || template.endsWith('*') ? 'unmatched' : template;
       const status = String(c.res.status);
@@ -19,7 +19,7 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
       metrics.httpDuration.observe(labels, seconds);
       const auth = c.get('auth');
       logger.info(
-        { reqId: c.var.requestId, orgId: auth?.orgId, method: c.req.method, route, status: c.res.status, latencyMs: Math.round(seconds * 10_000) / 10 },
+        { reqId: c.get('requestId'), orgId: auth?.orgId, method: c.req.method, route, status: c.res.status, latencyMs: Math.round(seconds * 10_000) / 10 },
         'request',
       );
     }

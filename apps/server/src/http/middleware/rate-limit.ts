@@ -9,9 +9,9 @@ import type { AppEnv } from '../types.js';
  */
 export function rateLimit(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const { config, database, observability } = c.var.deps;
+    const { config, database, observability } = c.get('deps');
     if (!config.RATE_LIMIT_ENABLED) return next();
-    const { tokenId, orgId, tokenKind } = c.var.auth;
+    const { tokenId, orgId, tokenKind } = c.get('auth');
     const tokenLimit: BucketLimit =
       tokenKind === 'trial'
         ? { ratePerSecond: config.RATE_LIMIT_TRIAL_RPS, burst: config.RATE_LIMIT_TRIAL_BURST }

@@ -10,8 +10,8 @@ export const create: AppRouteHandler<typeof createApiToken> = async (c) => {
   const body = c.req.valid('json');
   const expiresAt = body.expires_at === undefined ? null : new Date(body.expires_at);
   if (expiresAt && expiresAt.getTime() <= Date.now()) throw ApiError.field('expires_at', 'must_be_in_future', 'Must be in the future');
-  const created = await issueToken(c.var.deps.database.db, {
-    orgId: c.var.auth.orgId,
+  const created = await issueToken(c.get('deps').database.db, {
+    orgId: c.get('auth').orgId,
     friendlyName: body.friendly_name,
     kind: 'live',
     enabled: body.enabled,
@@ -22,7 +22,7 @@ export const create: AppRouteHandler<typeof createApiToken> = async (c) => {
 
 export const list: AppRouteHandler<typeof listApiTokens> = async (c) => {
   const query = parseListQuery(c.req.valid('query'), TOKEN_FILTER_FIELDS, TOKEN_SORT_FIELDS);
-  const result = await tokens.listTokens(c.var.deps.database.db, c.var.auth.orgId, query);
+  const result = await tokens.listTokens(c.get('deps').database.db, c.get('auth').orgId, query);
   setPaginationHeaders(c, result);
   return c.json({ results: result.rows.map(tokens.toApiToken) }, 200);
 };
@@ -30,14 +30,14 @@ export const list: AppRouteHandler<typeof listApiTokens> = async (c) => {
 export const update: AppRouteHandler<typeof updateApiToken> = async (c) => {
   const { token_id } = c.req.valid('param');
   const { enabled } = c.req.valid('json');
-  const row = await tokens.setTokenEnabled(c.var.deps.database.db, c.var.auth.orgId, Number(token_id), enabled);
+  const row = await tokens.setTokenEnabled(c.get('deps').database.db, c.get('auth').orgId, Number(token_id), enabled);
   if (!row) throw ApiError.notFound('API token');
   return c.json(tokens.toApiToken(row), 200);
 };
 
 export const remove: AppRouteHandler<typeof deleteApiToken> = async (c) => {
   const { token_id } = c.req.valid('param');
-  const row = await tokens.deleteToken(c.var.deps.database.db, c.var.auth.orgId, Number(token_id));
+  const row = await tokens.deleteToken(c.get('deps').database.db, c.get('auth').orgId, Number(token_id));
   if (!row) throw ApiError.notFound('API token');
   return c.json(tokens.toApiToken(row), 200);
 };

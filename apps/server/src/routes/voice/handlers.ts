@@ -11,15 +11,15 @@ const location = (orgId: number, kind: JobKind, requestUuid: string) =>
 
 export const enrol: AppRouteHandler<typeof createEnrollment> = async (c) => {
   const body = c.req.valid('json');
-  const accepted = await acceptVoiceRequest(c.var.deps, c.var.auth, 'enrollment', body);
-  c.header('Location', location(c.var.auth.orgId, 'enrollment', body.request_uuid));
+  const accepted = await acceptVoiceRequest(c.get('deps'), c.get('auth'), 'enrollment', body);
+  c.header('Location', location(c.get('auth').orgId, 'enrollment', body.request_uuid));
   return c.json(accepted, 202);
 };
 
 export const verify: AppRouteHandler<typeof createVerification> = async (c) => {
   const body = c.req.valid('json');
-  const accepted = await acceptVoiceRequest(c.var.deps, c.var.auth, 'verification', body);
-  c.header('Location', location(c.var.auth.orgId, 'verification', body.request_uuid));
+  const accepted = await acceptVoiceRequest(c.get('deps'), c.get('auth'), 'verification', body);
+  c.header('Location', location(c.get('auth').orgId, 'verification', body.request_uuid));
   return c.json(accepted, 202);
 };
 
@@ -31,7 +31,7 @@ async function readRecord(db: Executor, orgId: number, kind: JobKind, requestUui
 }
 
 export const enrolment: AppRouteHandler<typeof getEnrollment> = async (c) =>
-  c.json(await readRecord(c.var.deps.database.db, c.var.auth.orgId, 'enrollment', c.req.valid('param').request_uuid), 200);
+  c.json(await readRecord(c.get('deps').database.db, c.get('auth').orgId, 'enrollment', c.req.valid('param').request_uuid), 200);
 
 export const verification: AppRouteHandler<typeof getVerification> = async (c) =>
-  c.json(await readRecord(c.var.deps.database.db, c.var.auth.orgId, 'verification', c.req.valid('param').request_uuid), 200);
+  c.json(await readRecord(c.get('deps').database.db, c.get('auth').orgId, 'verification', c.req.valid('param').request_uuid), 200);
