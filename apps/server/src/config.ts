@@ -27,6 +27,8 @@ const ConfigSchema = z.object({
   ENGINE_INTRA_OP_THREADS: z.coerce.number().int().min(1).max(64).default(1),
   ENGINE_TASK_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
   JOB_MAX_QUEUE: z.coerce.number().int().min(1).default(500),
+  /** Unfinished jobs one organisation may have; defaults to a quarter of JOB_MAX_QUEUE so one organisation cannot fill the queue. */
+  JOB_MAX_QUEUE_PER_ORG: z.coerce.number().int().min(1).optional(),
   JOB_LEASE_MS: z.coerce.number().int().min(1000).default(120_000),
   JOB_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
   JOB_POLL_MS: z.coerce.number().int().min(10).default(1000),
@@ -59,7 +61,10 @@ const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
-export type AppConfig = z.infer<typeof ConfigSchema> & { isDevelopment: boolean };
+export type AppConfig = Omit<z.infer<typeof ConfigSchema>, 'JOB_MAX_QUEUE_PER_ORG'> & { JOB_MAX_QUEUE_PER_ORG: number; isDevelopment: boolean };
+
+/** The share of the global queue one organisation may hold when JOB_MAX_QUEUE_PER_ORG is not set. */
+export const DEFAULT_ORG_QUEUE_SHARE = 0.25;
 
 export class ConfigError extends Error {}
 
@@ -70,7 +75,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return { ...parsed.data, isDevelopment: parsed.data.NODE_ENV !== 'production' };
+  const data = parsed.data;
+  return {
+    ...data,
+    JOB_MAX_QUEUE_PER_ORG: data.JOB_MAX_QUEUE_PER_ORG ?? Math.max(1, Math.floor(data.JOB_MAX_QUEUE * DEFAULT_ORG_QUEUE_SHARE)),
+    isDevelopment: data.NODE_ENV !== 'production',
+  };
 }
 
 export function ensureDataDir(config: AppConfig): string {

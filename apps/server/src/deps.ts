@@ -10,6 +10,8 @@ export interface AuthContext {
   orgId: number;
   tokenId: number;
   tokenKind: TokenKind;
+  /** When the calling token expires (null: never); a trial token cannot create tokens that outlive it. */
+  tokenExpiresAt: string | null;
 }
 
 export interface JobSignals {

@@ -72,13 +72,32 @@ export function findEnrolmentInFlight(db: Executor, orgId: number, externalId: s
     .executeTakeFirst();
 }
 
-export async function countUnfinishedJobs(db: Executor): Promise<number> {
-  const row = await db
+/** Unfinished (queued or processing) jobs, of one organisation or of all. */
+export async function countUnfinishedJobs(db: Executor, orgId?: number): Promise<number> {
+  let query = db
     .selectFrom('jobs')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('status', 'in', ['queued', 'processing'])
-    .executeTakeFirstOrThrow();
+    .where('status', 'in', ['queued', 'processing']);
+  if (orgId !== undefined) query = query.where('org_id', '=', orgId);
+  const row = await query.executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+// Any constant works; it only has to differ from other advisory locks in the same database.
+const ADMISSION_LOCK_KEY = 0x766f786b;
+
+/**
+ * Serialises job admissions (quota and queue-cap checks plus the insert) for the rest of the
+ * transaction, so concurrent requests cannot both pass a check that only one of them may pass.
+ * PostgreSQL: a transaction-scoped advisory lock. SQLite: a no-op write takes the database's
+ * single write lock at once (a deferred transaction would only take it at the insert).
+ */
+export async function lockJobAdmissions(db: Executor, dialect: Dialect, orgId: number): Promise<void> {
+  if (dialect === 'postgres') {
+    await sql`select pg_advisory_xact_lock(${ADMISSION_LOCK_KEY})`.execute(db);
+    return;
+  }
+  await db.updateTable('organisations').set((eb) => ({ updated_at: eb.ref('updated_at') })).where('id', '=', orgId).execute();
 }
 
 /**

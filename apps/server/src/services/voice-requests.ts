@@ -5,9 +5,8 @@ import { isUniqueViolation } from '../db/errors.js';
 import { ApiError } from '../errors.js';
 import type { AppDeps, AuthContext } from '../deps.js';
 import * as jobs from '../repositories/jobs.js';
-import { findPlanByName } from '../repositories/billing.js';
 import { findSettings } from '../repositories/organisations.js';
-import { DEFAULT_PLAN_NAME } from './organisations.js';
+import { admitJob } from './job-admission.js';
 import { findUserByExternalId } from '../repositories/users.js';
 
 export interface VoiceRequestBody {
@@ -20,7 +19,6 @@ export interface VoiceRequestBody {
 }
 
 export const ACCEPTED_MESSAGE = 'Request accepted; the result will be delivered to the callback URL.';
-const QUEUE_FULL_RETRY_AFTER_S = 5;
 
 /** Identifies the request's content, so a replay of the same request_uuid can be told from a reuse. */
 export function requestFingerprint(kind: JobKind, body: VoiceRequestBody): string {
@@ -41,24 +39,6 @@ function checkAudio(voiceData: string): void {
   } catch (err) {
     if (isEngineError(err) && err.category === 'invalid_input') throw ApiError.field('voice_data', err.message);
     throw err;
-  }
-}
-
-/**
- * Trial tokens are for sandbox use: together they may make as many enrolments and verifications
- * per calendar month (UTC) as the Sandbox plan includes.
- */
-async function checkTrialQuota(deps: AppDeps, orgId: number): Promise<void> {
-  const db = deps.database.db;
-  const sandbox = await findPlanByName(db, DEFAULT_PLAN_NAME);
-  const quota = sandbox?.monthly_calls_included ?? 100;
-  const now = new Date();
-  const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-  const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-  if ((await jobs.countJobsSince(db, orgId, monthStart.toISOString())) >= quota) {
-    throw new ApiError('too_many_requests', `Trial tokens are limited to the sandbox quota of ${quota} enrolments and verifications a month; create a production token`, undefined, {
-      'Retry-After': String(Math.ceil((nextMonth.getTime() - now.getTime()) / 1000)),
-    });
   }
 }
 
@@ -106,16 +86,9 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
 
   checkAudio(body.voice_data);
   await checkSubject(deps, orgId, kind, body.external_id);
-  if (auth.tokenKind === 'trial') await checkTrialQuota(deps, orgId);
-
-  if ((await jobs.countUnfinishedJobs(db)) >= deps.config.JOB_MAX_QUEUE) {
-    throw new ApiError('too_many_requests', 'The processing queue is full; retry later', undefined, {
-      'Retry-After': String(QUEUE_FULL_RETRY_AFTER_S),
-    });
-  }
 
   try {
-    await jobs.insertJob(db, {
+    await admitJob(deps, auth, {
       orgId,
       kind,
       requestUuid: body.request_uuid,
