@@ -4,26 +4,7 @@ import { issueToken } from '../src/services/organisations.js';
 import { createTestContext, type TestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { expectValidation } from './support/expect.js';
-import { orgPath } from './support/fixtures.js';
-
-/** Four seconds of silence as a 16 kHz mono WAV: accepted at intake, never processed here. */
-export function silentWav(seconds = 4): string {
-  const samples = 16000 * seconds;
-  const wav = Buffer.alloc(44 + samples * 2);
-  wav.write('RIFF', 0);
-  wav.writeUInt32LE(wav.length - 8, 4);
-  wav.write('WAVEfmt ', 8);
-  wav.writeUInt32LE(16, 16);
-  wav.writeUInt16LE(1, 20);
-  wav.writeUInt16LE(1, 22);
-  wav.writeUInt32LE(16000, 24);
-  wav.writeUInt32LE(32000, 28);
-  wav.writeUInt16LE(2, 32);
-  wav.writeUInt16LE(16, 34);
-  wav.write('data', 36);
-  wav.writeUInt32LE(samples * 2, 40);
-  return wav.toString('base64');
-}
+import { orgPath, silentWav } from './support/fixtures.js';
 
 const VOICE = silentWav();
 

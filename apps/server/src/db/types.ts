@@ -195,6 +195,13 @@ export interface RateLimitBucketsTable {
   allowed: number;
 }
 
+/** When each organisation last had a job / a delivery claimed, for round-robin claim order. */
+export interface QueueTurnsTable {
+  org_id: number;
+  job_claimed_at: Timestamp | null;
+  delivery_claimed_at: Timestamp | null;
+}
+
 export interface DB {
   organisations: OrganisationsTable;
   organisation_settings: OrganisationSettingsTable;
@@ -210,6 +217,7 @@ export interface DB {
   webhook_secrets: WebhookSecretsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   rate_limit_buckets: RateLimitBucketsTable;
+  queue_turns: QueueTurnsTable;
 }
 
 export type OrganisationRow = Selectable<OrganisationsTable>;
