@@ -66,8 +66,11 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
   app.get('/readyz', async (c) => {
     try {
       await pingDatabase(deps.database.db);
+      const voice = deps.voiceUnavailable ? `unavailable: ${deps.voiceUnavailable}` : 'available';
+      // A stuck engine thread: take this process out of rotation until its watchdog restarts it.
+      if (deps.engineHealth?.() === 'degraded') return c.json({ status: 'degraded', engine: 'degraded', voice }, 503);
       // Still ready for the rest of the API when this process cannot process voice; the body says so.
-      return c.json({ status: 'ready', voice: deps.voiceUnavailable ? `unavailable: ${deps.voiceUnavailable}` : 'available' });
+      return c.json({ status: 'ready', voice, ...(deps.engineHealth ? { engine: deps.engineHealth() } : {}) });
     } catch {
       return c.json({ status: 'unavailable', code: 503, message: 'Database unreachable' }, 503);
     }

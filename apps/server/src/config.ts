@@ -26,6 +26,10 @@ const ConfigSchema = z.object({
   ENGINE_THREADS: z.coerce.number().int().min(1).max(64).optional(),
   ENGINE_INTRA_OP_THREADS: z.coerce.number().int().min(1).max(64).default(1),
   ENGINE_TASK_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
+  /** An inference call unanswered this long means a stuck worker thread (default: the task timeout plus 10 s). */
+  ENGINE_STUCK_MS: z.coerce.number().int().min(100).optional(),
+  /** How long a process with a stuck engine thread keeps running (degraded) before it exits for its supervisor to restart it. */
+  ENGINE_WATCHDOG_EXIT_MS: z.coerce.number().int().min(0).default(60_000),
   JOB_MAX_QUEUE: z.coerce.number().int().min(1).default(500),
   /** Unfinished jobs one organisation may have; defaults to a quarter of JOB_MAX_QUEUE so one organisation cannot fill the queue. */
   JOB_MAX_QUEUE_PER_ORG: z.coerce.number().int().min(1).optional(),

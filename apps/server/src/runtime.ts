@@ -7,6 +7,7 @@ import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { createJobRunner, type JobRunner } from './workers/job-runner.js';
 import { createSealer, resolveEncryptionKey } from './security/sealing.js';
+import { type EngineWatchdog, watchEngine } from './workers/engine-watchdog.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhook-dispatcher.js';
 
 export interface Runtime {
@@ -23,6 +24,8 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Tests inject a database; otherwise DATABASE_URL is opened and migrated. */
   database?: Database;
+  /** What the engine watchdog calls to end a process whose engine thread is stuck (default process.exit). */
+  exit?: (code: number) => void;
 }
 
 export async function createRuntime(config: AppConfig, options: RuntimeOptions): Promise<Runtime> {
@@ -40,6 +43,7 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
 
   let runner: JobRunner | null = null;
   let dispatcher: WebhookDispatcher | null = null;
+  let watchdog: EngineWatchdog | null = null;
   const deps: AppDeps = {
     database,
     config,
@@ -68,7 +72,14 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
     logger.info({ speakerModel: engine.speakerModelId, spoofModel: engine.spoofModelId, threads: engine.stats().threads }, 'engine ready');
     const poolEngine = engine;
     deps.observability.poolStats = () => poolEngine.stats();
-    runner = createJobRunner(deps, engine, engine.stats().threads);
+    watchdog = watchEngine(engine, {
+      stuckAfterMs: config.ENGINE_STUCK_MS ?? config.ENGINE_TASK_TIMEOUT_MS + 10_000,
+      exitAfterMs: config.ENGINE_WATCHDOG_EXIT_MS,
+      logger,
+      exit: options.exit ?? ((code) => process.exit(code)),
+    });
+    deps.engineHealth = watchdog.health;
+    runner = createJobRunner(deps, watchdog.analyzer, engine.stats().threads);
   }
   if (options.withWorkers) dispatcher = createWebhookDispatcher(deps);
 
@@ -80,6 +91,7 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
       dispatcher?.start();
     },
     async close() {
+      watchdog?.stop();
       await runner?.stop();
       await dispatcher?.stop();
       await engine?.close();

@@ -139,7 +139,14 @@ async function verificationCompletion(deps: AppDeps, engine: VoiceAnalyzer, job:
 export async function processJob(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow, owner: string): Promise<ProcessResult> {
   let completion: Completion;
   try {
-    completion = job.kind === 'enrollment' ? await enrolmentCompletion(deps, engine, job) : await verificationCompletion(deps, engine, job);
+    if (job.attempts > deps.config.JOB_MAX_ATTEMPTS) {
+      // Every earlier attempt ended without an outcome (its worker died, hung or could not commit):
+      // a poison job. End it instead of letting it take a worker down again.
+      deps.observability.logger.error({ jobId: job.id, orgId: job.org_id, attempts: job.attempts }, 'job exceeded its attempt limit without an outcome; failing it');
+      completion = poisonedJob(job);
+    } else {
+      completion = job.kind === 'enrollment' ? await enrolmentCompletion(deps, engine, job) : await verificationCompletion(deps, engine, job);
+    }
   } catch (err) {
     if (job.attempts < deps.config.JOB_MAX_ATTEMPTS) {
       deps.observability.logger.warn({ err, jobId: job.id, attempt: job.attempts }, 'job failed; handed back for a retry');
@@ -150,7 +157,23 @@ export async function processJob(deps: AppDeps, engine: VoiceAnalyzer, job: JobR
     completion = failedAfterRetries(job, code);
   }
 
-  const committed = await deps.database.db.transaction().execute(async (trx) => {
+  let committed: boolean;
+  try {
+    committed = await commitCompletion(deps, job, owner, completion);
+  } catch (err) {
+    // A commit that fails (e.g. a constraint the outcome breaks) is retried like a crash; past the
+    // attempt limit the next claim ends the job as a poison job.
+    deps.observability.logger.error({ err, jobId: job.id, attempt: job.attempts }, 'job outcome could not be committed; handed back');
+    await releaseJob(deps.database.db, job.id, owner, Math.min(60_000, 1000 * 2 ** job.attempts));
+    return { result: 'released' };
+  }
+  if (!committed) return { result: 'lost' };
+  deps.signals.deliveryQueued();
+  return { result: 'completed', timings: completion.timings };
+}
+
+async function commitCompletion(deps: AppDeps, job: JobRow, owner: string, completion: Completion): Promise<boolean> {
+  return deps.database.db.transaction().execute(async (trx) => {
     const userId = completion.write ? await completion.write(trx) : (completion.outcome.userId ?? null);
     const outcome = { ...completion.outcome, userId };
     if (!(await completeJob(trx, job.id, owner, outcome))) {
@@ -171,9 +194,6 @@ export async function processJob(deps: AppDeps, engine: VoiceAnalyzer, job: JobR
     if (err instanceof LeaseLostError) return false;
     throw err;
   });
-  if (!committed) return { result: 'lost' };
-  deps.signals.deliveryQueued();
-  return { result: 'completed', timings: completion.timings };
 }
 
 function numericTimings(timings: object): Record<string, number> {
@@ -181,6 +201,12 @@ function numericTimings(timings: object): Record<string, number> {
 }
 
 class LeaseLostError extends Error {}
+
+/** A job past its attempt limit: failed with `processing_error`, one webhook, no side effects. */
+function poisonedJob(job: JobRow): Completion {
+  const failed = failedAfterRetries(job, 'processing_error');
+  return { ...failed, outcome: { ...failed.outcome, status: 'failed' } };
+}
 
 function failedAfterRetries(job: JobRow, code: string): Completion {
   const completedAt = new Date().toISOString();

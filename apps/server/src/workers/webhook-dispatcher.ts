@@ -15,6 +15,10 @@ export function nextDelayMs(schedule: number[], attemptsMade: number, random = M
   return Math.round(step * (0.8 + 0.4 * random()));
 }
 
+/** The first attempt plus one retry per step of the schedule. */
+export const maxDeliveryAttempts = (schedule: number[]) => schedule.length + 1;
+const POISON_ERROR = 'attempt limit reached without an outcome';
+
 async function attempt(deps: AppDeps, delivery: WebhookDeliveryRow): Promise<{ statusCode: number | null; error: string | null }> {
   const settings = await findSettings(deps.database.db, delivery.org_id);
   if (!settings?.callback_url) return { statusCode: null, error: 'No callback URL configured' };
@@ -37,6 +41,13 @@ export function createWebhookDispatcher(deps: AppDeps) {
       if (loop.isStopping) return false;
       const delivery = await claimDelivery(deps.database.db, deps.database.dialect, owner, leaseMs);
       if (!delivery) return false;
+      if (delivery.attempts > maxDeliveryAttempts(deps.config.WEBHOOK_RETRY_SCHEDULE)) {
+        // Earlier attempts never recorded an outcome (the dispatcher died or could not commit): stop here.
+        await recordAttempt(deps.database.db, delivery.id, owner, { status: 'failed', statusCode: null, error: POISON_ERROR, nextAttemptAt: null });
+        metrics.webhookAttempts.inc({ outcome: 'failed' });
+        logger.error({ deliveryId: delivery.id, orgId: delivery.org_id, webhookId: delivery.webhook_id, attempts: delivery.attempts }, 'webhook delivery exceeded its attempt limit; marked failed');
+        return true;
+      }
       const { statusCode, error } = await attempt(deps, delivery);
       let status: DeliveryStatus;
       let nextAttemptAt: string | null = null;
