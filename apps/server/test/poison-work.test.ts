@@ -12,7 +12,7 @@ import { createWebhookDispatcher } from '../src/workers/webhook-dispatcher.js';
 import { createTestContext, type TestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { fakeAnalyzer } from './support/fake-engine.js';
-import { seedUser } from './support/fixtures.js';
+import { seedUser, silentWav } from './support/fixtures.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -29,6 +29,7 @@ async function queueJob(ctx: TestContext, values: { externalId: string; attempts
       body_hash: 'x',
       external_id: values.externalId,
       language: 'en-UK',
+      audio: silentWav(),
       status: values.status ?? 'queued',
       attempts: values.attempts ?? 0,
       run_after: now,
@@ -147,14 +148,14 @@ describe('engine watchdog', () => {
       const ready = await ctx.app.request('/readyz');
       expect(await ready.json()).toEqual({ status: 'ready', voice: 'available', engine: 'ok' });
 
-      void watchdog.analyzer.enrol('');
+      void watchdog.analyzer.enrol(new Uint8Array(0));
       await sleep(300);
       expect(watchdog.health()).toBe('degraded');
       const degraded = await ctx.app.request('/readyz');
       expect(degraded.status).toBe(503);
       expect(await degraded.json()).toEqual({ status: 'degraded', engine: 'degraded', voice: 'available' });
 
-      const refused = await watchdog.analyzer.verify('', { modelId: 'fake-speaker', embedding: new Float32Array(8) }).catch((err) => err);
+      const refused = await watchdog.analyzer.verify(new Uint8Array(0), { modelId: 'fake-speaker', embedding: new Float32Array(8) }).catch((err) => err);
       expect(isEngineError(refused) && refused.category === 'capacity').toBe(true);
       expect(stuck.calls).toBe(1);
 
@@ -186,7 +187,7 @@ describe('engine watchdog', () => {
     });
     const watchdog = watchEngine(timingOut, { stuckAfterMs: 60_000, exitAfterMs: 60_000, logger, exit: () => {} });
     try {
-      await expect(watchdog.analyzer.enrol('')).rejects.toMatchObject({ code: 'timeout' });
+      await expect(watchdog.analyzer.enrol(new Uint8Array(0))).rejects.toMatchObject({ code: 'timeout' });
       expect(watchdog.health()).toBe('degraded');
     } finally {
       watchdog.stop();

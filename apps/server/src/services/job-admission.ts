@@ -39,12 +39,12 @@ async function checkMonthlyQuota(db: Executor, auth: Pick<AuthContext, 'orgId' |
   if (!limit) return;
   const { start, next } = monthBounds(now);
   if ((await jobs.countJobsSince(db, auth.orgId, start.toISOString())) >= limit.quota) {
-    throw new ApiError('too_many_requests', limit.why, undefined, { 'Retry-After': String(Math.ceil((next.getTime() - now.getTime()) / 1000)) });
+    throw new ApiError('quota_exceeded', limit.why, { headers: { 'Retry-After': String(Math.ceil((next.getTime() - now.getTime()) / 1000)) } });
   }
 }
 
 async function checkQueueCaps(deps: AppDeps, db: Executor, orgId: number): Promise<void> {
-  const full = (message: string) => new ApiError('too_many_requests', message, undefined, { 'Retry-After': String(QUEUE_FULL_RETRY_AFTER_S) });
+  const full = (message: string) => new ApiError('queue_full', message, { headers: { 'Retry-After': String(QUEUE_FULL_RETRY_AFTER_S) } });
   if ((await jobs.countUnfinishedJobs(db, orgId)) >= deps.config.JOB_MAX_QUEUE_PER_ORG) {
     throw full(`This organisation already has ${deps.config.JOB_MAX_QUEUE_PER_ORG} requests waiting to be processed; retry later`);
   }

@@ -516,6 +516,8 @@ export interface components {
         ValidationError: {
             /** @example 400 */
             code: number;
+            /** @enum {string} */
+            error: "validation_failed";
             /** @example Request validation failed */
             message: string;
             errors: components["schemas"]["FieldError"][];
@@ -523,8 +525,44 @@ export interface components {
         FieldError: {
             /** @example request_uuid */
             field: string;
+            code: components["schemas"]["FieldErrorCode"];
             /** @example This field is required */
             message: string;
+        };
+        /**
+         * @description Machine-readable reason of one validation problem.
+         *
+         *     - `required`: A required field is missing.
+         *     - `unknown_field`: The object has a field the API does not know.
+         *     - `invalid_type`: The value has the wrong JSON type (e.g. a string for a number, a fraction for an integer).
+         *     - `invalid_value`: The value is not one of those allowed.
+         *     - `invalid_format`: A string does not have the required format (pattern, date-time, email, URL, identifier).
+         *     - `invalid_uuid`: The value is not a UUID v4.
+         *     - `invalid_json`: The body is not well-formed JSON.
+         *     - `too_short`: A string or list is shorter than allowed (an empty required string included).
+         *     - `too_long`: A string or list is longer than allowed.
+         *     - `out_of_range`: A number (or identifier) is outside its allowed range.
+         *     - `invalid_filter`: A `filter` condition names an unknown field or operator, or a value of the wrong type.
+         *     - `invalid_sort`: `sort` names an unknown field or direction.
+         *     - `contains_nul`: Text holds a NUL (U+0000) character.
+         *     - `too_deeply_nested`: The body nests objects or arrays too deeply.
+         *     - `must_match_path`: The body names another organisation than the path.
+         *     - `must_be_in_future`: A date-time that must lie in the future does not.
+         *     - `outlives_creator`: A token would expire after the token that creates it (e.g. a trial token creating a longer-lived token).
+         *     - `callback_url_not_allowed`: The callback URL is not allowed (not http(s), has credentials, cannot be resolved, or points at a forbidden address).
+         *     - `invalid_base64`: `voice_data` is not valid base64.
+         *     - `unsupported_audio_format`: `voice_data` is neither WAV nor MP3.
+         *     - `corrupt_audio`: `voice_data` is a WAV or MP3 whose header or frames cannot be read.
+         *     - `sample_rate_too_low`: The recording's sample rate is below 16 kHz.
+         *     - `audio_too_short`: The recording is shorter than the minimum duration.
+         *     - `audio_too_long`: The recording is longer than the maximum duration.
+         *     - `audio_too_large`: The decoded recording is larger than the maximum file size.
+         * @enum {string}
+         */
+        FieldErrorCode: "required" | "unknown_field" | "invalid_type" | "invalid_value" | "invalid_format" | "invalid_uuid" | "invalid_json" | "too_short" | "too_long" | "out_of_range" | "invalid_filter" | "invalid_sort" | "contains_nul" | "too_deeply_nested" | "must_match_path" | "must_be_in_future" | "outlives_creator" | "callback_url_not_allowed" | "invalid_base64" | "unsupported_audio_format" | "corrupt_audio" | "sample_rate_too_low" | "audio_too_short" | "audio_too_long" | "audio_too_large";
+        UnauthorizedError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "unauthorized";
         };
         Error: {
             /**
@@ -532,8 +570,57 @@ export interface components {
              * @example 404
              */
             code: number;
+            error: components["schemas"]["ErrorCode"];
             /** @example Not found */
             message: string;
+        };
+        /**
+         * @description Machine-readable reason of an error response; each response lists the values it can carry.
+         *
+         *     - `validation_failed`: (400) The request failed validation; `errors` has one entry per faulty field, each with its own `code`.
+         *     - `unauthorized`: (401) The bearer token is missing, malformed, unknown, expired or disabled.
+         *     - `forbidden`: (403) The token may not act on this organisation (another organisation's id gets this whether or not it exists).
+         *     - `user_inactive`: (403) The user is deactivated and cannot be verified.
+         *     - `not_found`: (404) No such resource (or route) in this organisation.
+         *     - `user_not_enrolled`: (404) No enrolled user has this external_id, so there is nothing to verify against.
+         *     - `no_callback_url`: (409) The organisation has no callback URL, so a voice request's result could not be delivered.
+         *     - `already_enrolled`: (409) This external_id is already enrolled; delete the user to enrol again.
+         *     - `enrollment_in_progress`: (409) An enrolment of this external_id is queued or processing.
+         *     - `request_uuid_reused`: (409) This request_uuid was already used for a different request (a replay with the same body is answered again instead).
+         *     - `already_exists`: (409) A predefined text with this (language, text_code) pair already exists in the organisation.
+         *     - `payload_too_large`: (413) The request body is larger than the server accepts.
+         *     - `unsupported_media_type`: (415) The request has a body that is not `application/json`.
+         *     - `rate_limited`: (429) The token's or organisation's request rate is exceeded; retry after `Retry-After` seconds.
+         *     - `queue_full`: (429) The voice processing queue is full, or this organisation has as many unfinished requests as it may; retry after `Retry-After` seconds.
+         *     - `quota_exceeded`: (429) A Sandbox organisation (any token), or a trial token on any plan, has used this month's sandbox quota; `Retry-After` points at the next month.
+         *     - `internal_error`: (500) An unexpected server fault; the message never carries internals.
+         *     - `unavailable`: (503) The server cannot do this now (e.g. voice processing without an installed model).
+         * @enum {string}
+         */
+        ErrorCode: "validation_failed" | "unauthorized" | "forbidden" | "user_inactive" | "not_found" | "user_not_enrolled" | "no_callback_url" | "already_enrolled" | "enrollment_in_progress" | "request_uuid_reused" | "already_exists" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "queue_full" | "quota_exceeded" | "internal_error" | "unavailable";
+        ForbiddenError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "forbidden";
+        };
+        NotFoundError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "not_found";
+        };
+        PayloadTooLargeError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "payload_too_large";
+        };
+        UnsupportedMediaTypeError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "unsupported_media_type";
+        };
+        RateLimitedError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "rate_limited";
+        };
+        InternalError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "internal_error";
         };
         CreateApiTokenRequest: {
             /** @example billing-service */
@@ -728,6 +815,10 @@ export interface components {
              */
             updated_at: string;
         };
+        AlreadyExistsError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "already_exists";
+        };
         CreatePredefinedTextRequest: {
             /** @description Must equal the organisation in the path. */
             org_id: number;
@@ -870,6 +961,18 @@ export interface components {
             /** @example Request accepted; the result will be delivered to the callback URL. */
             message: string;
         };
+        EnrollmentConflictError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "no_callback_url" | "already_enrolled" | "enrollment_in_progress" | "request_uuid_reused";
+        };
+        VoiceRequestRateLimitedError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "rate_limited" | "queue_full" | "quota_exceeded";
+        };
+        UnavailableError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "unavailable";
+        };
         EnrollmentRequest: {
             /** @description Base64-encoded WAV or MP3, at least 16 kHz, at least 3 s of speech (5 s recommended). */
             voice_data: string;
@@ -894,6 +997,18 @@ export interface components {
              * @example customer-42
              */
             external_id: string;
+        };
+        VerificationForbiddenError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "forbidden" | "user_inactive";
+        };
+        VerificationNotFoundError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "not_found" | "user_not_enrolled";
+        };
+        VerificationConflictError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "no_callback_url" | "request_uuid_reused";
         };
         VerificationRequest: {
             /** @description Base64-encoded WAV or MP3, at least 16 kHz, at least 3 s of speech (5 s recommended). */
@@ -1062,7 +1177,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1071,7 +1186,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1080,7 +1195,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1089,7 +1204,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1098,7 +1213,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1109,7 +1224,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1118,7 +1233,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1163,7 +1278,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1172,7 +1287,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1181,7 +1296,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1190,7 +1305,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1199,7 +1314,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1210,7 +1325,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1219,7 +1334,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1262,7 +1377,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1271,7 +1386,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1280,7 +1395,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1289,7 +1404,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1298,7 +1413,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1309,7 +1424,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1318,7 +1433,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1365,7 +1480,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1374,7 +1489,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1383,7 +1498,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1392,7 +1507,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1401,7 +1516,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1412,7 +1527,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1421,7 +1536,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1462,7 +1577,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1471,7 +1586,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1480,7 +1595,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1489,7 +1604,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1498,7 +1613,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1509,7 +1624,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1518,7 +1633,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1563,7 +1678,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1572,7 +1687,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1581,7 +1696,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1590,7 +1705,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1599,7 +1714,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1610,7 +1725,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1619,7 +1734,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1660,7 +1775,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1669,7 +1784,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1678,7 +1793,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1687,7 +1802,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1696,7 +1811,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1707,7 +1822,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1716,7 +1831,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1761,7 +1876,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1770,7 +1885,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1779,7 +1894,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1788,7 +1903,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1797,7 +1912,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1808,7 +1923,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1817,7 +1932,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1871,7 +1986,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1880,7 +1995,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1889,7 +2004,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1898,7 +2013,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1907,7 +2022,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1918,7 +2033,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1927,7 +2042,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1970,7 +2085,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1979,7 +2094,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1988,7 +2103,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1997,7 +2112,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2006,7 +2121,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2017,7 +2132,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2026,7 +2141,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2069,7 +2184,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2078,7 +2193,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2087,7 +2202,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2096,7 +2211,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2105,7 +2220,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2116,7 +2231,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2125,7 +2240,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2172,7 +2287,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2181,7 +2296,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2190,7 +2305,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2199,7 +2314,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2208,7 +2323,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2219,7 +2334,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2228,7 +2343,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2271,7 +2386,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2280,7 +2395,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2289,7 +2404,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2298,7 +2413,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2307,7 +2422,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2318,7 +2433,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2327,7 +2442,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2381,7 +2496,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2390,7 +2505,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2399,7 +2514,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2408,7 +2523,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2417,7 +2532,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2428,7 +2543,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2437,7 +2552,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2482,7 +2597,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2491,7 +2606,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2500,16 +2615,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
-            /** @description The request conflicts with the current state. */
+            /** @description The (language, text_code) pair already exists in the organisation. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AlreadyExistsError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2518,7 +2633,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2527,7 +2642,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2538,7 +2653,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2547,7 +2662,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2590,7 +2705,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2599,7 +2714,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2608,7 +2723,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2617,7 +2732,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2626,7 +2741,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2637,7 +2752,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2646,7 +2761,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2689,7 +2804,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2698,7 +2813,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2707,7 +2822,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2716,7 +2831,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2725,7 +2840,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2736,7 +2851,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2745,7 +2860,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2792,7 +2907,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2801,7 +2916,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2810,16 +2925,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
-            /** @description The request conflicts with the current state. */
+            /** @description The (language, text_code) pair already exists in the organisation. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AlreadyExistsError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2828,7 +2943,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2837,7 +2952,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2848,7 +2963,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2857,7 +2972,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2908,7 +3023,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2917,7 +3032,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2926,7 +3041,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2935,7 +3050,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2944,7 +3059,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2955,7 +3070,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2964,7 +3079,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -3005,7 +3120,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3014,7 +3129,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3023,7 +3138,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3032,7 +3147,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3041,7 +3156,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -3052,7 +3167,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3061,7 +3176,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -3104,7 +3219,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3113,7 +3228,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3122,7 +3237,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3131,7 +3246,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3140,7 +3255,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -3151,7 +3266,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3160,7 +3275,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -3203,7 +3318,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3212,7 +3327,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3221,7 +3336,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3230,7 +3345,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3239,7 +3354,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -3250,7 +3365,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3259,7 +3374,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -3306,7 +3421,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3315,7 +3430,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3324,16 +3439,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
-            /** @description The request conflicts with the current state. */
+            /** @description No callback URL is configured, the external_id is enrolled or being enrolled, or request_uuid was used for another request. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["EnrollmentConflictError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3342,7 +3457,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3351,10 +3466,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
-            /** @description Too many requests; retry after `Retry-After` seconds. */
+            /** @description Too many requests, the processing queue is full, or a trial token used up its monthly quota; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3362,7 +3477,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["VoiceRequestRateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3371,7 +3486,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
             /** @description Voice processing is unavailable on this server (for example, no speaker model is installed). */
@@ -3380,7 +3495,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnavailableError"];
                 };
             };
         };
@@ -3427,34 +3542,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description The token may not act on this organisation. */
+            /** @description The token may not act on this organisation, or the user is deactivated. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["VerificationForbiddenError"];
                 };
             };
-            /** @description No such resource in this organisation. */
+            /** @description No such resource, or no enrolled user with this external_id. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["VerificationNotFoundError"];
                 };
             };
-            /** @description The request conflicts with the current state. */
+            /** @description No callback URL is configured, or request_uuid was used for another request. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["VerificationConflictError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3463,7 +3578,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3472,10 +3587,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
-            /** @description Too many requests; retry after `Retry-After` seconds. */
+            /** @description Too many requests, the processing queue is full, or a trial token used up its monthly quota; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3483,7 +3598,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["VoiceRequestRateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3492,7 +3607,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
             /** @description Voice processing is unavailable on this server (for example, no speaker model is installed). */
@@ -3501,7 +3616,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnavailableError"];
                 };
             };
         };
@@ -3544,7 +3659,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3553,7 +3668,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3562,7 +3677,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3571,7 +3686,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3580,7 +3695,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -3591,7 +3706,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3600,7 +3715,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -3643,7 +3758,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3652,7 +3767,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3661,7 +3776,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3670,7 +3785,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3679,7 +3794,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -3690,7 +3805,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3699,7 +3814,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -3740,7 +3855,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3749,7 +3864,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3758,7 +3873,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3767,7 +3882,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3776,7 +3891,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -3787,7 +3902,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3796,7 +3911,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -3850,7 +3965,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3859,7 +3974,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3868,7 +3983,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3877,7 +3992,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3886,7 +4001,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -3897,7 +4012,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3906,7 +4021,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -3949,7 +4064,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3958,7 +4073,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3967,7 +4082,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3976,7 +4091,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3985,7 +4100,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -3996,7 +4111,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -4005,7 +4120,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };

@@ -10,7 +10,7 @@ import { issueToken } from '../../services/organisations.js';
 export const create: AppRouteHandler<typeof createApiToken> = async (c) => {
   const body = c.req.valid('json');
   const expiresAt = body.expires_at === undefined ? null : new Date(body.expires_at);
-  if (expiresAt && expiresAt.getTime() <= Date.now()) throw ApiError.field('expires_at', 'Must be in the future');
+  if (expiresAt && expiresAt.getTime() <= Date.now()) throw ApiError.field('expires_at', 'must_be_in_future', 'Must be in the future');
   const created = await issueToken(c.var.deps.database.db, {
     orgId: c.var.auth.orgId,
     friendlyName: body.friendly_name,
@@ -30,7 +30,7 @@ function expiryAllowedFor(auth: AuthContext, requested: Date | null): string | n
   if (requested === null) return auth.tokenExpiresAt;
   if (requested.getTime() > Date.parse(auth.tokenExpiresAt)) {
     const who = auth.tokenKind === 'trial' ? 'A trial token' : 'A token that expires';
-    throw ApiError.field('expires_at', `${who} can only create tokens that expire by ${auth.tokenExpiresAt}, when it expires itself`);
+    throw ApiError.field('expires_at', 'outlives_creator', `${who} can only create tokens that expire by ${auth.tokenExpiresAt}, when it expires itself`);
   }
   return requested.toISOString();
 }
