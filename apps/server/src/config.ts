@@ -35,6 +35,8 @@ const ConfigSchema = z.object({
   JOB_MAX_QUEUE_PER_ORG: z.coerce.number().int().min(1).optional(),
   JOB_LEASE_MS: z.coerce.number().int().min(1000).default(120_000),
   JOB_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+  /** Days finished job records and webhook deliveries are kept before the workers purge them. */
+  RECORD_RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
   JOB_POLL_MS: z.coerce.number().int().min(10).default(1000),
   WEBHOOK_RETRY_SCHEDULE: z
     .string()

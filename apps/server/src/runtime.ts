@@ -8,6 +8,7 @@ import { createMetrics } from './observability/metrics.js';
 import { createJobRunner, type JobRunner } from './workers/job-runner.js';
 import { createSealer, resolveEncryptionKey } from './security/sealing.js';
 import { type EngineWatchdog, watchEngine } from './workers/engine-watchdog.js';
+import { startRetentionSweeps } from './workers/retention.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhook-dispatcher.js';
 
 export interface Runtime {
@@ -44,6 +45,7 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
   let runner: JobRunner | null = null;
   let dispatcher: WebhookDispatcher | null = null;
   let watchdog: EngineWatchdog | null = null;
+  let retention: { stop(): void } | null = null;
   const deps: AppDeps = {
     database,
     config,
@@ -89,9 +91,11 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
     startWorkers() {
       runner?.start();
       dispatcher?.start();
+      if (options.withWorkers) retention = startRetentionSweeps(deps);
     },
     async close() {
       watchdog?.stop();
+      retention?.stop();
       await runner?.stop();
       await dispatcher?.stop();
       await engine?.close();

@@ -139,6 +139,8 @@ export interface JobsTable {
   device_mismatch: Flag | null;
   latency_ms: number | null;
   completed_at: Timestamp | null;
+  /** Personal data erased (user deleted or retention passed); the row is kept for metering and GETs answer 404. */
+  erased_at: Generated<Timestamp | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
