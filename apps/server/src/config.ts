@@ -18,6 +18,10 @@ const ConfigSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(15 * 1024 * 1024),
   BOOTSTRAP_DEMO_ORG: booleanFromEnv.default(true),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** PostgreSQL: longest wait for a connection from the pool (or a new one) before the request fails. */
+  DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  /** PostgreSQL: statements running longer are cancelled by the server (0 = no limit; migrations are exempt). */
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
   WEBHOOK_ALLOW_LOOPBACK: booleanFromEnv.default(false),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(false),
   DOCS_SCRIPT_URL: z.string().optional(),

@@ -31,8 +31,23 @@ export interface RuntimeOptions {
 
 export async function createRuntime(config: AppConfig, options: RuntimeOptions): Promise<Runtime> {
   const dataDir = ensureDataDir(config);
-  const database = options.database ?? openDatabase(config.DATABASE_URL, { poolSize: config.DATABASE_POOL_SIZE });
-  if (!options.database) await migrateToLatest(database.db);
+  if (!options.database) {
+    // Migrations run on their own connection without the statement timeout: a schema change, or
+    // waiting for another process's migration lock, may take longer than any request should.
+    const migrations = openDatabase(config.DATABASE_URL, { poolSize: 1, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
+    try {
+      await migrateToLatest(migrations.db);
+    } finally {
+      await migrations.close();
+    }
+  }
+  const database =
+    options.database ??
+    openDatabase(config.DATABASE_URL, {
+      poolSize: config.DATABASE_POOL_SIZE,
+      connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    });
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   const metrics = createMetrics();
   const key = resolveEncryptionKey({

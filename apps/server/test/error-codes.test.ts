@@ -267,6 +267,17 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
     });
   });
 
+  it('too_many_errors: at most 20 field errors, then one entry saying how many more', async () => {
+    const body: Record<string, unknown> = { friendly_name: 'x', enabled: true };
+    for (let i = 0; i < 25; i++) body[`unknown_${i}`] = i;
+    const res = await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), { body });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toHaveLength(21);
+    expect(res.body.errors.slice(0, 20).every((e: { code: string }) => e.code === 'unknown_field')).toBe(true);
+    expect(res.body.errors[20]).toEqual({ field: '', code: 'too_many_errors', message: '5 more errors not listed; fix these and send the request again' });
+    covered.fields.add('too_many_errors');
+  });
+
   it('every code the contract lists has a test above', () => {
     expect([...covered.errors].sort()).toEqual(Object.keys(ERROR_CODES).sort());
     // invalid_value is the fallback for checks no request schema has today (enumerations in bodies).

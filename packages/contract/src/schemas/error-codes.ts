@@ -43,6 +43,7 @@ export const FIELD_ERROR_CODES = {
   too_deeply_nested: 'The body nests objects or arrays too deeply.',
   must_match_path: 'The body names another organisation than the path.',
   must_be_in_future: 'A date-time that must lie in the future does not.',
+  too_many_errors: 'The last entry of a list cut at 20 problems: its message says how many more were not listed (its `field` is empty).',
   outlives_creator: 'A token would expire after the token that creates it (e.g. a trial token creating a longer-lived token).',
   callback_url_not_allowed: 'The callback URL is not allowed (not http(s), has credentials, cannot be resolved, or points at a forbidden address).',
   invalid_base64: '`voice_data` is not valid base64.',
