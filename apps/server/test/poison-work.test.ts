@@ -5,6 +5,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimJob } from '../src/repositories/jobs.js';
 import { insertDelivery } from '../src/repositories/webhooks.js';
+import { sealRecording } from '../src/security/recordings.js';
 import { watchEngine } from '../src/workers/engine-watchdog.js';
 import { processJob } from '../src/workers/job-processor.js';
 import { createJobRunner } from '../src/workers/job-runner.js';
@@ -19,17 +20,18 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function queueJob(ctx: TestContext, values: { externalId: string; attempts?: number; status?: 'queued' | 'processing' }) {
   const now = new Date().toISOString();
+  const requestUuid = randomUUID();
   const expired = new Date(Date.now() - 1000).toISOString();
   return ctx.db
     .insertInto('jobs')
     .values({
       org_id: ctx.orgA.id,
       kind: 'enrollment',
-      request_uuid: randomUUID(),
+      request_uuid: requestUuid,
       body_hash: 'x',
       external_id: values.externalId,
       language: 'en-UK',
-      audio: silentWav(),
+      audio: Buffer.from(sealRecording(ctx.deps.sealer, ctx.orgA.id, requestUuid, Buffer.from(silentWav(), 'base64'))),
       status: values.status ?? 'queued',
       attempts: values.attempts ?? 0,
       run_after: now,

@@ -42,6 +42,8 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
+    // Freed pages (a finished job's recording, an erased record) are overwritten with zeros, not left in the file.
+    sqlite.pragma('secure_delete = ON');
     // LIKE filters are case-sensitive on PostgreSQL; make SQLite agree.
     sqlite.pragma('case_sensitive_like = ON');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });

@@ -2,18 +2,20 @@ import { type Kysely, type Migration, Migrator } from 'kysely';
 import * as initial from './migrations/2026-11-21T1420_initial.js';
 import * as bytewiseText from './migrations/2026-11-21T1700_bytewise_text.js';
 import * as jobErasure from './migrations/2026-11-25T0610_job_erasure.js';
-import * as queueTurns from './migrations/2026-11-25T0600_queue_turns.js';
+import * as queueTurns from './migrations/2026-11-25T0605_queue_turns.js';
 import * as rateLimits from './migrations/2026-11-21T1600_rate_limits.js';
 import * as voice from './migrations/2026-11-21T1500_voice.js';
+import * as audioBytes from './migrations/2026-11-25T0600_audio_bytes.js';
 import type { DB } from './types.js';
 
 /** Migrations in order; names are timestamps so they sort by creation. */
-const migrations: Record<string, Migration> = {
+export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T1420_initial': initial,
   '2026-11-21T1500_voice': voice,
   '2026-11-21T1600_rate_limits': rateLimits,
   '2026-11-21T1700_bytewise_text': bytewiseText,
-  '2026-11-25T0600_queue_turns': queueTurns,
+  '2026-11-25T0600_audio_bytes': audioBytes,
+  '2026-11-25T0605_queue_turns': queueTurns,
   '2026-11-25T0610_job_erasure': jobErasure,
 };
 
@@ -22,7 +24,7 @@ const migrations: Record<string, Migration> = {
  * so several processes starting at once migrate exactly once.
  */
 export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { decodeBase64Audio, DEFAULT_INTAKE_LIMITS, type EngineErrorCode, inspectBytes, isEngineError } from '@voxkey/engine';
+import { type AudioInfo, decodeBase64Audio, DEFAULT_INTAKE_LIMITS, type EngineErrorCode, inspectBytes, isEngineError } from '@voxkey/engine';
 import type { JobKind } from '../db/types.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { ApiError, type FieldErrorCode } from '../errors.js';
 import type { AppDeps, AuthContext } from '../deps.js';
 import * as jobs from '../repositories/jobs.js';
 import { findSettings } from '../repositories/organisations.js';
+import { sealRecording } from '../security/recordings.js';
 import { admitJob } from './job-admission.js';
 import { findUserByExternalId } from '../repositories/users.js';
 
@@ -20,15 +21,18 @@ export interface VoiceRequestBody {
 
 export const ACCEPTED_MESSAGE = 'Request accepted; the result will be delivered to the callback URL.';
 
-/** Identifies the request's content, so a replay of the same request_uuid can be told from a reuse. */
-export function requestFingerprint(kind: JobKind, body: VoiceRequestBody): string {
+/**
+ * Identifies the request's content, so a replay of the same request_uuid can be told from a reuse.
+ * It hashes the recording's bytes, so two base64 spellings of one recording are the same request.
+ */
+export function requestFingerprint(kind: JobKind, body: Omit<VoiceRequestBody, 'voice_data'>, audio: Uint8Array): string {
   const canonical = JSON.stringify([
     kind,
     body.external_id,
     body.language,
     body.device_fingerprint ?? null,
     body.device_type ?? null,
-    createHash('sha256').update(body.voice_data).digest('hex'),
+    createHash('sha256').update(audio).digest('hex'),
   ]);
   return createHash('sha256').update(canonical).digest('hex');
 }
@@ -44,9 +48,10 @@ const AUDIO_FIELD_CODES: Partial<Record<EngineErrorCode, FieldErrorCode>> = {
   audio_too_large: 'audio_too_large',
 };
 
-function checkAudio(voiceData: string): void {
+/** Runs one of the engine's intake steps, turning its refusal into a 400 on `voice_data`. */
+function onVoiceData<T>(step: () => T): T {
   try {
-    inspectBytes(decodeBase64Audio(voiceData, DEFAULT_INTAKE_LIMITS.maxFileBytes), DEFAULT_INTAKE_LIMITS);
+    return step();
   } catch (err) {
     if (isEngineError(err) && err.category === 'invalid_input') {
       throw ApiError.field('voice_data', AUDIO_FIELD_CODES[err.code] ?? 'invalid_value', err.message);
@@ -54,6 +59,12 @@ function checkAudio(voiceData: string): void {
     throw err;
   }
 }
+
+/** base64 is an HTTP concern: the recording is decoded here, once, and travels as bytes from now on. */
+const decodeVoiceData = (voiceData: string): Uint8Array => onVoiceData(() => decodeBase64Audio(voiceData, DEFAULT_INTAKE_LIMITS.maxFileBytes));
+
+/** The one header check (format, sample rate, duration); the worker trusts its result. */
+const checkRecording = (bytes: Uint8Array): AudioInfo => onVoiceData(() => inspectBytes(bytes, DEFAULT_INTAKE_LIMITS));
 
 async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, externalId: string): Promise<void> {
   const db = deps.database.db;
@@ -86,7 +97,8 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
     );
   }
 
-  const bodyHash = requestFingerprint(kind, body);
+  const audio = decodeVoiceData(body.voice_data);
+  const bodyHash = requestFingerprint(kind, body, audio);
   const replay = async () => {
     const existing = await jobs.findJobByRequest(db, orgId, body.request_uuid);
     if (!existing) return false;
@@ -97,7 +109,7 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
   };
   if (await replay()) return { callback_url: callbackUrl, message: ACCEPTED_MESSAGE };
 
-  checkAudio(body.voice_data);
+  const info = checkRecording(audio);
   await checkSubject(deps, orgId, kind, body.external_id);
 
   try {
@@ -110,7 +122,7 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
       language: body.language,
       deviceFingerprint: body.device_fingerprint ?? null,
       deviceType: body.device_type ?? null,
-      audio: body.voice_data,
+      recording: { bytes: sealRecording(deps.sealer, orgId, body.request_uuid, audio), info },
     });
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
