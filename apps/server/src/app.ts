@@ -10,7 +10,8 @@ import { observeRequests } from './http/middleware/observe.js';
 import { rateLimit } from './http/middleware/rate-limit.js';
 import { pingDatabase } from './repositories/health.js';
 import { queueStats } from './repositories/jobs.js';
-import { ApiError } from './errors.js';
+import { ApiError, INVALID_CREDENTIALS } from './errors.js';
+import { bearerMatches } from './security/token-secrets.js';
 import { createErrorHandler, type ErrorReporter } from './http/errors.js';
 import { requireOwnOrganisation, requireToken } from './http/middleware/auth.js';
 import { limitBodySize, requireJsonBodies } from './http/middleware/json-body.js';
@@ -78,6 +79,9 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
   app.get('/openapi.json', (c) => c.body(openApiDocument, 200, { 'Content-Type': 'application/json; charset=utf-8' }));
   app.get('/metrics', async (c) => {
     if (!deps.config.METRICS_ENABLED) throw ApiError.notFound('Route');
+    if (deps.config.METRICS_TOKEN && !bearerMatches(c.req.header('authorization'), deps.config.METRICS_TOKEN)) {
+      throw new ApiError('unauthorized', INVALID_CREDENTIALS, { headers: { 'WWW-Authenticate': 'Bearer' } });
+    }
     const { metrics } = deps.observability;
     const queue = await queueStats(deps.database.db);
     metrics.queueDepth.set({ status: 'queued' }, queue.queued);

@@ -8,7 +8,8 @@ const booleanFromEnv = z
 
 const ConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  HOST: z.string().default('0.0.0.0'),
+  /** Listen address. Unset: 127.0.0.1 in development and test; production requires it to be set (see productionProblems). */
+  HOST: z.string().min(1).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   DATABASE_URL: z
     .string()
@@ -68,10 +69,19 @@ const ConfigSchema = z.object({
   RATE_LIMIT_TRIAL_RPS: z.coerce.number().positive().default(5),
   RATE_LIMIT_TRIAL_BURST: z.coerce.number().int().min(1).default(20),
   METRICS_ENABLED: booleanFromEnv.default(true),
+  /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
-export type AppConfig = Omit<z.infer<typeof ConfigSchema>, 'JOB_MAX_QUEUE_PER_ORG'> & { JOB_MAX_QUEUE_PER_ORG: number; isDevelopment: boolean };
+export type AppConfig = Omit<z.infer<typeof ConfigSchema>, 'JOB_MAX_QUEUE_PER_ORG' | 'HOST'> & {
+  JOB_MAX_QUEUE_PER_ORG: number;
+  /** The address to listen on: HOST, or 127.0.0.1 outside production. */
+  HOST: string;
+  /** Whether HOST was set explicitly. */
+  hostConfigured: boolean;
+  isDevelopment: boolean;
+};
 
 /** The share of the global queue one organisation may hold when JOB_MAX_QUEUE_PER_ORG is not set. */
 export const DEFAULT_ORG_QUEUE_SHARE = 0.25;
@@ -89,8 +99,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   return {
     ...data,
     JOB_MAX_QUEUE_PER_ORG: data.JOB_MAX_QUEUE_PER_ORG ?? Math.max(1, Math.floor(data.JOB_MAX_QUEUE * DEFAULT_ORG_QUEUE_SHARE)),
+    HOST: data.HOST ?? (data.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
+    hostConfigured: data.HOST !== undefined,
     isDevelopment: data.NODE_ENV !== 'production',
   };
+}
+
+/**
+ * What `voxkey serve` / `voxkey worker` refuse to start with in production: settings that are
+ * only safe on a developer's machine. Empty outside production.
+ */
+export function productionProblems(config: AppConfig): string[] {
+  if (config.isDevelopment) return [];
+  const problems: string[] = [];
+  if (!config.VOXKEY_ENCRYPTION_KEY) problems.push('VOXKEY_ENCRYPTION_KEY is required (32 bytes, hex or base64): voiceprints and queued audio are sealed with it');
+  if (!config.hostConfigured) problems.push('HOST must be set explicitly (0.0.0.0 to listen on every interface, 127.0.0.1 behind a proxy on the same host): production does not guess where to listen');
+  if (config.WEBHOOK_ALLOW_LOOPBACK) problems.push('WEBHOOK_ALLOW_LOOPBACK=true is refused: callback URLs on loopback addresses reach services on this host');
+  if (config.WEBHOOK_ALLOW_PRIVATE_NETWORKS) problems.push('WEBHOOK_ALLOW_PRIVATE_NETWORKS=true is refused: callback URLs on private networks reach internal services');
+  return problems;
 }
 
 export function ensureDataDir(config: AppConfig): string {

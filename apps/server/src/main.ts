@@ -2,7 +2,7 @@ import { isEngineError } from '@voxkey/engine';
 import { billingClosePeriod, modelsPull } from './cli/operations.js';
 import { orgCreate, tokenCreate } from './cli/org.js';
 import { UsageError } from './cli/output.js';
-import { type AppConfig, ConfigError, loadConfig } from './config.js';
+import { type AppConfig, ConfigError, loadConfig, productionProblems } from './config.js';
 import { createLogger } from './observability/logger.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { startServer, startWorker } from './serve.js';
@@ -29,6 +29,11 @@ async function withRuntime<T>(config: AppConfig, run: (runtime: Runtime) => Prom
   }
 }
 
+function refuseUnsafeProduction(config: AppConfig): void {
+  const problems = productionProblems(config);
+  if (problems.length > 0) throw new ConfigError(`Refusing to start with NODE_ENV=production:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command = 'serve', sub, ...rest] = argv;
   try {
@@ -39,9 +44,11 @@ export async function main(argv: string[]): Promise<number> {
     const config = loadConfig();
     switch (`${command} ${sub ?? ''}`.trim()) {
       case 'serve':
+        refuseUnsafeProduction(config);
         await startServer(config);
         return 0;
       case 'worker':
+        refuseUnsafeProduction(config);
         await startWorker(config);
         return 0;
       case 'migrate':

@@ -29,18 +29,26 @@ export interface RuntimeOptions {
   exit?: (code: number) => void;
 }
 
+/**
+ * PostgreSQL migrates on its own connection without the statement timeout: a schema change, or
+ * waiting for another process's migration lock, may take longer than any request should. SQLite
+ * has no statement timeout (and an in-memory database exists only on its one connection).
+ */
+async function migrate(config: AppConfig, database: Database): Promise<void> {
+  if (database.dialect === 'sqlite') {
+    await migrateToLatest(database.db);
+    return;
+  }
+  const migrations = openDatabase(config.DATABASE_URL, { poolSize: 1, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
+  try {
+    await migrateToLatest(migrations.db);
+  } finally {
+    await migrations.close();
+  }
+}
+
 export async function createRuntime(config: AppConfig, options: RuntimeOptions): Promise<Runtime> {
   const dataDir = ensureDataDir(config);
-  if (!options.database) {
-    // Migrations run on their own connection without the statement timeout: a schema change, or
-    // waiting for another process's migration lock, may take longer than any request should.
-    const migrations = openDatabase(config.DATABASE_URL, { poolSize: 1, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
-    try {
-      await migrateToLatest(migrations.db);
-    } finally {
-      await migrations.close();
-    }
-  }
   const database =
     options.database ??
     openDatabase(config.DATABASE_URL, {
@@ -48,6 +56,7 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
       connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
       statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
     });
+  if (!options.database) await migrate(config, database);
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   const metrics = createMetrics();
   const key = resolveEncryptionKey({
