@@ -111,3 +111,17 @@ describe(`raw audio at rest (${TEST_DIALECT})`, () => {
     }
   });
 });
+
+describe('sealed recordings', () => {
+  it('open only for the job they were sealed for; a recording queued before sealing still opens', async () => {
+    const { openRecording, sealRecording } = await import('../src/security/recordings.js');
+    const sealer = createSealer(randomBytes(32));
+    const wav = Buffer.from(silentWav(), 'base64');
+    const sealed = sealRecording(sealer, 1, 'req-a', wav);
+    expect(sealed[0]).toBe(1);
+    expect(Buffer.from(openRecording(sealer, 1, 'req-a', sealed)).equals(wav)).toBe(true);
+    expect(() => openRecording(sealer, 1, 'req-b', sealed)).toThrow();
+    expect(() => openRecording(sealer, 2, 'req-a', sealed)).toThrow();
+    expect(Buffer.from(openRecording(sealer, 1, 'req-a', wav)).equals(wav)).toBe(true);
+  });
+});
