@@ -9,8 +9,9 @@ import { observeRequests } from './http/middleware/observe.js';
 import { rateLimit } from './http/middleware/rate-limit.js';
 import { pingDatabase } from './repositories/health.js';
 import { queueStats } from './repositories/jobs.js';
-import { ApiError } from './errors.js';
+import { ApiError, INVALID_CREDENTIALS } from './errors.js';
 import { docsRouter } from './http/docs.js';
+import { bearerMatches } from './security/token-secrets.js';
 import { createErrorHandler, type ErrorReporter } from './http/errors.js';
 import { requireOwnOrganisation, requireToken } from './http/middleware/auth.js';
 import { readBodyWithinLimit, requireJsonBodies } from './http/middleware/json-body.js';
@@ -66,8 +67,11 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
   app.get('/readyz', async (c) => {
     try {
       await pingDatabase(deps.database.db);
+      const voice = deps.voiceUnavailable ? `unavailable: ${deps.voiceUnavailable}` : 'available';
+      // A stuck engine thread: take this process out of rotation until its watchdog restarts it.
+      if (deps.engineHealth?.() === 'degraded') return c.json({ status: 'degraded', engine: 'degraded', voice }, 503);
       // Still ready for the rest of the API when this process cannot process voice; the body says so.
-      return c.json({ status: 'ready', voice: deps.voiceUnavailable ? `unavailable: ${deps.voiceUnavailable}` : 'available' });
+      return c.json({ status: 'ready', voice, ...(deps.engineHealth ? { engine: deps.engineHealth() } : {}) });
     } catch {
       return c.json({ status: 'unavailable', code: 503, message: 'Database unreachable' }, 503);
     }
@@ -75,6 +79,9 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
   app.get('/openapi.json', (c) => c.body(openApiDocument, 200, { 'Content-Type': 'application/json; charset=utf-8' }));
   app.get('/metrics', async (c) => {
     if (!deps.config.METRICS_ENABLED) throw ApiError.notFound('Route');
+    if (deps.config.METRICS_TOKEN && !bearerMatches(c.req.header('authorization'), deps.config.METRICS_TOKEN)) {
+      throw new ApiError('unauthorized', INVALID_CREDENTIALS, { headers: { 'WWW-Authenticate': 'Bearer' } });
+    }
     const { metrics } = deps.observability;
     const queue = await queueStats(deps.database.db);
     metrics.queueDepth.set({ status: 'queued' }, queue.queued);

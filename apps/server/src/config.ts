@@ -8,7 +8,8 @@ const booleanFromEnv = z
 
 const ConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  HOST: z.string().default('0.0.0.0'),
+  /** Listen address. Unset: 127.0.0.1 in development and test; production requires it to be set (see productionProblems). */
+  HOST: z.string().min(1).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   DATABASE_URL: z
     .string()
@@ -18,6 +19,10 @@ const ConfigSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(15 * 1024 * 1024),
   BOOTSTRAP_DEMO_ORG: booleanFromEnv.default(true),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** PostgreSQL: longest wait for a connection from the pool (or a new one) before the request fails. */
+  DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  /** PostgreSQL: statements running longer are cancelled by the server (0 = no limit; migrations are exempt). */
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
   WEBHOOK_ALLOW_LOOPBACK: booleanFromEnv.default(false),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(false),
   DOCS_SCRIPT_URL: z.string().optional(),
@@ -26,9 +31,17 @@ const ConfigSchema = z.object({
   ENGINE_THREADS: z.coerce.number().int().min(1).max(64).optional(),
   ENGINE_INTRA_OP_THREADS: z.coerce.number().int().min(1).max(64).default(1),
   ENGINE_TASK_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
+  /** An inference call unanswered this long means a stuck worker thread (default: the task timeout plus 10 s). */
+  ENGINE_STUCK_MS: z.coerce.number().int().min(100).optional(),
+  /** How long a process with a stuck engine thread keeps running (degraded) before it exits for its supervisor to restart it. */
+  ENGINE_WATCHDOG_EXIT_MS: z.coerce.number().int().min(0).default(60_000),
   JOB_MAX_QUEUE: z.coerce.number().int().min(1).default(500),
+  /** Unfinished jobs one organisation may have; defaults to a quarter of JOB_MAX_QUEUE so one organisation cannot fill the queue. */
+  JOB_MAX_QUEUE_PER_ORG: z.coerce.number().int().min(1).optional(),
   JOB_LEASE_MS: z.coerce.number().int().min(1000).default(120_000),
   JOB_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+  /** Days finished job records and webhook deliveries are kept before the workers purge them. */
+  RECORD_RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
   JOB_POLL_MS: z.coerce.number().int().min(10).default(1000),
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
@@ -56,10 +69,22 @@ const ConfigSchema = z.object({
   RATE_LIMIT_TRIAL_RPS: z.coerce.number().positive().default(5),
   RATE_LIMIT_TRIAL_BURST: z.coerce.number().int().min(1).default(20),
   METRICS_ENABLED: booleanFromEnv.default(true),
+  /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
-export type AppConfig = z.infer<typeof ConfigSchema> & { isDevelopment: boolean };
+export type AppConfig = Omit<z.infer<typeof ConfigSchema>, 'JOB_MAX_QUEUE_PER_ORG' | 'HOST'> & {
+  JOB_MAX_QUEUE_PER_ORG: number;
+  /** The address to listen on: HOST, or 127.0.0.1 outside production. */
+  HOST: string;
+  /** Whether HOST was set explicitly. */
+  hostConfigured: boolean;
+  isDevelopment: boolean;
+};
+
+/** The share of the global queue one organisation may hold when JOB_MAX_QUEUE_PER_ORG is not set. */
+export const DEFAULT_ORG_QUEUE_SHARE = 0.25;
 
 export class ConfigError extends Error {}
 
@@ -70,7 +95,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return { ...parsed.data, isDevelopment: parsed.data.NODE_ENV !== 'production' };
+  const data = parsed.data;
+  return {
+    ...data,
+    JOB_MAX_QUEUE_PER_ORG: data.JOB_MAX_QUEUE_PER_ORG ?? Math.max(1, Math.floor(data.JOB_MAX_QUEUE * DEFAULT_ORG_QUEUE_SHARE)),
+    HOST: data.HOST ?? (data.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
+    hostConfigured: data.HOST !== undefined,
+    isDevelopment: data.NODE_ENV !== 'production',
+  };
+}
+
+/**
+ * What `voxkey serve` / `voxkey worker` refuse to start with in production: settings that are
+ * only safe on a developer's machine. Empty outside production.
+ */
+export function productionProblems(config: AppConfig): string[] {
+  if (config.isDevelopment) return [];
+  const problems: string[] = [];
+  if (!config.VOXKEY_ENCRYPTION_KEY) problems.push('VOXKEY_ENCRYPTION_KEY is required (32 bytes, hex or base64): voiceprints and queued audio are sealed with it');
+  if (!config.hostConfigured) problems.push('HOST must be set explicitly (0.0.0.0 to listen on every interface, 127.0.0.1 behind a proxy on the same host): production does not guess where to listen');
+  if (config.WEBHOOK_ALLOW_LOOPBACK) problems.push('WEBHOOK_ALLOW_LOOPBACK=true is refused: callback URLs on loopback addresses reach services on this host');
+  if (config.WEBHOOK_ALLOW_PRIVATE_NETWORKS) problems.push('WEBHOOK_ALLOW_PRIVATE_NETWORKS=true is refused: callback URLs on private networks reach internal services');
+  return problems;
 }
 
 export function ensureDataDir(config: AppConfig): string {

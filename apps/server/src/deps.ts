@@ -10,6 +10,8 @@ export interface AuthContext {
   orgId: number;
   tokenId: number;
   tokenKind: TokenKind;
+  /** When the calling token expires (null: never); a trial token cannot create tokens that outlive it. */
+  tokenExpiresAt: string | null;
 }
 
 export interface JobSignals {
@@ -33,5 +35,7 @@ export interface AppDeps {
   signals: JobSignals;
   /** Set when this process should process voice but cannot (e.g. no model installed): voice requests get 503. */
   voiceUnavailable?: string;
+  /** Set in processes that run the engine: 'degraded' once the watchdog saw a stuck worker thread. */
+  engineHealth?: () => 'ok' | 'degraded';
   observability: Observability;
 }

@@ -10,6 +10,18 @@ export interface FieldError {
   message: string;
 }
 
+/** A 400 lists at most this many field errors, then one entry saying how many more there are. */
+export const MAX_FIELD_ERRORS = 20;
+
+function capFieldErrors(errors: FieldError[]): FieldError[] {
+  if (errors.length <= MAX_FIELD_ERRORS) return errors;
+  const more = errors.length - MAX_FIELD_ERRORS;
+  return [
+    ...errors.slice(0, MAX_FIELD_ERRORS),
+    { field: '', code: 'too_many_errors', message: `${more} more ${more === 1 ? 'error' : 'errors'} not listed; fix these and send the request again` },
+  ];
+}
+
 export const INVALID_CREDENTIALS = 'Invalid or expired authentication credentials';
 
 export interface ApiErrorOptions {
@@ -33,7 +45,7 @@ export class ApiError extends Error {
   ) {
     super(message);
     this.status = ERROR_CODES[error].status;
-    this.errors = options.errors;
+    this.errors = options.errors && capFieldErrors(options.errors);
     this.headers = options.headers ?? {};
   }
 

@@ -7,6 +7,8 @@ import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { createJobRunner, type JobRunner } from './workers/job-runner.js';
 import { createSealer, resolveEncryptionKey } from './security/sealing.js';
+import { type EngineWatchdog, watchEngine } from './workers/engine-watchdog.js';
+import { startRetentionSweeps } from './workers/retention.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhook-dispatcher.js';
 
 export interface Runtime {
@@ -23,12 +25,38 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Tests inject a database; otherwise DATABASE_URL is opened and migrated. */
   database?: Database;
+  /** What the engine watchdog calls to end a process whose engine thread is stuck (default process.exit). */
+  exit?: (code: number) => void;
+}
+
+/**
+ * PostgreSQL migrates on its own connection without the statement timeout: a schema change, or
+ * waiting for another process's migration lock, may take longer than any request should. SQLite
+ * has no statement timeout (and an in-memory database exists only on its one connection).
+ */
+async function migrate(config: AppConfig, database: Database): Promise<void> {
+  if (database.dialect === 'sqlite') {
+    await migrateToLatest(database.db);
+    return;
+  }
+  const migrations = openDatabase(config.DATABASE_URL, { poolSize: 1, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
+  try {
+    await migrateToLatest(migrations.db);
+  } finally {
+    await migrations.close();
+  }
 }
 
 export async function createRuntime(config: AppConfig, options: RuntimeOptions): Promise<Runtime> {
   const dataDir = ensureDataDir(config);
-  const database = options.database ?? openDatabase(config.DATABASE_URL, { poolSize: config.DATABASE_POOL_SIZE });
-  if (!options.database) await migrateToLatest(database.db);
+  const database =
+    options.database ??
+    openDatabase(config.DATABASE_URL, {
+      poolSize: config.DATABASE_POOL_SIZE,
+      connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    });
+  if (!options.database) await migrate(config, database);
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   const metrics = createMetrics();
   const key = resolveEncryptionKey({
@@ -40,6 +68,8 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
 
   let runner: JobRunner | null = null;
   let dispatcher: WebhookDispatcher | null = null;
+  let watchdog: EngineWatchdog | null = null;
+  let retention: { stop(): void } | null = null;
   const deps: AppDeps = {
     database,
     config,
@@ -68,7 +98,14 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
     logger.info({ speakerModel: engine.speakerModelId, spoofModel: engine.spoofModelId, threads: engine.stats().threads }, 'engine ready');
     const poolEngine = engine;
     deps.observability.poolStats = () => poolEngine.stats();
-    runner = createJobRunner(deps, engine, engine.stats().threads);
+    watchdog = watchEngine(engine, {
+      stuckAfterMs: config.ENGINE_STUCK_MS ?? config.ENGINE_TASK_TIMEOUT_MS + 10_000,
+      exitAfterMs: config.ENGINE_WATCHDOG_EXIT_MS,
+      logger,
+      exit: options.exit ?? ((code) => process.exit(code)),
+    });
+    deps.engineHealth = watchdog.health;
+    runner = createJobRunner(deps, watchdog.analyzer, engine.stats().threads);
   }
   if (options.withWorkers) dispatcher = createWebhookDispatcher(deps);
 
@@ -78,8 +115,11 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
     startWorkers() {
       runner?.start();
       dispatcher?.start();
+      if (options.withWorkers) retention = startRetentionSweeps(deps);
     },
     async close() {
+      watchdog?.stop();
+      retention?.stop();
       await runner?.stop();
       await dispatcher?.stop();
       await engine?.close();

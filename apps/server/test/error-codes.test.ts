@@ -147,7 +147,7 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
       expect(res.headers.get('retry-after')).toBe('5');
     });
 
-    it('quota_exceeded (trial tokens only)', async () => {
+    it('quota_exceeded (a Sandbox organisation with any token; trial tokens on any plan)', async () => {
       const quota = await createTestContext();
       onTestFinished(() => quota.cleanup());
       await quota.request('PATCH', orgPath(quota.orgA.id, '/settings'), { body: { org_id: quota.orgA.id, settings: { callback_url: 'http://localhost:9/hook' } } });
@@ -167,8 +167,11 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
       const res = await quota.request('POST', orgPath(quota.orgA.id, '/enrollments'), { body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'one-more' } });
       code(res, 'quota_exceeded');
       const { bearer } = await issueToken(quota.db, { orgId: quota.orgA.id, friendlyName: 'live', kind: 'live' });
-      const live = await quota.request('POST', orgPath(quota.orgA.id, '/enrollments'), { token: bearer, body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'one-more' } });
-      expect(live.status).toBe(202);
+      const enrolWithLive = () => quota.request('POST', orgPath(quota.orgA.id, '/enrollments'), { token: bearer, body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'one-more' } });
+      code(await enrolWithLive(), 'quota_exceeded');
+      const starter = await quota.db.selectFrom('plans').select('id').where('name', '=', 'Starter').executeTakeFirstOrThrow();
+      await quota.db.updateTable('subscriptions').set({ plan_id: starter.id }).where('org_id', '=', quota.orgA.id).execute();
+      expect((await enrolWithLive()).status).toBe(202);
     });
 
     it('internal_error', async () => {
@@ -229,13 +232,15 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
       fieldCode(await ctx.request('GET', `${orgPath(ctx.orgA.id, '/users')}?sort=colour:asc`), 'sort', 'invalid_sort');
     });
 
-    it('must_match_path, must_be_in_future, callback_url_not_allowed', async () => {
+    it('must_match_path, must_be_in_future, outlives_creator, callback_url_not_allowed', async () => {
       fieldCode(
         await ctx.request('POST', orgPath(ctx.orgA.id, '/predefined-texts'), { body: { org_id: ctx.orgB.id, language: 'en-UK', text_code: 1, text: 'x' } }),
         'org_id',
         'must_match_path',
       );
       fieldCode(await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), { body: { friendly_name: 'old', enabled: true, expires_at: '2000-01-01T00:00:00Z' } }), 'expires_at', 'must_be_in_future');
+      // The trial token expires within the plan's trial: it cannot create a token that outlives it.
+      fieldCode(await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), { body: { friendly_name: 'later', enabled: true, expires_at: '2099-01-01T00:00:00Z' } }), 'expires_at', 'outlives_creator');
       fieldCode(
         await ctx.request('PATCH', orgPath(ctx.orgA.id, '/settings'), { body: { org_id: ctx.orgA.id, settings: { callback_url: 'https://10.0.0.1/hook' } } }),
         'settings.callback_url',
@@ -263,6 +268,17 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
       });
       fieldCode(res, 'voice_data', 'audio_too_large');
     });
+  });
+
+  it('too_many_errors: at most 20 field errors, then one entry saying how many more', async () => {
+    const body: Record<string, unknown> = { friendly_name: 'x', enabled: true };
+    for (let i = 0; i < 25; i++) body[`unknown_${i}`] = i;
+    const res = await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), { body });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toHaveLength(21);
+    expect(res.body.errors.slice(0, 20).every((e: { code: string }) => e.code === 'unknown_field')).toBe(true);
+    expect(res.body.errors[20]).toEqual({ field: '', code: 'too_many_errors', message: '5 more errors not listed; fix these and send the request again' });
+    covered.fields.add('too_many_errors');
   });
 
   it('every code the contract lists has a test above', () => {

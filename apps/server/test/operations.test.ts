@@ -107,11 +107,16 @@ describe(`trial quota, request ids, metrics, headers and logs (${TEST_DIALECT})`
     expect(res.status).toBe(429);
     expect(res.body.message).toMatch(/sandbox quota of 100/);
     const { bearer } = await issueToken(ctx.db, { orgId: ctx.orgA.id, friendlyName: 'live', kind: 'live' });
-    const live = await ctx.request('POST', `/v1/organisations/${ctx.orgA.id}/verifications`, {
-      token: bearer,
-      body: { voice_data: wav.toString('base64'), request_uuid: crypto.randomUUID(), external_id: 'quota' },
-    });
-    expect(live.status).toBe(202);
+    const verifyWithLive = () =>
+      ctx.request('POST', `/v1/organisations/${ctx.orgA.id}/verifications`, {
+        token: bearer,
+        body: { voice_data: wav.toString('base64'), request_uuid: crypto.randomUUID(), external_id: 'quota' },
+      });
+    // The quota follows the plan: a production token of a Sandbox organisation is capped too (decisions).
+    expect((await verifyWithLive()).status).toBe(429);
+    const starter = await ctx.db.selectFrom('plans').select('id').where('name', '=', 'Starter').executeTakeFirstOrThrow();
+    await ctx.db.updateTable('subscriptions').set({ plan_id: starter.id }).where('org_id', '=', ctx.orgA.id).execute();
+    expect((await verifyWithLive()).status).toBe(202);
   });
 
   it('echoes a valid X-Request-Id and generates one otherwise', async () => {

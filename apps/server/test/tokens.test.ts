@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { issueToken } from '../src/services/organisations.js';
 import { TEST_DIALECT } from './support/database.js';
 import {
   expectCreatedToken,
@@ -18,9 +19,10 @@ describe(`API tokens (${TEST_DIALECT})`, () => {
   const tokensPath = (rest = '') => orgPath(ctx().orgA.id, `/api-tokens${rest}`);
 
   describe('POST /organisations/{org_id}/api-tokens', () => {
-    it('201 with bearer and the token record; never expires without expires_at', async () => {
+    it('201 with bearer and the token record; never expires without expires_at (when the caller never expires)', async () => {
       const before = Date.now();
-      const res = await ctx().request('POST', tokensPath(), { body: { friendly_name: 'billing-service', enabled: true } });
+      const { bearer: production } = await issueToken(ctx().db, { orgId: ctx().orgA.id, friendlyName: 'production', kind: 'live' });
+      const res = await ctx().request('POST', tokensPath(), { token: production, body: { friendly_name: 'billing-service', enabled: true } });
       expect(res.status).toBe(201);
       expectCreatedToken(res.body);
       const { token } = res.body;

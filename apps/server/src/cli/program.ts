@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isEngineError } from '@voxkey/engine';
 import { Command, CommanderError } from 'commander';
-import { type AppConfig, ConfigError, loadConfig } from '../config.js';
+import { type AppConfig, ConfigError, loadConfig, productionProblems } from '../config.js';
 import { createLogger } from '../observability/logger.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { startServer, startWorker } from '../serve.js';
@@ -12,6 +12,13 @@ import { migrate } from './migrate.js';
 import { billingClosePeriod, modelsPull } from './operations.js';
 import { orgCreate, tokenCreate } from './org.js';
 import { type CliIo, EXIT, NotFoundError, UsageError } from './output.js';
+
+/** `serve` and `worker` refuse an unsafe production configuration (exit 2, every problem listed). */
+function safeForProduction(config: AppConfig): AppConfig {
+  const problems = productionProblems(config);
+  if (problems.length > 0) throw new ConfigError(`Refusing to start with NODE_ENV=production:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  return config;
+}
 
 /** The server package's version, found from this file whether it runs bundled (dist/) or from src/. */
 export function serverVersion(): string {
@@ -58,12 +65,12 @@ Exit codes: ${EXIT.ok} success, ${EXIT.failure} failure (database, engine, unexp
   program
     .command('serve')
     .description('start the API server (with in-process job workers unless RUN_WORKERS=false); the default command')
-    .action(async () => startServer(config()));
+    .action(async () => startServer(safeForProduction(config())));
 
   program
     .command('worker')
     .description('run jobs (inference) and webhook deliveries only, to scale them apart from the API (PostgreSQL)')
-    .action(async () => startWorker(config()));
+    .action(async () => startWorker(safeForProduction(config())));
 
   program
     .command('migrate')

@@ -52,7 +52,15 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   };
 }
 
-export function openDatabase(url: string, options: { poolSize?: number } = {}): Database {
+export interface OpenOptions {
+  poolSize?: number;
+  /** PostgreSQL: how long to wait for a new connection (or a free pooled one) before the query fails. */
+  connectTimeoutMs?: number;
+  /** PostgreSQL: the server cancels any statement that runs longer (0 = no limit). */
+  statementTimeoutMs?: number;
+}
+
+export function openDatabase(url: string, options: OpenOptions = {}): Database {
   if (dialectOf(url) === 'sqlite') {
     const file = sqliteFile(url);
     if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -60,12 +68,19 @@ export function openDatabase(url: string, options: { poolSize?: number } = {}): 
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
+    // Freed pages (a finished job's recording, an erased record) are overwritten with zeros, not left in the file.
+    sqlite.pragma('secure_delete = ON');
     // LIKE filters are case-sensitive on PostgreSQL; make SQLite agree.
     sqlite.pragma('case_sensitive_like = ON');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 0,
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+  });
   // An idle client's error (e.g. the server restarting) must not crash the process; the next query reconnects.
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });

@@ -1,6 +1,8 @@
 import { type Kysely, type Migration, Migrator } from 'kysely';
 import * as initial from './migrations/2026-11-21T1420_initial.js';
 import * as bytewiseText from './migrations/2026-11-21T1700_bytewise_text.js';
+import * as jobErasure from './migrations/2026-11-25T0610_job_erasure.js';
+import * as queueTurns from './migrations/2026-11-25T0605_queue_turns.js';
 import * as rateLimits from './migrations/2026-11-21T1600_rate_limits.js';
 import * as voice from './migrations/2026-11-21T1500_voice.js';
 import * as audioBytes from './migrations/2026-11-25T0600_audio_bytes.js';
@@ -13,6 +15,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T1600_rate_limits': rateLimits,
   '2026-11-21T1700_bytewise_text': bytewiseText,
   '2026-11-25T0600_audio_bytes': audioBytes,
+  '2026-11-25T0605_queue_turns': queueTurns,
+  '2026-11-25T0610_job_erasure': jobErasure,
 };
 
 function createMigrator(db: Kysely<DB>): Migrator {

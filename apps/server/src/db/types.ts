@@ -141,6 +141,8 @@ export interface JobsTable {
   device_mismatch: Flag | null;
   latency_ms: number | null;
   completed_at: Timestamp | null;
+  /** Personal data erased (user deleted or retention passed); the row is kept for metering and GETs answer 404. */
+  erased_at: Generated<Timestamp | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -197,6 +199,13 @@ export interface RateLimitBucketsTable {
   allowed: number;
 }
 
+/** When each organisation last had a job / a delivery claimed, for round-robin claim order. */
+export interface QueueTurnsTable {
+  org_id: number;
+  job_claimed_at: Timestamp | null;
+  delivery_claimed_at: Timestamp | null;
+}
+
 export interface DB {
   organisations: OrganisationsTable;
   organisation_settings: OrganisationSettingsTable;
@@ -212,6 +221,7 @@ export interface DB {
   webhook_secrets: WebhookSecretsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   rate_limit_buckets: RateLimitBucketsTable;
+  queue_turns: QueueTurnsTable;
 }
 
 export type OrganisationRow = Selectable<OrganisationsTable>;

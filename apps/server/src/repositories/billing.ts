@@ -52,6 +52,21 @@ export function findPlanByName(db: Executor, name: string): Promise<PlanRow | un
   return db.selectFrom('plans').selectAll().where('name', '=', name).executeTakeFirst();
 }
 
+/** The plan of the organisation's subscription active on `day` (YYYY-MM-DD), the latest-started if several. */
+export function findCurrentPlan(db: Executor, orgId: number, day: string): Promise<PlanRow | undefined> {
+  return db
+    .selectFrom('subscriptions')
+    .innerJoin('plans', 'plans.id', 'subscriptions.plan_id')
+    .selectAll('plans')
+    .where('subscriptions.org_id', '=', orgId)
+    .where('subscriptions.start_date', '<=', day)
+    .where((eb) => eb.or([eb('subscriptions.end_date', 'is', null), eb('subscriptions.end_date', '>=', day)]))
+    .orderBy('subscriptions.start_date', 'desc')
+    .orderBy('subscriptions.id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
 export async function insertSubscription(db: Executor, values: { orgId: number; planId: number; startDate: string }): Promise<SubscriptionRow> {
   const now = nowIso();
   return db

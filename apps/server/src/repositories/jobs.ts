@@ -1,8 +1,9 @@
 import type { AudioInfo } from '@voxkey/engine';
-import { sql } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
-import type { JobKind, JobRow, JobStatus, VerificationResult } from '../db/types.js';
+import type { DB, JobKind, JobRow, JobStatus, VerificationResult } from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
+import { takeTurn } from './queue-turns.js';
 
 export interface NewJob {
   orgId: number;
@@ -89,33 +90,74 @@ export function findEnrolmentInFlight(db: Executor, orgId: number, externalId: s
     .executeTakeFirst();
 }
 
-export async function countUnfinishedJobs(db: Executor): Promise<number> {
-  const row = await db
+/** Unfinished (queued or processing) jobs, of one organisation or of all. */
+export async function countUnfinishedJobs(db: Executor, orgId?: number): Promise<number> {
+  let query = db
     .selectFrom('jobs')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('status', 'in', ['queued', 'processing'])
-    .executeTakeFirstOrThrow();
+    .where('status', 'in', ['queued', 'processing']);
+  if (orgId !== undefined) query = query.where('org_id', '=', orgId);
+  const row = await query.executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
+// Any constant works; it only has to differ from other advisory locks in the same database.
+const ADMISSION_LOCK_KEY = 0x766f786b;
+
 /**
- * Claims the oldest runnable job: queued and due, or processing with an expired lease (its worker died).
- * On PostgreSQL `FOR UPDATE SKIP LOCKED` lets several processes claim concurrently without blocking;
- * SQLite has a single writer, so the UPDATE is atomic as it is.
+ * Serialises job admissions (quota and queue-cap checks plus the insert) for the rest of the
+ * transaction, so concurrent requests cannot both pass a check that only one of them may pass.
+ * PostgreSQL: a transaction-scoped advisory lock. SQLite: a no-op write takes the database's
+ * single write lock at once (a deferred transaction would only take it at the insert).
+ */
+export async function lockJobAdmissions(db: Executor, dialect: Dialect, orgId: number): Promise<void> {
+  if (dialect === 'postgres') {
+    await sql`select pg_advisory_xact_lock(${ADMISSION_LOCK_KEY})`.execute(db);
+    return;
+  }
+  await db.updateTable('organisations').set((eb) => ({ updated_at: eb.ref('updated_at') })).where('id', '=', orgId).execute();
+}
+
+/** Queued and due, or processing with an expired lease (its worker died). */
+function runnable(now: string) {
+  return (eb: ExpressionBuilder<DB, 'jobs'>) =>
+    eb.or([
+      eb.and([eb('status', '=', 'queued'), eb('run_after', '<=', now)]),
+      eb.and([eb('status', '=', 'processing'), eb('lease_expires_at', '<', now)]),
+    ]);
+}
+
+/**
+ * Claims a runnable job, serving organisations in turn: the organisation whose last claim is the
+ * oldest (or that never had one) goes next, and within it the oldest job. One organisation with
+ * a full queue therefore delays another's job by at most one job per worker thread.
+ * On PostgreSQL `FOR UPDATE SKIP LOCKED` lets several processes claim concurrently without
+ * blocking; when the chosen organisation's jobs are all locked by other claimers, the oldest
+ * unlocked job of any organisation is taken instead. SQLite has a single writer, so the UPDATE
+ * is atomic as it is.
  */
 export async function claimJob(db: Executor, dialect: Dialect, owner: string, leaseMs: number): Promise<JobRow | undefined> {
   const now = nowIso();
-  let candidate = db
+  const claimed =
+    (await claimWhere(db, dialect, owner, leaseMs, now, 'next-organisation')) ??
+    (dialect === 'postgres' ? await claimWhere(db, dialect, owner, leaseMs, now, 'any-organisation') : undefined);
+  if (claimed) await takeTurn(db, 'job_claimed_at', claimed.org_id, now);
+  return claimed;
+}
+
+function claimWhere(db: Executor, dialect: Dialect, owner: string, leaseMs: number, now: string, from: 'next-organisation' | 'any-organisation') {
+  const nextOrganisation = db
     .selectFrom('jobs')
-    .select('id')
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('status', '=', 'queued'), eb('run_after', '<=', now)]),
-        eb.and([eb('status', '=', 'processing'), eb('lease_expires_at', '<', now)]),
-      ]),
-    )
-    .orderBy('id')
+    .leftJoin('queue_turns', 'queue_turns.org_id', 'jobs.org_id')
+    .select('jobs.org_id')
+    .where(runnable(now))
+    .groupBy('jobs.org_id')
+    .orderBy((eb) => eb.fn.coalesce(eb.fn.max('queue_turns.job_claimed_at'), sql<string>`''`))
+    .orderBy((eb) => eb.fn.min('jobs.id'))
     .limit(1);
+  let candidate = db.selectFrom('jobs').select('id').where(runnable(now));
+  if (from === 'next-organisation') candidate = candidate.where('org_id', '=', nextOrganisation);
+  candidate = candidate.orderBy('id').limit(1);
   if (dialect === 'postgres') candidate = candidate.forUpdate().skipLocked();
   return db
     .updateTable('jobs')

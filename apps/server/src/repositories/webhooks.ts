@@ -1,8 +1,9 @@
 import { DELIVERY_FILTER_FIELDS } from '@voxkey/contract';
-import { sql } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
-import type { DeliveryStatus, WebhookDeliveryRow, WebhookEventType, WebhookSecretRow } from '../db/types.js';
+import type { DB, DeliveryStatus, WebhookDeliveryRow, WebhookEventType, WebhookSecretRow } from '../db/types.js';
 import { nowIso } from './clock.js';
+import { takeTurn } from './queue-turns.js';
 import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
 export function toDelivery(row: WebhookDeliveryRow) {
@@ -93,17 +94,45 @@ export function requeueDelivery(db: Executor, orgId: number, id: number): Promis
     .executeTakeFirst();
 }
 
-/** Claims one due delivery (pending and due, or leased by a process that died). */
+/**
+ * Claims one due delivery (pending and due, or leased by a process that died), serving
+ * organisations in turn like the job runner: the organisation whose last delivery claim is the
+ * oldest goes next, its earliest-due delivery first. A flood of one organisation's webhooks (or a
+ * slow receiver) then delays another organisation's by at most one delivery per lane. On
+ * PostgreSQL, when the chosen organisation's deliveries are all locked, the earliest-due unlocked
+ * delivery of any organisation is taken.
+ */
 export async function claimDelivery(db: Executor, dialect: Dialect, owner: string, leaseMs: number): Promise<WebhookDeliveryRow | undefined> {
   const now = nowIso();
-  let candidate = db
+  const claimed =
+    (await claimDeliveryWhere(db, dialect, owner, leaseMs, now, 'next-organisation')) ??
+    (dialect === 'postgres' ? await claimDeliveryWhere(db, dialect, owner, leaseMs, now, 'any-organisation') : undefined);
+  if (claimed) await takeTurn(db, 'delivery_claimed_at', claimed.org_id, now);
+  return claimed;
+}
+
+function dueDelivery(now: string) {
+  return (eb: ExpressionBuilder<DB, 'webhook_deliveries'>) =>
+    eb.and([
+      eb('status', '=', 'pending'),
+      eb('next_attempt_at', '<=', now),
+      eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]),
+    ]);
+}
+
+function claimDeliveryWhere(db: Executor, dialect: Dialect, owner: string, leaseMs: number, now: string, from: 'next-organisation' | 'any-organisation') {
+  const nextOrganisation = db
     .selectFrom('webhook_deliveries')
-    .select('id')
-    .where('status', '=', 'pending')
-    .where('next_attempt_at', '<=', now)
-    .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
-    .orderBy('next_attempt_at')
+    .leftJoin('queue_turns', 'queue_turns.org_id', 'webhook_deliveries.org_id')
+    .select('webhook_deliveries.org_id')
+    .where(dueDelivery(now))
+    .groupBy('webhook_deliveries.org_id')
+    .orderBy((eb) => eb.fn.coalesce(eb.fn.max('queue_turns.delivery_claimed_at'), sql<string>`''`))
+    .orderBy((eb) => eb.fn.min('webhook_deliveries.next_attempt_at'))
     .limit(1);
+  let candidate = db.selectFrom('webhook_deliveries').select('id').where(dueDelivery(now));
+  if (from === 'next-organisation') candidate = candidate.where('org_id', '=', nextOrganisation);
+  candidate = candidate.orderBy('next_attempt_at').orderBy('id').limit(1);
   if (dialect === 'postgres') candidate = candidate.forUpdate().skipLocked();
   return db
     .updateTable('webhook_deliveries')

@@ -2,11 +2,40 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { type CallbackPolicy, isAddressAllowed } from './callback-url.js';
+import { isIP } from 'node:net';
+import { type CallbackPolicy, classifyAddress, isAddressAllowed } from './callback-url.js';
 
 export interface PostResult {
   statusCode: number | null;
+  /** The full error, for the server log only: it can name local addresses and ports. */
   error: string | null;
+  /** What the delivery log may show instead (see coarseDeliveryError). */
+  reason?: string;
+}
+
+const REASON_BY_CODE: Record<string, string> = {
+  ECONNREFUSED: 'connection_refused',
+  ECONNRESET: 'connection_reset',
+  EPIPE: 'connection_reset',
+  ETIMEDOUT: 'timeout',
+  ENOTFOUND: 'dns_failure',
+  EAI_AGAIN: 'dns_failure',
+  EFORBIDDEN: 'forbidden_address',
+  EHOSTUNREACH: 'host_unreachable',
+  ENETUNREACH: 'host_unreachable',
+};
+
+/**
+ * A reason for the delivery log that tells a receiver's owner what went wrong without turning
+ * webhooks into a port scanner: the precise reason only when the peer is a public address,
+ * `unreachable` otherwise (the detail stays in the server log).
+ */
+export function coarseDeliveryError(err: NodeJS.ErrnoException & { address?: string }, host: string): string {
+  const code = err.code ?? '';
+  const reason = /CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code) ? 'tls_error' : (REASON_BY_CODE[code] ?? 'network_error');
+  if (reason === 'dns_failure' || reason === 'forbidden_address') return reason;
+  const peer = err.address ?? host;
+  return isIP(peer) && classifyAddress(peer) === 'public' ? reason : 'unreachable';
 }
 
 /**
@@ -35,18 +64,18 @@ export function postJson(url: string, body: string, headers: Record<string, stri
     try {
       target = new URL(url);
     } catch {
-      resolve({ statusCode: null, error: 'invalid callback URL' });
+      resolve({ statusCode: null, error: 'invalid callback URL', reason: 'invalid_callback_url' });
       return;
     }
     const client = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : null;
     if (!client) {
-      resolve({ statusCode: null, error: 'callback URL must be http(s)' });
+      resolve({ statusCode: null, error: 'callback URL must be http(s)', reason: 'invalid_callback_url' });
       return;
     }
     const host = target.hostname.replace(/^\[|\]$/g, '');
     const literal = /^[\d.]+$/.test(host) || host.includes(':');
     if (literal && !isAddressAllowed(host, options.policy)) {
-      resolve({ statusCode: null, error: `${host} is a forbidden address` });
+      resolve({ statusCode: null, error: `${host} is a forbidden address`, reason: 'forbidden_address' });
       return;
     }
     const request = client.request(
@@ -65,9 +94,10 @@ export function postJson(url: string, body: string, headers: Record<string, stri
         response.on('error', () => resolve({ statusCode: response.statusCode ?? null, error: null }));
       },
     );
-    const timer = setTimeout(() => request.destroy(new Error(`timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
-    request.on('timeout', () => request.destroy(new Error(`timed out after ${options.timeoutMs} ms`)));
-    request.on('error', (err) => resolve({ statusCode: null, error: err.message }));
+    const timedOut = () => request.destroy(Object.assign(new Error(`timed out after ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+    const timer = setTimeout(timedOut, options.timeoutMs);
+    request.on('timeout', timedOut);
+    request.on('error', (err) => resolve({ statusCode: null, error: err.message, reason: coarseDeliveryError(err, host) }));
     request.on('close', () => clearTimeout(timer));
     request.end(body);
   });

@@ -9,7 +9,12 @@ const KEY_FILE = 'encryption.key';
 export interface Sealer {
   seal(plain: Uint8Array, associatedData: string): string;
   open(sealed: string, associatedData: string): Buffer;
+  /** Binary form for large values (queued recordings): version byte 1, nonce, tag, ciphertext. */
+  sealBytes(plain: Uint8Array, associatedData: string): Buffer;
+  openBytes(sealed: Uint8Array, associatedData: string): Buffer;
 }
+
+const BINARY_VERSION = 1;
 
 export function createSealer(key: Buffer): Sealer {
   if (key.length !== 32) throw new Error('The encryption key must be 32 bytes (AES-256)');
@@ -20,6 +25,21 @@ export function createSealer(key: Buffer): Sealer {
       cipher.setAAD(Buffer.from(associatedData, 'utf8'));
       const ciphertext = Buffer.concat([cipher.update(plain), cipher.final()]);
       return [VERSION, nonce, cipher.getAuthTag(), ciphertext].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+    },
+    sealBytes(plain, associatedData) {
+      const nonce = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, nonce);
+      cipher.setAAD(Buffer.from(associatedData, 'utf8'));
+      const ciphertext = Buffer.concat([cipher.update(plain), cipher.final()]);
+      return Buffer.concat([Buffer.from([BINARY_VERSION]), nonce, cipher.getAuthTag(), ciphertext]);
+    },
+    openBytes(sealed, associatedData) {
+      const bytes = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
+      if (bytes.length < 29 || bytes[0] !== BINARY_VERSION) throw new Error('Unrecognised sealed value');
+      const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(1, 13));
+      decipher.setAAD(Buffer.from(associatedData, 'utf8'));
+      decipher.setAuthTag(bytes.subarray(13, 29));
+      return Buffer.concat([decipher.update(bytes.subarray(29)), decipher.final()]);
     },
     open(sealed, associatedData) {
       const [version, nonce, tag, ciphertext] = sealed.split('.');

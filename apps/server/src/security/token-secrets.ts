@@ -23,3 +23,9 @@ export function sameHash(a: string, b: string): boolean {
   const right = Buffer.from(b, 'hex');
   return left.length === right.length && timingSafeEqual(left, right);
 }
+
+/** Whether an `Authorization` header carries exactly `Bearer <expected>`, compared in constant time. */
+export function bearerMatches(header: string | undefined, expected: string): boolean {
+  const presented = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
+  return presented !== undefined && sameHash(hashBearer(presented), hashBearer(expected));
+}

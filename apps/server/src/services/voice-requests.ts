@@ -5,9 +5,9 @@ import { isUniqueViolation } from '../db/errors.js';
 import { ApiError, type FieldErrorCode } from '../errors.js';
 import type { AppDeps, AuthContext } from '../deps.js';
 import * as jobs from '../repositories/jobs.js';
-import { findPlanByName } from '../repositories/billing.js';
 import { findSettings } from '../repositories/organisations.js';
-import { DEFAULT_PLAN_NAME } from './organisations.js';
+import { sealRecording } from '../security/recordings.js';
+import { admitJob } from './job-admission.js';
 import { findUserByExternalId } from '../repositories/users.js';
 
 export interface VoiceRequestBody {
@@ -20,7 +20,6 @@ export interface VoiceRequestBody {
 }
 
 export const ACCEPTED_MESSAGE = 'Request accepted; the result will be delivered to the callback URL.';
-const QUEUE_FULL_RETRY_AFTER_S = 5;
 
 /**
  * Identifies the request's content, so a replay of the same request_uuid can be told from a reuse.
@@ -67,24 +66,6 @@ const decodeVoiceData = (voiceData: string): Uint8Array => onVoiceData(() => dec
 /** The one header check (format, sample rate, duration); the worker trusts its result. */
 const checkRecording = (bytes: Uint8Array): AudioInfo => onVoiceData(() => inspectBytes(bytes, DEFAULT_INTAKE_LIMITS));
 
-/**
- * Trial tokens are for sandbox use: together they may make as many enrolments and verifications
- * per calendar month (UTC) as the Sandbox plan includes.
- */
-async function checkTrialQuota(deps: AppDeps, orgId: number): Promise<void> {
-  const db = deps.database.db;
-  const sandbox = await findPlanByName(db, DEFAULT_PLAN_NAME);
-  const quota = sandbox?.monthly_calls_included ?? 100;
-  const now = new Date();
-  const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-  const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-  if ((await jobs.countJobsSince(db, orgId, monthStart.toISOString())) >= quota) {
-    throw new ApiError('quota_exceeded', `Trial tokens are limited to the sandbox quota of ${quota} enrolments and verifications a month; create a production token`, {
-      headers: { 'Retry-After': String(Math.ceil((nextMonth.getTime() - now.getTime()) / 1000)) },
-    });
-  }
-}
-
 async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, externalId: string): Promise<void> {
   const db = deps.database.db;
   const user = await findUserByExternalId(db, orgId, externalId);
@@ -130,14 +111,9 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
 
   const info = checkRecording(audio);
   await checkSubject(deps, orgId, kind, body.external_id);
-  if (auth.tokenKind === 'trial') await checkTrialQuota(deps, orgId);
-
-  if ((await jobs.countUnfinishedJobs(db)) >= deps.config.JOB_MAX_QUEUE) {
-    throw new ApiError('queue_full', 'The processing queue is full; retry later', { headers: { 'Retry-After': String(QUEUE_FULL_RETRY_AFTER_S) } });
-  }
 
   try {
-    await jobs.insertJob(db, {
+    await admitJob(deps, auth, {
       orgId,
       kind,
       requestUuid: body.request_uuid,
@@ -146,7 +122,7 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
       language: body.language,
       deviceFingerprint: body.device_fingerprint ?? null,
       deviceType: body.device_type ?? null,
-      recording: { bytes: audio, info },
+      recording: { bytes: sealRecording(deps.sealer, orgId, body.request_uuid, audio), info },
     });
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;

@@ -7,6 +7,7 @@ import { completeJob, jobRecording, releaseJob } from '../repositories/jobs.js';
 import { findUserByExternalId, insertUser, upsertDevice } from '../repositories/users.js';
 import { findVoiceprint, insertVoiceprint } from '../repositories/voiceprints.js';
 import { insertDelivery } from '../repositories/webhooks.js';
+import { openRecording } from '../security/recordings.js';
 import { openEmbedding, sealEmbedding } from '../security/voiceprints.js';
 import {
   type EnrolmentOutcome,
@@ -37,14 +38,15 @@ function finishedNow(job: JobRow) {
 }
 
 /** The recording as the request side stored it; its header was checked there, so the engine does not check it again. */
-function recordingOf(job: JobRow) {
+function recordingOf(deps: AppDeps, job: JobRow) {
   const recording = jobRecording(job);
   if (!recording) throw new Error(`job ${job.id} has no recording`);
-  return { bytes: recording.bytes, options: recording.info ? { audio: recording.info } : {} };
+  const bytes = openRecording(deps.sealer, job.org_id, job.request_uuid, recording.bytes);
+  return { bytes, options: recording.info ? { audio: recording.info } : {} };
 }
 
-async function analyseEnrolment(engine: VoiceAnalyzer, job: JobRow): Promise<Analysed> {
-  const { bytes, options } = recordingOf(job);
+async function analyseEnrolment(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow): Promise<Analysed> {
+  const { bytes, options } = recordingOf(deps, job);
   try {
     const analysis = await engine.enrol(bytes, options);
     const outcome: EnrolmentOutcome = {
@@ -76,7 +78,7 @@ async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: Jo
   if (!user.is_active) return { outcome: rejected('user_inactive', user.id) };
 
   const deviceMismatch = job.device_fingerprint && voiceprint.enrolment_fingerprint ? job.device_fingerprint !== voiceprint.enrolment_fingerprint : null;
-  const { bytes, options } = recordingOf(job);
+  const { bytes, options } = recordingOf(deps, job);
   try {
     const embedding = openEmbedding(deps.sealer, job.org_id, user.id, voiceprint.sealed_embedding);
     const analysis = await engine.verify(bytes, { modelId: voiceprint.model_id, embedding }, { ...options, threshold: deps.config.MATCH_THRESHOLD });
@@ -139,8 +141,16 @@ async function commitOutcome(deps: AppDeps, trx: Executor, job: JobRow, { kind, 
  */
 export async function processJob(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow, owner: string): Promise<ProcessResult> {
   let analysed: Analysed;
+  // Every earlier attempt ended without an outcome (its worker died, hung or could not commit):
+  // a poison job. End it instead of letting it take a worker down again.
+  const poisoned = job.attempts > deps.config.JOB_MAX_ATTEMPTS;
   try {
-    analysed = job.kind === 'enrollment' ? await analyseEnrolment(engine, job) : await analyseVerification(deps, engine, job);
+    if (poisoned) {
+      deps.observability.logger.error({ jobId: job.id, orgId: job.org_id, attempts: job.attempts }, 'job exceeded its attempt limit without an outcome; failing it');
+      analysed = { outcome: failedAfterRetries(job, 'processing_error') };
+    } else {
+      analysed = job.kind === 'enrollment' ? await analyseEnrolment(deps, engine, job) : await analyseVerification(deps, engine, job);
+    }
   } catch (err) {
     if (job.attempts < deps.config.JOB_MAX_ATTEMPTS) {
       deps.observability.logger.warn({ err, jobId: job.id, attempt: job.attempts }, 'job failed; handed back for a retry');
@@ -150,11 +160,28 @@ export async function processJob(deps: AppDeps, engine: VoiceAnalyzer, job: JobR
     analysed = { outcome: failedAfterRetries(job, isEngineError(err) ? err.code : 'processing_error') };
   }
 
-  const committed = await deps.database.db
+  let committed: boolean;
+  try {
+    committed = await commitCompletion(deps, job, owner, analysed.outcome, poisoned);
+  } catch (err) {
+    // A commit that fails (e.g. a constraint the outcome breaks) is retried like a crash; past the
+    // attempt limit the next claim ends the job as a poison job.
+    deps.observability.logger.error({ err, jobId: job.id, attempt: job.attempts }, 'job outcome could not be committed; handed back');
+    await releaseJob(deps.database.db, job.id, owner, Math.min(60_000, 1000 * 2 ** job.attempts));
+    return { result: 'released' };
+  }
+  if (!committed) return { result: 'lost' };
+  deps.signals.deliveryQueued();
+  return { result: 'completed', timings: analysed.timings };
+}
+
+function commitCompletion(deps: AppDeps, job: JobRow, owner: string, outcome: JobOutcome, poisoned: boolean): Promise<boolean> {
+  return deps.database.db
     .transaction()
     .execute(async (trx) => {
-      const event = await commitOutcome(deps, trx, job, analysed.outcome);
-      if (!(await completeJob(trx, job.id, owner, event.record))) {
+      const event = await commitOutcome(deps, trx, job, outcome);
+      const record = poisoned ? { ...event.record, status: 'failed' as const } : event.record;
+      if (!(await completeJob(trx, job.id, owner, record))) {
         // Our lease ran out and another worker owns the job now: undo our writes.
         throw new LeaseLostError();
       }
@@ -172,9 +199,6 @@ export async function processJob(deps: AppDeps, engine: VoiceAnalyzer, job: JobR
       if (err instanceof LeaseLostError) return false;
       throw err;
     });
-  if (!committed) return { result: 'lost' };
-  deps.signals.deliveryQueued();
-  return { result: 'completed', timings: analysed.timings };
 }
 
 function numericTimings(timings: object): Record<string, number> {

@@ -12,7 +12,8 @@ export function createJobRunner(deps: AppDeps, engine: VoiceAnalyzer, concurrenc
   const onError = (err: unknown) => logger.error({ err }, 'job runner error');
   const loop = new WakeableLoop(
     async () => {
-      if (loop.isStopping) return false;
+      // A degraded engine (stuck thread) takes no new jobs; other processes, or this one restarted, will.
+      if (loop.isStopping || deps.engineHealth?.() === 'degraded') return false;
       const job = await claimJob(deps.database.db, deps.database.dialect, owner, deps.config.JOB_LEASE_MS);
       if (!job) return false;
       const context = { jobId: job.id, orgId: job.org_id, kind: job.kind, requestUuid: job.request_uuid, attempt: job.attempts };

@@ -3,7 +3,7 @@ import type { AppDeps } from '../deps.js';
 import { findSettings } from '../repositories/organisations.js';
 import { claimDelivery, recordAttempt } from '../repositories/webhooks.js';
 import { callbackPolicy } from '../security/callback-url.js';
-import { postJson } from '../security/outbound-http.js';
+import { type PostResult, postJson } from '../security/outbound-http.js';
 import { signatureHeaders, signingSecrets } from '../security/webhook-secrets.js';
 import { workerOwnerId } from './owner-id.js';
 import { WakeableLoop } from './wakeable-loop.js';
@@ -15,9 +15,13 @@ export function nextDelayMs(schedule: number[], attemptsMade: number, random = M
   return Math.round(step * (0.8 + 0.4 * random()));
 }
 
-async function attempt(deps: AppDeps, delivery: WebhookDeliveryRow): Promise<{ statusCode: number | null; error: string | null }> {
+/** The first attempt plus one retry per step of the schedule. */
+export const maxDeliveryAttempts = (schedule: number[]) => schedule.length + 1;
+const POISON_ERROR = 'attempt limit reached without an outcome';
+
+async function attempt(deps: AppDeps, delivery: WebhookDeliveryRow): Promise<PostResult> {
   const settings = await findSettings(deps.database.db, delivery.org_id);
-  if (!settings?.callback_url) return { statusCode: null, error: 'No callback URL configured' };
+  if (!settings?.callback_url) return { statusCode: null, error: 'No callback URL configured', reason: 'no_callback_url' };
   const secrets = await signingSecrets(deps.database.db, deps.sealer, delivery.org_id);
   const headers = signatureHeaders(secrets, delivery.webhook_id, new Date(), delivery.payload);
   return postJson(settings.callback_url, delivery.payload, headers, {
@@ -37,7 +41,14 @@ export function createWebhookDispatcher(deps: AppDeps) {
       if (loop.isStopping) return false;
       const delivery = await claimDelivery(deps.database.db, deps.database.dialect, owner, leaseMs);
       if (!delivery) return false;
-      const { statusCode, error } = await attempt(deps, delivery);
+      if (delivery.attempts > maxDeliveryAttempts(deps.config.WEBHOOK_RETRY_SCHEDULE)) {
+        // Earlier attempts never recorded an outcome (the dispatcher died or could not commit): stop here.
+        await recordAttempt(deps.database.db, delivery.id, owner, { status: 'failed', statusCode: null, error: POISON_ERROR, nextAttemptAt: null });
+        metrics.webhookAttempts.inc({ outcome: 'failed' });
+        logger.error({ deliveryId: delivery.id, orgId: delivery.org_id, webhookId: delivery.webhook_id, attempts: delivery.attempts }, 'webhook delivery exceeded its attempt limit; marked failed');
+        return true;
+      }
+      const { statusCode, error, reason } = await attempt(deps, delivery);
       let status: DeliveryStatus;
       let nextAttemptAt: string | null = null;
       if (statusCode !== null && statusCode >= 200 && statusCode < 300) status = 'delivered';
@@ -47,7 +58,8 @@ export function createWebhookDispatcher(deps: AppDeps) {
         status = delay === null ? 'failed' : 'pending';
         if (delay !== null) nextAttemptAt = new Date(Date.now() + delay).toISOString();
       }
-      const lastError = error ?? (status === 'delivered' ? null : `receiver answered ${statusCode}`);
+      // The delivery log (API) gets a coarse reason; the raw error, which may name local ports, only the server log.
+      const lastError = error !== null ? (reason ?? 'network_error') : status === 'delivered' ? null : `receiver answered ${statusCode}`;
       await recordAttempt(deps.database.db, delivery.id, owner, { status, statusCode, error: lastError, nextAttemptAt });
       metrics.webhookAttempts.inc({ outcome: status });
       if (delivery.attempts > 1) metrics.webhookRetries.inc();

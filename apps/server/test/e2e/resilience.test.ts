@@ -71,7 +71,7 @@ describe.skipIf(!HAS_DATASET)(`crashes, backpressure and rotation, with dataset 
 
   it('answers 429 with Retry-After when the queue is full, and stops at 410', async () => {
     const receiver = await startWebhookReceiver(() => 410);
-    const environment = await createServerEnvironment({ JOB_MAX_QUEUE: '2' });
+    const environment = await createServerEnvironment({ JOB_MAX_QUEUE: '2', JOB_MAX_QUEUE_PER_ORG: '2' });
     try {
       const created = await runCli(environment, ['org', 'create', '--name', 'Full', '--email', 'f@example.com', '--callback-url', receiver.url]);
       const orgId = created.organisation.id;

@@ -548,6 +548,8 @@ export interface components {
          *     - `too_deeply_nested`: The body nests objects or arrays too deeply.
          *     - `must_match_path`: The body names another organisation than the path.
          *     - `must_be_in_future`: A date-time that must lie in the future does not.
+         *     - `too_many_errors`: The last entry of a list cut at 20 problems: its message says how many more were not listed (its `field` is empty).
+         *     - `outlives_creator`: A token would expire after the token that creates it (e.g. a trial token creating a longer-lived token).
          *     - `callback_url_not_allowed`: The callback URL is not allowed (not http(s), has credentials, cannot be resolved, or points at a forbidden address).
          *     - `invalid_base64`: `voice_data` is not valid base64.
          *     - `unsupported_audio_format`: `voice_data` is neither WAV nor MP3.
@@ -558,7 +560,7 @@ export interface components {
          *     - `audio_too_large`: The decoded recording is larger than the maximum file size.
          * @enum {string}
          */
-        FieldErrorCode: "required" | "unknown_field" | "invalid_type" | "invalid_value" | "invalid_format" | "invalid_uuid" | "invalid_json" | "too_short" | "too_long" | "out_of_range" | "invalid_filter" | "invalid_sort" | "contains_nul" | "too_deeply_nested" | "must_match_path" | "must_be_in_future" | "callback_url_not_allowed" | "invalid_base64" | "unsupported_audio_format" | "corrupt_audio" | "sample_rate_too_low" | "audio_too_short" | "audio_too_long" | "audio_too_large";
+        FieldErrorCode: "required" | "unknown_field" | "invalid_type" | "invalid_value" | "invalid_format" | "invalid_uuid" | "invalid_json" | "too_short" | "too_long" | "out_of_range" | "invalid_filter" | "invalid_sort" | "contains_nul" | "too_deeply_nested" | "must_match_path" | "must_be_in_future" | "too_many_errors" | "outlives_creator" | "callback_url_not_allowed" | "invalid_base64" | "unsupported_audio_format" | "corrupt_audio" | "sample_rate_too_low" | "audio_too_short" | "audio_too_long" | "audio_too_large";
         UnauthorizedError: components["schemas"]["Error"] & {
             /** @enum {string} */
             error?: "unauthorized";
@@ -590,8 +592,8 @@ export interface components {
          *     - `payload_too_large`: (413) The request body is larger than the server accepts.
          *     - `unsupported_media_type`: (415) The request has a body that is not `application/json`.
          *     - `rate_limited`: (429) The token's or organisation's request rate is exceeded; retry after `Retry-After` seconds.
-         *     - `queue_full`: (429) The voice processing queue is full; retry after `Retry-After` seconds.
-         *     - `quota_exceeded`: (429) Trial tokens have used this month's sandbox quota; `Retry-After` points at the next month.
+         *     - `queue_full`: (429) The voice processing queue is full, or this organisation has as many unfinished requests as it may; retry after `Retry-After` seconds.
+         *     - `quota_exceeded`: (429) A Sandbox organisation (any token), or a trial token on any plan, has used this month's sandbox quota; `Retry-After` points at the next month.
          *     - `internal_error`: (500) An unexpected server fault; the message never carries internals.
          *     - `unavailable`: (503) The server cannot do this now (e.g. voice processing without an installed model).
          * @enum {string}

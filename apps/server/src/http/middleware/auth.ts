@@ -23,7 +23,7 @@ export function requireToken(): MiddlewareHandler<AppEnv> {
     if (!token.enabled) throw unauthorized();
     if (token.expires_at !== null && Date.parse(token.expires_at) <= Date.now()) throw unauthorized();
 
-    c.set('auth', { orgId: token.org_id, tokenId: token.id, tokenKind: token.kind });
+    c.set('auth', { orgId: token.org_id, tokenId: token.id, tokenKind: token.kind, tokenExpiresAt: token.expires_at });
     await next();
   };
 }

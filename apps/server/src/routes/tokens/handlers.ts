@@ -1,5 +1,6 @@
 import type { createApiToken, deleteApiToken, listApiTokens, updateApiToken } from '@voxkey/contract';
 import { TOKEN_FILTER_FIELDS, TOKEN_SORT_FIELDS } from '@voxkey/contract';
+import type { AuthContext } from '../../deps.js';
 import { ApiError } from '../../errors.js';
 import { parseListQuery, setPaginationHeaders } from '../../http/list-params.js';
 import type { AppRouteHandler } from '../../http/types.js';
@@ -15,10 +16,24 @@ export const create: AppRouteHandler<typeof createApiToken> = async (c) => {
     friendlyName: body.friendly_name,
     kind: 'live',
     enabled: body.enabled,
-    expiresAt: expiresAt?.toISOString() ?? null,
+    expiresAt: expiryAllowedFor(c.var.auth, expiresAt),
   });
   return c.json(created, 201);
 };
+
+/**
+ * A token may only create tokens that expire no later than itself (without expires_at: at the
+ * same time), so a trial token, or anything it created, cannot outlive the trial.
+ */
+function expiryAllowedFor(auth: AuthContext, requested: Date | null): string | null {
+  if (auth.tokenExpiresAt === null) return requested?.toISOString() ?? null;
+  if (requested === null) return auth.tokenExpiresAt;
+  if (requested.getTime() > Date.parse(auth.tokenExpiresAt)) {
+    const who = auth.tokenKind === 'trial' ? 'A trial token' : 'A token that expires';
+    throw ApiError.field('expires_at', 'outlives_creator', `${who} can only create tokens that expire by ${auth.tokenExpiresAt}, when it expires itself`);
+  }
+  return requested.toISOString();
+}
 
 export const list: AppRouteHandler<typeof listApiTokens> = async (c) => {
   const query = parseListQuery(c.req.valid('query'), TOKEN_FILTER_FIELDS, TOKEN_SORT_FIELDS);

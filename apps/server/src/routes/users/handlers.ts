@@ -3,6 +3,7 @@ import { USER_FILTER_FIELDS, USER_SORT_FIELDS } from '@voxkey/contract';
 import { ApiError } from '../../errors.js';
 import { parseListQuery, setPaginationHeaders } from '../../http/list-params.js';
 import type { AppRouteHandler } from '../../http/types.js';
+import { deleteUserCompletely } from '../../services/user-erasure.js';
 import * as users from '../../repositories/users.js';
 
 export const list: AppRouteHandler<typeof listUsers> = async (c) => {
@@ -26,7 +27,7 @@ export const update: AppRouteHandler<typeof updateUser> = async (c) => {
 };
 
 export const remove: AppRouteHandler<typeof deleteUser> = async (c) => {
-  const row = await users.deleteUser(c.get('deps').database.db, c.get('auth').orgId, Number(c.req.valid('param').user_id));
+  const row = await deleteUserCompletely(c.get('deps').database.db, c.get('auth').orgId, Number(c.req.valid('param').user_id));
   if (!row) throw ApiError.notFound('User');
   return c.json(users.toUser(row), 200);
 };

@@ -26,7 +26,8 @@ export const verify: AppRouteHandler<typeof createVerification> = async (c) => {
 async function readRecord(db: Executor, orgId: number, kind: JobKind, requestUuid: string) {
   // Stored as the caller sent it; a lower-case spelling of the same UUID finds it too.
   const job = (await findJobByRequest(db, orgId, requestUuid)) ?? (await findJobByRequest(db, orgId, requestUuid.toLowerCase()));
-  if (!job || job.kind !== kind) throw ApiError.notFound(kind === 'enrollment' ? 'Enrolment request' : 'Verification request');
+  // An erased record (user deleted, or past the retention period) is gone as far as the API is concerned.
+  if (!job || job.kind !== kind || job.erased_at !== null) throw ApiError.notFound(kind === 'enrollment' ? 'Enrolment request' : 'Verification request');
   return toRequestRecord(job);
 }
 

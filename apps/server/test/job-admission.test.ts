@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { issueToken } from '../src/services/organisations.js';
+import { createTestContext, type TestContext } from './support/context.js';
+import { TEST_DIALECT } from './support/database.js';
+import { expectValidation } from './support/expect.js';
+import { orgPath, silentWav } from './support/fixtures.js';
+
+const VOICE = silentWav();
+
+async function setCallback(ctx: TestContext, orgId: number) {
+  await ctx.db.updateTable('organisation_settings').set({ callback_url: 'https://hooks.example.com/voxkey' }).where('org_id', '=', orgId).execute();
+}
+
+async function seedJobsThisMonth(ctx: TestContext, orgId: number, count: number) {
+  const now = new Date().toISOString();
+  const rows = Array.from({ length: count }, () => ({
+    org_id: orgId,
+    kind: 'verification' as const,
+    request_uuid: randomUUID(),
+    body_hash: 'x',
+    external_id: 'seeded',
+    language: 'en-UK',
+    status: 'completed' as const,
+    attempts: 1,
+    run_after: now,
+    created_at: now,
+    updated_at: now,
+  }));
+  await ctx.db.insertInto('jobs').values(rows).execute();
+}
+
+async function moveToPlan(ctx: TestContext, orgId: number, planName: string) {
+  const plan = await ctx.db.selectFrom('plans').select('id').where('name', '=', planName).executeTakeFirstOrThrow();
+  await ctx.db.updateTable('subscriptions').set({ plan_id: plan.id }).where('org_id', '=', orgId).execute();
+}
+
+function enrol(ctx: TestContext, orgId: number, token: string, externalId = `user-${randomUUID()}`) {
+  return ctx.request('POST', orgPath(orgId, '/enrollments'), {
+    token,
+    body: { voice_data: VOICE, request_uuid: randomUUID(), external_id: externalId, language: 'en-UK' },
+  });
+}
+
+describe(`Sandbox is the plan, not the token (${TEST_DIALECT})`, () => {
+  let ctx: TestContext;
+  afterEach(() => ctx.cleanup());
+
+  it('a Sandbox organisation is capped at its plan quota whatever token it uses; a paid plan is not', async () => {
+    ctx = await createTestContext();
+    await setCallback(ctx, ctx.orgA.id);
+    await seedJobsThisMonth(ctx, ctx.orgA.id, 100);
+    // The escape the issue describes: the trial token creates a never-expiring production token.
+    const created = await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), { body: { friendly_name: 'escape', enabled: true } });
+    expect(created.status).toBe(201);
+    const live = created.body.bearer as string;
+
+    const refused = await enrol(ctx, ctx.orgA.id, live);
+    expect(refused.status).toBe(429);
+    expect(refused.body.message).toMatch(/Sandbox plan .*sandbox quota of 100/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await enrol(ctx, ctx.orgA.id, ctx.orgA.token)).status).toBe(429);
+
+    await moveToPlan(ctx, ctx.orgA.id, 'Starter');
+    expect((await enrol(ctx, ctx.orgA.id, live)).status).toBe(202);
+    // Trial tokens stay at the Sandbox allowance on any plan.
+    const trial = await enrol(ctx, ctx.orgA.id, ctx.orgA.token);
+    expect(trial.status).toBe(429);
+    expect(trial.body.message).toMatch(/Trial tokens .*sandbox quota of 100/);
+  });
+
+  it('a trial token only creates tokens that expire no later than itself', async () => {
+    ctx = await createTestContext();
+    const path = orgPath(ctx.orgA.id, '/api-tokens');
+    const trial = (await ctx.db.selectFrom('api_tokens').select('expires_at').where('org_id', '=', ctx.orgA.id).where('kind', '=', 'trial').executeTakeFirstOrThrow())
+      .expires_at!;
+
+    const inherited = await ctx.request('POST', path, { body: { friendly_name: 'no-expiry', enabled: true } });
+    expect(inherited.status).toBe(201);
+    expect(inherited.body.token.expires_at).toBe(trial);
+
+    const later = new Date(Date.parse(trial) + 60_000).toISOString();
+    expectValidation(await ctx.request('POST', path, { body: { friendly_name: 'later', enabled: true, expires_at: later } }), [
+      { field: 'expires_at', message: /trial token/ },
+    ]);
+
+    const earlier = new Date(Date.now() + 86_400_000).toISOString();
+    const ok = await ctx.request('POST', path, { body: { friendly_name: 'earlier', enabled: true, expires_at: earlier } });
+    expect(ok.status).toBe(201);
+    expect(Date.parse(ok.body.token.expires_at)).toBe(Date.parse(earlier));
+
+    // Nor can a token the trial token created: the chain never outlives the trial.
+    const child = inherited.body.bearer as string;
+    const grandchild = await ctx.request('POST', path, { token: child, body: { friendly_name: 'grandchild', enabled: true } });
+    expect(grandchild.status).toBe(201);
+    expect(grandchild.body.token.expires_at).toBe(trial);
+    expectValidation(await ctx.request('POST', path, { token: child, body: { friendly_name: 'later', enabled: true, expires_at: later } }), ['expires_at']);
+    // A production token (not created by a trial token) may create tokens that never expire.
+    const { bearer } = await issueToken(ctx.db, { orgId: ctx.orgA.id, friendlyName: 'ops', kind: 'live' });
+    const forever = await ctx.request('POST', path, { token: bearer, body: { friendly_name: 'forever', enabled: true } });
+    expect(forever.body.token.expires_at).toBeNull();
+  });
+});
+
+describe(`queue caps per organisation and in total (${TEST_DIALECT})`, () => {
+  let ctx: TestContext;
+  afterEach(() => ctx.cleanup());
+
+  it('defaults the per-organisation cap to a quarter of the global cap', async () => {
+    ctx = await createTestContext({ JOB_MAX_QUEUE: '8' });
+    expect(ctx.config.JOB_MAX_QUEUE_PER_ORG).toBe(2);
+  });
+
+  it('one organisation at its cap gets 429 while another is still accepted', async () => {
+    ctx = await createTestContext({ JOB_MAX_QUEUE: '10', JOB_MAX_QUEUE_PER_ORG: '3' });
+    await moveToPlan(ctx, ctx.orgA.id, 'Starter');
+    await setCallback(ctx, ctx.orgA.id);
+    await setCallback(ctx, ctx.orgB.id);
+    const { bearer: a } = await issueToken(ctx.db, { orgId: ctx.orgA.id, friendlyName: 'a', kind: 'live' });
+    const { bearer: b } = await issueToken(ctx.db, { orgId: ctx.orgB.id, friendlyName: 'b', kind: 'live' });
+    for (let i = 0; i < 3; i++) expect((await enrol(ctx, ctx.orgA.id, a)).status).toBe(202);
+    const refused = await enrol(ctx, ctx.orgA.id, a);
+    expect(refused.status).toBe(429);
+    expect(refused.body.message).toMatch(/This organisation already has 3 requests waiting/);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect((await enrol(ctx, ctx.orgB.id, b)).status).toBe(202);
+  });
+
+  it('concurrent requests cannot overshoot the organisation cap, the global cap or the monthly quota', async () => {
+    ctx = await createTestContext({ JOB_MAX_QUEUE: '6', JOB_MAX_QUEUE_PER_ORG: '4' });
+    for (const org of [ctx.orgA, ctx.orgB]) {
+      await moveToPlan(ctx, org.id, 'Starter');
+      await setCallback(ctx, org.id);
+    }
+    const { bearer: a } = await issueToken(ctx.db, { orgId: ctx.orgA.id, friendlyName: 'a', kind: 'live' });
+    const { bearer: b } = await issueToken(ctx.db, { orgId: ctx.orgB.id, friendlyName: 'b', kind: 'live' });
+    const burst = await Promise.all([
+      ...Array.from({ length: 12 }, () => enrol(ctx, ctx.orgA.id, a)),
+      ...Array.from({ length: 12 }, () => enrol(ctx, ctx.orgB.id, b)),
+    ]);
+    const accepted = (org: number) => burst.filter((r, i) => r.status === 202 && (i < 12 ? ctx.orgA.id : ctx.orgB.id) === org).length;
+    expect(burst.every((r) => r.status === 202 || r.status === 429)).toBe(true);
+    expect(accepted(ctx.orgA.id)).toBeLessThanOrEqual(4);
+    expect(accepted(ctx.orgB.id)).toBeLessThanOrEqual(4);
+    expect(accepted(ctx.orgA.id) + accepted(ctx.orgB.id)).toBe(6);
+
+    // Trial quota under concurrency: 97 used, 3 left, 10 at once.
+    await ctx.db.deleteFrom('jobs').execute();
+    await moveToPlan(ctx, ctx.orgA.id, 'Sandbox');
+    await seedJobsThisMonth(ctx, ctx.orgA.id, 97);
+    const quotaBurst = await Promise.all(Array.from({ length: 10 }, () => enrol(ctx, ctx.orgA.id, a)));
+    expect(quotaBurst.filter((r) => r.status === 202)).toHaveLength(3);
+    expect(ctx.reportedErrors).toEqual([]);
+  });
+});

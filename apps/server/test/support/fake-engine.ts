@@ -1,0 +1,27 @@
+import type { VoiceAnalyzer } from '../../src/workers/job-processor.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A stand-in for the engine that takes `delayMs` per call and always succeeds (or runs `behaviour`
+ * first, which may throw or hang): lets worker tests control timing without models.
+ */
+export function fakeAnalyzer(options: { delayMs?: number; behaviour?: (call: number) => Promise<void> | void } = {}): VoiceAnalyzer & { calls: number } {
+  const analyzer = {
+    calls: 0,
+    speakerModelId: 'fake-speaker',
+    async enrol() {
+      analyzer.calls += 1;
+      await options.behaviour?.(analyzer.calls);
+      await sleep(options.delayMs ?? 0);
+      return { qualityScore: 0.9, voiceprint: { modelId: 'fake-speaker', embedding: new Float32Array(8).fill(0.5) }, timings: {} };
+    },
+    async verify() {
+      analyzer.calls += 1;
+      await options.behaviour?.(analyzer.calls);
+      await sleep(options.delayMs ?? 0);
+      return { result: 'verified', matchScore: 0.95, deepfakeDetected: false, timings: {} };
+    },
+  };
+  return analyzer as unknown as VoiceAnalyzer & { calls: number };
+}
