@@ -282,7 +282,7 @@ export interface paths {
         put?: never;
         /**
          * Enrol a user by voice
-         * @description Accepted once durably queued; the result arrives as an `enrollment.completed` webhook. 409 when no callback URL is configured, when the external_id is already enrolled or being enrolled, or when request_uuid was used with a different body.
+         * @description Accepted once durably queued; the result arrives as an `enrollment.completed` webhook. 409 when no callback URL is configured, when the external_id is already enrolled (mode `new`) or being enrolled, when the voiceprint already holds the maximum of samples (mode `add`), or when request_uuid was used with a different body. 404 when mode is `add` and the external_id has no voiceprint.
          */
         post: operations["createEnrollment"];
         delete?: never;
@@ -339,6 +339,26 @@ export interface paths {
         get: operations["getVerification"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organisations/{org_id}/audio-checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a recording before enrolling or verifying
+         * @description Answers synchronously with what the engine sees in the recording (format, speech, noise, clipping) and the problems that would make an enrolment or verification fail, so an app can ask the person to record again. Stores nothing and is not billed. Bad base64 or a file that is not WAV/MP3 is a 400 on voice_data.
+         */
+        post: operations["createAudioCheck"];
         delete?: never;
         options?: never;
         head?: never;
@@ -449,6 +469,7 @@ export interface components {
             result: components["schemas"]["VerificationResult"];
             /** @description Calibrated 0..1; above 0.85 is a strong match. */
             match_score: number;
+            /** @description True when deepfake_score >= deepfake_threshold. */
             deepfake_detected: boolean;
             latency_ms: number;
             /**
@@ -456,9 +477,31 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             created_at: string;
+            /** @description How likely the recording is synthetic or replayed, 0..1; null when the audio could not be analysed. */
+            deepfake_score: number | null;
+            /** @description The threshold applied: the organisation's match_threshold, else the server default. */
+            match_threshold: number;
+            /** @description The threshold applied: the organisation's deepfake_threshold, else the spoof model's default. */
+            deepfake_threshold: number;
+            /** @description null, or an engine code (e.g. insufficient_speech, low_snr) or user_not_found / user_inactive when the result is not a decision on the voice. */
+            failure_reason: string | null;
+            models: components["schemas"]["Models"];
         };
         /** @enum {string} */
         VerificationResult: "verified" | "rejected" | "inconclusive";
+        /** @description The models that processed the recording. */
+        Models: {
+            /**
+             * @description Speaker model id.
+             * @example ecapa-voxkey-v2
+             */
+            speaker: string;
+            /**
+             * @description Spoof (deepfake) model id.
+             * @example aasist-voxkey-v2
+             */
+            spoof: string;
+        };
         EnrollmentCompletedEvent: {
             /** @enum {string} */
             event_type: "enrollment.completed";
@@ -470,7 +513,7 @@ export interface components {
             status: "enrolled" | "failed";
             /** @description Voiceprint quality 0..1; null when the audio could not be analysed. */
             quality_score: number | null;
-            /** @description An engine error code (e.g. insufficient_speech) or null. */
+            /** @description An engine error code (e.g. insufficient_speech), deepfake_detected, or null. */
             failure_reason: string | null;
             latency_ms: number;
             /**
@@ -478,7 +521,18 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             created_at: string;
+            mode: components["schemas"]["EnrollmentMode"];
+            /** @description How many recordings the voiceprint holds now (after a failure: as before; 0 when there is none). */
+            samples: number;
+            /** @description How likely the recording is synthetic or replayed, 0..1; null when the audio could not be analysed. */
+            deepfake_score: number | null;
+            models: components["schemas"]["Models"];
         };
+        /**
+         * @description `new` (default): enrol a new user, 409 when the external_id is enrolled or being enrolled. `add`: the recording becomes one more sample of the user's voiceprint (404 when there is none, 409 when it holds 10 samples); a failed sample leaves the voiceprint as it was. `replace`: a fresh voiceprint from this recording; the old one keeps working until the new one is stored; works whether or not the user exists (also the way to move a user to a new speaker model).
+         * @enum {string}
+         */
+        EnrollmentMode: "new" | "add" | "replace";
         CreatedApiToken: {
             /**
              * @description The raw token. Shown only here, once.
@@ -621,6 +675,12 @@ export interface components {
              * @example https://app.example/voxkey/webhooks
              */
             callback_url: string | null;
+            /** @description A verification is `verified` when match_score >= match_threshold; null uses the server's default (MATCH_THRESHOLD). */
+            match_threshold: number | null;
+            /** @description deepfake_detected is true when deepfake_score >= deepfake_threshold; null uses the spoof model's default. */
+            deepfake_threshold: number | null;
+            /** @description Fail enrolments whose recording is judged synthetic or replayed (failure_reason deepfake_detected). Default true. */
+            reject_deepfake_enrollments: boolean;
         };
         UpdateSettingsRequest: {
             /** @description Must equal the organisation in the path. */
@@ -633,6 +693,11 @@ export interface components {
                  * @description https; plain http only for localhost when the server runs in development mode. null removes it.
                  */
                 callback_url?: string | null;
+                /** @description 0..1; null returns to the server's default. */
+                match_threshold?: number | null;
+                /** @description 0..1; null returns to the spoof model's default. */
+                deepfake_threshold?: number | null;
+                reject_deepfake_enrollments?: boolean;
             };
         };
         UserList: {
@@ -894,6 +959,7 @@ export interface components {
              * @example customer-42
              */
             external_id: string;
+            mode?: components["schemas"]["EnrollmentMode"];
         };
         VerificationRequest: {
             /** @description Base64-encoded WAV or MP3, at least 16 kHz, at least 3 s of speech (5 s recommended). */
@@ -945,9 +1011,60 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             completed_at: string | null;
+            mode: components["schemas"]["EnrollmentMode"] & (string | null);
+            /** @description Enrolments: how many recordings the voiceprint held after this request; null until completed and for verifications. */
+            samples: number | null;
+            deepfake_score: number | null;
+            /** @description Verifications: the match threshold applied; null until completed. */
+            match_threshold: number | null;
+            /** @description The deepfake threshold applied; null until completed. */
+            deepfake_threshold: number | null;
+            models: components["schemas"]["Models"] & (Record<string, never> | null);
         };
         /** @enum {string} */
         JobStatus: "queued" | "processing" | "completed" | "failed";
+        AudioCheck: {
+            /** @description True when there are no problems: the recording can be sent for enrolment or verification. */
+            usable: boolean;
+            /** @enum {string} */
+            format: "wav" | "mp3";
+            /**
+             * @description The file's sample rate in Hz.
+             * @example 16000
+             */
+            sample_rate: number;
+            /** @example 5.2 */
+            duration_s: number;
+            /**
+             * @description Seconds of speech the voice activity detector found.
+             * @example 4.1
+             */
+            net_speech_s: number;
+            /**
+             * @description Estimated signal-to-noise ratio; null when it cannot be estimated (no speech).
+             * @example 24.5
+             */
+            snr_db: number | null;
+            /**
+             * @description Share of clipped samples.
+             * @example 0
+             */
+            clipping_ratio: number;
+            problems: components["schemas"]["AudioProblem"][];
+        };
+        AudioProblem: {
+            /**
+             * @description Stable code: silent_audio, clipped_audio, insufficient_speech, low_snr, sample_rate_too_low, audio_too_short, audio_too_long (more may be added).
+             * @example insufficient_speech
+             */
+            code: string;
+            /** @example only 1.20 s of speech detected; at least 3 s is required (5 s recommended) */
+            message: string;
+        };
+        AudioCheckRequest: {
+            /** @description Base64-encoded WAV or MP3, at least 16 kHz, at least 3 s of speech (5 s recommended). */
+            voice_data: string;
+        };
         WebhookSecret: {
             /**
              * @description The new signing secret (`whsec_...`). Shown only here.
@@ -3695,6 +3812,116 @@ export interface operations {
             };
             /** @description Internal error; the message never carries internals. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAudioCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organisation identifier. */
+                org_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AudioCheckRequest"];
+            };
+        };
+        responses: {
+            /** @description What the engine sees in the recording. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AudioCheck"];
+                };
+            };
+            /** @description The request failed validation; `errors` has one entry per faulty field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Token invalid, expired or disabled. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token may not act on this organisation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource in this organisation. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; the message never carries internals. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Voice processing is unavailable on this server (for example, no speaker model is installed). */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
