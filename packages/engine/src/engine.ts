@@ -6,12 +6,13 @@ import { Piscina } from 'piscina';
 import type { Analysis, AnalysisTimings, AnalyseOptions } from './analysis.js';
 import { decodeBase64Audio } from './base64.js';
 import { deserializeEngineError, EngineError } from './errors.js';
+import { checkSignalTask, type AudioCheck } from './audio-check-task.js';
 import { DEFAULT_INTAKE_LIMITS, inspectBytes, type AudioInfo, type IntakeLimits } from './intake.js';
 import { LIMITS } from './limits.js';
 import { defaultManifestPath, defaultModelsDir, loadManifest, selectModel, verifyModelFile, type LogisticCalibration, type ModelEntry } from './manifest.js';
 import { openSession, resolveIo } from './models.js';
 import { qualityScore } from './quality.js';
-import { cosineSimilarity, decide, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, matchScore, type VerificationResult } from './scoring.js';
+import { decide, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, DEFAULT_SAMPLE_SCORING_RULE, scoreAgainstSamples, type SampleScoringRule, type VerificationResult } from './scoring.js';
 import { sileroModelPath } from './vad.js';
 import type { WorkerConfig, WorkerReply, WorkerTask } from './worker.js';
 
@@ -81,6 +82,8 @@ export interface VerificationAnalysis {
   snrDb: number;
   /** Why the result is inconclusive, when it is. */
   inconclusiveReason?: string;
+  /** Its stable code (`low_snr`). */
+  inconclusiveCode?: string;
   audio: AudioInfo;
   timings: EngineTimings;
 }
@@ -105,7 +108,14 @@ export interface EngineStats {
 export interface VoiceEngine {
   inspectAudio(voiceDataBase64: string): AudioInfo;
   enrol(voiceDataBase64: string, opts?: { signal?: AbortSignal }): Promise<EnrolmentAnalysis>;
-  verify(voiceDataBase64: string, voiceprint: Voiceprint, opts?: { signal?: AbortSignal; threshold?: number }): Promise<VerificationAnalysis>;
+  /** Compares with a voiceprint, or with every sample of one (`scoreAgainstSamples`, `rule` default `DEFAULT_SAMPLE_SCORING_RULE`). */
+  verify(
+    voiceDataBase64: string,
+    voiceprint: Voiceprint | Voiceprint[],
+    opts?: { signal?: AbortSignal; threshold?: number; rule?: SampleScoringRule },
+  ): Promise<VerificationAnalysis>;
+  /** Audio pre-check: format, speech, noise and clipping, and the problems that would fail an enrolment or verification. */
+  checkAudio(voiceDataBase64: string, opts?: { signal?: AbortSignal }): Promise<AudioCheck>;
   /** Evaluation/bench helper: file bytes (WAV/MP3) -> embedding + spoof score, gating off. */
   embedBytes(bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<ClipEmbedding>;
   readonly speakerModelId: string;
@@ -113,6 +123,8 @@ export interface VoiceEngine {
   readonly speakerModel: ModelEntry;
   readonly spoofModel: ModelEntry;
   readonly defaultThreshold: number;
+  /** deepfake score (1 - bona-fide probability) at or above which a recording counts as a deepfake by default. */
+  readonly defaultDeepfakeThreshold: number;
   readonly limits: IntakeLimits;
   stats(): EngineStats;
   close(): Promise<void>;
@@ -253,6 +265,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     speakerModel: speakerEntry,
     spoofModel: spoofEntry,
     defaultThreshold,
+    defaultDeepfakeThreshold: 1 - spoofThreshold,
     limits,
 
     inspectAudio(voiceDataBase64) {
@@ -276,24 +289,31 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     },
 
     async verify(voiceDataBase64, voiceprint, o = {}) {
-      if (!voiceprint || typeof voiceprint.modelId !== 'string' || !(voiceprint.embedding instanceof Float32Array)) {
-        throw new EngineError('invalid_voiceprint', 'voiceprint must be { modelId: string, embedding: Float32Array }');
+      const samples = Array.isArray(voiceprint) ? voiceprint : [voiceprint];
+      if (samples.length === 0) throw new EngineError('invalid_voiceprint', 'the voiceprint has no samples');
+      for (const sample of samples) {
+        if (!sample || typeof sample.modelId !== 'string' || !(sample.embedding instanceof Float32Array)) {
+          throw new EngineError('invalid_voiceprint', 'voiceprint must be { modelId: string, embedding: Float32Array }');
+        }
+        if (sample.modelId !== speakerEntry.name) {
+          throw new EngineError('voiceprint_model_mismatch', `the voiceprint was made by model ${sample.modelId}, the engine runs ${speakerEntry.name}; re-enrol the user`, {
+            voiceprintModel: sample.modelId,
+            engineModel: speakerEntry.name,
+          });
+        }
+        if (!sample.embedding.every(Number.isFinite)) throw new EngineError('invalid_voiceprint', 'voiceprint embedding has non-finite values');
       }
-      if (voiceprint.modelId !== speakerEntry.name) {
-        throw new EngineError('voiceprint_model_mismatch', `the voiceprint was made by model ${voiceprint.modelId}, the engine runs ${speakerEntry.name}; re-enrol the user`, {
-          voiceprintModel: voiceprint.modelId,
-          engineModel: speakerEntry.name,
-        });
-      }
-      if (!voiceprint.embedding.every(Number.isFinite)) throw new EngineError('invalid_voiceprint', 'voiceprint embedding has non-finite values');
       const threshold = o.threshold ?? defaultThreshold;
       if (!(threshold >= 0 && threshold <= 1)) throw new RangeError('threshold must be in [0, 1]');
       const { analysis: a, audio, timings } = await analyseBase64(voiceDataBase64, { gating: true, consistency: false }, o.signal);
-      if (a.embedding.length !== voiceprint.embedding.length) {
-        throw new EngineError('invalid_voiceprint', `voiceprint has ${voiceprint.embedding.length} dimensions, the model produces ${a.embedding.length}`);
-      }
-      const cosine = cosineSimilarity(a.embedding, voiceprint.embedding);
-      const score = matchScore(cosine, calibration);
+      const misfit = samples.find((sample) => sample.embedding.length !== a.embedding.length);
+      if (misfit) throw new EngineError('invalid_voiceprint', `voiceprint has ${misfit.embedding.length} dimensions, the model produces ${a.embedding.length}`);
+      const { matchScore: score, cosine } = scoreAgainstSamples(
+        samples.map((sample) => sample.embedding),
+        a.embedding,
+        o.rule ?? DEFAULT_SAMPLE_SCORING_RULE,
+        calibration,
+      );
       const reliable = a.snrDb >= LIMITS.minVerifySnrDb;
       const bonafideProbability = a.spoof.bonafideProbability;
       return {
@@ -305,10 +325,14 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         bonafideProbability,
         netSpeechSeconds: a.netSpeechSeconds,
         snrDb: a.snrDb,
-        ...(reliable ? {} : { inconclusiveReason: `SNR ${a.snrDb.toFixed(1)} dB is below ${LIMITS.minVerifySnrDb} dB` }),
+        ...(reliable ? {} : { inconclusiveReason: `SNR ${a.snrDb.toFixed(1)} dB is below ${LIMITS.minVerifySnrDb} dB`, inconclusiveCode: 'low_snr' }),
         audio,
         timings,
       };
+    },
+
+    async checkAudio(voiceDataBase64, o = {}) {
+      return checkSignalTask(decodeBase64Audio(voiceDataBase64, limits.maxFileBytes), limits, (task, transfer) => runTask<AudioCheck>(task, o.signal, transfer));
     },
 
     async embedBytes(bytes, o = {}) {

@@ -45,6 +45,38 @@ export function matchScore(cosine: number, calibration: LogisticCalibration = DE
   return sigmoid(calibration.a * cosine + calibration.b);
 }
 
+/**
+ * How a probe is scored against a voiceprint of several samples (one embedding per enrolment recording):
+ * `mean_embedding` compares with the L2-normalised mean of the samples, `mean_score` averages the
+ * calibrated per-sample scores, `best_of` takes the best one. Chosen by dev EER with 1, 3 and 5
+ * enrolment recordings (docs/accuracy.md, "Several enrolment recordings").
+ */
+export type SampleScoringRule = 'mean_embedding' | 'mean_score' | 'best_of';
+export const SAMPLE_SCORING_RULES: readonly SampleScoringRule[] = ['mean_embedding', 'mean_score', 'best_of'];
+export const DEFAULT_SAMPLE_SCORING_RULE: SampleScoringRule = 'mean_embedding';
+
+/** The one place a probe meets several samples: the calibrated match score and the cosine behind it. */
+export function scoreAgainstSamples(
+  samples: Float32Array[],
+  probe: Float32Array,
+  rule: SampleScoringRule = DEFAULT_SAMPLE_SCORING_RULE,
+  calibration: LogisticCalibration = DEFAULT_CALIBRATION,
+): { matchScore: number; cosine: number } {
+  if (samples.length === 0) throw new RangeError('no samples to score against');
+  if (rule === 'mean_embedding') {
+    const cosine = cosineSimilarity(probe, meanEmbedding(samples));
+    return { matchScore: matchScore(cosine, calibration), cosine };
+  }
+  const cosines = samples.map((sample) => cosineSimilarity(probe, sample));
+  const scores = cosines.map((cosine) => matchScore(cosine, calibration));
+  if (rule === 'best_of') {
+    const best = scores.indexOf(Math.max(...scores));
+    return { matchScore: scores[best]!, cosine: cosines[best]! };
+  }
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  return { matchScore: mean(scores), cosine: mean(cosines) };
+}
+
 export const DEFAULT_MATCH_THRESHOLD = 0.85;
 
 export type VerificationResult = 'verified' | 'rejected' | 'inconclusive';
