@@ -1,3 +1,4 @@
+import type { VoiceEngine } from '@voxkey/engine';
 import type { AppConfig } from './config.js';
 import type { Database } from './db/connection.js';
 import type { TokenKind } from './db/types.js';
@@ -33,5 +34,7 @@ export interface AppDeps {
   signals: JobSignals;
   /** Set when this process should process voice but cannot (e.g. no model installed): voice requests get 503. */
   voiceUnavailable?: string;
+  /** Runs audio pre-checks in the engine's pool; absent where this process has no engine. */
+  audioChecker?: Pick<VoiceEngine, 'checkAudio'>;
   observability: Observability;
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
-import type { JobKind, JobRow, JobStatus, VerificationResult } from '../db/types.js';
+import type { EnrollmentMode, JobKind, JobRow, JobStatus, VerificationResult } from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
 
 export interface NewJob {
@@ -13,6 +13,8 @@ export interface NewJob {
   deviceFingerprint: string | null;
   deviceType: number | null;
   audio: string;
+  /** Enrolments only. */
+  mode?: EnrollmentMode;
 }
 
 export function toRequestRecord(row: JobRow) {
@@ -30,6 +32,12 @@ export function toRequestRecord(row: JobRow) {
     user_id: row.user_id,
     created_at: row.created_at,
     completed_at: row.completed_at,
+    mode: row.kind === 'enrollment' ? (row.mode ?? 'new') : null,
+    samples: row.samples,
+    deepfake_score: row.deepfake_score,
+    match_threshold: row.match_threshold,
+    deepfake_threshold: row.deepfake_threshold,
+    models: row.speaker_model && row.spoof_model ? { speaker: row.speaker_model, spoof: row.spoof_model } : null,
   };
 }
 
@@ -47,6 +55,7 @@ export async function insertJob(db: Executor, job: NewJob): Promise<JobRow> {
       device_fingerprint: job.deviceFingerprint,
       device_type: job.deviceType,
       audio: job.audio,
+      mode: job.kind === 'enrollment' ? (job.mode ?? 'new') : null,
       status: 'queued',
       attempts: 0,
       run_after: now,
@@ -123,6 +132,11 @@ export interface JobOutcome {
   qualityScore?: number | null;
   failureReason?: string | null;
   deviceMismatch?: boolean | null;
+  samples?: number | null;
+  deepfakeScore?: number | null;
+  matchThreshold?: number | null;
+  deepfakeThreshold?: number | null;
+  models?: { speaker: string; spoof: string } | null;
   latencyMs: number;
   completedAt: string;
 }
@@ -146,6 +160,12 @@ export async function completeJob(db: Executor, jobId: number, owner: string, ou
       quality_score: outcome.qualityScore ?? null,
       failure_reason: outcome.failureReason ?? null,
       device_mismatch: outcome.deviceMismatch == null ? null : toFlag(outcome.deviceMismatch),
+      samples: outcome.samples ?? null,
+      deepfake_score: outcome.deepfakeScore ?? null,
+      match_threshold: outcome.matchThreshold ?? null,
+      deepfake_threshold: outcome.deepfakeThreshold ?? null,
+      speaker_model: outcome.models?.speaker ?? null,
+      spoof_model: outcome.models?.spoof ?? null,
       latency_ms: outcome.latencyMs,
       completed_at: outcome.completedAt,
       updated_at: nowIso(),

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_INTAKE_LIMITS, inspectAudio, isEngineError } from '@voxkey/engine';
-import type { JobKind } from '../db/types.js';
+import { MAX_VOICEPRINT_SAMPLES } from '@voxkey/contract';
+import type { EnrollmentMode, JobKind } from '../db/types.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { ApiError } from '../errors.js';
 import type { AppDeps, AuthContext } from '../deps.js';
@@ -9,6 +10,7 @@ import { findPlanByName } from '../repositories/billing.js';
 import { findSettings } from '../repositories/organisations.js';
 import { DEFAULT_PLAN_NAME } from './organisations.js';
 import { findUserByExternalId } from '../repositories/users.js';
+import { countSamples, findVoiceprint } from '../repositories/voiceprints.js';
 
 export interface VoiceRequestBody {
   voice_data: string;
@@ -17,6 +19,8 @@ export interface VoiceRequestBody {
   language: string;
   device_fingerprint?: string;
   device_type?: number;
+  /** Enrolments only. */
+  mode?: EnrollmentMode;
 }
 
 export const ACCEPTED_MESSAGE = 'Request accepted; the result will be delivered to the callback URL.';
@@ -31,6 +35,8 @@ export function requestFingerprint(kind: JobKind, body: VoiceRequestBody): strin
     body.device_fingerprint ?? null,
     body.device_type ?? null,
     createHash('sha256').update(body.voice_data).digest('hex'),
+    // Left out for the default mode, so fingerprints of requests stored before modes existed still match.
+    ...(body.mode && body.mode !== 'new' ? [body.mode] : []),
   ]);
   return createHash('sha256').update(canonical).digest('hex');
 }
@@ -62,16 +68,28 @@ async function checkTrialQuota(deps: AppDeps, orgId: number): Promise<void> {
   }
 }
 
-async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, externalId: string): Promise<void> {
+async function checkEnrolmentSubject(deps: AppDeps, orgId: number, externalId: string, mode: EnrollmentMode): Promise<void> {
   const db = deps.database.db;
   const user = await findUserByExternalId(db, orgId, externalId);
-  if (kind === 'enrollment') {
-    if (user) throw new ApiError('conflict', `external_id ${JSON.stringify(externalId)} is already enrolled; delete the user to enrol again`);
-    if (await jobs.findEnrolmentInFlight(db, orgId, externalId)) {
-      throw new ApiError('conflict', `An enrolment for external_id ${JSON.stringify(externalId)} is already in progress`);
-    }
-    return;
+  if (mode === 'new' && user) {
+    throw new ApiError('conflict', `external_id ${JSON.stringify(externalId)} is already enrolled; use mode "add" to add a recording or "replace" to enrol again`);
   }
+  if (mode === 'add') {
+    const voiceprint = user ? await findVoiceprint(db, orgId, user.id) : undefined;
+    if (!voiceprint) throw new ApiError('not_found', `No voiceprint for external_id ${JSON.stringify(externalId)}; enrol with mode "new" first`);
+    if ((await countSamples(db, voiceprint.id)) >= MAX_VOICEPRINT_SAMPLES) {
+      throw new ApiError('conflict', `The voiceprint of external_id ${JSON.stringify(externalId)} already holds the maximum of ${MAX_VOICEPRINT_SAMPLES} recordings; use mode "replace" to start again`);
+    }
+  }
+  if (await jobs.findEnrolmentInFlight(db, orgId, externalId)) {
+    throw new ApiError('conflict', `An enrolment for external_id ${JSON.stringify(externalId)} is already in progress`);
+  }
+}
+
+async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, body: VoiceRequestBody): Promise<void> {
+  const externalId = body.external_id;
+  if (kind === 'enrollment') return checkEnrolmentSubject(deps, orgId, externalId, body.mode ?? 'new');
+  const user = await findUserByExternalId(deps.database.db, orgId, externalId);
   if (!user) throw new ApiError('not_found', `No enrolled user with external_id ${JSON.stringify(externalId)}`);
   if (!user.is_active) throw new ApiError('forbidden', 'The user is deactivated and cannot be verified');
 }
@@ -105,7 +123,7 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
   if (await replay()) return { callback_url: callbackUrl, message: ACCEPTED_MESSAGE };
 
   checkAudio(body.voice_data);
-  await checkSubject(deps, orgId, kind, body.external_id);
+  await checkSubject(deps, orgId, kind, body);
   if (auth.tokenKind === 'trial') await checkTrialQuota(deps, orgId);
 
   if ((await jobs.countUnfinishedJobs(db)) >= deps.config.JOB_MAX_QUEUE) {
@@ -125,6 +143,7 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
       deviceFingerprint: body.device_fingerprint ?? null,
       deviceType: body.device_type ?? null,
       audio: body.voice_data,
+      mode: body.mode,
     });
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
