@@ -7,7 +7,7 @@ import * as voiceprintSamples from './migrations/2026-11-25T0600_voiceprint_samp
 import type { DB } from './types.js';
 
 /** Migrations in order; names are timestamps so they sort by creation. */
-const migrations: Record<string, Migration> = {
+export const migrations: Record<string, Migration> = {
   '2026-11-21T1420_initial': initial,
   '2026-11-21T1500_voice': voice,
   '2026-11-21T1600_rate_limits': rateLimits,
