@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createEngine, EngineError, encodeWav, type VoiceEngine } from '@voxkey/engine';
+import { createEngine, EngineError, type VoiceEngine } from '@voxkey/engine';
+import { encodeWav } from '@voxkey/engine/dsp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claimJob } from '../src/repositories/jobs.js';
 import { processJob, type VoiceAnalyzer } from '../src/workers/job-processor.js';
@@ -199,14 +200,14 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       await ready(c);
       await patchSettings(c, { match_threshold: 0.8 });
       for (const [settings, fields] of [
-        [{ match_threshold: 1.01 }, ['settings.match_threshold']],
-        [{ match_threshold: -0.1 }, ['settings.match_threshold']],
-        [{ deepfake_threshold: 2 }, ['settings.deepfake_threshold']],
-        [{ deepfake_threshold: '0.5' }, ['settings.deepfake_threshold']],
-        [{ reject_deepfake_enrollments: 'no' }, ['settings.reject_deepfake_enrollments']],
-        [{ match_threshold: 7, deepfake_threshold: -1 }, ['settings.match_threshold', 'settings.deepfake_threshold']],
+        [{ match_threshold: 1.01 }, [{ field: 'settings.match_threshold', code: 'out_of_range' }]],
+        [{ match_threshold: -0.1 }, [{ field: 'settings.match_threshold', code: 'out_of_range' }]],
+        [{ deepfake_threshold: 2 }, [{ field: 'settings.deepfake_threshold', code: 'out_of_range' }]],
+        [{ deepfake_threshold: '0.5' }, [{ field: 'settings.deepfake_threshold', code: 'invalid_type' }]],
+        [{ reject_deepfake_enrollments: 'no' }, [{ field: 'settings.reject_deepfake_enrollments', code: 'invalid_type' }]],
+        [{ match_threshold: 7, deepfake_threshold: -1 }, [{ field: 'settings.match_threshold' }, { field: 'settings.deepfake_threshold' }]],
       ] as const) {
-        expectValidation(await patchSettings(c, settings), [...fields]);
+        expectValidation(await patchSettings(c, settings), [...fields] as never);
       }
       expect((await c.request('GET', settingsPath(c))).body.settings).toMatchObject({ match_threshold: 0.8, deepfake_threshold: null, reject_deepfake_enrollments: true });
     });
@@ -234,14 +235,14 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       expect(samples[0]!.sealed_embedding).toMatch(/^v1\./);
       // mode "new" for an enrolled external_id is still 409.
       const again = await submit(c, 'enrollments', { external_id: 'new-user', voice_data: recording({ embedding: SPEAKER_A }) });
-      expectError(again.res, 409);
+      expectError(again.res, 409, undefined, 'already_enrolled');
     });
 
     it('add to an external_id without a voiceprint is 404 {code, message}', async () => {
       const c = ctx();
       await ready(c);
       const { res } = await submit(c, 'enrollments', { external_id: 'nobody', mode: 'add', voice_data: recording({ embedding: SPEAKER_A }) });
-      expectError(res, 404, /voiceprint/);
+      expectError(res, 404, /voiceprint/, 'user_not_enrolled');
       expect(await c.db.selectFrom('jobs').select('id').where('external_id', '=', 'nobody').execute()).toEqual([]);
     });
 
@@ -260,7 +261,7 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       expect(engine.verifyCalls).toEqual([10]);
 
       const eleventh = await submit(c, 'enrollments', { external_id: 'adder', mode: 'add', voice_data: recording({ embedding: SPEAKER_A }) });
-      expectError(eleventh.res, 409, /maximum of 10/);
+      expectError(eleventh.res, 409, /maximum of 10/, 'voiceprint_full');
       expect(await storedSamples(c, 'adder')).toHaveLength(10);
     });
 
@@ -337,7 +338,7 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       const same = await c.request('POST', orgPath(c.orgA.id, '/enrollments'), { body: { request_uuid, external_id: 'replayed', voice_data: audio, mode: 'replace' } });
       expect(same.status).toBe(202);
       const other = await c.request('POST', orgPath(c.orgA.id, '/enrollments'), { body: { request_uuid, external_id: 'replayed', voice_data: audio, mode: 'new' } });
-      expectError(other, 409);
+      expectError(other, 409, undefined, 'request_uuid_reused');
       await runJobs(c);
     });
 
@@ -475,8 +476,11 @@ describe(`audio pre-check: POST /organisations/{org_id}/audio-checks (${TEST_DIA
     const c = ctx();
     c.deps.audioChecker = realEngine;
     const a = await freshOrg(c, 'Checker400a');
-    for (const voice_data of ['%%% not base64 %%%', Buffer.from('just some text, not a recording').toString('base64')]) {
-      expectValidation(await c.request('POST', a.path, { token: a.token, body: { voice_data } }), ['voice_data']);
+    for (const [voice_data, code] of [
+      ['%%% not base64 %%%', 'invalid_base64'],
+      [Buffer.from('just some text, not a recording').toString('base64'), 'unsupported_audio_format'],
+    ] as const) {
+      expectValidation(await c.request('POST', a.path, { token: a.token, body: { voice_data } }), [{ field: 'voice_data', code }] as never);
     }
     const b = await freshOrg(c, 'Checker400b');
     expectValidation(await c.request('POST', b.path, { token: b.token, body: {} }), ['voice_data']);
@@ -488,10 +492,10 @@ describe(`audio pre-check: POST /organisations/{org_id}/audio-checks (${TEST_DIA
     const org = await freshOrg(c, 'NoEngine');
     const body = { voice_data: wavOf(new Float32Array(16000 * 4)) };
     c.deps.audioChecker = undefined;
-    expectError(await c.request('POST', org.path, { token: org.token, body }), 503);
+    expectError(await c.request('POST', org.path, { token: org.token, body }), 503, undefined, 'unavailable');
     c.deps.audioChecker = { checkAudio: async () => Promise.reject(new EngineError('timeout', 'the task exceeded the limit')) };
     const slow = await c.request('POST', org.path, { token: org.token, body });
-    expectError(slow, 503);
+    expectError(slow, 503, /longer than/, 'unavailable');
     expect(slow.headers.get('retry-after')).toBe('1');
     expectError(await c.request('POST', orgPath(c.orgB.id, '/audio-checks'), { token: org.token, body }), 403);
   });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type EngineError, isEngineError, type VoiceEngine } from '@voxkey/engine';
+import { decodeBase64Audio, type EngineError, isEngineError, type VoiceEngine } from '@voxkey/engine';
 import type { Executor } from '../db/connection.js';
 import { MAX_VOICEPRINT_SAMPLES } from '@voxkey/contract';
 import type { EnrollmentMode, JobRow, VerificationResult, WebhookEventType } from '../db/types.js';
@@ -99,7 +99,7 @@ async function enrolmentCompletion(deps: AppDeps, engine: VoiceAnalyzer, job: Jo
 
   try {
     const settings = await decisionSettings(deps, engine, job.org_id);
-    const analysis = await engine.enrol(job.audio ?? '');
+    const analysis = await engine.enrol(decodeBase64Audio(job.audio ?? ''));
     const quality = round(analysis.qualityScore, 3);
     const deepfakeScore = round(1 - analysis.spoof.bonafideProbability, 4);
     const timings = numericTimings(analysis.timings);
@@ -236,7 +236,7 @@ async function verificationCompletion(deps: AppDeps, engine: VoiceAnalyzer, job:
       modelId: sample.model_id,
       embedding: openEmbedding(deps.sealer, { orgId: job.org_id, userId: user.id, modelId: sample.model_id }, sample.sealed_embedding, sample.seal_version),
     }));
-    const analysis = await engine.verify(job.audio ?? '', voiceprints, { threshold: settings.matchThreshold });
+    const analysis = await engine.verify(decodeBase64Audio(job.audio ?? ''), voiceprints, { threshold: settings.matchThreshold });
     const completion = finish(
       {
         result: analysis.result,

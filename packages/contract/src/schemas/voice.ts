@@ -118,12 +118,12 @@ export const RequestRecordSchema = z
     user_id: z.number().int().nullable(),
     created_at: timestamp(),
     completed_at: timestamp().nullable(),
-    mode: EnrollmentModeSchema.nullable().openapi({ description: 'The enrolment mode; null for verifications.' }),
+    mode: z.union([EnrollmentModeSchema, z.null()]).openapi({ description: 'The enrolment mode; null for verifications.' }),
     samples: z.number().int().nullable().openapi({ description: 'Enrolments: how many recordings the voiceprint held after this request; null until completed and for verifications.' }),
     deepfake_score: z.number().nullable(),
     match_threshold: z.number().nullable().openapi({ description: 'Verifications: the match threshold applied; null until completed.' }),
     deepfake_threshold: z.number().nullable().openapi({ description: 'The deepfake threshold applied; null until completed.' }),
-    models: ModelsSchema.nullable().openapi({ description: 'The models that processed the recording; null until completed.' }),
+    models: z.union([ModelsSchema, z.null()]).openapi({ description: 'The models that processed the recording; null until completed.' }),
   })
   .openapi('RequestRecord');
 

@@ -570,6 +570,8 @@ export interface components {
         ValidationError: {
             /** @example 400 */
             code: number;
+            /** @enum {string} */
+            error: "validation_failed";
             /** @example Request validation failed */
             message: string;
             errors: components["schemas"]["FieldError"][];
@@ -577,8 +579,43 @@ export interface components {
         FieldError: {
             /** @example request_uuid */
             field: string;
+            code: components["schemas"]["FieldErrorCode"];
             /** @example This field is required */
             message: string;
+        };
+        /**
+         * @description Machine-readable reason of one validation problem.
+         *
+         *     - `required`: A required field is missing.
+         *     - `unknown_field`: The object has a field the API does not know.
+         *     - `invalid_type`: The value has the wrong JSON type (e.g. a string for a number, a fraction for an integer).
+         *     - `invalid_value`: The value is not one of those allowed.
+         *     - `invalid_format`: A string does not have the required format (pattern, date-time, email, URL, identifier).
+         *     - `invalid_uuid`: The value is not a UUID v4.
+         *     - `invalid_json`: The body is not well-formed JSON.
+         *     - `too_short`: A string or list is shorter than allowed (an empty required string included).
+         *     - `too_long`: A string or list is longer than allowed.
+         *     - `out_of_range`: A number (or identifier) is outside its allowed range.
+         *     - `invalid_filter`: A `filter` condition names an unknown field or operator, or a value of the wrong type.
+         *     - `invalid_sort`: `sort` names an unknown field or direction.
+         *     - `contains_nul`: Text holds a NUL (U+0000) character.
+         *     - `too_deeply_nested`: The body nests objects or arrays too deeply.
+         *     - `must_match_path`: The body names another organisation than the path.
+         *     - `must_be_in_future`: A date-time that must lie in the future does not.
+         *     - `callback_url_not_allowed`: The callback URL is not allowed (not http(s), has credentials, cannot be resolved, or points at a forbidden address).
+         *     - `invalid_base64`: `voice_data` is not valid base64.
+         *     - `unsupported_audio_format`: `voice_data` is neither WAV nor MP3.
+         *     - `corrupt_audio`: `voice_data` is a WAV or MP3 whose header or frames cannot be read.
+         *     - `sample_rate_too_low`: The recording's sample rate is below 16 kHz.
+         *     - `audio_too_short`: The recording is shorter than the minimum duration.
+         *     - `audio_too_long`: The recording is longer than the maximum duration.
+         *     - `audio_too_large`: The decoded recording is larger than the maximum file size.
+         * @enum {string}
+         */
+        FieldErrorCode: "required" | "unknown_field" | "invalid_type" | "invalid_value" | "invalid_format" | "invalid_uuid" | "invalid_json" | "too_short" | "too_long" | "out_of_range" | "invalid_filter" | "invalid_sort" | "contains_nul" | "too_deeply_nested" | "must_match_path" | "must_be_in_future" | "callback_url_not_allowed" | "invalid_base64" | "unsupported_audio_format" | "corrupt_audio" | "sample_rate_too_low" | "audio_too_short" | "audio_too_long" | "audio_too_large";
+        UnauthorizedError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "unauthorized";
         };
         Error: {
             /**
@@ -586,8 +623,58 @@ export interface components {
              * @example 404
              */
             code: number;
+            error: components["schemas"]["ErrorCode"];
             /** @example Not found */
             message: string;
+        };
+        /**
+         * @description Machine-readable reason of an error response; each response lists the values it can carry.
+         *
+         *     - `validation_failed`: (400) The request failed validation; `errors` has one entry per faulty field, each with its own `code`.
+         *     - `unauthorized`: (401) The bearer token is missing, malformed, unknown, expired or disabled.
+         *     - `forbidden`: (403) The token may not act on this organisation (another organisation's id gets this whether or not it exists).
+         *     - `user_inactive`: (403) The user is deactivated and cannot be verified.
+         *     - `not_found`: (404) No such resource (or route) in this organisation.
+         *     - `user_not_enrolled`: (404) No enrolled user has this external_id, so there is nothing to verify against or add a recording to.
+         *     - `no_callback_url`: (409) The organisation has no callback URL, so a voice request's result could not be delivered.
+         *     - `already_enrolled`: (409) This external_id is already enrolled; enrol with mode `add` or `replace`, or delete the user.
+         *     - `voiceprint_full`: (409) The voiceprint already holds the maximum number of recordings (10); enrol with mode `replace` to start again.
+         *     - `enrollment_in_progress`: (409) An enrolment of this external_id is queued or processing.
+         *     - `request_uuid_reused`: (409) This request_uuid was already used for a different request (a replay with the same body is answered again instead).
+         *     - `already_exists`: (409) A predefined text with this (language, text_code) pair already exists in the organisation.
+         *     - `payload_too_large`: (413) The request body is larger than the server accepts.
+         *     - `unsupported_media_type`: (415) The request has a body that is not `application/json`.
+         *     - `rate_limited`: (429) The token's or organisation's request rate is exceeded; retry after `Retry-After` seconds.
+         *     - `queue_full`: (429) The voice processing queue is full; retry after `Retry-After` seconds.
+         *     - `quota_exceeded`: (429) Trial tokens have used this month's sandbox quota; `Retry-After` points at the next month.
+         *     - `internal_error`: (500) An unexpected server fault; the message never carries internals.
+         *     - `unavailable`: (503) The server cannot do this now (e.g. voice processing without an installed model).
+         * @enum {string}
+         */
+        ErrorCode: "validation_failed" | "unauthorized" | "forbidden" | "user_inactive" | "not_found" | "user_not_enrolled" | "no_callback_url" | "already_enrolled" | "voiceprint_full" | "enrollment_in_progress" | "request_uuid_reused" | "already_exists" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "queue_full" | "quota_exceeded" | "internal_error" | "unavailable";
+        ForbiddenError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "forbidden";
+        };
+        NotFoundError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "not_found";
+        };
+        PayloadTooLargeError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "payload_too_large";
+        };
+        UnsupportedMediaTypeError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "unsupported_media_type";
+        };
+        RateLimitedError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "rate_limited";
+        };
+        InternalError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "internal_error";
         };
         CreateApiTokenRequest: {
             /** @example billing-service */
@@ -793,6 +880,10 @@ export interface components {
              */
             updated_at: string;
         };
+        AlreadyExistsError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "already_exists";
+        };
         CreatePredefinedTextRequest: {
             /** @description Must equal the organisation in the path. */
             org_id: number;
@@ -935,6 +1026,22 @@ export interface components {
             /** @example Request accepted; the result will be delivered to the callback URL. */
             message: string;
         };
+        EnrollmentNotFoundError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "not_found" | "user_not_enrolled";
+        };
+        EnrollmentConflictError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "no_callback_url" | "already_enrolled" | "enrollment_in_progress" | "voiceprint_full" | "request_uuid_reused";
+        };
+        VoiceRequestRateLimitedError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "rate_limited" | "queue_full" | "quota_exceeded";
+        };
+        UnavailableError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "unavailable";
+        };
         EnrollmentRequest: {
             /** @description Base64-encoded WAV or MP3, at least 16 kHz, at least 3 s of speech (5 s recommended). */
             voice_data: string;
@@ -960,6 +1067,18 @@ export interface components {
              */
             external_id: string;
             mode?: components["schemas"]["EnrollmentMode"];
+        };
+        VerificationForbiddenError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "forbidden" | "user_inactive";
+        };
+        VerificationNotFoundError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "not_found" | "user_not_enrolled";
+        };
+        VerificationConflictError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "no_callback_url" | "request_uuid_reused";
         };
         VerificationRequest: {
             /** @description Base64-encoded WAV or MP3, at least 16 kHz, at least 3 s of speech (5 s recommended). */
@@ -1011,7 +1130,8 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             completed_at: string | null;
-            mode: components["schemas"]["EnrollmentMode"] & (string | null);
+            /** @description The enrolment mode; null for verifications. */
+            mode: components["schemas"]["EnrollmentMode"] | null;
             /** @description Enrolments: how many recordings the voiceprint held after this request; null until completed and for verifications. */
             samples: number | null;
             deepfake_score: number | null;
@@ -1019,7 +1139,8 @@ export interface components {
             match_threshold: number | null;
             /** @description The deepfake threshold applied; null until completed. */
             deepfake_threshold: number | null;
-            models: components["schemas"]["Models"] & (Record<string, never> | null);
+            /** @description The models that processed the recording; null until completed. */
+            models: components["schemas"]["Models"] | null;
         };
         /** @enum {string} */
         JobStatus: "queued" | "processing" | "completed" | "failed";
@@ -1179,7 +1300,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1188,7 +1309,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1197,7 +1318,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1206,7 +1327,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1215,7 +1336,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1226,7 +1347,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1235,7 +1356,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1280,7 +1401,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1289,7 +1410,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1298,7 +1419,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1307,7 +1428,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1316,7 +1437,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1327,7 +1448,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1336,7 +1457,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1379,7 +1500,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1388,7 +1509,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1397,7 +1518,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1406,7 +1527,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1415,7 +1536,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1426,7 +1547,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1435,7 +1556,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1482,7 +1603,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1491,7 +1612,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1500,7 +1621,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1509,7 +1630,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1518,7 +1639,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1529,7 +1650,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1538,7 +1659,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1579,7 +1700,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1588,7 +1709,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1597,7 +1718,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1606,7 +1727,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1615,7 +1736,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1626,7 +1747,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1635,7 +1756,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1680,7 +1801,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1689,7 +1810,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1698,7 +1819,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1707,7 +1828,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1716,7 +1837,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1727,7 +1848,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1736,7 +1857,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1777,7 +1898,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1786,7 +1907,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1795,7 +1916,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1804,7 +1925,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1813,7 +1934,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1824,7 +1945,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1833,7 +1954,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1878,7 +1999,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1887,7 +2008,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -1896,7 +2017,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -1905,7 +2026,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -1914,7 +2035,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -1925,7 +2046,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -1934,7 +2055,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -1988,7 +2109,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -1997,7 +2118,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2006,7 +2127,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2015,7 +2136,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2024,7 +2145,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2035,7 +2156,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2044,7 +2165,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2087,7 +2208,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2096,7 +2217,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2105,7 +2226,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2114,7 +2235,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2123,7 +2244,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2134,7 +2255,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2143,7 +2264,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2186,7 +2307,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2195,7 +2316,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2204,7 +2325,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2213,7 +2334,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2222,7 +2343,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2233,7 +2354,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2242,7 +2363,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2289,7 +2410,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2298,7 +2419,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2307,7 +2428,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2316,7 +2437,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2325,7 +2446,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2336,7 +2457,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2345,7 +2466,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2388,7 +2509,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2397,7 +2518,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2406,7 +2527,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2415,7 +2536,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2424,7 +2545,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2435,7 +2556,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2444,7 +2565,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2498,7 +2619,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2507,7 +2628,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2516,7 +2637,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2525,7 +2646,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2534,7 +2655,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2545,7 +2666,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2554,7 +2675,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2599,7 +2720,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2608,7 +2729,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2617,16 +2738,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
-            /** @description The request conflicts with the current state. */
+            /** @description The (language, text_code) pair already exists in the organisation. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AlreadyExistsError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2635,7 +2756,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2644,7 +2765,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2655,7 +2776,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2664,7 +2785,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2707,7 +2828,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2716,7 +2837,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2725,7 +2846,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2734,7 +2855,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2743,7 +2864,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2754,7 +2875,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2763,7 +2884,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2806,7 +2927,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2815,7 +2936,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2824,7 +2945,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2833,7 +2954,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2842,7 +2963,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2853,7 +2974,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2862,7 +2983,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -2909,7 +3030,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -2918,7 +3039,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -2927,16 +3048,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
-            /** @description The request conflicts with the current state. */
+            /** @description The (language, text_code) pair already exists in the organisation. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AlreadyExistsError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2945,7 +3066,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -2954,7 +3075,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -2965,7 +3086,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -2974,7 +3095,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -3025,7 +3146,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3034,7 +3155,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3043,7 +3164,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3052,7 +3173,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3061,7 +3182,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -3072,7 +3193,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3081,7 +3202,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -3122,7 +3243,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3131,7 +3252,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3140,7 +3261,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3149,7 +3270,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3158,7 +3279,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -3169,7 +3290,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3178,7 +3299,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -3221,7 +3342,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3230,7 +3351,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3239,7 +3360,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3248,7 +3369,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3257,7 +3378,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -3268,7 +3389,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3277,7 +3398,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -3320,7 +3441,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3329,7 +3450,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3338,7 +3459,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3347,7 +3468,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3356,7 +3477,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -3367,7 +3488,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3376,7 +3497,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -3423,7 +3544,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3432,25 +3553,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
-            /** @description No such resource in this organisation. */
+            /** @description No such resource, or (mode `add`) no voiceprint for this external_id. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["EnrollmentNotFoundError"];
                 };
             };
-            /** @description The request conflicts with the current state. */
+            /** @description No callback URL is configured, the external_id is enrolled (mode `new`) or being enrolled, its voiceprint holds the maximum of recordings (mode `add`), or request_uuid was used for another request. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["EnrollmentConflictError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3459,7 +3580,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3468,10 +3589,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
-            /** @description Too many requests; retry after `Retry-After` seconds. */
+            /** @description Too many requests, the processing queue is full, or a trial token used up its monthly quota; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3479,7 +3600,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["VoiceRequestRateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3488,7 +3609,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
             /** @description Voice processing is unavailable on this server (for example, no speaker model is installed). */
@@ -3497,7 +3618,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnavailableError"];
                 };
             };
         };
@@ -3544,34 +3665,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description The token may not act on this organisation. */
+            /** @description The token may not act on this organisation, or the user is deactivated. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["VerificationForbiddenError"];
                 };
             };
-            /** @description No such resource in this organisation. */
+            /** @description No such resource, or no enrolled user with this external_id. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["VerificationNotFoundError"];
                 };
             };
-            /** @description The request conflicts with the current state. */
+            /** @description No callback URL is configured, or request_uuid was used for another request. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["VerificationConflictError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3580,7 +3701,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3589,10 +3710,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
-            /** @description Too many requests; retry after `Retry-After` seconds. */
+            /** @description Too many requests, the processing queue is full, or a trial token used up its monthly quota; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3600,7 +3721,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["VoiceRequestRateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3609,7 +3730,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
             /** @description Voice processing is unavailable on this server (for example, no speaker model is installed). */
@@ -3618,7 +3739,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnavailableError"];
                 };
             };
         };
@@ -3661,7 +3782,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3670,7 +3791,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3679,7 +3800,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3688,7 +3809,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3697,7 +3818,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -3708,7 +3829,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3717,7 +3838,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -3760,7 +3881,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3769,7 +3890,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3778,7 +3899,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3787,7 +3908,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3796,7 +3917,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -3807,7 +3928,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3816,7 +3937,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -3861,7 +3982,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3870,7 +3991,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3879,7 +4000,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3888,7 +4009,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -3897,7 +4018,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -3908,7 +4029,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -3917,16 +4038,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description Voice processing is unavailable on this server (for example, no speaker model is installed). */
+            /** @description No engine on this server, or the check could not finish in time; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnavailableError"];
                 };
             };
         };
@@ -3967,7 +4090,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -3976,7 +4099,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -3985,7 +4108,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -3994,7 +4117,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -4003,7 +4126,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -4014,7 +4137,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -4023,7 +4146,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -4077,7 +4200,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -4086,7 +4209,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -4095,7 +4218,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -4104,7 +4227,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -4113,7 +4236,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -4124,7 +4247,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -4133,7 +4256,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -4176,7 +4299,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
             /** @description The token may not act on this organisation. */
@@ -4185,7 +4308,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description No such resource in this organisation. */
@@ -4194,7 +4317,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -4203,7 +4326,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description The request carries a body that is not `application/json`. */
@@ -4212,7 +4335,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
             /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -4223,7 +4346,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["RateLimitedError"];
                 };
             };
             /** @description Internal error; the message never carries internals. */
@@ -4232,7 +4355,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
