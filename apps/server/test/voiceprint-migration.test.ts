@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Migrator } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../src/db/connection.js';
-import { migrations } from '../src/db/migrate.js';
+import { MIGRATIONS } from '../src/db/migrate.js';
 import { insertOrganisation } from '../src/repositories/organisations.js';
 import { insertUser } from '../src/repositories/users.js';
 import { createSealer } from '../src/security/sealing.js';
@@ -11,7 +11,7 @@ import { TEST_DIALECT } from './support/database.js';
 import { createPostgresDatabase } from './support/postgres.js';
 
 // Voiceprints stored before samples existed keep verifying after the migration, and come back on the way down.
-describe(`migration 2026-11-25T0600_voiceprint_samples (${TEST_DIALECT})`, () => {
+describe(`migration 2026-11-25T0630_voiceprint_samples (${TEST_DIALECT})`, () => {
   let database: Database | undefined;
   let drop: (() => Promise<void>) | undefined;
   afterEach(async () => {
@@ -31,7 +31,7 @@ describe(`migration 2026-11-25T0600_voiceprint_samples (${TEST_DIALECT})`, () =>
   it('moves each voiceprint into one seal_version 1 sample that still opens, and back', async () => {
     database = await openBlank();
     const db = database.db;
-    const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+    const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
     expect((await migrator.migrateTo('2026-11-21T1700_bytewise_text')).error).toBeUndefined();
 
     const sealer = createSealer(randomBytes(32));

@@ -3,16 +3,18 @@ import * as initial from './migrations/2026-11-21T1420_initial.js';
 import * as bytewiseText from './migrations/2026-11-21T1700_bytewise_text.js';
 import * as rateLimits from './migrations/2026-11-21T1600_rate_limits.js';
 import * as voice from './migrations/2026-11-21T1500_voice.js';
-import * as voiceprintSamples from './migrations/2026-11-25T0600_voiceprint_samples.js';
+import * as audioBytes from './migrations/2026-11-25T0600_audio_bytes.js';
+import * as voiceprintSamples from './migrations/2026-11-25T0630_voiceprint_samples.js';
 import type { DB } from './types.js';
 
 /** Migrations in order; names are timestamps so they sort by creation. */
-export const migrations: Record<string, Migration> = {
+export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T1420_initial': initial,
   '2026-11-21T1500_voice': voice,
   '2026-11-21T1600_rate_limits': rateLimits,
   '2026-11-21T1700_bytewise_text': bytewiseText,
-  '2026-11-25T0600_voiceprint_samples': voiceprintSamples,
+  '2026-11-25T0600_audio_bytes': audioBytes,
+  '2026-11-25T0630_voiceprint_samples': voiceprintSamples,
 };
 
 /**
@@ -20,7 +22,7 @@ export const migrations: Record<string, Migration> = {
  * so several processes starting at once migrate exactly once.
  */
 export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

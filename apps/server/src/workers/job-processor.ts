@@ -1,16 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { decodeBase64Audio, type EngineError, isEngineError, type VoiceEngine } from '@voxkey/engine';
-import type { Executor } from '../db/connection.js';
 import { MAX_VOICEPRINT_SAMPLES } from '@voxkey/contract';
-import type { EnrollmentMode, JobRow, VerificationResult, WebhookEventType } from '../db/types.js';
+import { type EngineError, isEngineError, type VoiceEngine } from '@voxkey/engine';
+import type { Executor } from '../db/connection.js';
+import type { EnrollmentMode, JobRow } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
-import { completeJob, type JobOutcome, releaseJob } from '../repositories/jobs.js';
-import { insertUser, findUserByExternalId, upsertDevice } from '../repositories/users.js';
 import { fromFlag } from '../repositories/clock.js';
+import { completeJob, jobRecording, releaseJob } from '../repositories/jobs.js';
 import { findSettings } from '../repositories/organisations.js';
+import { findUserByExternalId, insertUser, upsertDevice } from '../repositories/users.js';
 import { countSamples, deleteVoiceprint, findVoiceprint, insertSample, insertVoiceprint, listSamples, refreshVoiceprintQuality } from '../repositories/voiceprints.js';
 import { insertDelivery } from '../repositories/webhooks.js';
 import { openEmbedding, sealEmbedding } from '../security/voiceprints.js';
+import {
+  type EnrolmentOutcome,
+  enrollmentCompleted,
+  type JobOutcome,
+  type Models,
+  type VerificationOutcome,
+  verificationCompleted,
+} from './job-events.js';
 
 export type VoiceAnalyzer = Pick<VoiceEngine, 'enrol' | 'verify' | 'speakerModelId' | 'spoofModelId' | 'defaultDeepfakeThreshold'>;
 
@@ -20,12 +28,8 @@ export interface ProcessResult {
   timings?: Record<string, number>;
 }
 
-interface Completion {
+interface Analysed {
   outcome: JobOutcome;
-  payload: Record<string, unknown>;
-  eventType: WebhookEventType;
-  /** Extra writes that must commit with the outcome (user, voiceprint, device). */
-  write?: (trx: Executor) => Promise<number | null>;
   timings?: Record<string, number>;
 }
 
@@ -36,6 +40,18 @@ interface DecisionSettings {
   rejectDeepfakeEnrollments: boolean;
 }
 
+const isRetryable = (err: EngineError) => err.category === 'capacity' || err.category === 'internal' || err.category === 'model';
+const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
+const modelsOf = (engine: VoiceAnalyzer): Models => ({ speaker: engine.speakerModelId, spoof: engine.spoofModelId });
+/** 0..1, higher = more likely synthetic or replayed. */
+const deepfakeScoreOf = (bonafideProbability: number) => round(1 - bonafideProbability, 4);
+
+/** Latency from receipt to now, and now: when an outcome is known. */
+function finishedNow(job: JobRow) {
+  return { latencyMs: Math.max(0, Date.now() - Date.parse(job.created_at)), completedAt: new Date().toISOString() };
+}
+
+/** Read when the job runs, so a change applies to requests still queued. */
 async function decisionSettings(deps: AppDeps, engine: VoiceAnalyzer, orgId: number): Promise<DecisionSettings> {
   const row = await findSettings(deps.database.db, orgId);
   return {
@@ -45,12 +61,11 @@ async function decisionSettings(deps: AppDeps, engine: VoiceAnalyzer, orgId: num
   };
 }
 
-const isRetryable = (err: EngineError) => err.category === 'capacity' || err.category === 'internal' || err.category === 'model';
-const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
-const modelsOf = (engine: VoiceAnalyzer) => ({ speaker: engine.speakerModelId, spoof: engine.spoofModelId });
-
-function latencyFrom(job: JobRow): number {
-  return Math.max(0, Date.now() - Date.parse(job.created_at));
+/** The recording as the request side stored it; its header was checked there, so the engine does not check it again. */
+function recordingOf(job: JobRow) {
+  const recording = jobRecording(job);
+  if (!recording) throw new Error(`job ${job.id} has no recording`);
+  return { bytes: recording.bytes, options: recording.info ? { audio: recording.info } : {} };
 }
 
 /** The user and voiceprint an enrolment builds on (add, replace), with its sample count. */
@@ -61,99 +76,142 @@ async function currentVoiceprint(db: Executor, job: JobRow) {
   return { user, voiceprint, samples };
 }
 
-async function enrolmentCompletion(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow): Promise<Completion> {
+async function analyseEnrolment(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow): Promise<Analysed> {
   const mode: EnrollmentMode = job.mode ?? 'new';
-  const models = modelsOf(engine);
-  const base = { event_type: 'enrollment.completed', request_uuid: job.request_uuid, external_id: job.external_id, mode };
   const current = await currentVoiceprint(deps.database.db, job);
-  // A failed request leaves the voiceprint as it was: report its sample count unchanged.
-  const samplesBefore = mode === 'new' ? 0 : current.samples;
-  const fail = (reason: string, measured: { quality: number | null; deepfakeScore: number | null } = { quality: null, deepfakeScore: null }): Completion => {
-    const completedAt = new Date().toISOString();
-    const latencyMs = latencyFrom(job);
-    return {
-      eventType: 'enrollment.completed',
-      outcome: { status: 'failed', failureReason: reason, qualityScore: measured.quality, samples: samplesBefore, deepfakeScore: measured.deepfakeScore, models, latencyMs, completedAt },
-      payload: {
-        ...base,
-        user_id: null,
-        status: 'failed',
-        quality_score: measured.quality,
-        failure_reason: reason,
-        latency_ms: latencyMs,
-        created_at: completedAt,
-        samples: samplesBefore,
-        deepfake_score: measured.deepfakeScore,
-        models,
-      },
-    };
-  };
+  const common = { mode, models: modelsOf(engine), deepfakeThreshold: null as number | null };
+  // A failed request leaves the voiceprint as it was: its sample count is reported unchanged.
+  const failed = (failureReason: string, measured: { qualityScore: number | null; deepfakeScore: number | null } = { qualityScore: null, deepfakeScore: null }): JobOutcome => ({
+    kind: 'enrollment',
+    outcome: { ...common, status: 'failed', failureReason, samples: mode === 'new' ? 0 : current.samples, ...measured, ...finishedNow(job) },
+  });
 
-  // Re-checked here: the user may have been deleted, or the voiceprint filled, after acceptance.
+  // Checked on the request side too; re-checked here because the user may have been deleted since.
   if (mode === 'add') {
-    if (!current.user || !current.voiceprint) return fail('voiceprint_not_found');
-    if (current.samples >= MAX_VOICEPRINT_SAMPLES) return fail('max_samples_reached');
-    if (current.voiceprint.model_id !== engine.speakerModelId) return fail('voiceprint_model_mismatch');
+    if (!current.user || !current.voiceprint) return { outcome: failed('voiceprint_not_found') };
+    if (current.samples >= MAX_VOICEPRINT_SAMPLES) return { outcome: failed('max_samples_reached') };
+    if (current.voiceprint.model_id !== engine.speakerModelId) return { outcome: failed('voiceprint_model_mismatch') };
   }
-  if (mode === 'new' && current.user) return fail('already_enrolled');
+  if (mode === 'new' && current.user) return { outcome: failed('already_enrolled') };
 
+  const { bytes, options } = recordingOf(job);
   try {
     const settings = await decisionSettings(deps, engine, job.org_id);
-    const analysis = await engine.enrol(decodeBase64Audio(job.audio ?? ''));
-    const quality = round(analysis.qualityScore, 3);
-    const deepfakeScore = round(1 - analysis.spoof.bonafideProbability, 4);
+    common.deepfakeThreshold = settings.deepfakeThreshold;
+    const analysis = await engine.enrol(bytes, options);
     const timings = numericTimings(analysis.timings);
+    const qualityScore = round(analysis.qualityScore, 3);
+    const deepfakeScore = deepfakeScoreOf(analysis.spoof.bonafideProbability);
     if (settings.rejectDeepfakeEnrollments && deepfakeScore >= settings.deepfakeThreshold) {
-      return { ...fail('deepfake_detected', { quality, deepfakeScore }), timings };
+      return { outcome: failed('deepfake_detected', { qualityScore, deepfakeScore }), timings };
     }
-    const completedAt = new Date().toISOString();
-    const latencyMs = latencyFrom(job);
-    const samples = mode === 'add' ? current.samples + 1 : 1;
-    const write = async (trx: Executor) => {
-      const { voiceprint, userId } = await voiceprintToExtend(trx, job, mode, analysis.voiceprint.modelId, quality);
-      const sealed = sealEmbedding(deps.sealer, { orgId: job.org_id, userId, modelId: analysis.voiceprint.modelId }, analysis.voiceprint.embedding);
-      await insertSample(trx, voiceprint, { modelId: analysis.voiceprint.modelId, sealedEmbedding: sealed.sealed, sealVersion: sealed.version, qualityScore: quality });
-      await refreshVoiceprintQuality(trx, voiceprint.id);
-      if (job.device_fingerprint) {
-        await upsertDevice(trx, { orgId: job.org_id, userId, fingerprint: job.device_fingerprint, type: job.device_type ?? 0, usedAt: completedAt });
-      }
-      return userId;
+    const outcome: EnrolmentOutcome = {
+      ...common,
+      status: 'enrolled',
+      samples: mode === 'add' ? current.samples + 1 : 1,
+      qualityScore,
+      deepfakeScore,
+      voiceprint: { modelId: analysis.voiceprint.modelId, embedding: analysis.voiceprint.embedding },
+      ...finishedNow(job),
     };
-    return {
-      eventType: 'enrollment.completed',
-      outcome: { status: 'completed', qualityScore: quality, samples, deepfakeScore, deepfakeThreshold: settings.deepfakeThreshold, models, latencyMs, completedAt },
-      payload: {
-        ...base,
-        user_id: null,
-        status: 'enrolled',
-        quality_score: quality,
-        failure_reason: null,
-        latency_ms: latencyMs,
-        created_at: completedAt,
-        samples,
-        deepfake_score: deepfakeScore,
-        models,
-      },
-      timings,
-      write,
-    };
+    return { outcome: { kind: 'enrollment', outcome }, timings };
   } catch (err) {
     if (!isEngineError(err) || isRetryable(err)) throw err;
-    return fail(err.code);
+    return { outcome: failed(err.code) };
   }
+}
+
+async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow): Promise<Analysed> {
+  const db = deps.database.db;
+  const settings = await decisionSettings(deps, engine, job.org_id);
+  type Fields = Omit<VerificationOutcome, 'latencyMs' | 'completedAt' | 'deepfakeDetected' | 'matchThreshold' | 'deepfakeThreshold' | 'models'>;
+  const verification = (fields: Fields): JobOutcome => ({
+    kind: 'verification',
+    outcome: {
+      ...fields,
+      matchScore: round(fields.matchScore, 4),
+      deepfakeDetected: fields.deepfakeScore !== null && fields.deepfakeScore >= settings.deepfakeThreshold,
+      matchThreshold: settings.matchThreshold,
+      deepfakeThreshold: settings.deepfakeThreshold,
+      models: modelsOf(engine),
+      ...finishedNow(job),
+    },
+  });
+  const rejected = (reason: string, userId: number | null) =>
+    verification({ result: 'rejected', matchScore: 0, deepfakeScore: null, failureReason: reason, userId, deviceMismatch: null, recordDevice: false });
+
+  // The user may have been deleted or deactivated after the request was accepted.
+  const user = await findUserByExternalId(db, job.org_id, job.external_id);
+  const voiceprint = user ? await findVoiceprint(db, job.org_id, user.id) : undefined;
+  const samples = voiceprint ? await listSamples(db, voiceprint.id) : [];
+  if (!user || !voiceprint || samples.length === 0) return { outcome: rejected('user_not_found', null) };
+  if (!user.is_active) return { outcome: rejected('user_inactive', user.id) };
+
+  const deviceMismatch = job.device_fingerprint && voiceprint.enrolment_fingerprint ? job.device_fingerprint !== voiceprint.enrolment_fingerprint : null;
+  const { bytes, options } = recordingOf(job);
+  try {
+    const voiceprints = samples.map((sample) => ({
+      modelId: sample.model_id,
+      embedding: openEmbedding(deps.sealer, { orgId: job.org_id, userId: user.id, modelId: sample.model_id }, sample.sealed_embedding, sample.seal_version),
+    }));
+    const analysis = await engine.verify(bytes, voiceprints, { ...options, threshold: settings.matchThreshold });
+    const outcome = verification({
+      result: analysis.result,
+      matchScore: analysis.matchScore,
+      deepfakeScore: deepfakeScoreOf(analysis.bonafideProbability),
+      failureReason: analysis.result === 'inconclusive' ? (analysis.inconclusiveCode ?? 'low_quality') : null,
+      userId: user.id,
+      deviceMismatch,
+      recordDevice: true,
+    });
+    return { outcome, timings: numericTimings(analysis.timings) };
+  } catch (err) {
+    if (!isEngineError(err) || isRetryable(err)) throw err;
+    return { outcome: verification({ result: 'inconclusive', matchScore: 0, deepfakeScore: null, failureReason: err.code, userId: user.id, deviceMismatch, recordDevice: true }) };
+  }
+}
+
+/** The outcome of a job that kept failing for reasons outside the recording. */
+async function failedAfterRetries(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow, code: string): Promise<JobOutcome> {
+  const models = modelsOf(engine);
+  if (job.kind === 'enrollment') {
+    const mode = job.mode ?? 'new';
+    const samples = mode === 'new' ? 0 : (await currentVoiceprint(deps.database.db, job)).samples;
+    return {
+      kind: 'enrollment',
+      outcome: { status: 'failed', failureReason: code, mode, samples, qualityScore: null, deepfakeScore: null, deepfakeThreshold: null, models, ...finishedNow(job) },
+    };
+  }
+  const settings = await decisionSettings(deps, engine, job.org_id);
+  return {
+    kind: 'verification',
+    outcome: {
+      result: 'inconclusive',
+      matchScore: 0,
+      deepfakeDetected: false,
+      deepfakeScore: null,
+      failureReason: code,
+      userId: null,
+      deviceMismatch: null,
+      recordDevice: false,
+      matchThreshold: settings.matchThreshold,
+      deepfakeThreshold: settings.deepfakeThreshold,
+      models,
+      ...finishedNow(job),
+    },
+  };
 }
 
 /**
  * Inside the completing transaction: the voiceprint the new sample goes into. `replace` deletes the
  * old voiceprint only here, so it keeps verifying until the new one is stored.
  */
-async function voiceprintToExtend(trx: Executor, job: JobRow, mode: EnrollmentMode, modelId: string, quality: number) {
-  const fresh = (userId: number) =>
-    insertVoiceprint(trx, { orgId: job.org_id, userId, modelId, enrolmentFingerprint: job.device_fingerprint, qualityScore: quality });
+async function voiceprintToExtend(trx: Executor, job: JobRow, mode: EnrollmentMode, modelId: string, qualityScore: number) {
+  const fresh = (userId: number) => insertVoiceprint(trx, { orgId: job.org_id, userId, modelId, enrolmentFingerprint: job.device_fingerprint, qualityScore });
   const user = await findUserByExternalId(trx, job.org_id, job.external_id);
   if (mode === 'add') {
     const voiceprint = user ? await findVoiceprint(trx, job.org_id, user.id) : undefined;
-    // Deleted since the checks above: fail the attempt; the retry reports voiceprint_not_found.
+    // Deleted since the analysis: fail the attempt; the retry reports voiceprint_not_found.
     if (!user || !voiceprint) throw new Error('the voiceprint disappeared while the sample was being added');
     return { voiceprint, userId: user.id };
   }
@@ -166,93 +224,27 @@ async function voiceprintToExtend(trx: Executor, job: JobRow, mode: EnrollmentMo
   return { voiceprint: await fresh(created.id), userId: created.id };
 }
 
-async function verificationCompletion(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow): Promise<Completion> {
-  const db = deps.database.db;
-  const models = modelsOf(engine);
-  const settings = await decisionSettings(deps, engine, job.org_id);
-  const base = { event_type: 'verification.completed', request_uuid: job.request_uuid, external_id: job.external_id };
-  const finish = (
-    fields: { result: VerificationResult; matchScore: number; deepfakeScore: number | null; reason: string | null; userId: number | null; deviceMismatch: boolean | null },
-    write?: Completion['write'],
-  ): Completion => {
-    const completedAt = new Date().toISOString();
-    const latencyMs = latencyFrom(job);
-    const matchScore = round(fields.matchScore, 4);
-    const deepfakeScore = fields.deepfakeScore === null ? null : round(fields.deepfakeScore, 4);
-    const deepfake = deepfakeScore !== null && deepfakeScore >= settings.deepfakeThreshold;
-    return {
-      eventType: 'verification.completed',
-      outcome: {
-        status: 'completed',
-        userId: fields.userId,
-        result: fields.result,
-        matchScore,
-        deepfakeDetected: deepfake,
-        failureReason: fields.reason,
-        deviceMismatch: fields.deviceMismatch,
-        deepfakeScore,
-        matchThreshold: settings.matchThreshold,
-        deepfakeThreshold: settings.deepfakeThreshold,
-        models,
-        latencyMs,
-        completedAt,
-      },
-      payload: {
-        ...base,
-        result: fields.result,
-        match_score: matchScore,
-        deepfake_detected: deepfake,
-        latency_ms: latencyMs,
-        created_at: completedAt,
-        deepfake_score: deepfakeScore,
-        match_threshold: settings.matchThreshold,
-        deepfake_threshold: settings.deepfakeThreshold,
-        failure_reason: fields.reason,
-        models,
-      },
-      write,
-    };
+/** Writes the outcome's side effects (user, voiceprint sample, device) and returns the event that records and announces it. */
+async function commitOutcome(deps: AppDeps, trx: Executor, job: JobRow, { kind, outcome }: JobOutcome) {
+  const recordDevice = async (userId: number) => {
+    if (!job.device_fingerprint) return;
+    await upsertDevice(trx, { orgId: job.org_id, userId, fingerprint: job.device_fingerprint, type: job.device_type ?? 0, usedAt: outcome.completedAt });
   };
-
-  // The user may have been deleted or deactivated after the request was accepted.
-  const user = await findUserByExternalId(db, job.org_id, job.external_id);
-  const voiceprint = user ? await findVoiceprint(db, job.org_id, user.id) : undefined;
-  const samples = voiceprint ? await listSamples(db, voiceprint.id) : [];
-  if (!user || !voiceprint || samples.length === 0) {
-    return finish({ result: 'rejected', matchScore: 0, deepfakeScore: null, reason: 'user_not_found', userId: null, deviceMismatch: null });
+  if (kind === 'verification') {
+    if (outcome.recordDevice && outcome.userId !== null) await recordDevice(outcome.userId);
+    return { eventType: 'verification.completed' as const, ...verificationCompleted(job, outcome) };
   }
-  if (!user.is_active) return finish({ result: 'rejected', matchScore: 0, deepfakeScore: null, reason: 'user_inactive', userId: user.id, deviceMismatch: null });
-
-  const deviceMismatch = job.device_fingerprint && voiceprint.enrolment_fingerprint ? job.device_fingerprint !== voiceprint.enrolment_fingerprint : null;
-  const recordDevice: Completion['write'] = async (trx) => {
-    if (job.device_fingerprint) {
-      await upsertDevice(trx, { orgId: job.org_id, userId: user.id, fingerprint: job.device_fingerprint, type: job.device_type ?? 0, usedAt: new Date().toISOString() });
-    }
-    return user.id;
-  };
-
-  try {
-    const voiceprints = samples.map((sample) => ({
-      modelId: sample.model_id,
-      embedding: openEmbedding(deps.sealer, { orgId: job.org_id, userId: user.id, modelId: sample.model_id }, sample.sealed_embedding, sample.seal_version),
-    }));
-    const analysis = await engine.verify(decodeBase64Audio(job.audio ?? ''), voiceprints, { threshold: settings.matchThreshold });
-    const completion = finish(
-      {
-        result: analysis.result,
-        matchScore: analysis.matchScore,
-        deepfakeScore: 1 - analysis.bonafideProbability,
-        reason: analysis.result === 'inconclusive' ? (analysis.inconclusiveCode ?? 'low_quality') : null,
-        userId: user.id,
-        deviceMismatch,
-      },
-      recordDevice,
-    );
-    return { ...completion, timings: numericTimings(analysis.timings) };
-  } catch (err) {
-    if (!isEngineError(err) || isRetryable(err)) throw err;
-    return finish({ result: 'inconclusive', matchScore: 0, deepfakeScore: null, reason: err.code, userId: user.id, deviceMismatch }, recordDevice);
+  let userId: number | null = null;
+  if (outcome.status === 'enrolled') {
+    const { modelId, embedding } = outcome.voiceprint;
+    const target = await voiceprintToExtend(trx, job, outcome.mode, modelId, outcome.qualityScore);
+    userId = target.userId;
+    const sealed = sealEmbedding(deps.sealer, { orgId: job.org_id, userId, modelId }, embedding);
+    await insertSample(trx, target.voiceprint, { modelId, sealedEmbedding: sealed.sealed, sealVersion: sealed.version, qualityScore: outcome.qualityScore });
+    await refreshVoiceprintQuality(trx, target.voiceprint.id);
+    await recordDevice(userId);
   }
+  return { eventType: 'enrollment.completed' as const, ...enrollmentCompleted(job, outcome, userId) };
 }
 
 /**
@@ -260,43 +252,43 @@ async function verificationCompletion(deps: AppDeps, engine: VoiceAnalyzer, job:
  * webhook in one transaction, guarded by the lease so the job completes exactly once.
  */
 export async function processJob(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow, owner: string): Promise<ProcessResult> {
-  let completion: Completion;
+  let analysed: Analysed;
   try {
-    completion = job.kind === 'enrollment' ? await enrolmentCompletion(deps, engine, job) : await verificationCompletion(deps, engine, job);
+    analysed = job.kind === 'enrollment' ? await analyseEnrolment(deps, engine, job) : await analyseVerification(deps, engine, job);
   } catch (err) {
     if (job.attempts < deps.config.JOB_MAX_ATTEMPTS) {
       deps.observability.logger.warn({ err, jobId: job.id, attempt: job.attempts }, 'job failed; handed back for a retry');
       await releaseJob(deps.database.db, job.id, owner, Math.min(60_000, 1000 * 2 ** job.attempts));
       return { result: 'released' };
     }
-    const code = isEngineError(err) ? err.code : 'processing_error';
-    completion = await failedAfterRetries(deps, engine, job, code);
+    analysed = { outcome: await failedAfterRetries(deps, engine, job, isEngineError(err) ? err.code : 'processing_error') };
   }
 
-  const committed = await deps.database.db.transaction().execute(async (trx) => {
-    const userId = completion.write ? await completion.write(trx) : (completion.outcome.userId ?? null);
-    const outcome = { ...completion.outcome, userId };
-    if (!(await completeJob(trx, job.id, owner, outcome))) {
-      // Our lease ran out and another worker owns the job now: undo our writes.
-      throw new LeaseLostError();
-    }
-    const payload = completion.eventType === 'enrollment.completed' ? { ...completion.payload, user_id: userId } : completion.payload;
-    await insertDelivery(trx, {
-      orgId: job.org_id,
-      jobId: job.id,
-      webhookId: `msg_${randomUUID()}`,
-      eventType: completion.eventType,
-      requestUuid: job.request_uuid,
-      payload: JSON.stringify(payload),
+  const committed = await deps.database.db
+    .transaction()
+    .execute(async (trx) => {
+      const event = await commitOutcome(deps, trx, job, analysed.outcome);
+      if (!(await completeJob(trx, job.id, owner, event.record))) {
+        // Our lease ran out and another worker owns the job now: undo our writes.
+        throw new LeaseLostError();
+      }
+      await insertDelivery(trx, {
+        orgId: job.org_id,
+        jobId: job.id,
+        webhookId: `msg_${randomUUID()}`,
+        eventType: event.eventType,
+        requestUuid: job.request_uuid,
+        payload: JSON.stringify(event.payload),
+      });
+      return true;
+    })
+    .catch((err) => {
+      if (err instanceof LeaseLostError) return false;
+      throw err;
     });
-    return true;
-  }).catch((err) => {
-    if (err instanceof LeaseLostError) return false;
-    throw err;
-  });
   if (!committed) return { result: 'lost' };
   deps.signals.deliveryQueued();
-  return { result: 'completed', timings: completion.timings };
+  return { result: 'completed', timings: analysed.timings };
 }
 
 function numericTimings(timings: object): Record<string, number> {
@@ -304,57 +296,3 @@ function numericTimings(timings: object): Record<string, number> {
 }
 
 class LeaseLostError extends Error {}
-
-async function failedAfterRetries(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow, code: string): Promise<Completion> {
-  const models = modelsOf(engine);
-  const completedAt = new Date().toISOString();
-  const latencyMs = latencyFrom(job);
-  const base = { request_uuid: job.request_uuid, external_id: job.external_id, latency_ms: latencyMs, created_at: completedAt };
-  if (job.kind === 'enrollment') {
-    const samples = job.mode === 'new' || job.mode === null ? 0 : (await currentVoiceprint(deps.database.db, job)).samples;
-    return {
-      eventType: 'enrollment.completed',
-      outcome: { status: 'failed', failureReason: code, samples, models, latencyMs, completedAt },
-      payload: {
-        event_type: 'enrollment.completed',
-        ...base,
-        mode: job.mode ?? 'new',
-        user_id: null,
-        status: 'failed',
-        quality_score: null,
-        failure_reason: code,
-        samples,
-        deepfake_score: null,
-        models,
-      },
-    };
-  }
-  const { matchThreshold, deepfakeThreshold } = await decisionSettings(deps, engine, job.org_id);
-  return {
-    eventType: 'verification.completed',
-    outcome: {
-      status: 'completed',
-      result: 'inconclusive',
-      matchScore: 0,
-      deepfakeDetected: false,
-      failureReason: code,
-      matchThreshold,
-      deepfakeThreshold,
-      models,
-      latencyMs,
-      completedAt,
-    },
-    payload: {
-      event_type: 'verification.completed',
-      ...base,
-      result: 'inconclusive',
-      match_score: 0,
-      deepfake_detected: false,
-      deepfake_score: null,
-      match_threshold: matchThreshold,
-      deepfake_threshold: deepfakeThreshold,
-      failure_reason: code,
-      models,
-    },
-  };
-}

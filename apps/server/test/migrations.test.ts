@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import { encodeWav } from '@voxkey/engine/dsp';
+import { Migrator } from 'kysely';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { type Database, openDatabase } from '../src/db/connection.js';
+import { MIGRATIONS, migrateToLatest } from '../src/db/migrate.js';
+import { jobRecording } from '../src/repositories/jobs.js';
+import { requestFingerprint } from '../src/services/voice-requests.js';
+import { TEST_DIALECT } from './support/database.js';
+import { createPostgresDatabase } from './support/postgres.js';
+
+async function emptyDatabase(): Promise<Database> {
+  if (TEST_DIALECT === 'sqlite') return openDatabase('sqlite::memory:');
+  const { url, drop } = await createPostgresDatabase();
+  const database = openDatabase(url, { poolSize: 2 });
+  onTestFinished(drop);
+  return database;
+}
+
+describe(`migrations (${TEST_DIALECT})`, () => {
+  it('2026-11-25T0600_audio_bytes turns a queued job\'s base64 audio into bytes with its header check', async () => {
+    const database = await emptyDatabase();
+    onTestFinished(() => database.close());
+    const db = database.db;
+    const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
+    const before = await migrator.migrateTo('2026-11-21T1700_bytewise_text');
+    expect(before.error).toBeUndefined();
+
+    const recording = Buffer.from(encodeWav(new Float32Array(16000 * 4), 16000));
+    const now = new Date().toISOString();
+    const org = await (db as any)
+      .insertInto('organisations')
+      .values({ name: 'Old', email: 'old@example.com', created_at: now, updated_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const job = (status: string, audio: string | null) => ({
+      org_id: org.id,
+      kind: 'enrollment',
+      request_uuid: randomUUID(),
+      body_hash: 'x',
+      external_id: randomUUID(),
+      language: 'en-UK',
+      audio,
+      status,
+      attempts: 0,
+      run_after: now,
+      created_at: now,
+      updated_at: now,
+    });
+    await (db as any).insertInto('jobs').values([job('queued', recording.toString('base64')), job('completed', null)]).execute();
+
+    await migrateToLatest(db);
+    const rows = await db.selectFrom('jobs').selectAll().orderBy('id').execute();
+    const queued = jobRecording(rows[0]!);
+    expect(Buffer.from(queued!.bytes).equals(recording)).toBe(true);
+    expect(queued!.info).toMatchObject({ format: 'wav', sampleRate: 16000, channels: 1, durationSeconds: 4 });
+    expect(rows[0]!.body_hash).toBe(requestFingerprint('enrollment', { request_uuid: rows[0]!.request_uuid, external_id: rows[0]!.external_id, language: 'en-UK' }, recording));
+    expect(jobRecording(rows[1]!)).toBeNull();
+  });
+});
