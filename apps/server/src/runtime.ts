@@ -64,9 +64,10 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
       logger.error({ code: err.code }, `voice processing unavailable: ${err.message}`);
     }
   }
-  // A process without workers starts a one-thread engine on its first audio check.
-  const checkEngine = engine ? null : lazyEngine(config);
-  deps.audioChecker = engine ?? checkEngine!;
+  // A process without workers starts a one-thread engine on its first audio check; one whose
+  // engine could not start answers 503 (voiceUnavailable) without retrying it on every check.
+  const checkEngine = engine || deps.voiceUnavailable ? null : lazyEngine(config);
+  deps.audioChecker = engine ?? checkEngine ?? undefined;
   if (engine) {
     logger.info({ speakerModel: engine.speakerModelId, spoofModel: engine.spoofModelId, threads: engine.stats().threads }, 'engine ready');
     const poolEngine = engine;

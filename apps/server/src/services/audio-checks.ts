@@ -37,7 +37,8 @@ export async function checkRecording(deps: AppDeps, voiceData: string, signal?: 
   } catch (err) {
     if (!isEngineError(err)) throw err;
     if (err.category === 'invalid_input') throw audioFieldError(err);
-    if (err.category === 'capacity' || err.category === 'model') {
+    if (err.category === 'model') throw new ApiError('unavailable', `Voice processing is unavailable on this server: ${err.message}`);
+    if (err.category === 'capacity') {
       const why = err.code === 'timeout' || (err.code === 'aborted' && timeout.aborted) ? `the check took longer than ${AUDIO_CHECK_TIMEOUT_MS} ms` : 'the engine is busy';
       throw new ApiError('unavailable', `The audio check could not run: ${why}; retry shortly`, { headers: { 'Retry-After': String(BUSY_RETRY_AFTER_S) } });
     }
