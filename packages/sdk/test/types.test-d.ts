@@ -4,6 +4,9 @@ import {
   verifyWebhook,
   VoxkeyError,
   type AcceptedRequest,
+  type AudioCheck,
+  type AudioProblem,
+  type EnrollmentMode,
   type ApiError,
   type ApiValidationError,
   type ErrorCode,
@@ -116,5 +119,43 @@ describe('errors and events', () => {
       expectTypeOf(event.status).toEqualTypeOf<'enrolled' | 'failed'>();
       expectTypeOf(event.user_id).toEqualTypeOf<number | null>();
     }
+  });
+});
+
+describe('conveniences', () => {
+  it('waitForResult returns the request record; logger accepts console', async () => {
+    expectTypeOf(vk.verifications.waitForResult).parameter(1).toEqualTypeOf<{ timeoutMs?: number; intervalMs?: number; signal?: AbortSignal } | undefined>();
+    expectTypeOf(await vk.enrollments.waitForResult('u', { timeoutMs: 1000 })).toEqualTypeOf<RequestRecord>();
+    createVoxkeyClient({ baseUrl: 'http://x/v1', token: 't', logger: console });
+    // @ts-expect-error a logger needs debug()
+    createVoxkeyClient({ baseUrl: 'http://x/v1', token: 't', logger: { info: () => {} } });
+  });
+
+  it('the browser entry types recordVoice and re-exports the client', async () => {
+    const browser = await import('../src/browser.js');
+    expectTypeOf(browser.createVoxkeyClient).toEqualTypeOf(createVoxkeyClient);
+    const recording = await browser.recordVoice({ seconds: 5 });
+    expectTypeOf(recording.wav).toEqualTypeOf<Uint8Array>();
+    expectTypeOf(recording.toVoiceData).returns.toEqualTypeOf<string>();
+    // @ts-expect-error seconds is required
+    void browser.recordVoice({});
+  });
+});
+
+describe('voiceprint lifecycle types', () => {
+  it('enrolment modes, the audio pre-check and the decision settings are typed', async () => {
+    expectTypeOf(vk.enrollments.create).toBeCallableWith({ external_id: 'e', voice_data: 'UklGRg==', mode: 'add' });
+    // @ts-expect-error: not a mode
+    void vk.enrollments.create({ external_id: 'e', voice_data: 'UklGRg==', mode: 'merge' });
+    expectTypeOf<EnrollmentMode>().toEqualTypeOf<'new' | 'add' | 'replace'>();
+    const check = await vk.audioChecks.create({ voice_data: new Uint8Array(4) });
+    expectTypeOf(check).toEqualTypeOf<AudioCheck>();
+    expectTypeOf(check.problems).toEqualTypeOf<AudioProblem[]>();
+    expectTypeOf(check.snr_db).toEqualTypeOf<number | null>();
+    expectTypeOf(vk.settings.update).toBeCallableWith({ match_threshold: 0.9, deepfake_threshold: null, reject_deepfake_enrollments: false });
+    const settings = await vk.settings.get();
+    expectTypeOf(settings.settings.match_threshold).toEqualTypeOf<number | null>();
+    const record = await vk.enrollments.get('x');
+    expectTypeOf(record.samples).toEqualTypeOf<number | null>();
   });
 });

@@ -17,6 +17,7 @@ export const createEnrollment = createRoute({
   method: 'post',
   path: '/organisations/{org_id}/enrollments',
   operationId: 'createEnrollment',
+  'x-voxkey-retry': 'safe',
   summary: 'Enrol a user by voice',
   description:
     'Accepted once durably queued; the result arrives as an `enrollment.completed` webhook. ' +
@@ -35,6 +36,7 @@ export const createVerification = createRoute({
   method: 'post',
   path: '/organisations/{org_id}/verifications',
   operationId: 'createVerification',
+  'x-voxkey-retry': 'safe',
   summary: 'Verify a user by voice',
   description:
     'Accepted once durably queued; the result arrives as a `verification.completed` webhook. 404 when the external_id is not enrolled; 403 when the user is deactivated.',
@@ -51,6 +53,7 @@ export const getEnrollment = createRoute({
   method: 'get',
   path: '/organisations/{org_id}/enrollments/{request_uuid}',
   operationId: 'getEnrollment',
+  'x-voxkey-retry': 'safe',
   summary: 'Read an enrolment request and its outcome',
   tags,
   request: { params: RequestPathParams },
@@ -61,6 +64,7 @@ export const getVerification = createRoute({
   method: 'get',
   path: '/organisations/{org_id}/verifications/{request_uuid}',
   operationId: 'getVerification',
+  'x-voxkey-retry': 'safe',
   summary: 'Read a verification request and its outcome',
   tags,
   request: { params: RequestPathParams },
@@ -75,6 +79,8 @@ export const createAudioCheck = createRoute({
   description:
     'Answers synchronously with what the engine sees in the recording (format, speech, noise, clipping) and the problems that would make an enrolment or verification fail, ' +
     'so an app can ask the person to record again. Stores nothing and is not billed. Bad base64 or a file that is not WAV/MP3 is a 400 on voice_data.',
+  // Stores nothing: repeating it is harmless.
+  'x-voxkey-retry': 'safe',
   tags,
   request: { params: OrgPathParams, body: jsonBody(AudioCheckRequestSchema) },
   responses: {
