@@ -7,7 +7,7 @@ import { DEFAULT_INTAKE_LIMITS, inspectBytes, type AudioInfo, type IntakeLimits 
 import { defaultManifestPath, defaultModelsDir, loadManifest, selectModel, verifyModelFile, type LogisticCalibration, type ModelEntry } from './manifest.js';
 import { openSession, resolveIo } from './models.js';
 import { qualityScore } from './quality.js';
-import { decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, DEFAULT_SAMPLE_SCORING_RULE, scoreAgainstSamples, type SampleScoringRule, type VerificationResult } from './scoring.js';
+import { decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, DEFAULT_SAMPLE_SCORING_RULE, matchScore, scoreAgainstSamples, type SampleScoringRule, type VerificationResult } from './scoring.js';
 import { createTaskRunner } from './task-runner.js';
 import { sileroModelPath } from './vad.js';
 import type { WorkerConfig, WorkerTask } from './worker.js';
@@ -268,7 +268,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         samples.map((sample) => sample.embedding),
         a.embedding,
         o.rule ?? DEFAULT_SAMPLE_SCORING_RULE,
-        calibration,
+        (similarity) => matchScore(similarity, calibration),
       );
       const bonafideProbability = a.spoof.bonafideProbability;
       return {

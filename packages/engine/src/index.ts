@@ -27,6 +27,6 @@ export type { Manifest, ModelEntry, ModelKind, LogisticCalibration } from './man
 export { pullModel } from './pull.js';
 export type { PullOptions, PullResult } from './pull.js';
 export { scoreAgainstSamples, DEFAULT_SAMPLE_SCORING_RULE, SAMPLE_SCORING_RULES } from './scoring.js';
-export type { SampleScoringRule } from './scoring.js';
+export type { SampleScorer, SampleScoringRule } from './scoring.js';
 export type { AudioCheck } from './audio-check-task.js';
 export type { AudioProblem } from './audio-check.js';

@@ -56,20 +56,28 @@ export type SampleScoringRule = 'mean_embedding' | 'mean_score' | 'best_of';
 export const SAMPLE_SCORING_RULES: readonly SampleScoringRule[] = ['mean_embedding', 'mean_score', 'best_of'];
 export const DEFAULT_SAMPLE_SCORING_RULE: SampleScoringRule = 'mean_embedding';
 
-/** The one place a probe meets several samples: the calibrated match score and the cosine behind it. */
+/** Cosine -> calibrated match score for one enrolled embedding (a sample, or the samples' mean). */
+export type SampleScorer = (cosine: number, enrolled: Float32Array) => number;
+
+/**
+ * The one place a probe meets several samples: the calibrated match score and the cosine behind it.
+ * `score` turns one comparison into a match score (default: the logistic calibration); the engine
+ * passes its own, so normalisation or quality terms apply to every rule alike.
+ */
 export function scoreAgainstSamples(
   samples: Float32Array[],
   probe: Float32Array,
   rule: SampleScoringRule = DEFAULT_SAMPLE_SCORING_RULE,
-  calibration: LogisticCalibration = DEFAULT_CALIBRATION,
+  score: SampleScorer = (cosine) => matchScore(cosine),
 ): { matchScore: number; cosine: number } {
   if (samples.length === 0) throw new RangeError('no samples to score against');
   if (rule === 'mean_embedding') {
-    const cosine = cosineSimilarity(probe, meanEmbedding(samples));
-    return { matchScore: matchScore(cosine, calibration), cosine };
+    const enrolled = meanEmbedding(samples);
+    const cosine = cosineSimilarity(probe, enrolled);
+    return { matchScore: score(cosine, enrolled), cosine };
   }
   const cosines = samples.map((sample) => cosineSimilarity(probe, sample));
-  const scores = cosines.map((cosine) => matchScore(cosine, calibration));
+  const scores = cosines.map((cosine, i) => score(cosine, samples[i]!));
   if (rule === 'best_of') {
     const best = scores.indexOf(Math.max(...scores));
     return { matchScore: scores[best]!, cosine: cosines[best]! };

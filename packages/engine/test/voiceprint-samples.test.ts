@@ -28,6 +28,11 @@ describe('scoreAgainstSamples', () => {
     expect(best.matchScore).toBeGreaterThan(averaged.matchScore);
     expect(DEFAULT_SAMPLE_SCORING_RULE).toBe('mean_embedding');
     expect(() => scoreAgainstSamples([], probe)).toThrow(RangeError);
+    // The engine's own scorer sees each comparison: the mean embedding, or every sample.
+    const seen: number[] = [];
+    scoreAgainstSamples([a, b], probe, 'best_of', (cosine, enrolled) => (seen.push(enrolled.length), cosine));
+    expect(seen).toEqual([3, 3]);
+    expect(scoreAgainstSamples([a, b], probe, 'mean_embedding', (cosine) => cosine / 2).matchScore).toBeCloseTo(mean.cosine / 2, 6);
   });
 });
 
