@@ -1,13 +1,14 @@
 /**
  * `npm run bench:api` — request-to-webhook latency of verifications against a real `voxkey serve`.
  *
- *   tsx bench/api.ts [--postgres] [--samples1 40] [--samples8 80] [--window 20] [--speakers 4]
+ *   tsx bench/api.ts [--postgres] [--samples1 40] [--samples8 80] [--window 20] [--speakers 4] [--audio-checks 40]
  *
  * Starts a server process (SQLite by default; --postgres: a fresh database on 127.0.0.1:5432),
  * creates an organisation with the CLI, points it at a local webhook receiver, enrols a few speakers
  * from ~5 s Common Voice clips, then measures from the POST of a verification to the arrival of
  * its webhook: one at a time, 8 at a time, and the sustained verifications per second over a fixed
- * window (closed loop, 16 in flight). Then, in the same run with the server stopped, the engine alone
+ * window (closed loop, 16 in flight), and the synchronous audio pre-check of ~5 s clips (POST to 200,
+ * one at a time, idle server). Then, in the same run with the server stopped, the engine alone
  * (`createEngine` in this process, the server's default thread count, the same enrolment clips and
  * probes): base64 (decoded here) -> decision one at a time, and sustained with 16 in flight over the same window,
  * so the API path's cost reads as a ratio of two figures taken minutes apart on the same machine.
@@ -15,7 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createEngine, decodeBase64Audio } from '@voxkey/engine';
-import { client, fiveSecondClips, startReceiver } from './lib/api.js';
+import { client, fiveSecondClips, measureAudioChecks, startReceiver } from './lib/api.js';
 import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, rssMiB, startServer, summarise, today, writeResult } from './lib/server.js';
 
 const dialect: Dialect = hasFlag('--postgres') ? 'postgres' : 'sqlite';
@@ -24,6 +25,7 @@ const SAMPLES_8 = Number(argValue('--samples8', '80'));
 const WINDOW_S = Number(argValue('--window', '20'));
 const SPEAKERS = Number(argValue('--speakers', '4'));
 const SUSTAINED_IN_FLIGHT = Number(argValue('--in-flight', '16'));
+const AUDIO_CHECKS = Number(argValue('--audio-checks', '40'));
 
 async function main() {
   const models = chooseModels();
@@ -109,6 +111,12 @@ async function main() {
       };
     }
 
+    // The pre-check first, on an idle server: it is what a person waits for before recording again.
+    const checkClips = speakers.flatMap((s) => s.clips.map((c) => c.base64));
+    const checks = await measureAudioChecks(call, orgId, checkClips, AUDIO_CHECKS);
+    const audioCheck = { clipSeconds: '4.5-5.5', requestTo200Ms: summarise(checks.durationsMs), usable: checks.usable, targetMs: 100 };
+    console.log(`audio check (5 s clips): p50 ${audioCheck.requestTo200Ms.p50} ms, p95 ${audioCheck.requestTo200Ms.p95} ms (n=${audioCheck.requestTo200Ms.n}, usable ${checks.usable})`);
+
     // Warm-up: the first inferences load the models into every worker thread.
     for (let i = 0; i < 4; i++) await verifyOnce();
 
@@ -160,6 +168,7 @@ async function main() {
       concurrency1: c1,
       concurrency8: c8,
       sustained,
+      audioCheck,
       verificationResults: results,
       webhooksReceived: receiver.count,
     };

@@ -103,3 +103,29 @@ export function fiveSecondClips(speakers: number, perSpeaker: number): Array<{ s
     clips: clips.slice(0, perSpeaker).map((c) => ({ path: c.path, duration: c.duration, base64: readFileSync(path.join(DATASET_DIR, c.path)).toString('base64') })),
   }));
 }
+
+/**
+ * The synchronous audio pre-check (`POST /audio-checks`, target under 100 ms for a 5 s clip): the
+ * time from the POST to the 200, one at a time, after `warmup` unmeasured calls. Returns the raw
+ * durations and how many clips were found usable.
+ */
+export async function measureAudioChecks(
+  call: ReturnType<typeof client>,
+  orgId: number,
+  clips: string[],
+  samples: number,
+  warmup = 3,
+): Promise<{ durationsMs: number[]; usable: number }> {
+  const durationsMs: number[] = [];
+  let usable = 0;
+  for (let i = 0; i < warmup + samples; i++) {
+    const t0 = performance.now();
+    const res = await call('POST', `/organisations/${orgId}/audio-checks`, { voice_data: clips[i % clips.length]! });
+    const elapsed = performance.now() - t0;
+    if (res.status !== 200) throw new Error(`audio check: ${res.status} ${JSON.stringify(res.body)}`);
+    if (i < warmup) continue;
+    durationsMs.push(elapsed);
+    if (res.body.usable) usable++;
+  }
+  return { durationsMs, usable };
+}

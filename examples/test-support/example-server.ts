@@ -90,9 +90,9 @@ export function pickSpeakers(perSpeaker: number, minDuration = 5.5): { a: string
 
 /**
  * Decodes data set clips (MP3) with the engine and writes them, one after the other with 0.3 s of
- * silence between, as one 16 kHz mono 16-bit WAV.
+ * silence between, as one 16 kHz mono 16-bit WAV (cut to `maxSeconds` when given).
  */
-export async function toWav(sources: string | string[], target: string): Promise<string> {
+export async function toWav(sources: string | string[], target: string, maxSeconds?: number): Promise<string> {
   const parts: Float32Array[] = [];
   for (const source of [sources].flat()) {
     if (parts.length) parts.push(new Float32Array(4800));
@@ -104,7 +104,7 @@ export async function toWav(sources: string | string[], target: string): Promise
     joined.set(part, offset);
     offset += part.length;
   }
-  writeFileSync(target, encodeWav(joined, 16000));
+  writeFileSync(target, encodeWav(maxSeconds === undefined ? joined : joined.subarray(0, Math.round(maxSeconds * 16000)), 16000));
   return target;
 }
 

@@ -1,3 +1,4 @@
+import type { VoiceEngine } from '@voxkey/engine';
 import type { AppConfig } from './config.js';
 import type { Database } from './db/connection.js';
 import type { TokenKind } from './db/types.js';
@@ -37,5 +38,7 @@ export interface AppDeps {
   voiceUnavailable?: string;
   /** Set in processes that run the engine: 'degraded' once the watchdog saw a stuck worker thread. */
   engineHealth?: () => 'ok' | 'degraded';
+  /** Runs audio pre-checks in the engine's pool; absent where this process has no engine. */
+  audioChecker?: Pick<VoiceEngine, 'checkAudio'>;
   observability: Observability;
 }

@@ -94,6 +94,10 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
       logger.error({ code: err.code }, `voice processing unavailable: ${err.message}`);
     }
   }
+  // A process without workers starts a one-thread engine on its first audio check; one whose
+  // engine could not start answers 503 (voiceUnavailable) without retrying it on every check.
+  const checkEngine = engine || deps.voiceUnavailable ? null : lazyEngine(config);
+  deps.audioChecker = engine ?? checkEngine ?? undefined;
   if (engine) {
     logger.info({ speakerModel: engine.speakerModelId, spoofModel: engine.spoofModelId, threads: engine.stats().threads }, 'engine ready');
     const poolEngine = engine;
@@ -123,7 +127,30 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
       await runner?.stop();
       await dispatcher?.stop();
       await engine?.close();
+      await checkEngine?.close();
       if (!options.database) await database.close();
+    },
+  };
+}
+
+/** An engine created on first use (and again after a failed start), for audio checks only. */
+function lazyEngine(config: AppConfig): Pick<VoiceEngine, 'checkAudio'> & { close(): Promise<void> } {
+  let started: Promise<VoiceEngine> | null = null;
+  const start = () => {
+    started ??= createEngine({ modelsDir: config.VOXKEY_MODELS_DIR, threads: 1, warmup: false, taskTimeoutMs: config.ENGINE_TASK_TIMEOUT_MS }).catch((err: unknown) => {
+      started = null;
+      throw err;
+    });
+    return started;
+  };
+  return {
+    async checkAudio(...args) {
+      return (await start()).checkAudio(...args);
+    },
+    async close() {
+      const current = started;
+      started = null;
+      await current?.then((e) => e.close()).catch(() => undefined);
     },
   };
 }

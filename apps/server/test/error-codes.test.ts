@@ -6,6 +6,7 @@ import { createApp } from '../src/app.js';
 import { openDatabase } from '../src/db/connection.js';
 import { insertJob } from '../src/repositories/jobs.js';
 import { setUserActive } from '../src/repositories/users.js';
+import { insertSample, insertVoiceprint } from '../src/repositories/voiceprints.js';
 import { issueToken } from '../src/services/organisations.js';
 import { createTestContext, type TestContext, type TestResponse } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
@@ -98,6 +99,13 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
     it('enrollment_in_progress', async () => {
       expect((await voice('enrollments', { external_id: 'pending' })).status).toBe(202);
       code(await voice('enrollments', { external_id: 'pending' }), 'enrollment_in_progress');
+    });
+
+    it('voiceprint_full (mode add, 10 samples already)', async () => {
+      const user = await seedUser(ctx, ctx.orgA.id, 'full-voiceprint');
+      const voiceprint = await insertVoiceprint(ctx.db, { orgId: ctx.orgA.id, userId: user.id, modelId: 'm', enrolmentFingerprint: null, qualityScore: 0.9 });
+      for (let i = 0; i < 10; i++) await insertSample(ctx.db, voiceprint, { modelId: 'm', sealedEmbedding: `sealed-${i}`, sealVersion: 2, qualityScore: 0.9 });
+      code(await voice('enrollments', { external_id: 'full-voiceprint', mode: 'add' }), 'voiceprint_full');
     });
 
     it('request_uuid_reused (a replay with the same body is answered again)', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { insertUser } from '../src/repositories/users.js';
-import { insertVoiceprint } from '../src/repositories/voiceprints.js';
+import { insertSample, insertVoiceprint } from '../src/repositories/voiceprints.js';
 import { TEST_DIALECT } from './support/database.js';
 import {
   expectError,
@@ -203,14 +203,14 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
         const before = (await c.request('GET', usersPath(`/${u.id}`))).body;
         const d1 = await seedDevice(c, { orgId: c.orgA.id, userId: u.id, fingerprint: 'phone', type: 1 });
         const d2 = await seedDevice(c, { orgId: c.orgA.id, userId: u.id, fingerprint: 'laptop', type: 2 });
-        await insertVoiceprint(c.db, {
+        const voiceprint = await insertVoiceprint(c.db, {
           orgId: c.orgA.id,
           userId: u.id,
           modelId: 'test-model',
-          sealedEmbedding: 'sealed',
           enrolmentFingerprint: 'phone',
           qualityScore: 0.9,
         });
+        for (let i = 0; i < 3; i++) await insertSample(c.db, voiceprint, { modelId: 'test-model', sealedEmbedding: `sealed-${i}`, sealVersion: 2, qualityScore: 0.9 });
         const keep = await seedUser(c, c.orgA.id, 'keep-me');
         const d3 = await seedDevice(c, { orgId: c.orgA.id, userId: keep.id, fingerprint: 'phone' });
         expect((await c.request('GET', orgPath(c.orgA.id, `/devices/${d1.id}`))).status).toBe(200);
@@ -229,6 +229,7 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
         expect(left).toEqual([]);
         // The voiceprint is erased with the user.
         expect(await c.db.selectFrom('voiceprints').select('id').where('user_id', '=', u.id).execute()).toEqual([]);
+        expect(await c.db.selectFrom('voiceprint_samples').select('id').where('user_id', '=', u.id).execute()).toEqual([]);
         // Other users and their devices are untouched.
         expect((await c.request('GET', usersPath(`/${keep.id}`))).status).toBe(200);
         expect((await c.request('GET', orgPath(c.orgA.id, `/devices/${d3.id}`))).status).toBe(200);

@@ -3,15 +3,19 @@
  *
  * 1. starts a tiny webhook receiver on localhost and points the organisation's callback URL at it;
  * 2. creates a predefined text (the prompt your app would show the user);
- * 3. enrols a user from a recording and waits for the signed `enrollment.completed` webhook;
- * 4. verifies the user with a second recording and prints the `verification.completed` result.
+ * 3. pre-checks each enrolment recording (`audioChecks.create`: synchronous, stores nothing) and skips
+ *    the ones the engine would refuse, printing their problems;
+ * 4. enrols a user from the first usable recording (mode `new`) and adds the others to the same
+ *    voiceprint (mode `add`), waiting for each signed `enrollment.completed` webhook;
+ * 5. verifies the user with another recording and prints the `verification.completed` result.
  *
  * Configuration comes from the environment (see README.md):
  *   VOXKEY_URL             the server, e.g. http://localhost:8080 (with or without /v1)
  *   VOXKEY_TOKEN           an API token of the organisation (vk_live_... or vk_trial_...)
  *   VOXKEY_ORG_ID          the organisation id
  *   VOXKEY_WEBHOOK_SECRET  the organisation's webhook signing secret (whsec_...)
- *   ENROL_AUDIO            WAV or MP3 file to enrol with (16 kHz or more, 3 s of speech or more)
+ *   ENROL_AUDIO            WAV or MP3 files to enrol with, comma-separated (1 to 10; three recommended;
+ *                          16 kHz or more, 3 s of speech or more each)
  *   VERIFY_AUDIO           WAV or MP3 file to verify with
  *   WEBHOOK_PORT           port of the local webhook receiver (default 3000)
  *   EXTERNAL_ID            your id for the person (default quickstart-<time>)
@@ -48,7 +52,11 @@ const token = required('VOXKEY_TOKEN');
 const orgId = Number(required('VOXKEY_ORG_ID'));
 const webhookSecret = required('VOXKEY_WEBHOOK_SECRET');
 // Relative paths are relative to where you ran the command (npm runs scripts in the workspace).
-const enrolAudio = path.resolve(process.env.INIT_CWD ?? process.cwd(), required('ENROL_AUDIO'));
+const enrolAudio = required('ENROL_AUDIO')
+  .split(',')
+  .map((file) => file.trim())
+  .filter(Boolean)
+  .map((file) => path.resolve(process.env.INIT_CWD ?? process.cwd(), file));
 const verifyAudio = path.resolve(process.env.INIT_CWD ?? process.cwd(), required('VERIFY_AUDIO'));
 const webhookPort = Number(process.env.WEBHOOK_PORT ?? 3000);
 const externalId = process.env.EXTERNAL_ID ?? `quickstart-${Date.now()}`;
@@ -148,24 +156,47 @@ async function main(): Promise<void> {
       console.log(`Predefined text ${text.id} already exists (${text.language} #${text.text_code}): "${text.text}"`);
     }
 
-    // 3. Enrol. The server answers 202 at once; the result arrives as a webhook.
-    const enrolRequestUuid = randomUUID(); // keep it to retry safely after a crash
-    const eventOfEnrolment = waitForEvent(enrolRequestUuid, 'enrollment.completed');
-    await voxkey.enrollments.create({
-      request_uuid: enrolRequestUuid,
-      external_id: externalId,
-      voice_data: await readAudioFile(enrolAudio),
-      language: text.language,
-    });
-    console.log(`Enrolment of "${externalId}" accepted (request_uuid ${enrolRequestUuid}); waiting for the webhook...`);
-    const enrolment = (await eventOfEnrolment) as EnrollmentEvent;
-    console.log(`enrollment.completed: ${JSON.stringify(enrolment)}`);
-    if (enrolment.status !== 'enrolled') {
-      throw new Error(`Enrolment failed: ${enrolment.failure_reason}`);
+    // 3. Pre-check the recordings: the answer is synchronous, so the person can record again at
+    //    once instead of learning from a failed enrolment's webhook seconds later.
+    const usable: Array<{ file: string; voice: string }> = [];
+    for (const file of enrolAudio) {
+      const voice = await readAudioFile(file);
+      const check = await voxkey.audioChecks.create({ voice_data: voice });
+      const measured = `${check.duration_s.toFixed(1)} s, ${check.net_speech_s.toFixed(1)} s of speech, SNR ${check.snr_db === null ? 'n/a' : `${check.snr_db.toFixed(1)} dB`}`;
+      if (check.usable) {
+        console.log(`Pre-check of ${path.basename(file)}: usable (${measured})`);
+        usable.push({ file, voice });
+      } else {
+        const problems = check.problems.map((p) => `${p.code} (${p.message})`).join('; ');
+        console.log(`Pre-check of ${path.basename(file)}: NOT usable, skipped (${measured}): ${problems}`);
+      }
     }
-    console.log(`Enrolled "${externalId}" as user ${enrolment.user_id} (quality ${enrolment.quality_score})`);
+    if (usable.length === 0) throw new Error('No usable enrolment recording: record again with more speech, less noise');
 
-    // 4. Verify with a second recording.
+    // 4. Enrol with the first recording (mode `new`), then add the others to the same voiceprint
+    //    (mode `add`). The server answers 202 at once; each result arrives as a webhook, and the
+    //    next recording is sent after it (one enrolment per person is processed at a time).
+    let enrolment: EnrollmentEvent | undefined;
+    for (const { file, voice } of usable) {
+      const mode = enrolment ? 'add' : 'new';
+      const enrolRequestUuid = randomUUID(); // keep it to retry safely after a crash
+      const eventOfEnrolment = waitForEvent(enrolRequestUuid, 'enrollment.completed');
+      await voxkey.enrollments.create({ request_uuid: enrolRequestUuid, external_id: externalId, voice_data: voice, language: text.language, mode });
+      console.log(`Enrolment (${mode}) of "${externalId}" with ${path.basename(file)} accepted (request_uuid ${enrolRequestUuid}); waiting for the webhook...`);
+      const event = (await eventOfEnrolment) as EnrollmentEvent;
+      console.log(`enrollment.completed: ${JSON.stringify(event)}`);
+      if (event.status !== 'enrolled') {
+        // Nothing was stored: a failed `add` leaves the voiceprint as it was, a failed `new` leaves
+        // no user (e.g. deepfake_detected), and the next recording is tried.
+        console.log(`Enrolling ${path.basename(file)} failed (${event.failure_reason}); the voiceprint holds ${event.samples} recording(s)`);
+        continue;
+      }
+      enrolment = event;
+    }
+    if (!enrolment) throw new Error('Enrolment failed with every recording');
+    console.log(`Enrolled "${externalId}" as user ${enrolment!.user_id} with ${enrolment!.samples} recording(s) (quality of the last ${enrolment!.quality_score})`);
+
+    // 5. Verify with another recording.
     const verifyRequestUuid = randomUUID();
     const eventOfVerification = waitForEvent(verifyRequestUuid, 'verification.completed');
     await voxkey.verifications.create({

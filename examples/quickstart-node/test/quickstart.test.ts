@@ -32,6 +32,13 @@ function runQuickstart(env: Record<string, string>): Promise<{ code: number | nu
   });
 }
 
+function jsonLines(output: string, label: string): any[] {
+  return output
+    .split('\n')
+    .filter((l) => l.startsWith(`${label}: {`))
+    .map((l) => JSON.parse(l.slice(label.length + 2)));
+}
+
 function jsonAfter(output: string, label: string): any {
   const line = output.split('\n').find((l) => l.startsWith(`${label}: {`));
   if (!line) throw new Error(`no "${label}" line in the output:\n${output}`);
@@ -49,16 +56,19 @@ describe('quickstart-node', () => {
     const models = chooseModels();
     let server: ServerHandle;
     let audioDir: string;
-    let enrolWav: string;
+    let enrolWavs: string[];
     let verifyWav: string;
 
     beforeAll(async () => {
       console.info(`quickstart.test.ts: models: ${models.names}`);
-      const { a, speakers } = pickSpeakers(2);
-      console.info(`quickstart.test.ts: speaker ${speakers[0]} (commonvoice dev): enrol ${path.basename(a[0]!)}, verify ${path.basename(a[1]!)}`);
+      const { a, speakers } = pickSpeakers(4);
+      console.info(`quickstart.test.ts: speaker ${speakers[0]} (commonvoice dev): enrol ${a.slice(0, 3).map((f) => path.basename(f)).join(', ')}, verify ${path.basename(a[3]!)}`);
       audioDir = mkdtempSync(path.join(tmpdir(), 'voxkey-quickstart-audio-'));
-      enrolWav = await toWav(a[0]!, path.join(audioDir, 'enrol.wav'));
-      verifyWav = await toWav(a[1]!, path.join(audioDir, 'verify.wav'));
+      enrolWavs = [];
+      for (const [i, clip] of a.slice(0, 3).entries()) enrolWavs.push(await toWav(clip, path.join(audioDir, `enrol-${i + 1}.wav`)));
+      // A 1.5 s recording: the pre-check must flag it, and the quick start must skip it.
+      enrolWavs.push(await toWav(a[0]!, path.join(audioDir, 'too-short.wav'), 1.5));
+      verifyWav = await toWav(a[3]!, path.join(audioDir, 'verify.wav'));
       server = await startServer(models.dir);
     });
 
@@ -67,13 +77,13 @@ describe('quickstart-node', () => {
       if (audioDir) rmSync(audioDir, { recursive: true, force: true });
     });
 
-    it('enrols from a WAV file, receives both signed webhooks and prints the verification result', async () => {
+    it('pre-checks the recordings, enrols with three (new, add, add), receives the signed webhooks and prints the verification result', async () => {
       const { code, output } = await runQuickstart({
         VOXKEY_URL: server.baseUrl.replace(/\/v1$/, ''),
         VOXKEY_TOKEN: server.token,
         VOXKEY_ORG_ID: String(server.orgId),
         VOXKEY_WEBHOOK_SECRET: server.webhookSecret,
-        ENROL_AUDIO: enrolWav,
+        ENROL_AUDIO: enrolWavs.join(','),
         VERIFY_AUDIO: verifyWav,
         WEBHOOK_PORT: '0',
         EXTERNAL_ID: 'quickstart-alice',
@@ -84,9 +94,22 @@ describe('quickstart-node', () => {
       expect(output).toMatch(/Callback URL of organisation \d+ set to http:\/\/127\.0\.0\.1:\d+\/webhooks/);
       expect(output).toMatch(/Predefined text \d+ created \(en-UK #1\)/);
 
-      const enrolment = jsonAfter(output, 'enrollment.completed');
-      expect(enrolment).toMatchObject({ event_type: 'enrollment.completed', external_id: 'quickstart-alice', status: 'enrolled', failure_reason: null });
-      expect(enrolment.user_id).toBeGreaterThan(0);
+      expect(output).toMatch(/^Pre-check of too-short\.wav: NOT usable, skipped \(1\.5 s, .*audio_too_short/m);
+      const usable = output.split('\n').filter((l) => /^Pre-check of enrol-\d\.wav: usable/.test(l)).length;
+      console.info(`quickstart.test.ts: ${usable} of the 3 enrolment recordings passed the pre-check`);
+      expect(usable).toBeGreaterThan(0);
+      const enrolments = jsonLines(output, 'enrollment.completed');
+      expect(enrolments).toHaveLength(usable);
+      const enrolled = enrolments.filter((e) => e.status === 'enrolled');
+      for (const failed of enrolments.filter((e) => e.status !== 'enrolled')) {
+        console.warn(`quickstart.test.ts: an enrolment recording failed with ${failed.failure_reason} (deepfake_score ${failed.deepfake_score}); nothing was stored`);
+        expect(failed).toMatchObject({ user_id: null, samples: enrolled.filter((e) => Date.parse(e.created_at) < Date.parse(failed.created_at)).length });
+      }
+      expect(enrolled.length).toBeGreaterThan(0);
+      expect(enrolled[0]).toMatchObject({ event_type: 'enrollment.completed', external_id: 'quickstart-alice', failure_reason: null, mode: 'new', samples: 1 });
+      expect(enrolled[0].user_id).toBeGreaterThan(0);
+      enrolled.slice(1).forEach((e, i) => expect(e).toMatchObject({ mode: 'add', user_id: enrolled[0].user_id, samples: i + 2 }));
+      expect(output).toContain(`with ${enrolled.length} recording(s)`);
 
       const verification = jsonAfter(output, 'verification.completed');
       expect(verification).toMatchObject({ event_type: 'verification.completed', external_id: 'quickstart-alice' });

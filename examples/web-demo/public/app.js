@@ -6,6 +6,10 @@
  */
 
 const TARGET_RATE = 16000;
+/** Recordings per enrolment: one voiceprint built from several takes matches more reliably. */
+const SAMPLES = 3;
+/** Takes of one sample before giving up (each is pre-checked; an unusable take is recorded again). */
+const ATTEMPTS = 3;
 
 /** @template {HTMLElement} T @param {string} id @returns {T} */
 function $(id) {
@@ -31,7 +35,7 @@ function setStatus(text, phase) {
   $('log').append(item);
 }
 
-/** @param {{ kind: string; result: string; score?: string; deepfake?: string; requestUuid?: string }} o */
+/** @param {{ kind: string; result: string; score?: string; deepfake?: string; samples?: string; requestUuid?: string }} o */
 function showOutcome(o) {
   outcome.dataset.kind = o.kind;
   outcome.dataset.result = o.result;
@@ -39,6 +43,7 @@ function showOutcome(o) {
   $('match-score').textContent = o.score ?? '–';
   $('deepfake').textContent = o.deepfake ?? '–';
   $('deepfake').dataset.flag = o.deepfake === 'yes' ? 'true' : 'false';
+  $('samples').textContent = o.samples ?? '–';
   $('request-uuid').textContent = o.requestUuid ?? '–';
 }
 
@@ -192,6 +197,140 @@ function waitForResult(requestUuid) {
   });
 }
 
+/**
+ * Shows what Voxkey's pre-check found in a take, problems first.
+ * @param {{ usable: boolean; duration_s: number; net_speech_s: number; snr_db: number | null; problems: { code: string; message: string }[] }} check
+ */
+function showPrecheck(check) {
+  const snr = check.snr_db === null ? 'n/a' : `${check.snr_db.toFixed(1)} dB`;
+  $('precheck-summary').textContent = `${check.usable ? 'Usable' : 'Not usable'}: ${check.duration_s.toFixed(1)} s, ${check.net_speech_s.toFixed(1)} s of speech, SNR ${snr}`;
+  $('precheck').dataset.usable = String(check.usable);
+  $('problems').replaceChildren(
+    ...check.problems.map((problem) => {
+      const item = document.createElement('li');
+      item.dataset.code = problem.code;
+      item.textContent = `${problem.code}: ${problem.message}`;
+      return item;
+    }),
+  );
+}
+
+/**
+ * Records a take and turns it into the 16 kHz WAV that is sent.
+ * @param {number} seconds
+ * @param {string} label
+ */
+async function recordWav(seconds, label) {
+  setStatus(`${label}: recording ${seconds} s… Speak now.`, 'recording');
+  const { samples, sampleRate } = await record(seconds);
+  return encodeWav(resample(samples, sampleRate, TARGET_RATE), TARGET_RATE);
+}
+
+/**
+ * POSTs a recording to the backend and parses its JSON answer; throws with the message on an error.
+ * @param {string} url
+ * @param {Uint8Array<ArrayBuffer>} wav
+ * @returns {Promise<any>}
+ */
+async function post(url, wav) {
+  const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'audio/wav' }, body: wav });
+  const answer = await response.json();
+  if (!response.ok) throw new Error(answer.message ?? `HTTP ${response.status}`);
+  return answer;
+}
+
+/**
+ * Sends one enrolment or verification and waits for its webhook's event.
+ * @param {'enrol' | 'verify'} kind
+ * @param {string} externalId
+ * @param {Uint8Array<ArrayBuffer>} wav
+ * @param {string} [mode]
+ */
+async function submitAndWait(kind, externalId, wav, mode) {
+  const query = `external_id=${encodeURIComponent(externalId)}${mode ? `&mode=${mode}` : ''}`;
+  const answer = await post(`/api/${kind}?${query}`, wav);
+  const requestUuid = /** @type {string} */ (answer.request_uuid);
+  $('request-uuid').textContent = requestUuid;
+  return { requestUuid, event: await waitForResult(requestUuid) };
+}
+
+/**
+ * Records SAMPLES takes, each pre-checked by Voxkey (an unusable take is shown with its problems
+ * and recorded again), then enrols them: the first replaces any earlier voiceprint of this user id
+ * (so the demo can enrol the same id again), the others are added to it.
+ * @param {string} externalId
+ * @param {number} seconds
+ */
+async function enrol(externalId, seconds) {
+  /** @type {Uint8Array<ArrayBuffer>[]} */
+  const takes = [];
+  for (let sample = 1; sample <= SAMPLES; sample++) {
+    const label = `Sample ${sample} of ${SAMPLES}`;
+    for (let attempt = 1; ; attempt++) {
+      const wav = await recordWav(seconds, label);
+      setStatus(`${label}: checking the recording…`, 'sending');
+      const check = await post('/api/check', wav);
+      showPrecheck(check);
+      if (check.usable) {
+        takes.push(wav);
+        break;
+      }
+      const why = check.problems.map((/** @type {{ message: string }} */ p) => p.message).join('; ');
+      if (attempt >= ATTEMPTS) throw new Error(`${label} was not usable in ${ATTEMPTS} takes (${why}). Check the microphone and try again.`);
+      setStatus(`${label} is not usable: ${why}. Recording it again…`, 'recording');
+    }
+  }
+  /** @type {{ event: any; requestUuid: string } | undefined} */
+  let enrolled;
+  /** @type {{ event: any; requestUuid: string } | undefined} */
+  let last;
+  const failures = [];
+  for (const [index, wav] of takes.entries()) {
+    // A failed sample stores nothing (a failed `add` leaves the voiceprint as it was), so the next
+    // one starts the voiceprint when none succeeded yet.
+    const mode = enrolled ? 'add' : 'replace';
+    setStatus(`Enrolling sample ${index + 1} of ${SAMPLES} (${mode}); waiting for the result…`, 'waiting');
+    last = await submitAndWait('enrol', externalId, wav, mode);
+    if (last.event.status === 'enrolled') enrolled = last;
+    else failures.push(`sample ${index + 1}: ${last.event.failure_reason}`);
+  }
+  const { event, requestUuid } = enrolled ?? /** @type {{ event: any; requestUuid: string }} */ (last);
+  showOutcome({ kind: 'enrol', result: event.status, samples: String(event.samples), requestUuid });
+  const failed = failures.length ? ` (not stored: ${failures.join(', ')})` : '';
+  setStatus(
+    event.status === 'enrolled'
+      ? `Enrolled “${externalId}” with ${event.samples} recordings${failed}. Now press “Record & verify”.`
+      : `Enrolment failed${failed}. Try again.`,
+    event.status === 'enrolled' ? 'done' : 'error',
+  );
+}
+
+/**
+ * @param {string} externalId
+ * @param {number} seconds
+ */
+async function verify(externalId, seconds) {
+  const wav = await recordWav(seconds, 'Verification');
+  setStatus(`Recorded ${seconds} s (${Math.round(wav.length / 1024)} KiB WAV at 16 kHz); sending…`, 'sending');
+  const { event, requestUuid } = await submitAndWait('verify', externalId, wav);
+  showOutcome({
+    kind: 'verify',
+    result: event.result,
+    score: Number(event.match_score).toFixed(3),
+    deepfake: event.deepfake_detected ? 'yes' : 'no',
+    requestUuid,
+  });
+  // Grant access only when verified AND no deepfake was detected; inconclusive means "try again".
+  const message = event.deepfake_detected
+    ? `Denied: a deepfake or replay is suspected (result ${event.result}).`
+    : event.result === 'verified'
+      ? `Verified: this is “${externalId}”.`
+      : event.result === 'rejected'
+        ? `Rejected: the voice does not match “${externalId}”.`
+        : 'Inconclusive: not enough clear speech; try again.';
+  setStatus(message, 'done');
+}
+
 /** @param {'enrol' | 'verify'} kind */
 async function run(kind) {
   const externalId = externalIdInput.value.trim();
@@ -203,49 +342,8 @@ async function run(kind) {
   enrolButton.disabled = verifyButton.disabled = true;
   showOutcome({ kind, result: '–' });
   try {
-    setStatus(`Recording ${seconds} s… Speak now.`, 'recording');
-    const { samples, sampleRate } = await record(seconds);
-    const wav = encodeWav(resample(samples, sampleRate, TARGET_RATE), TARGET_RATE);
-    setStatus(`Recorded ${seconds} s at ${sampleRate} Hz (${Math.round(wav.length / 1024)} KiB WAV at 16 kHz); sending…`, 'sending');
-
-    const response = await fetch(`/api/${kind}?external_id=${encodeURIComponent(externalId)}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'audio/wav' },
-      body: wav,
-    });
-    const answer = await response.json();
-    if (!response.ok) throw new Error(answer.message ?? `HTTP ${response.status}`);
-    const requestUuid = /** @type {string} */ (answer.request_uuid);
-    $('request-uuid').textContent = requestUuid;
-    setStatus(`${kind === 'enrol' ? 'Enrolment' : 'Verification'} accepted; waiting for the result…`, 'waiting');
-
-    const event = await waitForResult(requestUuid);
-    if (event.event_type === 'enrollment.completed') {
-      showOutcome({ kind, result: event.status, requestUuid });
-      setStatus(
-        event.status === 'enrolled'
-          ? `Enrolled “${externalId}” (voiceprint quality ${event.quality_score}). Now press “Record & verify”.`
-          : `Enrolment failed: ${event.failure_reason}. Try again with more speech.`,
-        event.status === 'enrolled' ? 'done' : 'error',
-      );
-    } else {
-      showOutcome({
-        kind,
-        result: event.result,
-        score: Number(event.match_score).toFixed(3),
-        deepfake: event.deepfake_detected ? 'yes' : 'no',
-        requestUuid,
-      });
-      // Grant access only when verified AND no deepfake was detected; inconclusive means "try again".
-      const message = event.deepfake_detected
-        ? `Denied: a deepfake or replay is suspected (result ${event.result}).`
-        : event.result === 'verified'
-          ? `Verified: this is “${externalId}”.`
-          : event.result === 'rejected'
-            ? `Rejected: the voice does not match “${externalId}”.`
-            : 'Inconclusive: not enough clear speech; try again.';
-      setStatus(message, 'done');
-    }
+    if (kind === 'enrol') await enrol(externalId, seconds);
+    else await verify(externalId, seconds);
   } catch (error) {
     showOutcome({ kind, result: 'error' });
     setStatus(`Error: ${error instanceof Error ? error.message : String(error)}`, 'error');

@@ -2,7 +2,9 @@
  * The web demo's backend, a Hono app:
  *
  *   GET  /                         the static page (public/)
- *   POST /api/enrol?external_id=X  body: a WAV recording -> Voxkey enrolment -> { request_uuid }
+ *   POST /api/check                body: a WAV recording -> Voxkey audio pre-check -> { usable, problems, ... }
+ *   POST /api/enrol?external_id=X&mode=replace|add
+ *                                  body: a WAV recording -> Voxkey enrolment -> { request_uuid }
  *   POST /api/verify?external_id=X body: a WAV recording -> Voxkey verification -> { request_uuid }
  *   GET  /api/events/:request_uuid server-sent events: `waiting`, then `result` with the webhook's event
  *   POST /webhooks                 Voxkey's signed webhooks (the organisation's callback URL)
@@ -14,7 +16,9 @@ import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { streamSSE } from 'hono/streaming';
-import { verifyWebhook, VoxkeyError, WebhookVerificationError, type VoxkeyClient, type VoxkeyEvent } from '@voxkey/sdk';
+import { verifyWebhook, VoxkeyError, WebhookVerificationError, type EnrollmentMode, type VoxkeyClient, type VoxkeyEvent } from '@voxkey/sdk';
+
+const MODES: readonly string[] = ['new', 'add', 'replace'] satisfies EnrollmentMode[];
 
 export const PUBLIC_DIR = fileURLToPath(new URL('../public', import.meta.url));
 
@@ -73,31 +77,62 @@ export function createDemoApp(options: DemoOptions): Hono {
   const seenWebhookIds = new Set<string>();
   const app = new Hono();
 
-  /** Forwards a recording from the page to Voxkey; answers { request_uuid } or the API's error. */
-  async function submit(c: Context, kind: 'enrol' | 'verify') {
+  /** Voxkey's refusal as the page shows it, or null for anything that is not a client error. */
+  function relayed(c: Context, error: unknown) {
+    if (error instanceof VoxkeyError && error.kind === 'http' && error.status < 500) {
+      // Show the page what Voxkey said (bad audio, unknown user, already enrolled, ...).
+      const detail = error.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
+      return c.json({ message: detail ? `${error.message} (${detail})` : error.message }, error.status as 400);
+    }
+    return null;
+  }
+
+  /** The recording in the request body, or an answer refusing it. */
+  async function recordingOf(c: Context): Promise<Uint8Array | Response> {
     const recording = new Uint8Array(await c.req.arrayBuffer()); // read it all before answering
-    const externalId = c.req.query('external_id')?.trim();
-    if (!externalId) return c.json({ message: 'external_id is required' }, 400);
     if (recording.byteLength === 0) return c.json({ message: 'the recording is empty' }, 400);
     if (recording.byteLength > maxBytes) return c.json({ message: 'the recording is too large' }, 413);
+    return recording;
+  }
+
+  /** Forwards a recording from the page to Voxkey; answers { request_uuid } or the API's error. */
+  async function submit(c: Context, kind: 'enrol' | 'verify') {
+    const recording = await recordingOf(c);
+    if (recording instanceof Response) return recording;
+    const externalId = c.req.query('external_id')?.trim();
+    if (!externalId) return c.json({ message: 'external_id is required' }, 400);
+    const mode = c.req.query('mode') as EnrollmentMode | undefined;
+    if (mode !== undefined && !MODES.includes(mode)) return c.json({ message: 'mode must be new, add or replace' }, 400);
     try {
       const input = { external_id: externalId, voice_data: recording };
-      const accepted = kind === 'enrol' ? await voxkey.enrollments.create(input) : await voxkey.verifications.create(input);
+      const accepted = kind === 'enrol' ? await voxkey.enrollments.create({ ...input, ...(mode ? { mode } : {}) }) : await voxkey.verifications.create(input);
       hub.expect(accepted.request_uuid);
       return c.json({ request_uuid: accepted.request_uuid }, 202);
     } catch (error) {
-      if (error instanceof VoxkeyError && error.kind === 'http' && error.status < 500) {
-        // Show the page what Voxkey said (bad audio, unknown user, already enrolled, ...).
-        const detail = error.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
-        return c.json({ message: detail ? `${error.message} (${detail})` : error.message }, error.status as 400);
-      }
+      const answer = relayed(c, error);
+      if (answer) return answer;
       console.error(`${kind} failed:`, error);
+      return c.json({ message: 'Voxkey is unavailable, try again' }, 502);
+    }
+  }
+
+  /** The audio pre-check: synchronous, so the page can ask for another take before enrolling. */
+  async function check(c: Context) {
+    const recording = await recordingOf(c);
+    if (recording instanceof Response) return recording;
+    try {
+      return c.json(await voxkey.audioChecks.create({ voice_data: recording }), 200);
+    } catch (error) {
+      const answer = relayed(c, error);
+      if (answer) return answer;
+      console.error('check failed:', error);
       return c.json({ message: 'Voxkey is unavailable, try again' }, 502);
     }
   }
 
   // Refuse oversized uploads while they stream in, before buffering them.
   app.use('/api/*', bodyLimit({ maxSize: maxBytes, onError: (c) => c.json({ message: 'the recording is too large' }, 413) }));
+  app.post('/api/check', (c) => check(c));
   app.post('/api/enrol', (c) => submit(c, 'enrol'));
   app.post('/api/verify', (c) => submit(c, 'verify'));
 

@@ -4,7 +4,8 @@ import { buildOpenApiDocument } from '../src/index.js';
 /**
  * `x-voxkey-retry` on every operation tells clients (the SDK generates its retry table from it)
  * whether repeating a request after a lost answer or a gateway error is safe:
- * - `safe`: repeating it has no further effect (reads, DELETE, and the POSTs de-duplicated by `request_uuid`);
+ * - `safe`: repeating it has no further effect (reads, DELETE, the POSTs de-duplicated by `request_uuid`, and the
+ *   audio pre-check, which stores nothing);
  * - `idempotency-key`: safe only when the request carries an `Idempotency-Key` header (POSTs without a natural key);
  * - `never`: not repeated (PATCH: a repeat could overwrite a change made in between).
  */
@@ -25,8 +26,8 @@ describe('x-voxkey-retry', () => {
       if (method === 'get' || method === 'put' || method === 'delete') expect(policy, operation.operationId).toBe('safe');
       if (method === 'patch') expect(policy, operation.operationId).toBe('never');
       if (method === 'post') {
-        const naturalKey = ['createEnrollment', 'createVerification'].includes(operation.operationId);
-        expect(policy, operation.operationId).toBe(naturalKey ? 'safe' : 'idempotency-key');
+        const repeatable = ['createEnrollment', 'createVerification', 'createAudioCheck'].includes(operation.operationId);
+        expect(policy, operation.operationId).toBe(repeatable ? 'safe' : 'idempotency-key');
       }
     }
   });

@@ -1,12 +1,13 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Analysis, AnalysisTimings, AnalyseOptions } from './analysis.js';
+import { checkSignalTask, type AudioCheck } from './audio-check-task.js';
 import { EngineError } from './errors.js';
 import { DEFAULT_INTAKE_LIMITS, inspectBytes, type AudioInfo, type IntakeLimits } from './intake.js';
 import { defaultManifestPath, defaultModelsDir, loadManifest, selectModel, verifyModelFile, type LogisticCalibration, type ModelEntry } from './manifest.js';
 import { openSession, resolveIo } from './models.js';
 import { qualityScore } from './quality.js';
-import { cosineSimilarity, decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, matchScore, type VerificationResult } from './scoring.js';
+import { decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, DEFAULT_SAMPLE_SCORING_RULE, matchScore, scoreAgainstSamples, type SampleScoringRule, type VerificationResult } from './scoring.js';
 import { createTaskRunner } from './task-runner.js';
 import { sileroModelPath } from './vad.js';
 import type { WorkerConfig, WorkerTask } from './worker.js';
@@ -81,6 +82,8 @@ export interface VerificationAnalysis {
   snrDb: number;
   /** Why the result is inconclusive, when it is. */
   inconclusiveReason?: string;
+  /** Its stable code (`low_snr`). */
+  inconclusiveCode?: string;
   audio: AudioInfo;
   timings: EngineTimings;
 }
@@ -122,8 +125,13 @@ export interface VoiceEngine {
   inspectAudio(bytes: Uint8Array): AudioInfo;
   /** Recording file bytes (WAV or MP3) -> voiceprint, quality and spoof result. */
   enrol(bytes: Uint8Array, opts?: AnalyseCallOptions): Promise<EnrolmentAnalysis>;
-  /** Recording file bytes (WAV or MP3) compared with a stored voiceprint. */
-  verify(bytes: Uint8Array, voiceprint: Voiceprint, opts?: AnalyseCallOptions & { threshold?: number }): Promise<VerificationAnalysis>;
+  /**
+   * Recording file bytes (WAV or MP3) compared with a stored voiceprint, or with every sample of one
+   * (`scoreAgainstSamples`; `rule` defaults to `DEFAULT_SAMPLE_SCORING_RULE`).
+   */
+  verify(bytes: Uint8Array, voiceprint: Voiceprint | Voiceprint[], opts?: AnalyseCallOptions & { threshold?: number; rule?: SampleScoringRule }): Promise<VerificationAnalysis>;
+  /** Audio pre-check: format, speech, noise and clipping, and the problems that would fail an enrolment or verification. */
+  checkAudio(bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<AudioCheck>;
   /** Evaluation/bench helper: file bytes (WAV/MP3) -> embedding + spoof score, gating off. */
   embedBytes(bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<ClipEmbedding>;
   readonly speakerModelId: string;
@@ -131,6 +139,8 @@ export interface VoiceEngine {
   readonly speakerModel: ModelEntry;
   readonly spoofModel: ModelEntry;
   readonly defaultThreshold: number;
+  /** deepfake score (1 - bona-fide probability) at or above which a recording counts as a deepfake by default. */
+  readonly defaultDeepfakeThreshold: number;
   readonly limits: IntakeLimits;
   stats(): EngineStats;
   close(): Promise<void>;
@@ -210,6 +220,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     speakerModel: speakerEntry,
     spoofModel: spoofEntry,
     defaultThreshold,
+    defaultDeepfakeThreshold: 1 - spoofThreshold,
     limits,
 
     inspectAudio(bytes) {
@@ -234,24 +245,31 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     },
 
     async verify(bytes, voiceprint, o = {}) {
-      if (!voiceprint || typeof voiceprint.modelId !== 'string' || !(voiceprint.embedding instanceof Float32Array)) {
-        throw new EngineError('invalid_voiceprint', 'voiceprint must be { modelId: string, embedding: Float32Array }');
+      const samples = Array.isArray(voiceprint) ? voiceprint : [voiceprint];
+      if (samples.length === 0) throw new EngineError('invalid_voiceprint', 'the voiceprint has no samples');
+      for (const sample of samples) {
+        if (!sample || typeof sample.modelId !== 'string' || !(sample.embedding instanceof Float32Array)) {
+          throw new EngineError('invalid_voiceprint', 'voiceprint must be { modelId: string, embedding: Float32Array }');
+        }
+        if (sample.modelId !== speakerEntry.name) {
+          throw new EngineError('voiceprint_model_mismatch', `the voiceprint was made by model ${sample.modelId}, the engine runs ${speakerEntry.name}; re-enrol the user`, {
+            voiceprintModel: sample.modelId,
+            engineModel: speakerEntry.name,
+          });
+        }
+        if (!sample.embedding.every(Number.isFinite)) throw new EngineError('invalid_voiceprint', 'voiceprint embedding has non-finite values');
       }
-      if (voiceprint.modelId !== speakerEntry.name) {
-        throw new EngineError('voiceprint_model_mismatch', `the voiceprint was made by model ${voiceprint.modelId}, the engine runs ${speakerEntry.name}; re-enrol the user`, {
-          voiceprintModel: voiceprint.modelId,
-          engineModel: speakerEntry.name,
-        });
-      }
-      if (!voiceprint.embedding.every(Number.isFinite)) throw new EngineError('invalid_voiceprint', 'voiceprint embedding has non-finite values');
       const threshold = o.threshold ?? defaultThreshold;
       if (!(threshold >= 0 && threshold <= 1)) throw new RangeError('threshold must be in [0, 1]');
       const { analysis: a, audio, timings } = await analyseBytes(bytes, { gating: true, consistency: false, limits }, o);
-      if (a.embedding.length !== voiceprint.embedding.length) {
-        throw new EngineError('invalid_voiceprint', `voiceprint has ${voiceprint.embedding.length} dimensions, the model produces ${a.embedding.length}`);
-      }
-      const cosine = cosineSimilarity(a.embedding, voiceprint.embedding);
-      const score = matchScore(cosine, calibration);
+      const misfit = samples.find((sample) => sample.embedding.length !== a.embedding.length);
+      if (misfit) throw new EngineError('invalid_voiceprint', `voiceprint has ${misfit.embedding.length} dimensions, the model produces ${a.embedding.length}`);
+      const { matchScore: score, cosine } = scoreAgainstSamples(
+        samples.map((sample) => sample.embedding),
+        a.embedding,
+        o.rule ?? DEFAULT_SAMPLE_SCORING_RULE,
+        (similarity) => matchScore(similarity, calibration),
+      );
       const bonafideProbability = a.spoof.bonafideProbability;
       return {
         ...decideVerification({ matchScore: score, threshold, snrDb: a.snrDb }),
@@ -265,6 +283,11 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         audio,
         timings,
       };
+    },
+
+    async checkAudio(bytes, o = {}) {
+      assertBytes(bytes);
+      return checkSignalTask(bytes, limits, (task, transfer) => runner.run(task, { signal: o.signal, transfer }));
     },
 
     async embedBytes(bytes, o = {}) {

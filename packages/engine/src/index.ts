@@ -17,7 +17,7 @@ export { EngineError, ERROR_CATEGORIES, isEngineError } from './errors.js';
 export type { EngineErrorCategory, EngineErrorCode } from './errors.js';
 export { LIMITS, TARGET_SAMPLE_RATE } from './limits.js';
 export { decodeBase64Audio } from './base64.js';
-export { inspectBytes, DEFAULT_INTAKE_LIMITS } from './intake.js';
+export { inspectBytes, readAudioHeader, DEFAULT_INTAKE_LIMITS } from './intake.js';
 export type { AudioInfo, IntakeLimits } from './intake.js';
 export type { AudioFormat } from './sniff.js';
 export { cosineSimilarity, matchScore, decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD } from './scoring.js';
@@ -26,3 +26,7 @@ export { loadManifest, validateManifest, selectModel, verifyModelFile, sha256Fil
 export type { Manifest, ModelEntry, ModelKind, LogisticCalibration } from './manifest.js';
 export { pullModel } from './pull.js';
 export type { PullOptions, PullResult } from './pull.js';
+export { scoreAgainstSamples, DEFAULT_SAMPLE_SCORING_RULE, SAMPLE_SCORING_RULES } from './scoring.js';
+export type { SampleScorer, SampleScoringRule } from './scoring.js';
+export type { AudioCheck } from './audio-check-task.js';
+export type { AudioProblem } from './audio-check.js';

@@ -34,16 +34,7 @@ export function inspectBytes(bytes: Uint8Array, limits: IntakeLimits = DEFAULT_I
   if (bytes.length > limits.maxFileBytes) {
     throw new EngineError('audio_too_large', `audio exceeds the ${limits.maxFileBytes} byte limit`, { limitBytes: limits.maxFileBytes });
   }
-  const format = sniffFormat(bytes);
-  let info: AudioInfo;
-  if (format === 'wav') {
-    const h = parseWavHeader(bytes);
-    info = { format, sampleRate: h.sampleRate, channels: h.channels, durationSeconds: h.durationSeconds, bytes: bytes.length };
-  } else {
-    const s = scanMp3(bytes);
-    if (!s || s.frames === 0) throw new EngineError('corrupt_audio', 'corrupt MP3: no audio frames');
-    info = { format, sampleRate: s.sampleRate, channels: s.channels, durationSeconds: s.durationSeconds, bytes: bytes.length };
-  }
+  const info = readAudioHeader(bytes);
   if (info.sampleRate < LIMITS.minSampleRate) {
     throw new EngineError('sample_rate_too_low', `sample rate ${info.sampleRate} Hz is below the required ${LIMITS.minSampleRate} Hz`, {
       sampleRate: info.sampleRate,
@@ -60,6 +51,18 @@ export function inspectBytes(bytes: Uint8Array, limits: IntakeLimits = DEFAULT_I
     });
   }
   return info;
+}
+
+/** Format, sample rate, channels and duration from the headers; throws only when the bytes are not WAV/MP3 audio. */
+export function readAudioHeader(bytes: Uint8Array): AudioInfo {
+  const format = sniffFormat(bytes);
+  if (format === 'wav') {
+    const h = parseWavHeader(bytes);
+    return { format, sampleRate: h.sampleRate, channels: h.channels, durationSeconds: h.durationSeconds, bytes: bytes.length };
+  }
+  const s = scanMp3(bytes);
+  if (!s || s.frames === 0) throw new EngineError('corrupt_audio', 'corrupt MP3: no audio frames');
+  return { format, sampleRate: s.sampleRate, channels: s.channels, durationSeconds: s.durationSeconds, bytes: bytes.length };
 }
 
 export interface DecodedRecording {

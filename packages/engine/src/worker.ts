@@ -1,5 +1,7 @@
 import { workerData } from 'node:worker_threads';
 import { analyse, type AnalyseOptions, type LoadedModels } from './analysis.js';
+import { checkSignal } from './audio-check.js';
+import type { IntakeLimits } from './intake.js';
 import { EngineError, type SerializedEngineError } from './errors.js';
 import { openSession, resolveIo, type ModelRef } from './models.js';
 
@@ -13,6 +15,7 @@ export interface WorkerConfig {
 
 export type WorkerTask = (
   | { kind: 'analyse'; audio: ArrayBuffer; options: AnalyseOptions }
+  | { kind: 'check'; audio: ArrayBuffer; limits: IntakeLimits }
   | { kind: 'warmup' }
   | { kind: 'crash' }
   | { kind: 'sleep'; ms: number }
@@ -70,6 +73,8 @@ export default async function run(task: WorkerTask): Promise<WorkerReply<unknown
     switch (task.kind) {
       case 'analyse':
         return { ok: true, value: await analyse(new Uint8Array(task.audio), models, task.options, checkpoint) };
+      case 'check':
+        return { ok: true, value: await checkSignal(new Uint8Array(task.audio), models.vad, task.limits, checkpoint) };
       case 'warmup':
         await analyse(warmupAudio(), models, { gating: false, consistency: false, limits: { maxFileBytes: 1e6, maxDurationSeconds: 2, minDurationSeconds: 0 } });
         return { ok: true, value: null };

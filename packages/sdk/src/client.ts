@@ -7,6 +7,7 @@ import { createTransport, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type FetchLike, typ
 import type {
   Accepted,
   ApiToken,
+  AudioCheck,
   CreatedApiToken,
   Device,
   EnrollmentRequest,
@@ -27,7 +28,7 @@ import type {
   WebhookSecret,
 } from './types.js';
 import { SDK_VERSION } from './version.js';
-import type { VoiceInput } from './voice.js';
+import { voiceDataOf, type VoiceInput } from './voice.js';
 
 export type { VoiceInput, WaitForResultOptions };
 
@@ -85,6 +86,10 @@ export type CreateVerificationInput = Omit<VerificationRequest, 'request_uuid' |
   /** UUID v4 making the request idempotent; generated when omitted. Reuse it to retry safely. */
   request_uuid?: string;
 };
+export interface CreateAudioCheckInput {
+  /** The recording: base64 WAV/MP3, or its bytes (encoded for you). */
+  voice_data: VoiceInput;
+}
 export interface CreateTokenInput {
   friendly_name: string;
   /** Default true. */
@@ -111,7 +116,10 @@ export interface VoxkeyClient {
   };
   readonly settings: {
     get(options?: RequestOptions): Promise<OrganisationSettings>;
-    /** Changes the given keys (`alert_on_failure`, `callback_url`); `org_id` is filled in. */
+    /**
+     * Changes the given keys (`alert_on_failure`, `callback_url`, `match_threshold`, `deepfake_threshold`,
+     * `reject_deepfake_enrollments`; null thresholds return to the server's defaults); `org_id` is filled in.
+     */
     update(settings: SettingsChanges, options?: RequestOptions): Promise<OrganisationSettings>;
   };
   readonly tokens: {
@@ -153,8 +161,18 @@ export interface VoxkeyClient {
   readonly invoices: {
     get(id: Id, options?: RequestOptions): Promise<Invoice>;
   };
+  readonly audioChecks: {
+    /**
+     * Checks a recording synchronously before enrolling or verifying: `usable`, what the engine measured
+     * and `problems` (`insufficient_speech`, `silent_audio`, ...) to show the person. Stores nothing, not billed.
+     */
+    create(input: CreateAudioCheckInput, options?: RequestOptions): Promise<AudioCheck>;
+  };
   readonly enrollments: {
-    /** Starts an enrolment (202); the result arrives as an `enrollment.completed` webhook. */
+    /**
+     * Starts an enrolment (202); the result arrives as an `enrollment.completed` webhook. `mode`: `new`
+     * (default), `add` (one more recording of the user's voiceprint, up to 10) or `replace`.
+     */
     create(input: CreateEnrollmentInput, options?: RequestOptions): Promise<AcceptedRequest>;
     /** The state of an enrolment request by its `request_uuid`. */
     get(requestUuid: string, options?: RequestOptions): Promise<RequestRecord>;
@@ -348,6 +366,11 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
     get: (id, o) => call(raw.GET('/organisations/{org_id}/invoices/{invoice_id}', { params: { path: at('invoice_id', id) }, ...init(o) })),
   };
 
+  const audioChecks: VoxkeyClient['audioChecks'] = {
+    create: (input, o) =>
+      call(raw.POST('/organisations/{org_id}/audio-checks', { params: { path: org() }, body: { voice_data: voiceDataOf(input.voice_data) }, ...init(o) })),
+  };
+
   const enrollments: VoxkeyClient['enrollments'] = voiceRequestResource({
     kind: 'enrolment',
     create: (body: EnrollmentRequest, o) => raw.POST('/organisations/{org_id}/enrollments', { params: { path: org() }, body, ...init(o) }),
@@ -387,6 +410,7 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
     plans,
     subscriptions,
     invoices,
+    audioChecks,
     enrollments,
     verifications,
     webhooks,

@@ -47,6 +47,15 @@ export type Invoice = Schemas['Invoice'];
 export type Accepted = Schemas['Accepted'];
 export type EnrollmentRequest = Schemas['EnrollmentRequest'];
 export type VerificationRequest = Schemas['VerificationRequest'];
+/** `new` (default), `add` (one more recording of an enrolled voiceprint), `replace` (a fresh voiceprint). */
+export type EnrollmentMode = Schemas['EnrollmentMode'];
+/** What the engine sees in a recording (`audioChecks.create`). */
+export type AudioCheck = Schemas['AudioCheck'];
+export type AudioCheckRequest = Schemas['AudioCheckRequest'];
+/** One reason a recording would fail enrolment or verification, with a stable `code`. */
+export type AudioProblem = Schemas['AudioProblem'];
+/** The ids of the speaker and spoof models that processed a recording. */
+export type Models = Schemas['Models'];
 /**
  * An enrolment or verification request and its outcome. `result` is null until a verification
  * completes and always null for enrolments (the generated type loses the null: the contract

@@ -22,6 +22,12 @@ function record(status: RequestRecord['status'], kind: RequestRecord['kind'] = '
     user_id: completed ? 1 : null,
     created_at: '2026-11-21T10:00:00.000Z',
     completed_at: completed || status === 'failed' ? '2026-11-21T10:00:02.000Z' : null,
+    mode: kind === 'enrollment' ? 'new' : null,
+    samples: completed && kind === 'enrollment' ? 1 : null,
+    deepfake_score: completed ? 0.02 : null,
+    match_threshold: completed && kind === 'verification' ? 0.85 : null,
+    deepfake_threshold: completed ? 0.5 : null,
+    models: completed ? { speaker: 'voxkey-speaker-v2', spoof: 'voxkey-spoof-v2' } : null,
   };
 }
 

@@ -4,6 +4,9 @@ import {
   verifyWebhook,
   VoxkeyError,
   type AcceptedRequest,
+  type AudioCheck,
+  type AudioProblem,
+  type EnrollmentMode,
   type ApiError,
   type ApiValidationError,
   type ErrorCode,
@@ -136,5 +139,23 @@ describe('conveniences', () => {
     expectTypeOf(recording.toVoiceData).returns.toEqualTypeOf<string>();
     // @ts-expect-error seconds is required
     void browser.recordVoice({});
+  });
+});
+
+describe('voiceprint lifecycle types', () => {
+  it('enrolment modes, the audio pre-check and the decision settings are typed', async () => {
+    expectTypeOf(vk.enrollments.create).toBeCallableWith({ external_id: 'e', voice_data: 'UklGRg==', mode: 'add' });
+    // @ts-expect-error: not a mode
+    void vk.enrollments.create({ external_id: 'e', voice_data: 'UklGRg==', mode: 'merge' });
+    expectTypeOf<EnrollmentMode>().toEqualTypeOf<'new' | 'add' | 'replace'>();
+    const check = await vk.audioChecks.create({ voice_data: new Uint8Array(4) });
+    expectTypeOf(check).toEqualTypeOf<AudioCheck>();
+    expectTypeOf(check.problems).toEqualTypeOf<AudioProblem[]>();
+    expectTypeOf(check.snr_db).toEqualTypeOf<number | null>();
+    expectTypeOf(vk.settings.update).toBeCallableWith({ match_threshold: 0.9, deepfake_threshold: null, reject_deepfake_enrollments: false });
+    const settings = await vk.settings.get();
+    expectTypeOf(settings.settings.match_threshold).toEqualTypeOf<number | null>();
+    const record = await vk.enrollments.get('x');
+    expectTypeOf(record.samples).toEqualTypeOf<number | null>();
   });
 });

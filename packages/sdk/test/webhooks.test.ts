@@ -14,6 +14,11 @@ const verification: VoxkeyEvent = {
   deepfake_detected: false,
   latency_ms: 812,
   created_at: '2026-11-21T12:00:00.000Z',
+  deepfake_score: 0.03,
+  match_threshold: 0.85,
+  deepfake_threshold: 0.5,
+  failure_reason: null,
+  models: { speaker: 'voxkey-speaker-v2', spoof: 'voxkey-spoof-v2' },
 };
 const enrollment: VoxkeyEvent = {
   event_type: 'enrollment.completed',
@@ -25,6 +30,10 @@ const enrollment: VoxkeyEvent = {
   failure_reason: null,
   latency_ms: 1400,
   created_at: '2026-11-21T12:00:00.000Z',
+  mode: 'new',
+  samples: 1,
+  deepfake_score: 0.03,
+  models: { speaker: 'voxkey-speaker-v2', spoof: 'voxkey-spoof-v2' },
 };
 
 function signed(payload: unknown, options: { secrets?: string[]; at?: Date; id?: string } = {}) {

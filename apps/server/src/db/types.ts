@@ -1,9 +1,10 @@
-import type { JobStatusSchema, RequestRecordSchema, VerificationResultSchema, WebhookDeliverySchema } from '@voxkey/contract';
+import type { EnrollmentModeSchema, JobStatusSchema, RequestRecordSchema, VerificationResultSchema, WebhookDeliverySchema } from '@voxkey/contract';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { z } from 'zod';
 
 // The enumerations the contract publishes are taken from it; the others are declared here, once.
 export type TokenKind = 'live' | 'trial';
+export type EnrollmentMode = z.infer<typeof EnrollmentModeSchema>;
 export type JobKind = z.infer<typeof RequestRecordSchema>['kind'];
 export type JobStatus = z.infer<typeof JobStatusSchema>;
 export type VerificationResult = z.infer<typeof VerificationResultSchema>;
@@ -33,6 +34,11 @@ export interface OrganisationSettingsTable {
   alert_on_failure: Flag;
   callback_url: string | null;
   last_failure_alert_at: Timestamp | null;
+  /** null: the server's MATCH_THRESHOLD. */
+  match_threshold: number | null;
+  /** null: the spoof model's default. */
+  deepfake_threshold: number | null;
+  reject_deepfake_enrollments: ColumnType<Flag, Flag | undefined, Flag>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -143,6 +149,14 @@ export interface JobsTable {
   completed_at: Timestamp | null;
   /** Personal data erased (user deleted or retention passed); the row is kept for metering and GETs answer 404. */
   erased_at: Generated<Timestamp | null>;
+  /** Enrolments only. */
+  mode: EnrollmentMode | null;
+  samples: number | null;
+  deepfake_score: number | null;
+  match_threshold: number | null;
+  deepfake_threshold: number | null;
+  speaker_model: string | null;
+  spoof_model: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -151,10 +165,25 @@ export interface VoiceprintsTable {
   id: Generated<number>;
   org_id: number;
   user_id: number;
+  /** The speaker model every sample of this voiceprint was made by. */
   model_id: string;
-  /** AES-256-GCM sealed Float32 embedding. */
-  sealed_embedding: string;
   enrolment_fingerprint: string | null;
+  /** Mean quality of the samples. */
+  quality_score: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface VoiceprintSamplesTable {
+  id: Generated<number>;
+  org_id: number;
+  user_id: number;
+  voiceprint_id: number;
+  model_id: string;
+  /** AES-256-GCM sealed Float32 embedding of one enrolment recording. */
+  sealed_embedding: string;
+  /** Which associated data sealed it (see security/voiceprints.ts). */
+  seal_version: number;
   quality_score: number | null;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -218,6 +247,7 @@ export interface DB {
   predefined_texts: PredefinedTextsTable;
   jobs: JobsTable;
   voiceprints: VoiceprintsTable;
+  voiceprint_samples: VoiceprintSamplesTable;
   webhook_secrets: WebhookSecretsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   rate_limit_buckets: RateLimitBucketsTable;
@@ -235,6 +265,7 @@ export type DeviceRow = Selectable<DevicesTable>;
 export type PredefinedTextRow = Selectable<PredefinedTextsTable>;
 export type JobRow = Selectable<JobsTable>;
 export type VoiceprintRow = Selectable<VoiceprintsTable>;
+export type VoiceprintSampleRow = Selectable<VoiceprintSamplesTable>;
 export type WebhookSecretRow = Selectable<WebhookSecretsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type NewOrganisation = Insertable<OrganisationsTable>;

@@ -1,7 +1,7 @@
 import type { AudioInfo } from '@voxkey/engine';
 import { type ExpressionBuilder, sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
-import type { DB, JobKind, JobRow, JobStatus, VerificationResult } from '../db/types.js';
+import type { DB, EnrollmentMode, JobKind, JobRow, JobStatus, VerificationResult } from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
 import { takeTurn } from './queue-turns.js';
 
@@ -15,6 +15,8 @@ export interface NewJob {
   deviceFingerprint: string | null;
   deviceType: number | null;
   recording: Recording;
+  /** Enrolments only. */
+  mode?: EnrollmentMode;
 }
 
 /** A recording as the request side checked it: the file bytes and what the header check found. */
@@ -47,6 +49,12 @@ export function toRequestRecord(row: JobRow) {
     user_id: row.user_id,
     created_at: row.created_at,
     completed_at: row.completed_at,
+    mode: row.kind === 'enrollment' ? (row.mode ?? 'new') : null,
+    samples: row.samples,
+    deepfake_score: row.deepfake_score,
+    match_threshold: row.match_threshold,
+    deepfake_threshold: row.deepfake_threshold,
+    models: row.speaker_model && row.spoof_model ? { speaker: row.speaker_model, spoof: row.spoof_model } : null,
   };
 }
 
@@ -65,6 +73,7 @@ export async function insertJob(db: Executor, job: NewJob): Promise<JobRow> {
       device_type: job.deviceType,
       audio: Buffer.from(job.recording.bytes.buffer, job.recording.bytes.byteOffset, job.recording.bytes.byteLength),
       audio_info: JSON.stringify(job.recording.info),
+      mode: job.kind === 'enrollment' ? (job.mode ?? 'new') : null,
       status: 'queued',
       attempts: 0,
       run_after: now,
@@ -183,6 +192,11 @@ export interface JobCompletion {
   qualityScore?: number | null;
   failureReason?: string | null;
   deviceMismatch?: boolean | null;
+  samples?: number | null;
+  deepfakeScore?: number | null;
+  matchThreshold?: number | null;
+  deepfakeThreshold?: number | null;
+  models?: { speaker: string; spoof: string } | null;
   latencyMs: number;
   completedAt: string;
 }
@@ -207,6 +221,12 @@ export async function completeJob(db: Executor, jobId: number, owner: string, ou
       quality_score: outcome.qualityScore ?? null,
       failure_reason: outcome.failureReason ?? null,
       device_mismatch: outcome.deviceMismatch == null ? null : toFlag(outcome.deviceMismatch),
+      samples: outcome.samples ?? null,
+      deepfake_score: outcome.deepfakeScore ?? null,
+      match_threshold: outcome.matchThreshold ?? null,
+      deepfake_threshold: outcome.deepfakeThreshold ?? null,
+      speaker_model: outcome.models?.speaker ?? null,
+      spoof_model: outcome.models?.spoof ?? null,
       latency_ms: outcome.latencyMs,
       completed_at: outcome.completedAt,
       updated_at: nowIso(),

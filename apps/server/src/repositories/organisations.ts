@@ -20,7 +20,13 @@ export function toSettings(row: SettingsRow) {
   return {
     id: row.id,
     org_id: row.org_id,
-    settings: { alert_on_failure: fromFlag(row.alert_on_failure), callback_url: row.callback_url },
+    settings: {
+      alert_on_failure: fromFlag(row.alert_on_failure),
+      callback_url: row.callback_url,
+      match_threshold: row.match_threshold,
+      deepfake_threshold: row.deepfake_threshold,
+      reject_deepfake_enrollments: fromFlag(row.reject_deepfake_enrollments),
+    },
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -97,13 +103,22 @@ export function findSettings(db: Executor, orgId: number): Promise<SettingsRow |
 export function updateSettings(
   db: Executor,
   orgId: number,
-  changes: { alertOnFailure?: boolean; callbackUrl?: string | null },
+  changes: {
+    alertOnFailure?: boolean;
+    callbackUrl?: string | null;
+    matchThreshold?: number | null;
+    deepfakeThreshold?: number | null;
+    rejectDeepfakeEnrollments?: boolean;
+  },
 ): Promise<SettingsRow | undefined> {
   return db
     .updateTable('organisation_settings')
     .set({
       ...(changes.alertOnFailure !== undefined ? { alert_on_failure: toFlag(changes.alertOnFailure) } : {}),
       ...(changes.callbackUrl !== undefined ? { callback_url: changes.callbackUrl } : {}),
+      ...(changes.matchThreshold !== undefined ? { match_threshold: changes.matchThreshold } : {}),
+      ...(changes.deepfakeThreshold !== undefined ? { deepfake_threshold: changes.deepfakeThreshold } : {}),
+      ...(changes.rejectDeepfakeEnrollments !== undefined ? { reject_deepfake_enrollments: toFlag(changes.rejectDeepfakeEnrollments) } : {}),
       updated_at: nowIso(),
     })
     .where('org_id', '=', orgId)

@@ -1,10 +1,17 @@
 import type { Executor } from '../db/connection.js';
-import type { VoiceprintRow } from '../db/types.js';
+import type { VoiceprintRow, VoiceprintSampleRow } from '../db/types.js';
 import { nowIso } from './clock.js';
+
+export interface NewSample {
+  modelId: string;
+  sealedEmbedding: string;
+  sealVersion: number;
+  qualityScore: number;
+}
 
 export async function insertVoiceprint(
   db: Executor,
-  values: { orgId: number; userId: number; modelId: string; sealedEmbedding: string; enrolmentFingerprint: string | null; qualityScore: number },
+  values: { orgId: number; userId: number; modelId: string; enrolmentFingerprint: string | null; qualityScore: number },
 ): Promise<VoiceprintRow> {
   const now = nowIso();
   return db
@@ -13,7 +20,6 @@ export async function insertVoiceprint(
       org_id: values.orgId,
       user_id: values.userId,
       model_id: values.modelId,
-      sealed_embedding: values.sealedEmbedding,
       enrolment_fingerprint: values.enrolmentFingerprint,
       quality_score: values.qualityScore,
       created_at: now,
@@ -25,4 +31,52 @@ export async function insertVoiceprint(
 
 export function findVoiceprint(db: Executor, orgId: number, userId: number): Promise<VoiceprintRow | undefined> {
   return db.selectFrom('voiceprints').selectAll().where('org_id', '=', orgId).where('user_id', '=', userId).executeTakeFirst();
+}
+
+/** Deletes the voiceprint and its samples (explicitly, not relying on the cascade). */
+export async function deleteVoiceprint(db: Executor, voiceprint: VoiceprintRow): Promise<void> {
+  await db.deleteFrom('voiceprint_samples').where('voiceprint_id', '=', voiceprint.id).execute();
+  await db.deleteFrom('voiceprints').where('id', '=', voiceprint.id).execute();
+}
+
+export async function insertSample(db: Executor, voiceprint: VoiceprintRow, sample: NewSample): Promise<void> {
+  const now = nowIso();
+  await db
+    .insertInto('voiceprint_samples')
+    .values({
+      org_id: voiceprint.org_id,
+      user_id: voiceprint.user_id,
+      voiceprint_id: voiceprint.id,
+      model_id: sample.modelId,
+      sealed_embedding: sample.sealedEmbedding,
+      seal_version: sample.sealVersion,
+      quality_score: sample.qualityScore,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+}
+
+export function listSamples(db: Executor, voiceprintId: number): Promise<VoiceprintSampleRow[]> {
+  return db.selectFrom('voiceprint_samples').selectAll().where('voiceprint_id', '=', voiceprintId).orderBy('id').execute();
+}
+
+export async function countSamples(db: Executor, voiceprintId: number): Promise<number> {
+  const row = await db
+    .selectFrom('voiceprint_samples')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('voiceprint_id', '=', voiceprintId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Keeps the voiceprint's quality the mean of its samples'. */
+export async function refreshVoiceprintQuality(db: Executor, voiceprintId: number): Promise<void> {
+  const row = await db
+    .selectFrom('voiceprint_samples')
+    .select((eb) => eb.fn.avg<number>('quality_score').as('q'))
+    .where('voiceprint_id', '=', voiceprintId)
+    .executeTakeFirstOrThrow();
+  const quality = row.q === null ? null : Math.round(Number(row.q) * 1000) / 1000;
+  await db.updateTable('voiceprints').set({ quality_score: quality, updated_at: nowIso() }).where('id', '=', voiceprintId).execute();
 }

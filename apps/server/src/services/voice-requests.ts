@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import { MAX_VOICEPRINT_SAMPLES } from '@voxkey/contract';
 import { type AudioInfo, decodeBase64Audio, DEFAULT_INTAKE_LIMITS, type EngineErrorCode, inspectBytes, isEngineError } from '@voxkey/engine';
-import type { JobKind } from '../db/types.js';
+import type { EnrollmentMode, JobKind } from '../db/types.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { ApiError, type FieldErrorCode } from '../errors.js';
 import type { AppDeps, AuthContext } from '../deps.js';
@@ -9,6 +10,7 @@ import { findSettings } from '../repositories/organisations.js';
 import { sealRecording } from '../security/recordings.js';
 import { admitJob } from './job-admission.js';
 import { findUserByExternalId } from '../repositories/users.js';
+import { countSamples, findVoiceprint } from '../repositories/voiceprints.js';
 
 export interface VoiceRequestBody {
   voice_data: string;
@@ -17,6 +19,8 @@ export interface VoiceRequestBody {
   language: string;
   device_fingerprint?: string;
   device_type?: number;
+  /** Enrolments only. */
+  mode?: EnrollmentMode;
 }
 
 export const ACCEPTED_MESSAGE = 'Request accepted; the result will be delivered to the callback URL.';
@@ -33,12 +37,14 @@ export function requestFingerprint(kind: JobKind, body: Omit<VoiceRequestBody, '
     body.device_fingerprint ?? null,
     body.device_type ?? null,
     createHash('sha256').update(audio).digest('hex'),
+    // Left out for the default mode, so fingerprints of requests stored before modes existed still match.
+    ...(body.mode && body.mode !== 'new' ? [body.mode] : []),
   ]);
   return createHash('sha256').update(canonical).digest('hex');
 }
 
 /** The field code for each reason the engine's intake check refuses a recording. */
-const AUDIO_FIELD_CODES: Partial<Record<EngineErrorCode, FieldErrorCode>> = {
+export const AUDIO_FIELD_CODES: Partial<Record<EngineErrorCode, FieldErrorCode>> = {
   invalid_base64: 'invalid_base64',
   unsupported_format: 'unsupported_audio_format',
   corrupt_audio: 'corrupt_audio',
@@ -66,16 +72,28 @@ const decodeVoiceData = (voiceData: string): Uint8Array => onVoiceData(() => dec
 /** The one header check (format, sample rate, duration); the worker trusts its result. */
 const checkRecording = (bytes: Uint8Array): AudioInfo => onVoiceData(() => inspectBytes(bytes, DEFAULT_INTAKE_LIMITS));
 
-async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, externalId: string): Promise<void> {
+async function checkEnrolmentSubject(deps: AppDeps, orgId: number, externalId: string, mode: EnrollmentMode): Promise<void> {
   const db = deps.database.db;
   const user = await findUserByExternalId(db, orgId, externalId);
-  if (kind === 'enrollment') {
-    if (user) throw new ApiError('already_enrolled', `external_id ${JSON.stringify(externalId)} is already enrolled; delete the user to enrol again`);
-    if (await jobs.findEnrolmentInFlight(db, orgId, externalId)) {
-      throw new ApiError('enrollment_in_progress', `An enrolment for external_id ${JSON.stringify(externalId)} is already in progress`);
-    }
-    return;
+  if (mode === 'new' && user) {
+    throw new ApiError('already_enrolled', `external_id ${JSON.stringify(externalId)} is already enrolled; use mode "add" to add a recording or "replace" to enrol again`);
   }
+  if (mode === 'add') {
+    const voiceprint = user ? await findVoiceprint(db, orgId, user.id) : undefined;
+    if (!voiceprint) throw new ApiError('user_not_enrolled', `No voiceprint for external_id ${JSON.stringify(externalId)}; enrol with mode "new" first`);
+    if ((await countSamples(db, voiceprint.id)) >= MAX_VOICEPRINT_SAMPLES) {
+      throw new ApiError('voiceprint_full', `The voiceprint of external_id ${JSON.stringify(externalId)} already holds the maximum of ${MAX_VOICEPRINT_SAMPLES} recordings; use mode "replace" to start again`);
+    }
+  }
+  if (await jobs.findEnrolmentInFlight(db, orgId, externalId)) {
+    throw new ApiError('enrollment_in_progress', `An enrolment for external_id ${JSON.stringify(externalId)} is already in progress`);
+  }
+}
+
+async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, body: VoiceRequestBody): Promise<void> {
+  const externalId = body.external_id;
+  if (kind === 'enrollment') return checkEnrolmentSubject(deps, orgId, externalId, body.mode ?? 'new');
+  const user = await findUserByExternalId(deps.database.db, orgId, externalId);
   if (!user) throw new ApiError('user_not_enrolled', `No enrolled user with external_id ${JSON.stringify(externalId)}`);
   if (!user.is_active) throw new ApiError('user_inactive', 'The user is deactivated and cannot be verified');
 }
@@ -110,7 +128,7 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
   if (await replay()) return { callback_url: callbackUrl, message: ACCEPTED_MESSAGE };
 
   const info = checkRecording(audio);
-  await checkSubject(deps, orgId, kind, body.external_id);
+  await checkSubject(deps, orgId, kind, body);
 
   try {
     await admitJob(deps, auth, {
@@ -123,6 +141,7 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
       deviceFingerprint: body.device_fingerprint ?? null,
       deviceType: body.device_type ?? null,
       recording: { bytes: sealRecording(deps.sealer, orgId, body.request_uuid, audio), info },
+      mode: body.mode,
     });
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;

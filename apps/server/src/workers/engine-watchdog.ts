@@ -74,6 +74,12 @@ export function watchEngine(engine: VoiceAnalyzer, options: EngineWatchdogOption
     get speakerModelId() {
       return engine.speakerModelId;
     },
+    get spoofModelId() {
+      return engine.spoofModelId;
+    },
+    get defaultDeepfakeThreshold() {
+      return engine.defaultDeepfakeThreshold;
+    },
     enrol: (...args) => guarded(() => engine.enrol(...args)),
     verify: (...args) => guarded(() => engine.verify(...args)),
   };

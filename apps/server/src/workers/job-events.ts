@@ -1,6 +1,6 @@
 import type { EnrollmentCompletedEventSchema, VerificationCompletedEventSchema } from '@voxkey/contract';
 import type { z } from 'zod';
-import type { JobRow, VerificationResult } from '../db/types.js';
+import type { EnrollmentMode, JobRow, VerificationResult } from '../db/types.js';
 import type { JobCompletion } from '../repositories/jobs.js';
 
 export type EnrollmentCompletedEvent = z.infer<typeof EnrollmentCompletedEventSchema>;
@@ -11,12 +11,24 @@ interface Timing {
   completedAt: string;
 }
 
-/** How an enrolment ended: a voiceprint to store, or the reason there is none. */
-export type EnrolmentOutcome = Timing &
-  (
-    | { status: 'enrolled'; qualityScore: number; voiceprint: { modelId: string; embedding: Float32Array } }
-    | { status: 'failed'; failureReason: string }
-  );
+/** The ids of the models that processed the recording. */
+export interface Models {
+  speaker: string;
+  spoof: string;
+}
+
+/**
+ * How an enrolment ended: a sample to store, or the reason there is none. `samples` is how many
+ * recordings the voiceprint holds once this outcome is committed (unchanged after a failure).
+ */
+export type EnrolmentOutcome = Timing & {
+  mode: EnrollmentMode;
+  samples: number;
+  qualityScore: number | null;
+  deepfakeScore: number | null;
+  deepfakeThreshold: number | null;
+  models: Models;
+} & ({ status: 'enrolled'; qualityScore: number; voiceprint: { modelId: string; embedding: Float32Array } } | { status: 'failed'; failureReason: string });
 
 /** How a verification ended. `userId` is the user compared with (null when none was found or no comparison ran). */
 export interface VerificationOutcome extends Timing {
@@ -28,6 +40,11 @@ export interface VerificationOutcome extends Timing {
   deviceMismatch: boolean | null;
   /** True when the request came from a known, active user, so its device is recorded. */
   recordDevice: boolean;
+  /** null when the audio could not be analysed. */
+  deepfakeScore: number | null;
+  matchThreshold: number;
+  deepfakeThreshold: number;
+  models: Models;
 }
 
 export type JobOutcome = { kind: 'enrollment'; outcome: EnrolmentOutcome } | { kind: 'verification'; outcome: VerificationOutcome };
@@ -40,7 +57,7 @@ export interface CompletedEvent<Payload> {
 
 export function enrollmentCompleted(job: JobRow, outcome: EnrolmentOutcome, userId: number | null): CompletedEvent<EnrollmentCompletedEvent> {
   const enrolled = outcome.status === 'enrolled';
-  const qualityScore = enrolled ? outcome.qualityScore : null;
+  const qualityScore = outcome.qualityScore;
   const failureReason = enrolled ? null : outcome.failureReason;
   return {
     record: {
@@ -48,6 +65,10 @@ export function enrollmentCompleted(job: JobRow, outcome: EnrolmentOutcome, user
       userId,
       qualityScore,
       failureReason,
+      samples: outcome.samples,
+      deepfakeScore: outcome.deepfakeScore,
+      deepfakeThreshold: outcome.deepfakeThreshold,
+      models: outcome.models,
       latencyMs: outcome.latencyMs,
       completedAt: outcome.completedAt,
     },
@@ -61,6 +82,10 @@ export function enrollmentCompleted(job: JobRow, outcome: EnrolmentOutcome, user
       failure_reason: failureReason,
       latency_ms: outcome.latencyMs,
       created_at: outcome.completedAt,
+      mode: outcome.mode,
+      samples: outcome.samples,
+      deepfake_score: outcome.deepfakeScore,
+      models: outcome.models,
     },
   };
 }
@@ -75,6 +100,10 @@ export function verificationCompleted(job: JobRow, outcome: VerificationOutcome)
       deepfakeDetected: outcome.deepfakeDetected,
       failureReason: outcome.failureReason,
       deviceMismatch: outcome.deviceMismatch,
+      deepfakeScore: outcome.deepfakeScore,
+      matchThreshold: outcome.matchThreshold,
+      deepfakeThreshold: outcome.deepfakeThreshold,
+      models: outcome.models,
       latencyMs: outcome.latencyMs,
       completedAt: outcome.completedAt,
     },
@@ -87,6 +116,11 @@ export function verificationCompleted(job: JobRow, outcome: VerificationOutcome)
       deepfake_detected: outcome.deepfakeDetected,
       latency_ms: outcome.latencyMs,
       created_at: outcome.completedAt,
+      deepfake_score: outcome.deepfakeScore,
+      match_threshold: outcome.matchThreshold,
+      deepfake_threshold: outcome.deepfakeThreshold,
+      failure_reason: outcome.failureReason,
+      models: outcome.models,
     },
   };
 }

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { MAX_VOICEPRINT_SAMPLES } from '@voxkey/contract';
 import { type EngineError, isEngineError, type VoiceEngine } from '@voxkey/engine';
 import type { Executor } from '../db/connection.js';
-import type { JobRow } from '../db/types.js';
+import type { EnrollmentMode, JobRow } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
+import { fromFlag } from '../repositories/clock.js';
 import { completeJob, jobRecording, releaseJob } from '../repositories/jobs.js';
+import { findSettings } from '../repositories/organisations.js';
 import { findUserByExternalId, insertUser, upsertDevice } from '../repositories/users.js';
-import { findVoiceprint, insertVoiceprint } from '../repositories/voiceprints.js';
+import { countSamples, deleteVoiceprint, findVoiceprint, insertSample, insertVoiceprint, listSamples, refreshVoiceprintQuality } from '../repositories/voiceprints.js';
 import { insertDelivery } from '../repositories/webhooks.js';
 import { openRecording } from '../security/recordings.js';
 import { openEmbedding, sealEmbedding } from '../security/voiceprints.js';
@@ -13,11 +16,12 @@ import {
   type EnrolmentOutcome,
   enrollmentCompleted,
   type JobOutcome,
+  type Models,
   type VerificationOutcome,
   verificationCompleted,
 } from './job-events.js';
 
-export type VoiceAnalyzer = Pick<VoiceEngine, 'enrol' | 'verify' | 'speakerModelId'>;
+export type VoiceAnalyzer = Pick<VoiceEngine, 'enrol' | 'verify' | 'speakerModelId' | 'spoofModelId' | 'defaultDeepfakeThreshold'>;
 
 /** What happened to a claimed job, and the engine's stage timings when it ran. */
 export interface ProcessResult {
@@ -30,11 +34,32 @@ interface Analysed {
   timings?: Record<string, number>;
 }
 
+/** The organisation's decision settings with the server's defaults filled in. */
+interface DecisionSettings {
+  matchThreshold: number;
+  deepfakeThreshold: number;
+  rejectDeepfakeEnrollments: boolean;
+}
+
 const isRetryable = (err: EngineError) => err.category === 'capacity' || err.category === 'internal' || err.category === 'model';
+const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
+const modelsOf = (engine: VoiceAnalyzer): Models => ({ speaker: engine.speakerModelId, spoof: engine.spoofModelId });
+/** 0..1, higher = more likely synthetic or replayed. */
+const deepfakeScoreOf = (bonafideProbability: number) => round(1 - bonafideProbability, 4);
 
 /** Latency from receipt to now, and now: when an outcome is known. */
 function finishedNow(job: JobRow) {
   return { latencyMs: Math.max(0, Date.now() - Date.parse(job.created_at)), completedAt: new Date().toISOString() };
+}
+
+/** Read when the job runs, so a change applies to requests still queued. */
+async function decisionSettings(deps: AppDeps, engine: VoiceAnalyzer, orgId: number): Promise<DecisionSettings> {
+  const row = await findSettings(deps.database.db, orgId);
+  return {
+    matchThreshold: row?.match_threshold ?? deps.config.MATCH_THRESHOLD,
+    deepfakeThreshold: row?.deepfake_threshold ?? engine.defaultDeepfakeThreshold,
+    rejectDeepfakeEnrollments: row ? fromFlag(row.reject_deepfake_enrollments) : true,
+  };
 }
 
 /** The recording as the request side stored it; its header was checked there, so the engine does not check it again. */
@@ -45,48 +70,98 @@ function recordingOf(deps: AppDeps, job: JobRow) {
   return { bytes, options: recording.info ? { audio: recording.info } : {} };
 }
 
+/** The user and voiceprint an enrolment builds on (add, replace), with its sample count. */
+async function currentVoiceprint(db: Executor, job: JobRow) {
+  const user = await findUserByExternalId(db, job.org_id, job.external_id);
+  const voiceprint = user ? await findVoiceprint(db, job.org_id, user.id) : undefined;
+  const samples = voiceprint ? await countSamples(db, voiceprint.id) : 0;
+  return { user, voiceprint, samples };
+}
+
 async function analyseEnrolment(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow): Promise<Analysed> {
+  const mode: EnrollmentMode = job.mode ?? 'new';
+  const current = await currentVoiceprint(deps.database.db, job);
+  const common = { mode, models: modelsOf(engine), deepfakeThreshold: null as number | null };
+  // A failed request leaves the voiceprint as it was: its sample count is reported unchanged.
+  const failed = (failureReason: string, measured: { qualityScore: number | null; deepfakeScore: number | null } = { qualityScore: null, deepfakeScore: null }): JobOutcome => ({
+    kind: 'enrollment',
+    outcome: { ...common, status: 'failed', failureReason, samples: mode === 'new' ? 0 : current.samples, ...measured, ...finishedNow(job) },
+  });
+
+  // Checked on the request side too; re-checked here because the user may have been deleted since.
+  if (mode === 'add') {
+    if (!current.user || !current.voiceprint) return { outcome: failed('voiceprint_not_found') };
+    if (current.samples >= MAX_VOICEPRINT_SAMPLES) return { outcome: failed('max_samples_reached') };
+    if (current.voiceprint.model_id !== engine.speakerModelId) return { outcome: failed('voiceprint_model_mismatch') };
+  }
+  if (mode === 'new' && current.user) return { outcome: failed('already_enrolled') };
+
   const { bytes, options } = recordingOf(deps, job);
   try {
+    const settings = await decisionSettings(deps, engine, job.org_id);
+    common.deepfakeThreshold = settings.deepfakeThreshold;
     const analysis = await engine.enrol(bytes, options);
+    const timings = numericTimings(analysis.timings);
+    const qualityScore = round(analysis.qualityScore, 3);
+    const deepfakeScore = deepfakeScoreOf(analysis.spoof.bonafideProbability);
+    if (settings.rejectDeepfakeEnrollments && deepfakeScore >= settings.deepfakeThreshold) {
+      return { outcome: failed('deepfake_detected', { qualityScore, deepfakeScore }), timings };
+    }
     const outcome: EnrolmentOutcome = {
+      ...common,
       status: 'enrolled',
-      qualityScore: Math.round(analysis.qualityScore * 1000) / 1000,
+      samples: mode === 'add' ? current.samples + 1 : 1,
+      qualityScore,
+      deepfakeScore,
       voiceprint: { modelId: analysis.voiceprint.modelId, embedding: analysis.voiceprint.embedding },
       ...finishedNow(job),
     };
-    return { outcome: { kind: 'enrollment', outcome }, timings: numericTimings(analysis.timings) };
+    return { outcome: { kind: 'enrollment', outcome }, timings };
   } catch (err) {
     if (!isEngineError(err) || isRetryable(err)) throw err;
-    return { outcome: { kind: 'enrollment', outcome: { status: 'failed', failureReason: err.code, ...finishedNow(job) } } };
+    return { outcome: failed(err.code) };
   }
 }
 
 async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow): Promise<Analysed> {
   const db = deps.database.db;
-  const verification = (fields: Omit<VerificationOutcome, 'latencyMs' | 'completedAt'>): JobOutcome => ({
+  const settings = await decisionSettings(deps, engine, job.org_id);
+  type Fields = Omit<VerificationOutcome, 'latencyMs' | 'completedAt' | 'deepfakeDetected' | 'matchThreshold' | 'deepfakeThreshold' | 'models'>;
+  const verification = (fields: Fields): JobOutcome => ({
     kind: 'verification',
-    outcome: { ...fields, matchScore: Math.round(fields.matchScore * 10_000) / 10_000, ...finishedNow(job) },
+    outcome: {
+      ...fields,
+      matchScore: round(fields.matchScore, 4),
+      deepfakeDetected: fields.deepfakeScore !== null && fields.deepfakeScore >= settings.deepfakeThreshold,
+      matchThreshold: settings.matchThreshold,
+      deepfakeThreshold: settings.deepfakeThreshold,
+      models: modelsOf(engine),
+      ...finishedNow(job),
+    },
   });
   const rejected = (reason: string, userId: number | null) =>
-    verification({ result: 'rejected', matchScore: 0, deepfakeDetected: false, failureReason: reason, userId, deviceMismatch: null, recordDevice: false });
+    verification({ result: 'rejected', matchScore: 0, deepfakeScore: null, failureReason: reason, userId, deviceMismatch: null, recordDevice: false });
 
   // The user may have been deleted or deactivated after the request was accepted.
   const user = await findUserByExternalId(db, job.org_id, job.external_id);
   const voiceprint = user ? await findVoiceprint(db, job.org_id, user.id) : undefined;
-  if (!user || !voiceprint) return { outcome: rejected('user_not_found', null) };
+  const samples = voiceprint ? await listSamples(db, voiceprint.id) : [];
+  if (!user || !voiceprint || samples.length === 0) return { outcome: rejected('user_not_found', null) };
   if (!user.is_active) return { outcome: rejected('user_inactive', user.id) };
 
   const deviceMismatch = job.device_fingerprint && voiceprint.enrolment_fingerprint ? job.device_fingerprint !== voiceprint.enrolment_fingerprint : null;
   const { bytes, options } = recordingOf(deps, job);
   try {
-    const embedding = openEmbedding(deps.sealer, job.org_id, user.id, voiceprint.sealed_embedding);
-    const analysis = await engine.verify(bytes, { modelId: voiceprint.model_id, embedding }, { ...options, threshold: deps.config.MATCH_THRESHOLD });
+    const voiceprints = samples.map((sample) => ({
+      modelId: sample.model_id,
+      embedding: openEmbedding(deps.sealer, { orgId: job.org_id, userId: user.id, modelId: sample.model_id }, sample.sealed_embedding, sample.seal_version),
+    }));
+    const analysis = await engine.verify(bytes, voiceprints, { ...options, threshold: settings.matchThreshold });
     const outcome = verification({
       result: analysis.result,
       matchScore: analysis.matchScore,
-      deepfakeDetected: analysis.deepfakeDetected,
-      failureReason: analysis.result === 'inconclusive' ? (analysis.inconclusiveReason ?? 'low_quality') : null,
+      deepfakeScore: deepfakeScoreOf(analysis.bonafideProbability),
+      failureReason: analysis.result === 'inconclusive' ? (analysis.inconclusiveCode ?? 'low_quality') : null,
       userId: user.id,
       deviceMismatch,
       recordDevice: true,
@@ -94,21 +169,64 @@ async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: Jo
     return { outcome, timings: numericTimings(analysis.timings) };
   } catch (err) {
     if (!isEngineError(err) || isRetryable(err)) throw err;
-    const outcome = verification({ result: 'inconclusive', matchScore: 0, deepfakeDetected: false, failureReason: err.code, userId: user.id, deviceMismatch, recordDevice: true });
-    return { outcome };
+    return { outcome: verification({ result: 'inconclusive', matchScore: 0, deepfakeScore: null, failureReason: err.code, userId: user.id, deviceMismatch, recordDevice: true }) };
   }
 }
 
 /** The outcome of a job that kept failing for reasons outside the recording. */
-function failedAfterRetries(job: JobRow, code: string): JobOutcome {
-  if (job.kind === 'enrollment') return { kind: 'enrollment', outcome: { status: 'failed', failureReason: code, ...finishedNow(job) } };
+async function failedAfterRetries(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow, code: string): Promise<JobOutcome> {
+  const models = modelsOf(engine);
+  if (job.kind === 'enrollment') {
+    const mode = job.mode ?? 'new';
+    const samples = mode === 'new' ? 0 : (await currentVoiceprint(deps.database.db, job)).samples;
+    return {
+      kind: 'enrollment',
+      outcome: { status: 'failed', failureReason: code, mode, samples, qualityScore: null, deepfakeScore: null, deepfakeThreshold: null, models, ...finishedNow(job) },
+    };
+  }
+  const settings = await decisionSettings(deps, engine, job.org_id);
   return {
     kind: 'verification',
-    outcome: { result: 'inconclusive', matchScore: 0, deepfakeDetected: false, failureReason: code, userId: null, deviceMismatch: null, recordDevice: false, ...finishedNow(job) },
+    outcome: {
+      result: 'inconclusive',
+      matchScore: 0,
+      deepfakeDetected: false,
+      deepfakeScore: null,
+      failureReason: code,
+      userId: null,
+      deviceMismatch: null,
+      recordDevice: false,
+      matchThreshold: settings.matchThreshold,
+      deepfakeThreshold: settings.deepfakeThreshold,
+      models,
+      ...finishedNow(job),
+    },
   };
 }
 
-/** Writes the outcome's side effects (user, voiceprint, device) and returns the event that records and announces it. */
+/**
+ * Inside the completing transaction: the voiceprint the new sample goes into. `replace` deletes the
+ * old voiceprint only here, so it keeps verifying until the new one is stored.
+ */
+async function voiceprintToExtend(trx: Executor, job: JobRow, mode: EnrollmentMode, modelId: string, qualityScore: number) {
+  const fresh = (userId: number) => insertVoiceprint(trx, { orgId: job.org_id, userId, modelId, enrolmentFingerprint: job.device_fingerprint, qualityScore });
+  const user = await findUserByExternalId(trx, job.org_id, job.external_id);
+  if (mode === 'add') {
+    const voiceprint = user ? await findVoiceprint(trx, job.org_id, user.id) : undefined;
+    // Deleted since the analysis: fail the attempt; the retry reports voiceprint_not_found.
+    if (!user || !voiceprint) throw new Error('the voiceprint disappeared while the sample was being added');
+    return { voiceprint, userId: user.id };
+  }
+  if (mode === 'replace' && user) {
+    const old = await findVoiceprint(trx, job.org_id, user.id);
+    if (old) await deleteVoiceprint(trx, old);
+    return { voiceprint: await fresh(user.id), userId: user.id };
+  }
+  const created = await insertUser(trx, job.org_id, job.external_id);
+  return { voiceprint: await fresh(created.id), userId: created.id };
+}
+
+/** Writes the outcome's side effects (user, voiceprint sample, device) and returns the event that records and announces it. */
 async function commitOutcome(deps: AppDeps, trx: Executor, job: JobRow, { kind, outcome }: JobOutcome) {
   const recordDevice = async (userId: number) => {
     if (!job.device_fingerprint) return;
@@ -120,17 +238,13 @@ async function commitOutcome(deps: AppDeps, trx: Executor, job: JobRow, { kind, 
   }
   let userId: number | null = null;
   if (outcome.status === 'enrolled') {
-    const user = await insertUser(trx, job.org_id, job.external_id);
-    userId = user.id;
-    await insertVoiceprint(trx, {
-      orgId: job.org_id,
-      userId: user.id,
-      modelId: outcome.voiceprint.modelId,
-      sealedEmbedding: sealEmbedding(deps.sealer, job.org_id, user.id, outcome.voiceprint.embedding),
-      enrolmentFingerprint: job.device_fingerprint,
-      qualityScore: outcome.qualityScore,
-    });
-    await recordDevice(user.id);
+    const { modelId, embedding } = outcome.voiceprint;
+    const target = await voiceprintToExtend(trx, job, outcome.mode, modelId, outcome.qualityScore);
+    userId = target.userId;
+    const sealed = sealEmbedding(deps.sealer, { orgId: job.org_id, userId, modelId }, embedding);
+    await insertSample(trx, target.voiceprint, { modelId, sealedEmbedding: sealed.sealed, sealVersion: sealed.version, qualityScore: outcome.qualityScore });
+    await refreshVoiceprintQuality(trx, target.voiceprint.id);
+    await recordDevice(userId);
   }
   return { eventType: 'enrollment.completed' as const, ...enrollmentCompleted(job, outcome, userId) };
 }
@@ -147,7 +261,7 @@ export async function processJob(deps: AppDeps, engine: VoiceAnalyzer, job: JobR
   try {
     if (poisoned) {
       deps.observability.logger.error({ jobId: job.id, orgId: job.org_id, attempts: job.attempts }, 'job exceeded its attempt limit without an outcome; failing it');
-      analysed = { outcome: failedAfterRetries(job, 'processing_error') };
+      analysed = { outcome: await failedAfterRetries(deps, engine, job, 'processing_error') };
     } else {
       analysed = job.kind === 'enrollment' ? await analyseEnrolment(deps, engine, job) : await analyseVerification(deps, engine, job);
     }
@@ -157,7 +271,7 @@ export async function processJob(deps: AppDeps, engine: VoiceAnalyzer, job: JobR
       await releaseJob(deps.database.db, job.id, owner, Math.min(60_000, 1000 * 2 ** job.attempts));
       return { result: 'released' };
     }
-    analysed = { outcome: failedAfterRetries(job, isEngineError(err) ? err.code : 'processing_error') };
+    analysed = { outcome: await failedAfterRetries(deps, engine, job, isEngineError(err) ? err.code : 'processing_error') };
   }
 
   let committed: boolean;

@@ -128,10 +128,10 @@ describe.skipIf(!HAS_DATASET)(`crashes, backpressure and rotation, with dataset 
       await server.stop();
 
       const database = openDatabase(environment.env.DATABASE_URL!);
-      const voiceprint = await database.db.selectFrom('voiceprints').selectAll().executeTakeFirstOrThrow();
+      const sample = await database.db.selectFrom('voiceprint_samples').selectAll().executeTakeFirstOrThrow();
       const secrets = await database.db.selectFrom('webhook_secrets').select('sealed_secret').execute();
       await database.close();
-      expect(voiceprint.sealed_embedding).toMatch(/^v1\./);
+      expect(sample.sealed_embedding).toMatch(/^v1\./);
       expect(secrets.every((s) => !s.sealed_secret.includes('whsec_'))).toBe(true);
     } finally {
       await receiver.close();

@@ -66,6 +66,10 @@ describe.skipIf(!HAS_DATASET)(`enrolment and verification end to end, with datas
       failure_reason: null,
       latency_ms: expect.any(Number),
       created_at: expect.any(String),
+      mode: 'new',
+      samples: 1,
+      deepfake_score: expect.any(Number),
+      models: { speaker: expect.any(String), spoof: expect.any(String) },
     });
     const users = await api('GET', orgPath('/users?filter=external_id=alice'));
     expect(users.body.results).toHaveLength(1);
@@ -75,9 +79,14 @@ describe.skipIf(!HAS_DATASET)(`enrolment and verification end to end, with datas
     expect(record.body).toMatchObject({ status: 'completed', user_id: call.body.user_id });
   });
 
-  it('refuses a second enrolment of the same external_id (409)', async () => {
-    const again = await api('POST', orgPath('/enrollments'), { voice_data: recordings[0]![1], request_uuid: randomUUID(), external_id: 'alice' });
+  it('refuses a second enrolment of the same external_id (409); mode add makes it a second sample', async () => {
+    const again = await api('POST', orgPath('/enrollments'), { voice_data: recordings[0]![2], request_uuid: randomUUID(), external_id: 'alice' });
     expect(again.status).toBe(409);
+    const requestUuid = randomUUID();
+    const added = await api('POST', orgPath('/enrollments'), { voice_data: recordings[0]![2], request_uuid: requestUuid, external_id: 'alice', mode: 'add' });
+    expect(added.status).toBe(202);
+    const call = (await resultFor(requestUuid)).find((c) => c.body.request_uuid === requestUuid)!;
+    expect(call.body).toMatchObject({ status: 'enrolled', mode: 'add', samples: 2 });
   });
 
   it('verifies with exactly the spec payload, signed, and flags a device mismatch', async () => {
@@ -86,7 +95,10 @@ describe.skipIf(!HAS_DATASET)(`enrolment and verification end to end, with datas
     expect(accepted.status).toBe(202);
     const call = (await resultFor(requestUuid)).find((c) => c.body.request_uuid === requestUuid)!;
     expect(signatureIsValid(org.secret, call)).toBe(true);
-    expect(Object.keys(call.body).sort()).toEqual(['created_at', 'deepfake_detected', 'event_type', 'external_id', 'latency_ms', 'match_score', 'request_uuid', 'result'].sort());
+    // The spec's fields, plus the additive ones of issue 14 (docs/decisions.md).
+    const specFields = ['created_at', 'deepfake_detected', 'event_type', 'external_id', 'latency_ms', 'match_score', 'request_uuid', 'result'];
+    const additive = ['deepfake_score', 'match_threshold', 'deepfake_threshold', 'failure_reason', 'models'];
+    expect(Object.keys(call.body).sort()).toEqual([...specFields, ...additive].sort());
     expect(call.body.event_type).toBe('verification.completed');
     expect(['verified', 'rejected', 'inconclusive']).toContain(call.body.result);
     expect(call.body.match_score).toBeGreaterThanOrEqual(0);
@@ -135,6 +147,17 @@ describe.skipIf(!HAS_DATASET)(`enrolment and verification end to end, with datas
     // Deleted users may enrol again as new users.
     const again = await api('POST', orgPath('/enrollments'), { voice_data: recordings[1]![0], request_uuid: randomUUID(), external_id: 'bob' });
     expect(again.status).toBe(202);
+  });
+
+  it('pre-checks a recording synchronously: a real one is usable, nothing is queued', async () => {
+    // The recording alice enrolled with (so it has enough speech).
+    const check = await api('POST', orgPath('/audio-checks'), { voice_data: recordings[0]![0] });
+    expect(check.status, JSON.stringify(check.body)).toBe(200);
+    expect(check.body).toMatchObject({ usable: true, problems: [], format: expect.stringMatching(/^(wav|mp3)$/) });
+    expect(check.body.net_speech_s).toBeGreaterThan(3);
+    const notAudio = await api('POST', orgPath('/audio-checks'), { voice_data: Buffer.from('hello world, not audio').toString('base64') });
+    expect(notAudio.status).toBe(400);
+    expect(notAudio.body.errors[0].field).toBe('voice_data');
   });
 
   it('rejects bad audio before accepting (400 on voice_data) and needs external_id', async () => {

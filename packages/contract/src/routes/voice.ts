@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { commonErrorResponses, enrollmentErrorResponses, jsonBody, jsonResponse, OrgPathParams, verificationErrorResponses } from '../schemas/common.js';
-import { AcceptedSchema, EnrollmentRequestSchema, RequestRecordSchema, UUID_V4_PATTERN, VerificationRequestSchema } from '../schemas/voice.js';
+import { audioCheckErrorResponses, commonErrorResponses, enrollmentErrorResponses, jsonBody, jsonResponse, OrgPathParams, verificationErrorResponses } from '../schemas/common.js';
+import { AcceptedSchema, AudioCheckRequestSchema, AudioCheckSchema, EnrollmentRequestSchema, RequestRecordSchema, UUID_V4_PATTERN, VerificationRequestSchema } from '../schemas/voice.js';
 
 const tags = ['Voice'];
 const acceptedHeaders = {
@@ -21,7 +21,8 @@ export const createEnrollment = createRoute({
   summary: 'Enrol a user by voice',
   description:
     'Accepted once durably queued; the result arrives as an `enrollment.completed` webhook. ' +
-    '409 when no callback URL is configured, when the external_id is already enrolled or being enrolled, or when request_uuid was used with a different body.',
+    '409 when no callback URL is configured, when the external_id is already enrolled (mode `new`) or being enrolled, when the voiceprint already holds the maximum of samples (mode `add`), or when request_uuid was used with a different body. ' +
+    '404 when mode is `add` and the external_id has no voiceprint.',
   tags,
   request: { params: OrgPathParams, body: jsonBody(EnrollmentRequestSchema) },
   responses: {
@@ -70,4 +71,23 @@ export const getVerification = createRoute({
   responses: { 200: jsonResponse(RequestRecordSchema, 'The request record.'), ...commonErrorResponses },
 });
 
-export const voiceRoutes = { createEnrollment, createVerification, getEnrollment, getVerification };
+export const createAudioCheck = createRoute({
+  method: 'post',
+  path: '/organisations/{org_id}/audio-checks',
+  operationId: 'createAudioCheck',
+  summary: 'Check a recording before enrolling or verifying',
+  description:
+    'Answers synchronously with what the engine sees in the recording (format, speech, noise, clipping) and the problems that would make an enrolment or verification fail, ' +
+    'so an app can ask the person to record again. Stores nothing and is not billed. Bad base64 or a file that is not WAV/MP3 is a 400 on voice_data.',
+  // Stores nothing: repeating it is harmless.
+  'x-voxkey-retry': 'safe',
+  tags,
+  request: { params: OrgPathParams, body: jsonBody(AudioCheckRequestSchema) },
+  responses: {
+    200: jsonResponse(AudioCheckSchema, 'What the engine sees in the recording.'),
+    ...commonErrorResponses,
+    ...audioCheckErrorResponses,
+  },
+});
+
+export const voiceRoutes = { createEnrollment, createVerification, getEnrollment, getVerification, createAudioCheck };

@@ -61,7 +61,8 @@ const InternalErrorSchema = errorBody('InternalError', ['internal_error']);
 const AlreadyExistsErrorSchema = errorBody('AlreadyExistsError', ['already_exists']);
 const VoiceRequestRateLimitedErrorSchema = errorBody('VoiceRequestRateLimitedError', ['rate_limited', 'queue_full', 'quota_exceeded']);
 const UnavailableErrorSchema = errorBody('UnavailableError', ['unavailable']);
-const EnrollmentConflictErrorSchema = errorBody('EnrollmentConflictError', ['no_callback_url', 'already_enrolled', 'enrollment_in_progress', 'request_uuid_reused']);
+const EnrollmentConflictErrorSchema = errorBody('EnrollmentConflictError', ['no_callback_url', 'already_enrolled', 'enrollment_in_progress', 'voiceprint_full', 'request_uuid_reused']);
+const EnrollmentNotFoundErrorSchema = errorBody('EnrollmentNotFoundError', ['not_found', 'user_not_enrolled']);
 const VerificationConflictErrorSchema = errorBody('VerificationConflictError', ['no_callback_url', 'request_uuid_reused']);
 const VerificationForbiddenErrorSchema = errorBody('VerificationForbiddenError', ['forbidden', 'user_inactive']);
 const VerificationNotFoundErrorSchema = errorBody('VerificationNotFoundError', ['not_found', 'user_not_enrolled']);
@@ -107,7 +108,19 @@ const voiceRequestErrorResponses = {
 /** Errors of createEnrollment beyond the common ones. */
 export const enrollmentErrorResponses = {
   ...voiceRequestErrorResponses,
-  409: errorResponse('No callback URL is configured, the external_id is enrolled or being enrolled, or request_uuid was used for another request.', EnrollmentConflictErrorSchema),
+  404: errorResponse('No such resource, or (mode `add`) no voiceprint for this external_id.', EnrollmentNotFoundErrorSchema),
+  409: errorResponse(
+    'No callback URL is configured, the external_id is enrolled (mode `new`) or being enrolled, its voiceprint holds the maximum of recordings (mode `add`), or request_uuid was used for another request.',
+    EnrollmentConflictErrorSchema,
+  ),
+} as const;
+
+/** Errors of createAudioCheck beyond the common ones. */
+export const audioCheckErrorResponses = {
+  503: {
+    ...errorResponse('No engine on this server, or the check could not finish in time; retry after `Retry-After` seconds.', UnavailableErrorSchema),
+    headers: rateLimitHeaders,
+  },
 } as const;
 
 /** Errors of createVerification beyond the common ones. */

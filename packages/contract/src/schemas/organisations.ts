@@ -17,6 +17,8 @@ export const OrganisationSchema = z
   })
   .openapi('Organisation');
 
+const unitInterval = () => z.number({ message: 'Must be a number from 0 to 1' }).min(0, 'Must be a number from 0 to 1').max(1, 'Must be a number from 0 to 1');
+
 const optionalText = (max: number) => z.string().trim().max(max).nullable().optional();
 
 export const UpdateOrganisationBodySchema = z
@@ -37,6 +39,19 @@ export const SettingsValuesSchema = z
       .string()
       .nullable()
       .openapi({ description: 'Where enrolment and verification results are delivered as signed webhooks.', example: 'https://app.example/voxkey/webhooks' }),
+    match_threshold: z
+      .number()
+      .min(0)
+      .max(1)
+      .nullable()
+      .openapi({ description: "A verification is `verified` when match_score >= match_threshold; null uses the server's default (MATCH_THRESHOLD)." }),
+    deepfake_threshold: z
+      .number()
+      .min(0)
+      .max(1)
+      .nullable()
+      .openapi({ description: "deepfake_detected is true when deepfake_score >= deepfake_threshold; null uses the spoof model's default." }),
+    reject_deepfake_enrollments: z.boolean().openapi({ description: 'Fail enrolments whose recording is judged synthetic or replayed (failure_reason deepfake_detected). Default true.' }),
   })
   .openapi('SettingsValues');
 
@@ -62,6 +77,9 @@ export const UpdateSettingsBodySchema = z
           .nullable()
           .optional()
           .openapi({ description: 'https; plain http only for localhost when the server runs in development mode. null removes it.' }),
+        match_threshold: unitInterval().nullable().optional().openapi({ description: "0..1; null returns to the server's default." }),
+        deepfake_threshold: unitInterval().nullable().optional().openapi({ description: "0..1; null returns to the spoof model's default." }),
+        reject_deepfake_enrollments: z.boolean().optional(),
       })
       .openapi({ description: 'The keys to change; keys left out stay unchanged.' }),
   })

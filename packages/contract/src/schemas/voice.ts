@@ -24,8 +24,19 @@ const voiceRequestFields = {
 
 const externalId = () => z.string().min(1).max(255).openapi({ description: "The caller's identifier for the person.", example: 'customer-42' });
 
+export const MAX_VOICEPRINT_SAMPLES = 10;
+
+export const EnrollmentModeSchema = z
+  .enum(['new', 'add', 'replace'])
+  .openapi('EnrollmentMode', {
+    description:
+      '`new` (default): enrol a new user, 409 when the external_id is enrolled or being enrolled. ' +
+      `\`add\`: the recording becomes one more sample of the user's voiceprint (404 when there is none, 409 when it holds ${MAX_VOICEPRINT_SAMPLES} samples); a failed sample leaves the voiceprint as it was. ` +
+      '`replace`: a fresh voiceprint from this recording; the old one keeps working until the new one is stored; works whether or not the user exists (also the way to move a user to a new speaker model).',
+  });
+
 export const EnrollmentRequestSchema = z
-  .strictObject({ ...voiceRequestFields, external_id: externalId() })
+  .strictObject({ ...voiceRequestFields, external_id: externalId(), mode: EnrollmentModeSchema.default('new') })
   .openapi('EnrollmentRequest');
 
 export const VerificationRequestSchema = z
@@ -46,6 +57,16 @@ export const JobStatusSchema = z.enum(['queued', 'processing', 'completed', 'fai
 
 export const VerificationResultSchema = z.enum(['verified', 'rejected', 'inconclusive']).openapi('VerificationResult');
 
+export const ModelsSchema = z
+  .object({
+    speaker: z.string().openapi({ description: 'Speaker model id.', example: 'ecapa-voxkey-v2' }),
+    spoof: z.string().openapi({ description: 'Spoof (deepfake) model id.', example: 'aasist-voxkey-v2' }),
+  })
+  .openapi('Models', { description: 'The models that processed the recording.' });
+
+const deepfakeScore = () =>
+  z.number().min(0).max(1).openapi({ description: 'How likely the recording is synthetic or replayed, 0..1 (higher = more likely).' });
+
 export const VerificationCompletedEventSchema = z
   .object({
     event_type: z.literal('verification.completed'),
@@ -53,9 +74,14 @@ export const VerificationCompletedEventSchema = z
     external_id: z.string(),
     result: VerificationResultSchema,
     match_score: z.number().min(0).max(1).openapi({ description: 'Calibrated 0..1; above 0.85 is a strong match.' }),
-    deepfake_detected: z.boolean(),
+    deepfake_detected: z.boolean().openapi({ description: 'True when deepfake_score >= deepfake_threshold.' }),
     latency_ms: z.number().int(),
     created_at: timestamp(),
+    deepfake_score: deepfakeScore().nullable().openapi({ description: 'How likely the recording is synthetic or replayed, 0..1; null when the audio could not be analysed.' }),
+    match_threshold: z.number().min(0).max(1).openapi({ description: "The threshold applied: the organisation's match_threshold, else the server default." }),
+    deepfake_threshold: z.number().min(0).max(1).openapi({ description: "The threshold applied: the organisation's deepfake_threshold, else the spoof model's default." }),
+    failure_reason: z.string().nullable().openapi({ description: 'null, or an engine code (e.g. insufficient_speech, low_snr) or user_not_found / user_inactive when the result is not a decision on the voice.' }),
+    models: ModelsSchema,
   })
   .openapi('VerificationCompletedEvent');
 
@@ -67,9 +93,13 @@ export const EnrollmentCompletedEventSchema = z
     user_id: z.number().int().nullable().openapi({ description: 'The new user; null when enrolment failed.' }),
     status: z.enum(['enrolled', 'failed']),
     quality_score: z.number().min(0).max(1).nullable().openapi({ description: 'Voiceprint quality 0..1; null when the audio could not be analysed.' }),
-    failure_reason: z.string().nullable().openapi({ description: 'An engine error code (e.g. insufficient_speech) or null.' }),
+    failure_reason: z.string().nullable().openapi({ description: 'An engine error code (e.g. insufficient_speech), deepfake_detected, or null.' }),
     latency_ms: z.number().int(),
     created_at: timestamp(),
+    mode: EnrollmentModeSchema,
+    samples: z.number().int().min(0).max(MAX_VOICEPRINT_SAMPLES).openapi({ description: 'How many recordings the voiceprint holds now (after a failure: as before; 0 when there is none).' }),
+    deepfake_score: deepfakeScore().nullable().openapi({ description: 'How likely the recording is synthetic or replayed, 0..1; null when the audio could not be analysed.' }),
+    models: ModelsSchema,
   })
   .openapi('EnrollmentCompletedEvent');
 
@@ -88,6 +118,12 @@ export const RequestRecordSchema = z
     user_id: z.number().int().nullable(),
     created_at: timestamp(),
     completed_at: timestamp().nullable(),
+    mode: z.union([EnrollmentModeSchema, z.null()]).openapi({ description: 'The enrolment mode; null for verifications.' }),
+    samples: z.number().int().nullable().openapi({ description: 'Enrolments: how many recordings the voiceprint held after this request; null until completed and for verifications.' }),
+    deepfake_score: z.number().nullable(),
+    match_threshold: z.number().nullable().openapi({ description: 'Verifications: the match threshold applied; null until completed.' }),
+    deepfake_threshold: z.number().nullable().openapi({ description: 'The deepfake threshold applied; null until completed.' }),
+    models: z.union([ModelsSchema, z.null()]).openapi({ description: 'The models that processed the recording; null until completed.' }),
   })
   .openapi('RequestRecord');
 
@@ -117,3 +153,33 @@ export const WebhookDeliverySchema = z
 
 export const DELIVERY_FILTER_FIELDS = { id: 'integer', status: 'string', event_type: 'string', request_uuid: 'string', created_at: 'timestamp' } as const satisfies FieldTypes;
 export const DELIVERY_SORT_FIELDS = ['id', 'created_at'] as const;
+
+export const AudioCheckRequestSchema = z
+  .strictObject({
+    voice_data: voiceRequestFields.voice_data,
+  })
+  .openapi('AudioCheckRequest');
+
+export const AudioProblemSchema = z
+  .object({
+    code: z.string().openapi({
+      description:
+        'Stable code: silent_audio, clipped_audio, insufficient_speech, low_snr, sample_rate_too_low, audio_too_short, audio_too_long (more may be added).',
+      example: 'insufficient_speech',
+    }),
+    message: z.string().openapi({ example: 'only 1.20 s of speech detected; at least 3 s is required (5 s recommended)' }),
+  })
+  .openapi('AudioProblem');
+
+export const AudioCheckSchema = z
+  .object({
+    usable: z.boolean().openapi({ description: 'True when there are no problems: the recording can be sent for enrolment or verification.' }),
+    format: z.enum(['wav', 'mp3']),
+    sample_rate: z.number().int().openapi({ description: 'The file\'s sample rate in Hz.', example: 16000 }),
+    duration_s: z.number().openapi({ example: 5.2 }),
+    net_speech_s: z.number().openapi({ description: 'Seconds of speech the voice activity detector found.', example: 4.1 }),
+    snr_db: z.number().nullable().openapi({ description: 'Estimated signal-to-noise ratio; null when it cannot be estimated (no speech).', example: 24.5 }),
+    clipping_ratio: z.number().min(0).max(1).openapi({ description: 'Share of clipped samples.', example: 0 }),
+    problems: z.array(AudioProblemSchema),
+  })
+  .openapi('AudioCheck');

@@ -282,7 +282,7 @@ export interface paths {
         put?: never;
         /**
          * Enrol a user by voice
-         * @description Accepted once durably queued; the result arrives as an `enrollment.completed` webhook. 409 when no callback URL is configured, when the external_id is already enrolled or being enrolled, or when request_uuid was used with a different body.
+         * @description Accepted once durably queued; the result arrives as an `enrollment.completed` webhook. 409 when no callback URL is configured, when the external_id is already enrolled (mode `new`) or being enrolled, when the voiceprint already holds the maximum of samples (mode `add`), or when request_uuid was used with a different body. 404 when mode is `add` and the external_id has no voiceprint.
          */
         post: operations["createEnrollment"];
         delete?: never;
@@ -339,6 +339,26 @@ export interface paths {
         get: operations["getVerification"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organisations/{org_id}/audio-checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a recording before enrolling or verifying
+         * @description Answers synchronously with what the engine sees in the recording (format, speech, noise, clipping) and the problems that would make an enrolment or verification fail, so an app can ask the person to record again. Stores nothing and is not billed. Bad base64 or a file that is not WAV/MP3 is a 400 on voice_data.
+         */
+        post: operations["createAudioCheck"];
         delete?: never;
         options?: never;
         head?: never;
@@ -449,6 +469,7 @@ export interface components {
             result: components["schemas"]["VerificationResult"];
             /** @description Calibrated 0..1; above 0.85 is a strong match. */
             match_score: number;
+            /** @description True when deepfake_score >= deepfake_threshold. */
             deepfake_detected: boolean;
             latency_ms: number;
             /**
@@ -456,9 +477,31 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             created_at: string;
+            /** @description How likely the recording is synthetic or replayed, 0..1; null when the audio could not be analysed. */
+            deepfake_score: number | null;
+            /** @description The threshold applied: the organisation's match_threshold, else the server default. */
+            match_threshold: number;
+            /** @description The threshold applied: the organisation's deepfake_threshold, else the spoof model's default. */
+            deepfake_threshold: number;
+            /** @description null, or an engine code (e.g. insufficient_speech, low_snr) or user_not_found / user_inactive when the result is not a decision on the voice. */
+            failure_reason: string | null;
+            models: components["schemas"]["Models"];
         };
         /** @enum {string} */
         VerificationResult: "verified" | "rejected" | "inconclusive";
+        /** @description The models that processed the recording. */
+        Models: {
+            /**
+             * @description Speaker model id.
+             * @example ecapa-voxkey-v2
+             */
+            speaker: string;
+            /**
+             * @description Spoof (deepfake) model id.
+             * @example aasist-voxkey-v2
+             */
+            spoof: string;
+        };
         EnrollmentCompletedEvent: {
             /** @enum {string} */
             event_type: "enrollment.completed";
@@ -470,7 +513,7 @@ export interface components {
             status: "enrolled" | "failed";
             /** @description Voiceprint quality 0..1; null when the audio could not be analysed. */
             quality_score: number | null;
-            /** @description An engine error code (e.g. insufficient_speech) or null. */
+            /** @description An engine error code (e.g. insufficient_speech), deepfake_detected, or null. */
             failure_reason: string | null;
             latency_ms: number;
             /**
@@ -478,7 +521,18 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             created_at: string;
+            mode: components["schemas"]["EnrollmentMode"];
+            /** @description How many recordings the voiceprint holds now (after a failure: as before; 0 when there is none). */
+            samples: number;
+            /** @description How likely the recording is synthetic or replayed, 0..1; null when the audio could not be analysed. */
+            deepfake_score: number | null;
+            models: components["schemas"]["Models"];
         };
+        /**
+         * @description `new` (default): enrol a new user, 409 when the external_id is enrolled or being enrolled. `add`: the recording becomes one more sample of the user's voiceprint (404 when there is none, 409 when it holds 10 samples); a failed sample leaves the voiceprint as it was. `replace`: a fresh voiceprint from this recording; the old one keeps working until the new one is stored; works whether or not the user exists (also the way to move a user to a new speaker model).
+         * @enum {string}
+         */
+        EnrollmentMode: "new" | "add" | "replace";
         CreatedApiToken: {
             /**
              * @description The raw token. Shown only here, once.
@@ -583,9 +637,10 @@ export interface components {
          *     - `forbidden`: (403) The token may not act on this organisation (another organisation's id gets this whether or not it exists).
          *     - `user_inactive`: (403) The user is deactivated and cannot be verified.
          *     - `not_found`: (404) No such resource (or route) in this organisation.
-         *     - `user_not_enrolled`: (404) No enrolled user has this external_id, so there is nothing to verify against.
+         *     - `user_not_enrolled`: (404) No enrolled user has this external_id, so there is nothing to verify against or add a recording to.
          *     - `no_callback_url`: (409) The organisation has no callback URL, so a voice request's result could not be delivered.
-         *     - `already_enrolled`: (409) This external_id is already enrolled; delete the user to enrol again.
+         *     - `already_enrolled`: (409) This external_id is already enrolled; enrol with mode `add` or `replace`, or delete the user.
+         *     - `voiceprint_full`: (409) The voiceprint already holds the maximum number of recordings (10); enrol with mode `replace` to start again.
          *     - `enrollment_in_progress`: (409) An enrolment of this external_id is queued or processing.
          *     - `request_uuid_reused`: (409) This request_uuid was already used for a different request (a replay with the same body is answered again instead).
          *     - `already_exists`: (409) A predefined text with this (language, text_code) pair already exists in the organisation.
@@ -598,7 +653,7 @@ export interface components {
          *     - `unavailable`: (503) The server cannot do this now (e.g. voice processing without an installed model).
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "unauthorized" | "forbidden" | "user_inactive" | "not_found" | "user_not_enrolled" | "no_callback_url" | "already_enrolled" | "enrollment_in_progress" | "request_uuid_reused" | "already_exists" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "queue_full" | "quota_exceeded" | "internal_error" | "unavailable";
+        ErrorCode: "validation_failed" | "unauthorized" | "forbidden" | "user_inactive" | "not_found" | "user_not_enrolled" | "no_callback_url" | "already_enrolled" | "voiceprint_full" | "enrollment_in_progress" | "request_uuid_reused" | "already_exists" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "queue_full" | "quota_exceeded" | "internal_error" | "unavailable";
         ForbiddenError: components["schemas"]["Error"] & {
             /** @enum {string} */
             error?: "forbidden";
@@ -709,6 +764,12 @@ export interface components {
              * @example https://app.example/voxkey/webhooks
              */
             callback_url: string | null;
+            /** @description A verification is `verified` when match_score >= match_threshold; null uses the server's default (MATCH_THRESHOLD). */
+            match_threshold: number | null;
+            /** @description deepfake_detected is true when deepfake_score >= deepfake_threshold; null uses the spoof model's default. */
+            deepfake_threshold: number | null;
+            /** @description Fail enrolments whose recording is judged synthetic or replayed (failure_reason deepfake_detected). Default true. */
+            reject_deepfake_enrollments: boolean;
         };
         UpdateSettingsRequest: {
             /** @description Must equal the organisation in the path. */
@@ -721,6 +782,11 @@ export interface components {
                  * @description https; plain http only for localhost when the server runs in development mode. null removes it.
                  */
                 callback_url?: string | null;
+                /** @description 0..1; null returns to the server's default. */
+                match_threshold?: number | null;
+                /** @description 0..1; null returns to the spoof model's default. */
+                deepfake_threshold?: number | null;
+                reject_deepfake_enrollments?: boolean;
             };
         };
         UserList: {
@@ -962,9 +1028,13 @@ export interface components {
             /** @example Request accepted; the result will be delivered to the callback URL. */
             message: string;
         };
+        EnrollmentNotFoundError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "not_found" | "user_not_enrolled";
+        };
         EnrollmentConflictError: components["schemas"]["Error"] & {
             /** @enum {string} */
-            error?: "no_callback_url" | "already_enrolled" | "enrollment_in_progress" | "request_uuid_reused";
+            error?: "no_callback_url" | "already_enrolled" | "enrollment_in_progress" | "voiceprint_full" | "request_uuid_reused";
         };
         VoiceRequestRateLimitedError: components["schemas"]["Error"] & {
             /** @enum {string} */
@@ -998,6 +1068,7 @@ export interface components {
              * @example customer-42
              */
             external_id: string;
+            mode?: components["schemas"]["EnrollmentMode"];
         };
         VerificationForbiddenError: components["schemas"]["Error"] & {
             /** @enum {string} */
@@ -1061,9 +1132,62 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             completed_at: string | null;
+            /** @description The enrolment mode; null for verifications. */
+            mode: components["schemas"]["EnrollmentMode"] | null;
+            /** @description Enrolments: how many recordings the voiceprint held after this request; null until completed and for verifications. */
+            samples: number | null;
+            deepfake_score: number | null;
+            /** @description Verifications: the match threshold applied; null until completed. */
+            match_threshold: number | null;
+            /** @description The deepfake threshold applied; null until completed. */
+            deepfake_threshold: number | null;
+            /** @description The models that processed the recording; null until completed. */
+            models: components["schemas"]["Models"] | null;
         };
         /** @enum {string} */
         JobStatus: "queued" | "processing" | "completed" | "failed";
+        AudioCheck: {
+            /** @description True when there are no problems: the recording can be sent for enrolment or verification. */
+            usable: boolean;
+            /** @enum {string} */
+            format: "wav" | "mp3";
+            /**
+             * @description The file's sample rate in Hz.
+             * @example 16000
+             */
+            sample_rate: number;
+            /** @example 5.2 */
+            duration_s: number;
+            /**
+             * @description Seconds of speech the voice activity detector found.
+             * @example 4.1
+             */
+            net_speech_s: number;
+            /**
+             * @description Estimated signal-to-noise ratio; null when it cannot be estimated (no speech).
+             * @example 24.5
+             */
+            snr_db: number | null;
+            /**
+             * @description Share of clipped samples.
+             * @example 0
+             */
+            clipping_ratio: number;
+            problems: components["schemas"]["AudioProblem"][];
+        };
+        AudioProblem: {
+            /**
+             * @description Stable code: silent_audio, clipped_audio, insufficient_speech, low_snr, sample_rate_too_low, audio_too_short, audio_too_long (more may be added).
+             * @example insufficient_speech
+             */
+            code: string;
+            /** @example only 1.20 s of speech detected; at least 3 s is required (5 s recommended) */
+            message: string;
+        };
+        AudioCheckRequest: {
+            /** @description Base64-encoded WAV or MP3, at least 16 kHz, at least 3 s of speech (5 s recommended). */
+            voice_data: string;
+        };
         WebhookSecret: {
             /**
              * @description The new signing secret (`whsec_...`). Shown only here.
@@ -3434,16 +3558,16 @@ export interface operations {
                     "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
-            /** @description No such resource in this organisation. */
+            /** @description No such resource, or (mode `add`) no voiceprint for this external_id. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["EnrollmentNotFoundError"];
                 };
             };
-            /** @description No callback URL is configured, the external_id is enrolled or being enrolled, or request_uuid was used for another request. */
+            /** @description No callback URL is configured, the external_id is enrolled (mode `new`) or being enrolled, its voiceprint holds the maximum of recordings (mode `add`), or request_uuid was used for another request. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3816,6 +3940,118 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    createAudioCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organisation identifier. */
+                org_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AudioCheckRequest"];
+            };
+        };
+        responses: {
+            /** @description What the engine sees in the recording. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AudioCheck"];
+                };
+            };
+            /** @description The request failed validation; `errors` has one entry per faulty field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Token invalid, expired or disabled. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description The token may not act on this organisation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description No such resource in this organisation. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            /** @description Internal error; the message never carries internals. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description No engine on this server, or the check could not finish in time; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
                 };
             };
         };

@@ -1,9 +1,10 @@
-import type { createEnrollment, createVerification, getEnrollment, getVerification } from '@voxkey/contract';
+import type { createAudioCheck, createEnrollment, createVerification, getEnrollment, getVerification } from '@voxkey/contract';
 import type { Executor } from '../../db/connection.js';
 import type { JobKind } from '../../db/types.js';
 import { ApiError } from '../../errors.js';
 import type { AppRouteHandler } from '../../http/types.js';
 import { findJobByRequest, toRequestRecord } from '../../repositories/jobs.js';
+import { checkRecording } from '../../services/audio-checks.js';
 import { acceptVoiceRequest } from '../../services/voice-requests.js';
 
 const location = (orgId: number, kind: JobKind, requestUuid: string) =>
@@ -36,3 +37,6 @@ export const enrolment: AppRouteHandler<typeof getEnrollment> = async (c) =>
 
 export const verification: AppRouteHandler<typeof getVerification> = async (c) =>
   c.json(await readRecord(c.get('deps').database.db, c.get('auth').orgId, 'verification', c.req.valid('param').request_uuid), 200);
+
+export const audioCheck: AppRouteHandler<typeof createAudioCheck> = async (c) =>
+  c.json(await checkRecording(c.get('deps'), c.req.valid('json').voice_data, c.req.raw.signal), 200);
