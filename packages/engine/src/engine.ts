@@ -13,6 +13,7 @@ import { openSession, resolveIo } from './models.js';
 import { qualityScore } from './quality.js';
 import { cosineSimilarity, decide, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, matchScore, type VerificationResult } from './scoring.js';
 import { sileroModelPath } from './vad.js';
+import { loadCohort, normalisedScore } from './score-norm.js';
 import type { WorkerConfig, WorkerReply, WorkerTask } from './worker.js';
 
 export interface EngineOptions {
@@ -141,6 +142,8 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   const speakerEntry = selectModel(manifest, 'speaker', modelsDir, opts.speakerModel);
   const spoofEntry = selectModel(manifest, 'spoof', modelsDir, opts.spoofModel);
   const [speakerPath, spoofPath] = await Promise.all([verifyModelFile(speakerEntry, modelsDir), verifyModelFile(spoofEntry, modelsDir)]);
+  // Score normalisation cohort named by the speaker model's manifest entry (null when none).
+  const cohort = await loadCohort(speakerEntry, modelsDir);
 
   // Load once here to fail early with a clear error and to resolve the I/O names.
   const io = await Promise.all(
@@ -293,7 +296,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         throw new EngineError('invalid_voiceprint', `voiceprint has ${voiceprint.embedding.length} dimensions, the model produces ${a.embedding.length}`);
       }
       const cosine = cosineSimilarity(a.embedding, voiceprint.embedding);
-      const score = matchScore(cosine, calibration);
+      const score = matchScore(normalisedScore(cosine, voiceprint.embedding, a.embedding, cohort), calibration);
       const reliable = a.snrDb >= LIMITS.minVerifySnrDb;
       const bonafideProbability = a.spoof.bonafideProbability;
       return {

@@ -1,0 +1,44 @@
+#!/bin/bash
+# The v3 comparisons (issue 12), as run in the session of 2026-11-25 (2 shared CPU cores, ~2 h of
+# training in all). Run from the repo root after the caches exist (data.py, gen_spoof.py).
+# Sections: spoof-lofo (leave-one-family-out fine-tunes from v2 + the one-class-softmax variant on one
+# fold), speaker-cmp (the sampling comparison: uniform over clips, stopped at the step where the main
+# run's snapshot is kept). Each run is evaluated on dev with training/evaluate.py.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-/usr/bin/python3}
+DATA_DIR=${DATA_DIR:-../shared/datasets}
+LOFO_STEPS=${LOFO_STEPS:-250}
+CMP_STEPS=${CMP_STEPS:-400}
+mkdir -p training/results training/checkpoints
+run() { nice -n 10 "$PY" "$@"; }
+for section in "${@:-spoof-lofo speaker-cmp}"; do
+for s in $section; do
+case $s in
+  spoof-lofo)
+    for fam in vc-any neural-vocoder codec-lm-tts; do
+      run -m training.voxkey_train.train_spoof --data-dir "$DATA_DIR" --tag "lofo-$fam" --init-onnx models/voxkey-spoof-v2.onnx \
+        --lr 5e-4 --max-steps "$LOFO_STEPS" --rawboost-p 0.3 --exclude-families "$fam"
+      run training/evaluate.py cm --data-dir "$DATA_DIR" --ckpt "training/checkpoints/spoof_lofo-$fam.pt" \
+        --out "training/results/cm-lofo-$fam.json" > /dev/null
+    done
+    # approach comparison on the codec-LM fold: one-class softmax instead of BCE, same data/steps
+    run -m training.voxkey_train.train_spoof --data-dir "$DATA_DIR" --arch lcnn-lfb64-oc --tag lofo-oc-codec-lm-tts \
+      --init-onnx models/voxkey-spoof-v2.onnx --lr 5e-4 --max-steps "$LOFO_STEPS" --rawboost-p 0.3 --exclude-families codec-lm-tts
+    run training/evaluate.py cm --data-dir "$DATA_DIR" --ckpt training/checkpoints/spoof_lofo-oc-codec-lm-tts.pt \
+      --out training/results/cm-lofo-oc-codec-lm-tts.json > /dev/null
+    ;;
+  speaker-cmp)
+    # same warm-started state as the main run (its step-0 snapshot: v2 weights + imprinted head)
+    [ -f training/checkpoints/speaker_cmp-clip-sampling.pt ] || cp training/checkpoints/speaker_ecapa256-v3-step0.pt training/checkpoints/speaker_cmp-clip-sampling.pt
+    run -m training.voxkey_train.train_speaker --data-dir "$DATA_DIR" --arch ecapa256 --tag cmp-clip-sampling \
+      --init-onnx models/voxkey-speaker-v2.onnx --lr 1e-3 --margin-ramp 200 --max-steps 4000 --stop-step "$CMP_STEPS" \
+      --sampling clip --imprint-per-class 3 --imprint-crop-s 2
+    run training/evaluate.py sv --data-dir "$DATA_DIR" --ckpt training/checkpoints/speaker_cmp-clip-sampling.pt \
+      --out "training/results/sv-cmp-clip-sampling-$CMP_STEPS.json" > /dev/null
+    run training/evaluate.py sv --data-dir "$DATA_DIR" --ckpt "training/checkpoints/speaker_ecapa256-v3-step$CMP_STEPS.pt" \
+      --out "training/results/sv-cmp-spk-sqrt-sampling-$CMP_STEPS.json" > /dev/null
+    ;;
+esac
+done
+done
