@@ -10,21 +10,26 @@ PY=${PY:-/usr/bin/python3}
 DATA_DIR=${DATA_DIR:-../shared/datasets}
 LOFO_STEPS=${LOFO_STEPS:-250}
 CMP_STEPS=${CMP_STEPS:-400}
-mkdir -p training/results training/checkpoints
+mkdir -p training/results training/checkpoints training/work
+# the v2 models (the warm-restart starting points) from git history
+V2_SPEAKER_ONNX=${V2_SPEAKER_ONNX:-training/work/voxkey-speaker-v2.onnx}
+V2_SPOOF_ONNX=${V2_SPOOF_ONNX:-training/work/voxkey-spoof-v2.onnx}
+[ -s "$V2_SPEAKER_ONNX" ] || git show e861fd7:models/voxkey-speaker-v2.onnx > "$V2_SPEAKER_ONNX"
+[ -s "$V2_SPOOF_ONNX" ] || git show e861fd7:models/voxkey-spoof-v2.onnx > "$V2_SPOOF_ONNX"
 run() { nice -n 10 "$PY" "$@"; }
 for section in "${@:-spoof-lofo speaker-cmp}"; do
 for s in $section; do
 case $s in
   spoof-lofo)
     for fam in vc-any neural-vocoder codec-lm-tts; do
-      run -m training.voxkey_train.train_spoof --data-dir "$DATA_DIR" --tag "lofo-$fam" --init-onnx models/voxkey-spoof-v2.onnx \
+      run -m training.voxkey_train.train_spoof --data-dir "$DATA_DIR" --tag "lofo-$fam" --init-onnx "$V2_SPOOF_ONNX" \
         --lr 5e-4 --max-steps "$LOFO_STEPS" --rawboost-p 0.3 --exclude-families "$fam"
       run training/evaluate.py cm --data-dir "$DATA_DIR" --ckpt "training/checkpoints/spoof_lofo-$fam.pt" \
         --out "training/results/cm-lofo-$fam.json" > /dev/null
     done
     # approach comparison on the codec-LM fold: one-class softmax instead of BCE, same data/steps
     run -m training.voxkey_train.train_spoof --data-dir "$DATA_DIR" --arch lcnn-lfb64-oc --tag lofo-oc-codec-lm-tts \
-      --init-onnx models/voxkey-spoof-v2.onnx --lr 5e-4 --max-steps "$LOFO_STEPS" --rawboost-p 0.3 --exclude-families codec-lm-tts
+      --init-onnx "$V2_SPOOF_ONNX" --lr 5e-4 --max-steps "$LOFO_STEPS" --rawboost-p 0.3 --exclude-families codec-lm-tts
     run training/evaluate.py cm --data-dir "$DATA_DIR" --ckpt training/checkpoints/spoof_lofo-oc-codec-lm-tts.pt \
       --out training/results/cm-lofo-oc-codec-lm-tts.json > /dev/null
     ;;
@@ -32,7 +37,7 @@ case $s in
     # same warm-started state as the main run (its step-0 snapshot: v2 weights + imprinted head)
     [ -f training/checkpoints/speaker_cmp-clip-sampling.pt ] || cp training/checkpoints/speaker_ecapa256-v3-step0.pt training/checkpoints/speaker_cmp-clip-sampling.pt
     run -m training.voxkey_train.train_speaker --data-dir "$DATA_DIR" --arch ecapa256 --tag cmp-clip-sampling \
-      --init-onnx models/voxkey-speaker-v2.onnx --lr 1e-3 --margin-ramp 200 --max-steps 4000 --stop-step "$CMP_STEPS" \
+      --init-onnx "$V2_SPEAKER_ONNX" --lr 1e-3 --margin-ramp 200 --max-steps 3800 --stop-step "$CMP_STEPS" \
       --sampling clip --imprint-per-class 3 --imprint-crop-s 2
     run training/evaluate.py sv --data-dir "$DATA_DIR" --ckpt training/checkpoints/speaker_cmp-clip-sampling.pt \
       --out "training/results/sv-cmp-clip-sampling-$CMP_STEPS.json" > /dev/null

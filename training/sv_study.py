@@ -171,7 +171,13 @@ def multi(a):
         by.setdefault((r["corpus"], r["speaker"]), []).append(r["path"])
     cohort = load_cohort(a.cohort) if a.cohort else None
     rng = np.random.default_rng(20261125)
-    res = {"draws": a.draws, "rules": ["mean-embedding", "mean-of-scores", "best-of"], "corpora": {}}
+    cal = None
+    if a.model:
+        with open(os.path.join(os.path.dirname(HERE), "models", "manifest.json")) as f:
+            ent = next(m for m in json.load(f)["models"] if m["name"] == a.model)
+        cal = {"a": ent["calibration"]["a"], "b": ent["calibration"]["b"], "threshold": ent.get("defaultThreshold", 0.85),
+               "normed": "scoreNormalization" in ent}
+    res = {"model": a.model, "calibration": cal,"draws": a.draws, "rules": ["mean-embedding", "mean-of-scores", "best-of"], "corpora": {}}
     for corpus, min_clips in (("speechocean762", 8), ("commonvoice", 8)):
         spk = sorted(k for k, v in by.items() if k[0] == corpus and len(v) >= min_clips)
         res["corpora"][corpus] = {"speakers": len(spk), "clips": int(sum(len(by[k]) for k in spk))}
@@ -215,7 +221,12 @@ def multi(a):
                         continue
                     tar, non = np.concatenate(tar), np.concatenate(non)
                     s = np.concatenate([tar, non]); lab = np.concatenate([np.ones(len(tar)), np.zeros(len(non))])
-                    out[f"{r}:{'as-norm' if kind == 'norm' else 'cosine'}"] = {"eer": eer(s, lab), "targets": len(tar), "nontargets": len(non)}
+                    o = out[f"{r}:{'as-norm' if kind == 'norm' else 'cosine'}"] = {"eer": eer(s, lab), "targets": len(tar), "nontargets": len(non)}
+                    if cal is not None and (kind == "norm") == bool(cal.get("normed")):
+                        # the model's shipped decision (match_score >= threshold) applied to this rule's score
+                        ms = 1 / (1 + np.exp(-(cal["a"] * s + cal["b"])))
+                        o["farAtDecision"] = float((ms[lab == 0] >= cal["threshold"]).mean())
+                        o["frrAtDecision"] = float((ms[lab == 1] < cal["threshold"]).mean())
             res["corpora"][corpus][f"enrol{n}"] = out
             print(corpus, n, {k: round(v["eer"], 4) for k, v in out.items()}, flush=True)
     return res
@@ -229,6 +240,7 @@ def main():
     ap.add_argument("--data-dir", default=DATA)
     ap.add_argument("--max-far", type=float, default=0.02)
     ap.add_argument("--draws", type=int, default=5)
+    ap.add_argument("--model", default=None, help="manifest model whose calibration/threshold is applied (multi)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     res = calib(a) if a.task == "calib" else multi(a)

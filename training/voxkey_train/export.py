@@ -32,6 +32,23 @@ TRAINING_DATA = ("Voxkey dev-data bundle (../shared/datasets, train split only):
                  "augmentation and spoofs. Several sources are non-commercial/research-only: see models/README.md.")
 
 
+def training_sources(data_dir, kinds):
+    """[{corpus, license, clips}] of the TRAIN-split rows of the given kinds (manifest.csv's licence lines)."""
+    import csv
+    out = {}
+    with open(os.path.join(data_dir, "manifest.csv")) as f:
+        for r in csv.DictReader(f):
+            if r["split"] == "train" and r["kind"] in kinds:
+                e = out.setdefault(r["corpus"], {"corpus": r["corpus"], "license": r["license"], "clips": 0})
+                e["clips"] += 1
+    return [out[k] for k in sorted(out)]
+
+
+TRAINING_DATA_V3 = ("Voxkey dev-data bundle (../shared/datasets, train split only; every source corpus and its licence line "
+                    "is listed in trainingSources) plus locally generated augmentation and spoofs (gen_spoof.py). Several "
+                    "sources are non-commercial, no-derivatives, research-only or state no licence: see models/README.md.")
+
+
 def sha256(p):
     h = hashlib.sha256()
     with open(p, "rb") as f:
@@ -182,11 +199,12 @@ def export_speaker(a):
         "defaultThreshold": round(thr, 4),
         "thresholdNote": ("match_score at the dev EER operating point" if a.threshold_point == "eer"
                           else "match_score at FAR=1% on dev non-target trials"),
-        "license": "Apache-2.0", "trainingData": TRAINING_DATA, "source": "trained by training/ in this repo",
+        "license": "Apache-2.0", "trainingData": TRAINING_DATA_V3,
+        "trainingSources": training_sources(data_dir, ("bonafide",)), "source": "trained by training/ in this repo",
         "architecture": f"{st['arch']} (AAM-softmax) + {name_b} backend, {sum(q.numel() for q in model.parameters())/1e6:.2f}M params",
         "metrics": {"devEer": round(p["eer"], 4), "minDcf01": round(p["minDcf01"], 4), "cllr": round(p["cllr"], 4),
                     "devEerCommonVoiceSameLang": round(res["commonvoice:same-lang-nontargets"]["eer"], 4),
-                    "evaluation": "trials/sv-dev.csv (17822 trials), training/results/" + f"sv-{a.name}.json"},
+                    "evaluation": f"trials/sv-dev.csv ({len(trials)} trials), training/results/" + f"sv-{a.name}.json"},
     }
     if not a.no_manifest:
         update_manifest.update([entry])
@@ -222,13 +240,16 @@ def export_spoof(a):
         "output": {"name": "logits"},
         "defaultThreshold": round(thr, 4),
         "thresholdNote": "P(bona fide) at the pooled dev EER point (mean window logit); below it deepfake_detected=true",
-        "license": "Apache-2.0", "trainingData": TRAINING_DATA, "source": "trained by training/ in this repo",
+        "license": "Apache-2.0", "trainingData": TRAINING_DATA_V3,
+        "trainingSources": training_sources(os.path.abspath(a.data_dir), ("bonafide", "spoof")),
+        "source": "trained by training/ in this repo",
         "architecture": f"fixed DFT/linear-filterbank front-end + LCNN, {sum(q.numel() for q in model.parameters())/1e3:.0f}k params",
         "metrics": {"devEer": round(res["pooled"]["eer"], 4),
-                    "devEerHeldOut": round(res["heldout(festival+yourtts-vc)"]["eer"], 4),
+                    "devEerHeldOut": round(res["heldout(festival+yourtts-vc+seed-tts)"]["eer"], 4),
+                    "devEerSeedTts": round(res["attack:seed-tts"]["eer"], 4),
                     "devEerFestival": round(res["attack:festival"]["eer"], 4),
                     "devEerYourttsVc": round(res["attack:yourtts-vc"]["eer"], 4),
-                    "evaluation": "trials/cm-dev.csv (885 clips), training/results/" + f"cm-{a.name}.json"},
+                    "evaluation": f"trials/cm-dev.csv ({len(scores)} clips), training/results/" + f"cm-{a.name}.json"},
     }
     if not a.no_manifest:
         update_manifest.update([entry])

@@ -14,6 +14,7 @@ import { qualityScore } from './quality.js';
 import { cosineSimilarity, decide, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, matchScore, type VerificationResult } from './scoring.js';
 import { sileroModelPath } from './vad.js';
 import { loadCohort, normalisedScore } from './score-norm.js';
+import { qualityAdjustedScore } from './calibration.js';
 import type { WorkerConfig, WorkerReply, WorkerTask } from './worker.js';
 
 export interface EngineOptions {
@@ -296,7 +297,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         throw new EngineError('invalid_voiceprint', `voiceprint has ${voiceprint.embedding.length} dimensions, the model produces ${a.embedding.length}`);
       }
       const cosine = cosineSimilarity(a.embedding, voiceprint.embedding);
-      const score = matchScore(normalisedScore(cosine, voiceprint.embedding, a.embedding, cohort), calibration);
+      const score = matchScore(qualityAdjustedScore(normalisedScore(cosine, voiceprint.embedding, a.embedding, cohort), a.netSpeechSeconds, calibration), calibration);
       const reliable = a.snrDb >= LIMITS.minVerifySnrDb;
       const bonafideProbability = a.spoof.bonafideProbability;
       return {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fitDecisionCalibration } from '../src/calibration.js';
+import { fitDecisionCalibration, fitQualityWeight, qualityAdjustedScore } from '../src/calibration.js';
 import type { ModelEntry } from '../src/manifest.js';
 import { asNorm, cohortStats, loadCohort, normalisedScore } from '../src/score-norm.js';
 import { matchScore } from '../src/scoring.js';
@@ -62,5 +62,22 @@ describe('decision calibration', () => {
       expect(far).toBeLessThanOrEqual(0.02);
     }
     expect(cal.a).toBeGreaterThan(0);
+  });
+});
+
+describe('quality-aware calibration', () => {
+  it('shifts the score by the test duration term and recovers a known weight', () => {
+    expect(qualityAdjustedScore(1, 4, {})).toBe(1);
+    expect(qualityAdjustedScore(1, 4, { quality: { testLogDuration: 0.5 } })).toBeCloseTo(1 + 0.5 * Math.log(4.5), 9);
+    // target scores fall as q grows (non-targets do not depend on q), so the fitted term must add
+    // score back for large q: a positive weight
+    let seed = 3;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const tar = Array.from({ length: 2000 }, () => {
+      const q = Math.log(0.5 + 8 * rnd());
+      return { s: 1 + (rnd() - 0.5) * 2 - 0.5 * q, q };
+    });
+    const non = Array.from({ length: 2000 }, () => ({ s: (rnd() - 0.5) * 2, q: Math.log(0.5 + 8 * rnd()) }));
+    expect(fitQualityWeight(tar, non)).toBeGreaterThan(0);
   });
 });

@@ -2,6 +2,7 @@
  * npm run eval -- --sv <sv-trials.csv> --cm <cm-trials.csv> [--out file.json] [--threads N]
  *   [--models-dir dir] [--speaker-model name] [--spoof-model name] [--limit N] [--no-cache]
  *   [--write-calibration] [--write-cohort] [--max-far 0.02] [--match-threshold 0.85]
+ *   [--write-spoof-threshold] [--max-flagged 0.05] [--quality-duration]
  *
  * Embeds every unique clip once (through the engine pool, production front-end, no quality gating),
  * caches embeddings per model pair, and prints/writes SV metrics (EER, minDCF at P_target 0.01,
@@ -26,7 +27,7 @@ import { defaultManifestPath, defaultModelsDir, loadManifest } from '../manifest
 import { cllr, eer, farAtFrr, fitLogisticCalibration, logit, minDcf, ratesAtThreshold } from '../metrics.js';
 import { DEFAULT_CALIBRATION, matchScore } from '../scoring.js';
 import { asNorm, cohortStats, loadCohort, type CohortStats } from '../score-norm.js';
-import { fitDecisionCalibration } from '../calibration.js';
+import { fitDecisionCalibration, fitQualityWeight } from '../calibration.js';
 import { buildCohort } from './cohort.js';
 import { familyOf } from './families.js';
 import { num, parseArgs, userPath } from './args.js';
@@ -207,9 +208,19 @@ async function main() {
   const threshold = engine.defaultThreshold;
 
   if (sv.length) {
-    const trials = sv
-      .filter((t) => cache[t.enrol!] && cache[t.test!])
-      .map((t) => ({ cos: trialScore(t.enrol!, t.test!), target: t.target === '1', ce: corpusOf(t.enrol!), ct: corpusOf(t.test!), lang: t.lang ?? '', speech: Math.min(cache[t.enrol!]!.speech, cache[t.test!]!.speech) }));
+    // quality-aware term (calibration.ts): fitted with --write-calibration --quality-duration, else the manifest's
+    const qOf = (t: Record<string, string>) => Math.log(Math.max(0, cache[t.test!]!.speech) + 0.5);
+    const svOk = sv.filter((t) => cache[t.enrol!] && cache[t.test!]);
+    let qualityW = (engine.speakerModel.calibration as { quality?: { testLogDuration?: number } } | undefined)?.quality?.testLogDuration ?? 0;
+    if (args['write-calibration']) {
+      qualityW = 0;
+      if (args['quality-duration']) {
+        const pts = svOk.map((t) => ({ s: trialScore(t.enrol!, t.test!), q: qOf(t), y: t.target === '1' }));
+        qualityW = Number(fitQualityWeight(pts.filter((p) => p.y), pts.filter((p) => !p.y)).toFixed(6));
+      }
+    }
+    const trials = svOk
+      .map((t) => ({ cos: trialScore(t.enrol!, t.test!) + qualityW * qOf(t), target: t.target === '1', ce: corpusOf(t.enrol!), ct: corpusOf(t.test!), lang: t.lang ?? '', speech: Math.min(cache[t.enrol!]!.speech, cache[t.test!]!.speech) }));
     const groups: Record<string, typeof trials> = { pooled: trials };
     for (const c of [...new Set(trials.map((t) => t.ce))].sort()) groups[`corpus:${c}`] = trials.filter((t) => t.ce === c && t.ct === c);
     const cv = trials.filter((t) => t.ce === 'commonvoice' && t.ct === 'commonvoice');
@@ -232,6 +243,7 @@ async function main() {
       trials: trials.length,
       skippedTrials: sv.length - trials.length,
       calibration: { ...cal, source: engine.speakerModel.calibration ? 'manifest' : 'engine default (none in manifest)' },
+      qualityTestLogDuration: qualityW,
       scoreNormalization: cohort ? { method: cohort.spec.method, file: cohort.spec.file, cohortSpeakers: cohort.spec.count, topK: cohort.spec.topK } : null,
       decisionCalibrationOnTheseTrials: decision,
       fittedCalibrationOnTheseTrials: fitted,
@@ -246,7 +258,7 @@ async function main() {
       const manifestPath = defaultManifestPath(modelsDir);
       const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
       const entry = m.models.find((x: { name: string }) => x.name === engine.speakerModelId);
-      entry.calibration = { type: 'logistic', a: Number(decision.a.toFixed(6)), b: Number(decision.b.toFixed(6)) };
+      entry.calibration = { type: 'logistic', a: Number(decision.a.toFixed(6)), b: Number(decision.b.toFixed(6)), ...(qualityW ? { quality: { testLogDuration: Number(qualityW.toFixed(6)) } } : {}) };
       entry.defaultThreshold = decision.threshold;
       entry.thresholdNote = `match_score >= ${decision.threshold} keeps FAR <= ${decision.maxFar} in every dev block (worst: ${decision.worstBlock}); slope a fitted by logistic regression on all dev trials${cohort ? ', scores AS-normed against the cohort' : ''}`;
       writeFileSync(manifestPath, JSON.stringify(m, null, 2) + '\n');
@@ -275,6 +287,25 @@ async function main() {
         .map((xs) => [xs[0]!.corpus, { bonafide: xs.length, flagged: xs.filter((r) => r.logit < thrLogit).length / xs.length }]),
     );
     result.cm = { trials: rows.length, skippedTrials: cm.length - rows.length, defaultThreshold: spoofThreshold, groups, bonafideFlagged };
+    if (args['write-spoof-threshold']) {
+      // the highest P(bona fide) threshold that flags at most --max-flagged (default 5%) of the real
+      // clips of EVERY corpus with >= 10 bona fide dev clips
+      const maxFlagged = num(args['max-flagged'], 0.05);
+      let thr = Infinity;
+      for (const c of Object.keys(bonafideFlagged)) {
+        const xs = bona.filter((r) => r.corpus === c).map((r) => r.logit).sort((x, y) => x - y);
+        const allowed = Math.floor(maxFlagged * xs.length + 1e-9); // flagged: logit < threshold
+        thr = Math.min(thr, xs[allowed]!);
+      }
+      const p = Number((1 / (1 + Math.exp(-thr))).toFixed(6));
+      const manifestPath = defaultManifestPath(modelsDir);
+      const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
+      const entry = m.models.find((x: { name: string }) => x.name === engine.spoofModelId);
+      entry.defaultThreshold = p;
+      entry.thresholdNote = `P(bona fide) below it = deepfake_detected; the highest threshold that flags at most ${maxFlagged * 100}% of the real dev clips of every corpus with >= 10 of them (npm run eval -- --write-spoof-threshold)`;
+      writeFileSync(manifestPath, JSON.stringify(m, null, 2) + '\n');
+      console.error(`wrote spoof threshold ${p} for ${engine.spoofModelId} into ${manifestPath}`);
+    }
   }
   result.timing = {
     wallSeconds: (performance.now() - t0) / 1000,
