@@ -279,21 +279,25 @@ async function main() {
     for (const a of [...new Set(spoof.map((r) => r.attack))].sort()) groups[`attack:${a || '?'}`] = cmm(bona.map((r) => r.logit), spoof.filter((r) => r.attack === a).map((r) => r.logit));
     // real speech flagged as deepfake at the default threshold, per corpus (>= 10 bona fide clips)
     const thrLogit = logit(spoofThreshold);
+    // (the demo-page references of corpora with fewer clips, mostly clean read speech, pooled as one more group)
+    const byCorpus = [...new Set(bona.map((r) => r.corpus))].sort().map((c) => bona.filter((r) => r.corpus === c));
+    const small = byCorpus.filter((xs) => xs.length < 10).flat();
+    const flaggedGroups: [string, typeof bona][] = [
+      ...byCorpus.filter((xs) => xs.length >= 10).map((xs) => [xs[0]!.corpus, xs] as [string, typeof bona]),
+      ...(small.length >= 10 ? [['other corpora with < 10 real clips each (demo-page references, pooled)', small] as [string, typeof bona]] : []),
+    ];
     const bonafideFlagged = Object.fromEntries(
-      [...new Set(bona.map((r) => r.corpus))]
-        .sort()
-        .map((c) => bona.filter((r) => r.corpus === c))
-        .filter((xs) => xs.length >= 10)
-        .map((xs) => [xs[0]!.corpus, { bonafide: xs.length, flagged: xs.filter((r) => r.logit < thrLogit).length / xs.length }]),
+      flaggedGroups.map(([name, xs]) => [name, { bonafide: xs.length, flagged: xs.filter((r) => r.logit < thrLogit).length / xs.length }]),
     );
+    const groupClips = new Map(flaggedGroups);
     result.cm = { trials: rows.length, skippedTrials: cm.length - rows.length, defaultThreshold: spoofThreshold, groups, bonafideFlagged };
     if (args['write-spoof-threshold']) {
       // the highest P(bona fide) threshold that flags at most --max-flagged (default 5%) of the real
-      // clips of EVERY corpus with >= 10 bona fide dev clips
+      // clips of EVERY corpus with >= 10 bona fide dev clips (and of the pooled smaller ones)
       const maxFlagged = num(args['max-flagged'], 0.05);
       let thr = Infinity;
       for (const c of Object.keys(bonafideFlagged)) {
-        const xs = bona.filter((r) => r.corpus === c).map((r) => r.logit).sort((x, y) => x - y);
+        const xs = groupClips.get(c)!.map((r) => r.logit).sort((x, y) => x - y);
         const allowed = Math.floor(maxFlagged * xs.length + 1e-9); // flagged: logit < threshold
         thr = Math.min(thr, xs[allowed]!);
       }
@@ -302,7 +306,7 @@ async function main() {
       const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
       const entry = m.models.find((x: { name: string }) => x.name === engine.spoofModelId);
       entry.defaultThreshold = p;
-      entry.thresholdNote = `P(bona fide) below it = deepfake_detected; the highest threshold that flags at most ${maxFlagged * 100}% of the real dev clips of every corpus with >= 10 of them (npm run eval -- --write-spoof-threshold)`;
+      entry.thresholdNote = `P(bona fide) below it = deepfake_detected; the highest threshold that flags at most ${maxFlagged * 100}% of the real dev clips of every corpus with >= 10 of them and of the smaller corpora pooled (npm run eval -- --write-spoof-threshold)`;
       writeFileSync(manifestPath, JSON.stringify(m, null, 2) + '\n');
       console.error(`wrote spoof threshold ${p} for ${engine.spoofModelId} into ${manifestPath}`);
     }

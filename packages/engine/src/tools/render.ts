@@ -73,7 +73,7 @@ export function renderEval(r: EvalResult): string {
     }
     lines.push('');
     if (r.cm.bonafideFlagged) {
-      lines.push('Real speech flagged as deepfake at the model threshold, per corpus (corpora with >= 10 bona fide dev clips):');
+      lines.push('Real speech flagged as deepfake at the model threshold, per corpus (corpora with >= 10 bona fide dev clips; the smaller ones pooled):');
       lines.push('');
       lines.push('| corpus | bona fide clips | flagged |');
       lines.push('|---|---:|---:|');
