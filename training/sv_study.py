@@ -176,13 +176,15 @@ def multi(a):
         with open(os.path.join(os.path.dirname(HERE), "models", "manifest.json")) as f:
             ent = next(m for m in json.load(f)["models"] if m["name"] == a.model)
         cal = {"a": ent["calibration"]["a"], "b": ent["calibration"]["b"], "threshold": ent.get("defaultThreshold", 0.85),
-               "normed": "scoreNormalization" in ent}
+               "normed": "scoreNormalization" in ent,
+               "testLogDuration": ent["calibration"].get("quality", {}).get("testLogDuration", 0.0)}
     res = {"model": a.model, "calibration": cal,"draws": a.draws, "rules": ["mean-embedding", "mean-of-scores", "best-of"], "corpora": {}}
     for corpus, min_clips in (("speechocean762", 8), ("commonvoice", 8)):
         spk = sorted(k for k, v in by.items() if k[0] == corpus and len(v) >= min_clips)
         res["corpora"][corpus] = {"speakers": len(spk), "clips": int(sum(len(by[k]) for k in spk))}
         for n in (1, 3, 5):
             sc = {r: {"raw": ([], []), "norm": ([], [])} for r in res["rules"]}
+            qsc = {r: ([], []) for r in res["rules"]}  # the shipped decision's score (quality term added)
             for d in range(a.draws):
                 # one enrolment set per speaker; tests: that speaker's other clips (targets) and every
                 # clip of the other speakers of the corpus (non-targets)
@@ -203,8 +205,12 @@ def multi(a):
                     m = Ek.mean(0); m /= np.linalg.norm(m)
                     sm = T @ m
                     raw = {"mean-embedding": sm, "mean-of-scores": S.mean(0), "best-of": S.max(0)}
+                    qt = np.array([np.log(max(0.0, speech[c]) + 0.5) for _, c in tests])
                     for r, s in raw.items():
                         sc[r]["raw"][0].append(s[lab == 1]); sc[r]["raw"][1].append(s[lab == 0])
+                        if cal is not None:
+                            sq = s + cal["testLogDuration"] * qt
+                            qsc[r][0].append(sq[lab == 1]); qsc[r][1].append(sq[lab == 0])
                     if cohort is not None:
                         emu, esd = cohort_stats(Ek, cohort, 100)
                         mmu, msd = cohort_stats(m[None], cohort, 100)
@@ -224,6 +230,8 @@ def multi(a):
                     o = out[f"{r}:{'as-norm' if kind == 'norm' else 'cosine'}"] = {"eer": eer(s, lab), "targets": len(tar), "nontargets": len(non)}
                     if cal is not None and (kind == "norm") == bool(cal.get("normed")):
                         # the model's shipped decision (match_score >= threshold) applied to this rule's score
+                        if kind == "raw":
+                            s = np.concatenate([np.concatenate(qsc[r][0]), np.concatenate(qsc[r][1])])
                         ms = 1 / (1 + np.exp(-(cal["a"] * s + cal["b"])))
                         o["farAtDecision"] = float((ms[lab == 0] >= cal["threshold"]).mean())
                         o["frrAtDecision"] = float((ms[lab == 1] < cal["threshold"]).mean())

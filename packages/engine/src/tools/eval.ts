@@ -301,7 +301,7 @@ async function main() {
         const allowed = Math.floor(maxFlagged * xs.length + 1e-9); // flagged: logit < threshold
         thr = Math.min(thr, xs[allowed]!);
       }
-      const p = Number((1 / (1 + Math.exp(-thr))).toFixed(6));
+      const p = Math.floor((1 / (1 + Math.exp(-thr))) * 1e6) / 1e6; // rounded down: never flags more
       const manifestPath = defaultManifestPath(modelsDir);
       const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
       const entry = m.models.find((x: { name: string }) => x.name === engine.spoofModelId);
