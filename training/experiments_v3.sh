@@ -16,7 +16,7 @@ V2_SPOOF_ONNX=${V2_SPOOF_ONNX:-training/work/voxkey-spoof-v2.onnx}
 [ -s "$V2_SPEAKER_ONNX" ] || git show e861fd7:models/voxkey-speaker-v2.onnx > "$V2_SPEAKER_ONNX"
 [ -s "$V2_SPOOF_ONNX" ] || git show e861fd7:models/voxkey-spoof-v2.onnx > "$V2_SPOOF_ONNX"
 run() { nice -n 10 "$PY" "$@"; }
-for section in "${@:-spoof-lofo spoof-oc speaker-cmp}"; do
+for section in "${@:-spoof-lofo spoof-oc}"; do   # speaker-cmp: prepared, not run in the v3 session (no CPU left)
 for s in $section; do
 case $s in
   spoof-lofo)
@@ -30,9 +30,9 @@ case $s in
     done
     ;;
   spoof-oc)
-    # approach comparison on the codec-LM fold: one-class softmax instead of BCE, same data/steps
+    # approach comparison on the codec-LM fold: one-class softmax instead of BCE, same data and steps
     run -m training.voxkey_train.train_spoof --data-dir "$DATA_DIR" --arch lcnn-lfb64-oc --tag lofo-oc-codec-lm-tts \
-      --init-onnx "$V2_SPOOF_ONNX" --lr 5e-4 --max-steps "${OC_STEPS:-80}" --rawboost-p 0.3 --exclude-families codec-lm-tts
+      --init-onnx "$V2_SPOOF_ONNX" --lr 5e-4 --max-steps 80 --rawboost-p 0.3 --exclude-families codec-lm-tts
     run training/evaluate.py cm --data-dir "$DATA_DIR" --ckpt training/checkpoints/spoof_lofo-oc-codec-lm-tts.pt \
       --out training/results/cm-lofo-oc-codec-lm-tts.json > /dev/null
     ;;
