@@ -31,6 +31,9 @@ sys.path.insert(0, HERE)
 from voxkey_train.data import Cache, data_dir_arg  # noqa: E402
 from voxkey_train.features import compute_fbank, energy_vad_concat  # noqa: E402
 from voxkey_train import metrics as M  # noqa: E402
+from voxkey_train.families import family_of  # noqa: E402
+
+HELDOUT = ("festival", "yourtts-vc", "seed-tts")
 
 
 def read_csv(p):
@@ -197,6 +200,24 @@ def cm_report(scores, rows):
     res["at_p0.5"] = {"bonafide_rejected": float((prob[bona] < 0.5).mean()), "spoof_accepted": float((prob[~bona] >= 0.5).mean())}
     held = ~bona & np.array([r["attack"] in ("festival", "yourtts-vc") for r in rows])
     res["heldout(festival+yourtts-vc)"] = {"eer": M.eer(scores[bona | held], lab[bona | held])[0]}
+    held = ~bona & np.array([r["attack"] in HELDOUT for r in rows])
+    res["heldout(festival+yourtts-vc+seed-tts)"] = {"eer": M.eer(scores[bona | held], lab[bona | held])[0]}
+    # attack families (families.py): each family's spoofs vs all bona fide (LOFO runs read the left-out one)
+    fams = np.array([family_of(r["attack"]) if r["kind"] == "spoof" else "" for r in rows])
+    for f in sorted(set(fams) - {""}):
+        m = bona | (fams == f)
+        res[f"family:{f}"] = {"eer": M.eer(scores[m], lab[m])[0], "spoof": int((fams == f).sum())}
+    # bona fide flagged per real corpus at the pooled EER threshold and at the threshold that flags
+    # at most 5% of the bona fide clips of every corpus with >= 10 of them
+    corp = np.array([r["corpus"] for r in rows])
+    big = [c for c in sorted(set(corp[bona])) if (bona & (corp == c)).sum() >= 10]
+    thr5 = min(float(np.quantile(scores[bona & (corp == c)], 0.05)) for c in big)
+    res["bonafideFlagged"] = {
+        "thresholdPerCorpus5pctLogit": thr5,
+        "atEerThreshold": {c: float((scores[bona & (corp == c)] < thr).mean()) for c in big},
+        "atPerCorpus5pct": {c: float((scores[bona & (corp == c)] < thr5).mean()) for c in big},
+        "spoofAcceptedAtPerCorpus5pct": float((scores[~bona] >= thr5).mean()),
+    }
     return res
 
 

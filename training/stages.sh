@@ -27,3 +27,22 @@ two_stage_training() {
   $PY training/evaluate.py "$eval_kind" --data-dir "$DATA_DIR" --onnx "models/$NAME.onnx" \
     --out "training/results/$eval_kind-$NAME-onnx.json" > /dev/null
 }
+
+# v3: warm restart from the v2 ONNX file (from git history; without it, stages A and B rebuild v2
+# first, exported to models/ under the v2 name and moved to training/work/).
+# v3_training KIND MODULE EVAL_KIND V2_NAME TAG V3_ARGS...   Needs PY, DATA_DIR, V3_NAME.
+v3_training() {
+  local kind=$1 module=$2 eval_kind=$3 v2_name=$4 tag=$5
+  shift 5
+  local v2="training/work/$v2_name.onnx"
+  [ -s "$v2" ] || git show "e861fd7:models/$v2_name.onnx" > "$v2" 2>/dev/null || rm -f "$v2"
+  if [ ! -s "$v2" ]; then
+    NAME=$v2_name two_stage_training "$kind" "$module" "$eval_kind" "${STAGE_A_EXPORT_ARGS:-}" ${V2_ARGS:-}
+    mv "models/$v2_name.onnx" "$v2"
+  fi
+  nice -n 10 $PY -m "training.voxkey_train.$module" --data-dir "$DATA_DIR" --tag "$tag" --init-onnx "$v2" "$@"
+  $PY -m training.voxkey_train.export "$kind" --data-dir "$DATA_DIR" --ckpt "training/checkpoints/${kind}_$tag.pt" \
+    --name "$V3_NAME" ${V3_EXPORT_ARGS:-}
+  $PY training/evaluate.py "$eval_kind" --data-dir "$DATA_DIR" --onnx "models/$V3_NAME.onnx" \
+    --out "training/results/$eval_kind-$V3_NAME-onnx.json" > /dev/null
+}

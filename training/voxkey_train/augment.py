@@ -128,3 +128,62 @@ def pitch_shift(x, rng):
     y = ss.resample_poly(y, down, up)
     y = y[: len(x)] if len(y) >= len(x) else np.pad(y, (0, len(x) - len(y)))
     return (y * (rms(x) / (rms(y) + 1e-9))).astype(np.float32)
+
+
+# ---------------------------------------------------------------- RawBoost-style (Tak et al. 2022), simplified
+def rawboost_lnl(x, rng):
+    """Linear and non-linear convolutive noise: a sum of 1-3 random multi-band FIR filters applied
+    to x, x^2 and x^3 (small weights), as in RawBoost algorithm 1."""
+    y = np.zeros_like(x, dtype=np.float64)
+    for k in range(1, int(rng.integers(1, 4)) + 1):
+        n_taps = int(rng.integers(10, 60)) | 1
+        bands = []
+        for _ in range(int(rng.integers(1, 4))):
+            fc = rng.uniform(50, 7500)
+            bw = rng.uniform(100, 1500)
+            bands.append((max(20.0, fc - bw / 2), min(7980.0, fc + bw / 2)))
+        h = np.zeros(n_taps)
+        for lo, hi in bands:
+            if hi - lo > 50:
+                h += ss.firwin(n_taps, [lo, hi], pass_zero=False, fs=SR)
+        if not np.any(h):
+            continue
+        g = 1.0 if k == 1 else rng.uniform(0.01, 0.1)
+        y += g * ss.lfilter(h, [1.0], np.sign(x) * np.abs(x) ** k if k > 1 else x)
+    if not np.any(y):
+        return x
+    return (y * (rms(x) / (rms(y) + 1e-9))).astype(np.float32)
+
+
+def rawboost_isd(x, rng):
+    """Impulsive signal-dependent noise: up to 10% of samples get x*u*g (u ~ U(-1,1))."""
+    y = x.copy()
+    n = int(len(x) * rng.uniform(0.01, 0.1))
+    idx = rng.integers(0, len(x), n)
+    y[idx] += x[idx] * rng.uniform(-1, 1, n) * rng.uniform(1, 4)
+    return np.clip(y, -1, 1).astype(np.float32)
+
+
+def rawboost_ssi(x, rng):
+    """Stationary signal-independent noise: white noise through a random FIR band filter, 10-40 dB SNR."""
+    n_taps = int(rng.integers(10, 60)) | 1
+    lo = rng.uniform(20, 4000)
+    hi = min(7980.0, lo + rng.uniform(500, 4000))
+    noise = ss.lfilter(ss.firwin(n_taps, [lo, hi], pass_zero=False, fs=SR), [1.0], rng.standard_normal(len(x)))
+    return add_noise(x, noise.astype(np.float32), rng.uniform(10, 40))
+
+
+def rawboost(x, rng):
+    u = rng.random()
+    if u < 0.4:
+        return rawboost_lnl(x, rng)
+    if u < 0.6:
+        return rawboost_isd(x, rng)
+    if u < 0.8:
+        return rawboost_ssi(x, rng)
+    return rawboost_isd(rawboost_lnl(x, rng), rng)
+
+
+def cv_bandlimit(x, rng):
+    """The band limit of Common Voice's 24 kbit/s MP3 (LAME low-passes at about 5.5-6 kHz)."""
+    return lowpass(x, rng, rng.uniform(5300, 6300))

@@ -32,6 +32,23 @@ TRAINING_DATA = ("Voxkey dev-data bundle (../shared/datasets, train split only):
                  "augmentation and spoofs. Several sources are non-commercial/research-only: see models/README.md.")
 
 
+def training_sources(data_dir, kinds):
+    """[{corpus, license, clips}] of the TRAIN-split rows of the given kinds (manifest.csv's licence lines)."""
+    import csv
+    out = {}
+    with open(os.path.join(data_dir, "manifest.csv")) as f:
+        for r in csv.DictReader(f):
+            if r["split"] == "train" and r["kind"] in kinds:
+                e = out.setdefault(r["corpus"], {"corpus": r["corpus"], "license": r["license"], "clips": 0})
+                e["clips"] += 1
+    return [out[k] for k in sorted(out)]
+
+
+TRAINING_DATA_V3 = ("Voxkey dev-data bundle (../shared/datasets, train split only; every source corpus and its licence line "
+                    "is listed in trainingSources) plus locally generated augmentation and spoofs (gen_spoof.py). Several "
+                    "sources are non-commercial, no-derivatives, research-only or state no licence: see models/README.md.")
+
+
 def sha256(p):
     h = hashlib.sha256()
     with open(p, "rb") as f:
@@ -131,7 +148,7 @@ def export_speaker(a):
     t0 = time.time()
     trials = EV.read_csv(os.path.join(data_dir, "trials", "sv-dev.csv"))
     paths = sorted({t["enrol"] for t in trials} | {t["test"] for t in trials})
-    dev = EV.sv_embed_torch(model, cache, paths)
+    dev = EV.sv_embed_torch(model, cache, paths) if not a.no_eval else None
     lab = np.array([int(t["target"]) for t in trials])
     backends = {}
     chosen = ("none", np.zeros(192), np.eye(192))
@@ -160,8 +177,13 @@ def export_speaker(a):
     ins = [rng.standard_normal((1, t, 80)).astype(np.float32) * 3 for t in (120, 500, 500, 500)]
     ver = verify(out, net, "feats", "embs", ins)
     print("verify", ver, flush=True)
-    embs = {p: (v - mu) @ W for p, v in dev.items()}
-    res = EV.sv_report(EV.sv_score(embs, trials), trials, cache)
+    if a.no_eval:  # the engine's evaluation (npm run eval) is the authoritative one; skip the PyTorch one
+        res = {"calibration": {"a": 10.0, "b": -5.0}, "operatingPoints": {"eer": {"matchScore": 0.85}, "far1pct": {"matchScore": 0.85}},
+               "pooled": {"eer": float("nan"), "minDcf01": float("nan"), "cllr": float("nan")},
+               "commonvoice:same-lang-nontargets": {"eer": float("nan")}}
+    else:
+        embs = {p: (v - mu) @ W for p, v in dev.items()}
+        res = EV.sv_report(EV.sv_score(embs, trials), trials, cache)
     res["model"] = {"name": a.name, "arch": st["arch"], "step": st["step"], "ckpt": os.path.relpath(a.ckpt, ROOT),
                     "backend": name_b, "backendCandidatesDevEer": backends,
                     "backendNote": "mean/within-class-whitening fitted on train-split embeddings, baked into the ONNX graph"}
@@ -182,12 +204,17 @@ def export_speaker(a):
         "defaultThreshold": round(thr, 4),
         "thresholdNote": ("match_score at the dev EER operating point" if a.threshold_point == "eer"
                           else "match_score at FAR=1% on dev non-target trials"),
-        "license": "Apache-2.0", "trainingData": TRAINING_DATA, "source": "trained by training/ in this repo",
+        "license": "Apache-2.0", "trainingData": TRAINING_DATA_V3,
+        "trainingSources": training_sources(data_dir, ("bonafide",)), "source": "trained by training/ in this repo",
         "architecture": f"{st['arch']} (AAM-softmax) + {name_b} backend, {sum(q.numel() for q in model.parameters())/1e6:.2f}M params",
         "metrics": {"devEer": round(p["eer"], 4), "minDcf01": round(p["minDcf01"], 4), "cllr": round(p["cllr"], 4),
                     "devEerCommonVoiceSameLang": round(res["commonvoice:same-lang-nontargets"]["eer"], 4),
-                    "evaluation": "trials/sv-dev.csv (17822 trials), training/results/" + f"sv-{a.name}.json"},
+                    "evaluation": f"trials/sv-dev.csv ({len(trials)} trials), training/results/" + f"sv-{a.name}.json"},
     }
+    if a.no_eval:
+        entry["metrics"] = {"evaluation": f"npm run eval (bench/results/engine-eval-{a.name}.json); calibration, cohort "
+                                          "and threshold are written by npm run eval -- --write-cohort --write-calibration"}
+        entry["thresholdNote"] = "placeholder until npm run eval -- --write-calibration"
     if not a.no_manifest:
         update_manifest.update([entry])
     print(json.dumps(entry, indent=1))
@@ -222,13 +249,16 @@ def export_spoof(a):
         "output": {"name": "logits"},
         "defaultThreshold": round(thr, 4),
         "thresholdNote": "P(bona fide) at the pooled dev EER point (mean window logit); below it deepfake_detected=true",
-        "license": "Apache-2.0", "trainingData": TRAINING_DATA, "source": "trained by training/ in this repo",
+        "license": "Apache-2.0", "trainingData": TRAINING_DATA_V3,
+        "trainingSources": training_sources(os.path.abspath(a.data_dir), ("bonafide", "spoof")),
+        "source": "trained by training/ in this repo",
         "architecture": f"fixed DFT/linear-filterbank front-end + LCNN, {sum(q.numel() for q in model.parameters())/1e3:.0f}k params",
         "metrics": {"devEer": round(res["pooled"]["eer"], 4),
-                    "devEerHeldOut": round(res["heldout(festival+yourtts-vc)"]["eer"], 4),
+                    "devEerHeldOut": round(res["heldout(festival+yourtts-vc+seed-tts)"]["eer"], 4),
+                    "devEerSeedTts": round(res["attack:seed-tts"]["eer"], 4),
                     "devEerFestival": round(res["attack:festival"]["eer"], 4),
                     "devEerYourttsVc": round(res["attack:yourtts-vc"]["eer"], 4),
-                    "evaluation": "trials/cm-dev.csv (885 clips), training/results/" + f"cm-{a.name}.json"},
+                    "evaluation": f"trials/cm-dev.csv ({len(scores)} clips), training/results/" + f"cm-{a.name}.json"},
     }
     if not a.no_manifest:
         update_manifest.update([entry])
@@ -246,6 +276,7 @@ def main():
     ap.add_argument("--out-dir", default=None, help="where to write the .onnx (default models/)")
     ap.add_argument("--results-dir", default=None, help="default training/results/")
     ap.add_argument("--no-manifest", action="store_true")
+    ap.add_argument("--no-eval", action="store_true", help="speaker: skip the PyTorch dev evaluation (npm run eval does it)")
     a = ap.parse_args()
     torch.set_num_threads(1)
     (export_speaker if a.kind == "speaker" else export_spoof)(a)

@@ -84,12 +84,15 @@ class LCNN(nn.Module):
         self.fc1 = nn.Linear(2 * fdim, 64)
         self.fc2 = nn.Linear(64, 1)
 
-    def forward(self, x):  # [B,1,F,T]
+    def embed(self, x):  # [B,1,F,T] -> [B,64] (fc1, before its ReLU)
         h = self.net(x)
         B, C, Fq, T = h.shape
         h = h.reshape(B, C * Fq, T)
         h = torch.cat([h.mean(dim=2), h.amax(dim=2)], dim=1)
-        h = F.relu(self.fc1(self.drop(h)))
+        return self.fc1(self.drop(h))
+
+    def forward(self, x):  # [B,1,F,T]
+        h = F.relu(self.embed(x))
         return self.fc2(self.drop(h))[:, 0]
 
 
@@ -103,7 +106,34 @@ class SpoofCM(nn.Module):
         return self.back(self.front(waveform))
 
 
+OC_M_REAL, OC_M_FAKE, OC_ALPHA = 0.9, 0.2, 20.0
+
+
+class SpoofCMOC(SpoofCM):
+    """Same network, one-class softmax (Zhang et al. 2021) on the 64-d fc1 embedding: bona fide is
+    pulled within a cosine margin of a learned centre, spoofs pushed away. The output is still a
+    logit-like score: OC_ALPHA * (cos - (m_real + m_fake) / 2) (> 0 = bona fide)."""
+
+    def __init__(self, n_bands=64):
+        super().__init__(n_bands)
+        self.center = nn.Parameter(torch.randn(64) * 0.1)
+        self.cos = None
+
+    def forward(self, waveform):
+        e = self.back.embed(self.front(waveform))
+        self.cos = F.cosine_similarity(e, self.center[None], dim=1)
+        return OC_ALPHA * (self.cos - (OC_M_REAL + OC_M_FAKE) / 2)
+
+
+def oc_softmax_loss(cos, y):
+    """y = 1 bona fide, 0 spoof."""
+    z = torch.where(y > 0.5, OC_M_REAL - cos, cos - OC_M_FAKE)
+    return F.softplus(OC_ALPHA * z).mean()
+
+
 def build_cm(arch="lcnn-lfb64"):
     if arch == "lcnn-lfb64":
         return SpoofCM(64)
+    if arch == "lcnn-lfb64-oc":
+        return SpoofCMOC(64)
     raise ValueError(arch)

@@ -51,9 +51,29 @@ def A_to16(x):
     return np.clip(np.round(x * 32767), -32768, 32767).astype(np.int16)
 
 
-def make_batch(items, step, seed, bs, n_samples, babble_pool, pitch_p=0.0):
+def class_sampler(items, mode):
+    """Sampling of training items. 'clip': uniform over items (v1/v2). 'spk-sqrt': a class
+    (speaker x speed) with probability proportional to sqrt(its clip count), then one of its clips
+    uniformly: many-utterance speakers (speechocean762, prolific Common Voice contributors) are drawn
+    more often than single-clip ones, but not in proportion to their clip count."""
+    if mode == "clip":
+        return None
+    by_cls = {}
+    for k, (_, _, c) in enumerate(items):
+        by_cls.setdefault(c, []).append(k)
+    cls = sorted(by_cls)
+    w = np.sqrt(np.array([len(by_cls[c]) for c in cls], np.float64))
+    return cls, [np.array(by_cls[c]) for c in cls], np.cumsum(w / w.sum())
+
+
+def make_batch(items, step, seed, bs, n_samples, babble_pool, pitch_p=0.0, sampler=None):
     rng = np.random.default_rng([seed, step])
-    sel = rng.integers(0, len(items), bs)
+    if sampler is None:
+        sel = rng.integers(0, len(items), bs)
+    else:
+        _, members, cdf = sampler
+        ci = np.minimum(np.searchsorted(cdf, rng.random(bs)), len(members) - 1)
+        sel = [members[c][rng.integers(len(members[c]))] for c in ci]
     feats, labels = [], []
     for k in sel:
         raw, mp3, c = items[k]
@@ -93,12 +113,21 @@ def lr_at(step, max_steps, lr_max, warm=150, lr_min=5e-5):
 
 
 @torch.no_grad()
-def imprint_head(model, head, items, crop_s=3.0, batch=64):
-    """Set each class weight to the mean embedding of its clips (warm start of a new head)."""
+def imprint_head(model, head, items, crop_s=3.0, batch=64, per_class=None):
+    """Set each class weight to the mean embedding of its clips (warm start of a new head);
+    per_class: use at most this many clips of each class (the first ones), to save time."""
     model.eval()
     n = int(crop_s * 16000)
     sums = torch.zeros_like(head.w)
     t0 = time.time()
+    if per_class:
+        seen = {}
+        keep = []
+        for it in items:
+            seen[it[2]] = seen.get(it[2], 0) + 1
+            if seen[it[2]] <= per_class:
+                keep.append(it)
+        items = keep
     for s in range(0, len(items), batch):
         chunk = items[s: s + batch]
         feats = torch.stack([compute_fbank(A.crop_or_pad(raw.astype(np.float32) / 32768.0, n)) for raw, _, _ in chunk])
@@ -135,6 +164,11 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--margin-ramp", type=int, default=600, help="steps over which the margin grows to --margin")
     ap.add_argument("--pitch-p", type=float, default=0.15, help="share of crops pitch-shifted (same speaker)")
+    ap.add_argument("--sampling", default="clip", choices=["clip", "spk-sqrt"],
+                    help="clip: uniform over clips (v2); spk-sqrt: class with p ~ sqrt(#clips), then a clip")
+    ap.add_argument("--imprint-per-class", type=int, default=None, help="clips per class for head imprinting")
+    ap.add_argument("--imprint-crop-s", type=float, default=3.0)
+    ap.add_argument("--save-at", default="", help="comma-separated steps at which a copy of the checkpoint is kept")
     ap.add_argument("--init-onnx", default=None,
                     help="start a new run from a shipped model's weights (head imprinted from class means)")
     a = ap.parse_args()
@@ -159,7 +193,7 @@ def main():
     elif a.init_onnx:
         n = load_onnx_weights(model, a.init_onnx, prefix="model.")
         log(f"initialised {n} tensors from {a.init_onnx}")
-        imprint_head(model, head, items)
+        imprint_head(model, head, items, crop_s=a.imprint_crop_s, per_class=a.imprint_per_class)
     log(f"{a.arch}: {sum(p.numel() for p in model.parameters())/1e6:.2f}M params, {n_cls} classes")
 
     def save():
@@ -169,13 +203,19 @@ def main():
         os.replace(tmp, ck)
         log(f"checkpoint step {step} -> {ck}")
 
+    sampler = class_sampler(items, a.sampling)
+    save_at = {int(x) for x in a.save_at.split(",") if x}
     n_samples = int(a.crop_s * 16000) + 240
     t_start = last_ck = time.time()
     stop = min(a.max_steps, a.stop_step or a.max_steps)
     model.train()
     run_loss = run_acc = None
+    if step == 0 and 0 in save_at:  # the warm-started state (head imprinted), for comparisons from the same start
+        import shutil
+        save()
+        shutil.copyfile(ck, ck.replace(".pt", "-step0.pt"))
     while step < stop:
-        feats, labels = make_batch(items, step, a.seed, a.batch_size, n_samples, babble_pool, a.pitch_p)
+        feats, labels = make_batch(items, step, a.seed, a.batch_size, n_samples, babble_pool, a.pitch_p, sampler)
         lr = lr_at(step, a.max_steps, a.lr)
         for g in opt.param_groups:
             g["lr"] = lr
@@ -191,8 +231,11 @@ def main():
         if step % 25 == 0:
             log(f"step {step} loss {run_loss:.3f} acc {run_acc:.3f} lr {lr:.2e} m {m:.2f} "
                 f"{(time.time()-t_start)/60:.1f} min")
-        if time.time() - last_ck > a.ckpt_every_s:
+        if time.time() - last_ck > a.ckpt_every_s or step in save_at:
             save(); last_ck = time.time()
+        if step in save_at:
+            import shutil
+            shutil.copyfile(ck, ck.replace(".pt", f"-step{step}.pt"))
         if a.time_budget_min and time.time() - t_start > a.time_budget_min * 60:
             log("time budget reached")
             break

@@ -16,7 +16,8 @@ import torch.nn.functional as F
 
 from . import augment as A
 from .data import Cache, TRAIN_DIR, WORK, data_dir_arg
-from .spoof_model import WIN, build_cm
+from .families import family_of
+from .spoof_model import WIN, build_cm, oc_softmax_loss
 from .warmstart import load_onnx_weights
 
 CKPT_DIR = os.path.join(TRAIN_DIR, "checkpoints")
@@ -26,15 +27,21 @@ def log(*a):
     print(time.strftime("%H:%M:%S"), *a, flush=True)
 
 
-def load_pools(cache: Cache):
+def load_pools(cache: Cache, exclude_families=()):
+    """Bona fide train clips (Common Voice; other corpora with their MP3 round trip) and spoof
+    clips by family -> attack (kept as int16 to halve memory). exclude_families: left out (LOFO)."""
     rows = cache.rows
-    bona_cv, bona_other = [], []
+    bona_cv, bona_other = [], {}
     for i, r in enumerate(rows):
         if r["kind"] == "bonafide" and r["split"] == "train":
             if r["corpus"] == "commonvoice":
-                bona_cv.append((cache.wav(i), None))
+                bona_cv.append((cache.raw[r["raw_off"]: r["raw_off"] + r["raw_len"]], None))
             else:
-                bona_other.append((cache.wav(i), cache.wav(i, mp3=True)))
+                mp3 = cache.mp3[r["mp3_off"]: r["mp3_off"] + r["mp3_len"]] if r["mp3_len"] > 0 else None
+                bona_other.setdefault(r["corpus"], []).append(
+                    (np.asarray(cache.raw[r["raw_off"]: r["raw_off"] + r["raw_len"]]),
+                     np.asarray(mp3) if mp3 is not None else None))
+    bona_cv = [(np.asarray(x), None) for x, _ in bona_cv]
     d = os.path.join(WORK, "spoofgen")
     wave = np.load(os.path.join(d, "wave.npy"), mmap_mode="r")
     with open(os.path.join(d, "index.csv")) as f:
@@ -42,14 +49,16 @@ def load_pools(cache: Cache):
     fam = {}
     for r in idx:
         a = r["attack"]
-        if a.startswith("dataset:"):
-            a2 = a.split(":", 1)[1]
-            a = "dataset:yourtts" if a2.startswith("yourtts") else ("dataset:tts" if a2 in ("espeak-ng", "flite") else a)
+        f = family_of(a)
+        if f in exclude_families:
+            continue
         o, n = int(r["off"]), int(r["len"])
-        fam.setdefault(a, []).append(np.asarray(wave[o: o + n], dtype=np.float32) / 32768.0)
-    log("bona fide cv", len(bona_cv), "other", len(bona_other), "spoof families",
-        {k: len(v) for k, v in fam.items()})
-    return bona_cv, bona_other, fam
+        fam.setdefault(f, {}).setdefault(a, []).append(np.asarray(wave[o: o + n]))
+    corp = sorted(bona_other)
+    w = np.sqrt(np.array([len(bona_other[c]) for c in corp], np.float64))
+    log("bona fide cv", len(bona_cv), "other", {c: len(bona_other[c]) for c in corp}, "spoof families",
+        {k: sum(len(x) for x in v.values()) for k, v in fam.items()}, "excluded", list(exclude_families))
+    return bona_cv, (corp, [bona_other[c] for c in corp], w / w.sum()), fam
 
 
 def pad_edges(x, rng):
@@ -63,12 +72,14 @@ def pad_edges(x, rng):
     return np.concatenate([parts[0], x, parts[1]])
 
 
-def augment_common(x, rng):
+def augment_common(x, rng, spoof=False, rawboost_p=0.0):
     if rng.random() < 0.7:
         x = pad_edges(x, rng)
     x = A.crop_or_pad(x, WIN, rng)
     if rng.random() < 0.15:
         x = A.pitch_shift(x, rng)
+    if rng.random() < rawboost_p:
+        x = A.rawboost(x, rng)
     if rng.random() < 0.15:
         x = A.reverb(x, rng, rt60=rng.uniform(0.15, 0.5))
     if rng.random() < 0.2:
@@ -78,27 +89,38 @@ def augment_common(x, rng):
         x = A.telephone(x, rng)
     elif u < 0.3:
         x = A.lowpass(x, rng)
+    elif spoof and rawboost_p > 0 and u < 0.55:
+        # Common Voice (all bona fide) is the only material band-limited at ~6 kHz: give spoofs the
+        # same band limit so that a missing top band is no sign of real speech
+        x = A.cv_bandlimit(x, rng)
     return A.random_gain(x, rng, -25, 3)
 
 
-def make_batch(pools, step, seed, bs):
-    bona_cv, bona_other, fam = pools
+def make_batch(pools, step, seed, bs, rawboost_p=0.0):
+    """Balanced batches. Bona fide: half Common Voice, half the other corpora (corpus drawn with
+    p ~ sqrt(#clips), its MP3 round trip 60% of the time). Spoof: family uniformly, then an attack
+    of that family uniformly, then a clip."""
+    bona_cv, (corp, other, cw), fam = pools
     fams = sorted(fam)
     rng = np.random.default_rng([seed, step])
     xs, ys = [], []
     for j in range(bs):
-        if j % 2 == 0:  # bona fide: half commonvoice, half other corpora (often MP3-coded)
+        if j % 2 == 0:
             if rng.random() < 0.5:
                 x = bona_cv[rng.integers(len(bona_cv))][0]
             else:
-                raw, mp3 = bona_other[rng.integers(len(bona_other))]
-                x = mp3 if rng.random() < 0.6 else raw
+                pool = other[int(min(np.searchsorted(np.cumsum(cw), rng.random()), len(other) - 1))]
+                raw, mp3 = pool[rng.integers(len(pool))]
+                x = mp3 if (mp3 is not None and rng.random() < 0.6) else raw
             y = 1.0
         else:
             f = fam[fams[rng.integers(len(fams))]]
-            x = f[rng.integers(len(f))]
+            atts = sorted(f)
+            clips = f[atts[rng.integers(len(atts))]]
+            x = clips[rng.integers(len(clips))]
             y = 0.0
-        xs.append(augment_common(np.asarray(x, np.float32), rng))
+        x = np.asarray(x, np.float32) / 32768.0
+        xs.append(augment_common(x, rng, spoof=y == 0.0, rawboost_p=rawboost_p))
         ys.append(y)
     return torch.from_numpy(np.stack(xs)), torch.tensor(ys)
 
@@ -117,13 +139,19 @@ def main():
     ap.add_argument("--ckpt-every-s", type=float, default=180)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--init-onnx", default=None, help="start a new run from a shipped model's weights")
+    ap.add_argument("--exclude-families", default="", help="comma-separated families left out (LOFO), see families.py")
+    ap.add_argument("--rawboost-p", type=float, default=0.0,
+                    help="share of crops (both classes) with RawBoost-style noise; >0 also band-limits spoofs like Common Voice")
+    ap.add_argument("--save-at", default="", help="comma-separated steps at which a copy of the checkpoint is kept")
     a = ap.parse_args()
     tag = a.tag or a.arch
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     os.makedirs(CKPT_DIR, exist_ok=True)
     ck = os.path.join(CKPT_DIR, f"spoof_{tag}.pt")
-    pools = load_pools(Cache())
+    excl = tuple(x for x in a.exclude_families.split(",") if x)
+    pools = load_pools(Cache(), excl)
+    save_at = {int(x) for x in a.save_at.split(",") if x}
     model = build_cm(a.arch)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=1e-4)
     step = 0
@@ -136,7 +164,7 @@ def main():
 
     def save():
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, "arch": a.arch,
-                    "args": vars(a)}, ck + ".tmp")
+                    "args": vars(a), "excluded": list(excl)}, ck + ".tmp")
         os.replace(ck + ".tmp", ck)
         log(f"checkpoint step {step}")
 
@@ -146,21 +174,27 @@ def main():
     model.train()
     while step < stop:
         torch.manual_seed(a.seed * 7919 + step)  # dropout masks reproducible across resumes
-        x, y = make_batch(pools, step, a.seed, a.batch_size)
+        x, y = make_batch(pools, step, a.seed, a.batch_size, a.rawboost_p)
         warm = 100
         lr = a.lr * min(1, (step + 1) / warm) * (0.5 * (1 + np.cos(np.pi * min(1, step / a.max_steps))) * 0.97 + 0.03)
         for g in opt.param_groups:
             g["lr"] = lr
         logit = model(x)
-        loss = F.binary_cross_entropy_with_logits(logit, y)
+        if a.arch.endswith("-oc"):
+            loss = oc_softmax_loss(model.cos, y)
+        else:
+            loss = F.binary_cross_entropy_with_logits(logit, y)
         opt.zero_grad(); loss.backward(); opt.step()
         step += 1
         acc = ((logit > 0).float() == y).float().mean().item()
         run = (loss.item(), acc) if run is None else (0.97 * run[0] + 0.03 * loss.item(), 0.97 * run[1] + 0.03 * acc)
         if step % 25 == 0:
             log(f"step {step} loss {run[0]:.3f} acc {run[1]:.3f} lr {lr:.2e} {(time.time()-t0)/60:.1f} min")
-        if time.time() - last > a.ckpt_every_s:
+        if time.time() - last > a.ckpt_every_s or step in save_at:
             save(); last = time.time()
+        if step in save_at:
+            import shutil
+            shutil.copyfile(ck, ck.replace(".pt", f"-step{step}.pt"))
         if a.time_budget_min and time.time() - t0 > a.time_budget_min * 60:
             log("time budget reached"); break
     save()

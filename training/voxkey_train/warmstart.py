@@ -12,14 +12,15 @@ import onnx.numpy_helper
 import torch
 
 
-def load_onnx_weights(module: torch.nn.Module, onnx_path: str, prefix: str = "") -> int:
+def load_onnx_weights(module: torch.nn.Module, onnx_path: str, prefix: str = "", optional=("center",)) -> int:
+    """optional: parameters a new variant adds (e.g. the one-class centre); they keep their init."""
     inits = {i.name: i for i in onnx.load(onnx_path).graph.initializer}
     state = module.state_dict()
     loaded = 0
     for name, tensor in state.items():
         init = inits.get(prefix + name)
         if init is None:
-            if name.endswith("num_batches_tracked"):
+            if name.endswith("num_batches_tracked") or name in optional:
                 continue
             raise KeyError(f"{onnx_path} has no initializer {prefix + name}")
         value = torch.from_numpy(np.array(onnx.numpy_helper.to_array(init)))

@@ -10,6 +10,8 @@ import { qualityScore } from './quality.js';
 import { decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, DEFAULT_SAMPLE_SCORING_RULE, matchScore, scoreAgainstSamples, type SampleScoringRule, type VerificationResult } from './scoring.js';
 import { createTaskRunner } from './task-runner.js';
 import { sileroModelPath } from './vad.js';
+import { loadCohort, normalisedScore } from './score-norm.js';
+import { qualityAdjustedScore } from './calibration.js';
 import type { WorkerConfig, WorkerTask } from './worker.js';
 
 export interface EngineOptions {
@@ -165,6 +167,8 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   const speakerEntry = selectModel(manifest, 'speaker', modelsDir, opts.speakerModel);
   const spoofEntry = selectModel(manifest, 'spoof', modelsDir, opts.spoofModel);
   const [speakerPath, spoofPath] = await Promise.all([verifyModelFile(speakerEntry, modelsDir), verifyModelFile(spoofEntry, modelsDir)]);
+  // Score normalisation cohort named by the speaker model's manifest entry (null when none).
+  const cohort = await loadCohort(speakerEntry, modelsDir);
 
   // Load once here to fail early with a clear error and to resolve the I/O names.
   const io = await Promise.all(
@@ -268,7 +272,8 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         samples.map((sample) => sample.embedding),
         a.embedding,
         o.rule ?? DEFAULT_SAMPLE_SCORING_RULE,
-        (similarity) => matchScore(similarity, calibration),
+        (similarity, enrolled) =>
+          matchScore(qualityAdjustedScore(normalisedScore(similarity, enrolled, a.embedding, cohort), a.netSpeechSeconds, calibration), calibration),
       );
       const bonafideProbability = a.spoof.bonafideProbability;
       return {

@@ -9,9 +9,11 @@ export type ModelKind = 'speaker' | 'spoof' | 'vad';
 
 export interface LogisticCalibration {
   type: 'logistic';
-  /** match_score = sigmoid(a * cosine + b) */
+  /** match_score = sigmoid(a * score + b); score = the cosine, AS-normed when the model has a cohort */
   a: number;
   b: number;
+  /** optional quality-aware term (calibration.ts): score += testLogDuration * ln(test net speech s + 0.5) */
+  quality?: { testLogDuration?: number };
 }
 
 export interface ModelEntry {

@@ -1,12 +1,17 @@
 /**
  * npm run eval -- --sv <sv-trials.csv> --cm <cm-trials.csv> [--out file.json] [--threads N]
  *   [--models-dir dir] [--speaker-model name] [--spoof-model name] [--limit N] [--no-cache]
- *   [--write-calibration]
+ *   [--write-calibration] [--write-cohort] [--max-far 0.02] [--match-threshold 0.85]
+ *   [--write-spoof-threshold] [--max-flagged 0.05] [--quality-duration]
  *
  * Embeds every unique clip once (through the engine pool, production front-end, no quality gating),
  * caches embeddings per model pair, and prints/writes SV metrics (EER, minDCF at P_target 0.01,
  * FAR/FRR at the model's default threshold, Cllr) and CM metrics (EER, FAR at 1% FRR).
  * FLAC (dataset only; the API takes WAV/MP3) is converted with the `sox` CLI.
+ * With a score-normalisation cohort in the speaker model's manifest entry, trial scores are AS-normed
+ * cosines (score-norm.ts), exactly as engine.verify scores them. --write-cohort builds that cohort
+ * from train-split speakers (tools/cohort.ts); --write-calibration fits the decision calibration
+ * (calibration.ts: FAR <= --max-far in every block at match_score >= --match-threshold) into the manifest.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -21,6 +26,10 @@ import { EngineError } from '../errors.js';
 import { defaultManifestPath, defaultModelsDir, loadManifest } from '../manifest.js';
 import { cllr, eer, farAtFrr, fitLogisticCalibration, logit, minDcf, ratesAtThreshold } from '../metrics.js';
 import { DEFAULT_CALIBRATION, matchScore } from '../scoring.js';
+import { asNorm, cohortStats, loadCohort, type CohortStats } from '../score-norm.js';
+import { fitDecisionCalibration, fitQualityWeight } from '../calibration.js';
+import { buildCohort } from './cohort.js';
+import { familyOf } from './families.js';
 import { num, parseArgs, userPath } from './args.js';
 import { renderEval, type EvalResult } from './render.js';
 
@@ -31,6 +40,7 @@ interface ClipResult {
   e: string; // base64 float32 embedding
   logit: number;
   speech: number;
+  snr?: number;
 }
 
 function readCsv(path: string): Record<string, string>[] {
@@ -150,7 +160,7 @@ async function main() {
         const clip = todo[next++]!;
         try {
           const r = await engine.embedBytes(await loadClip(datasetDir, clip));
-          cache[clip] = { e: Buffer.from(r.embedding.buffer, r.embedding.byteOffset, r.embedding.byteLength).toString('base64'), logit: logit(r.bonafideProbability), speech: r.netSpeechSeconds };
+          cache[clip] = { e: Buffer.from(r.embedding.buffer, r.embedding.byteOffset, r.embedding.byteLength).toString('base64'), logit: logit(r.bonafideProbability), speech: r.netSpeechSeconds, snr: r.snrDb };
           workerMs.push(r.timings.workerMs);
         } catch (e) {
           failed[clip] = e instanceof EngineError ? `${e.code}: ${e.message}` : String(e);
@@ -159,7 +169,22 @@ async function main() {
       }
     }),
   );
+  if (args['write-cohort']) {
+    const spec = await buildCohort(engine, datasetDir, [...meta.values()], modelsDir, threads + 1);
+    if (typeof args['cohort-topk'] === 'string') spec.topK = num(args['cohort-topk'], spec.topK);
+    const manifestPath = defaultManifestPath(modelsDir);
+    const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
+    m.models.find((x: { name: string }) => x.name === engine.speakerModelId).scoreNormalization = spec;
+    writeFileSync(manifestPath, JSON.stringify(m, null, 2) + '\n');
+    engine.speakerModel.scoreNormalization = spec;
+    console.error(`wrote cohort ${spec.file} (${spec.count} speakers, top-${spec.topK}) for ${engine.speakerModelId} into ${manifestPath}`);
+  }
   await engine.close();
+  if (typeof args['cohort-topk'] === 'string' && engine.speakerModel.scoreNormalization) {
+    (engine.speakerModel.scoreNormalization as { topK: number }).topK = num(args['cohort-topk'], 100);
+  }
+  if (args['no-norm']) delete engine.speakerModel.scoreNormalization;
+  const cohort = await loadCohort(engine.speakerModel, modelsDir);
   mkdirSync(cacheDir, { recursive: true });
   await writeFile(cacheFile, JSON.stringify(cache));
   const emb = new Map<string, Float32Array>();
@@ -177,6 +202,14 @@ async function main() {
     for (let i = 0; i < a.length; i++) d += a[i]! * b[i]!;
     return d; // embeddings are unit length
   };
+  const statsOf = new Map<string, CohortStats>();
+  const stats = (c: string) => {
+    let s = statsOf.get(c);
+    if (!s) statsOf.set(c, (s = cohortStats(vec(c), cohort!)));
+    return s;
+  };
+  // the score engine.verify calibrates: AS-normed cosine with a cohort, the cosine without
+  const trialScore = (e: string, t: string) => (cohort ? asNorm(cos(vec(e), vec(t)), stats(e), stats(t)) : cos(vec(e), vec(t)));
 
   const corpusOf = (p: string) => p.split('/')[1] ?? '?';
   const result: Record<string, unknown> = {
@@ -191,23 +224,44 @@ async function main() {
   const threshold = engine.defaultThreshold;
 
   if (sv.length) {
-    const trials = sv
-      .filter((t) => cache[t.enrol!] && cache[t.test!])
-      .map((t) => ({ cos: cos(vec(t.enrol!), vec(t.test!)), target: t.target === '1', ce: corpusOf(t.enrol!), ct: corpusOf(t.test!), lang: t.lang ?? '', speech: Math.min(cache[t.enrol!]!.speech, cache[t.test!]!.speech) }));
+    // quality-aware term (calibration.ts): fitted with --write-calibration --quality-duration, else the manifest's
+    const qOf = (t: Record<string, string>) => Math.log(Math.max(0, cache[t.test!]!.speech) + 0.5);
+    const svOk = sv.filter((t) => cache[t.enrol!] && cache[t.test!]);
+    let qualityW = (engine.speakerModel.calibration as { quality?: { testLogDuration?: number } } | undefined)?.quality?.testLogDuration ?? 0;
+    if (args['write-calibration']) {
+      qualityW = 0;
+      if (args['quality-duration']) {
+        const pts = svOk.map((t) => ({ s: trialScore(t.enrol!, t.test!), q: qOf(t), y: t.target === '1' }));
+        qualityW = Number(fitQualityWeight(pts.filter((p) => p.y), pts.filter((p) => !p.y)).toFixed(6));
+      }
+    }
+    const trials = svOk
+      .map((t) => ({ cos: trialScore(t.enrol!, t.test!) + qualityW * qOf(t), target: t.target === '1', ce: corpusOf(t.enrol!), ct: corpusOf(t.test!), lang: t.lang ?? '', speech: Math.min(cache[t.enrol!]!.speech, cache[t.test!]!.speech) }));
     const groups: Record<string, typeof trials> = { pooled: trials };
     for (const c of [...new Set(trials.map((t) => t.ce))].sort()) groups[`corpus:${c}`] = trials.filter((t) => t.ce === c && t.ct === c);
     const cv = trials.filter((t) => t.ce === 'commonvoice' && t.ct === 'commonvoice');
     groups['commonvoice:same-language-nontargets'] = cv.filter((t) => t.target || !t.lang.includes('/'));
     groups['commonvoice:cross-language-nontargets'] = cv.filter((t) => t.target || t.lang.includes('/'));
     groups['other-corpora (incl. cross-corpus nontargets)'] = trials.filter((t) => t.ce !== 'commonvoice' && t.ct !== 'commonvoice');
+    groups['cross-corpus nontargets (+ all targets)'] = trials.filter((t) => t.target || t.ce !== t.ct);
     groups['both clips >= 3 s net speech'] = trials.filter((t) => t.speech >= 3);
     const tar = trials.filter((t) => t.target).map((t) => t.cos);
     const non = trials.filter((t) => !t.target).map((t) => t.cos);
     const fitted = fitLogisticCalibration(tar, non);
+    const blockNames = Object.keys(groups).filter((k) => k !== 'pooled' && !k.startsWith('both clips'));
+    const decision = fitDecisionCalibration(
+      tar,
+      non,
+      blockNames.map((k) => ({ name: k, targets: groups[k]!.filter((t) => t.target).map((t) => t.cos), nontargets: groups[k]!.filter((t) => !t.target).map((t) => t.cos) })),
+      { threshold: num(args['match-threshold'], 0.85), maxFar: num(args['max-far'], 0.02) },
+    );
     result.sv = {
       trials: trials.length,
       skippedTrials: sv.length - trials.length,
       calibration: { ...cal, source: engine.speakerModel.calibration ? 'manifest' : 'engine default (none in manifest)' },
+      qualityTestLogDuration: qualityW,
+      scoreNormalization: cohort ? { method: cohort.spec.method, file: cohort.spec.file, cohortSpeakers: cohort.spec.count, topK: cohort.spec.topK } : null,
+      decisionCalibrationOnTheseTrials: decision,
       fittedCalibrationOnTheseTrials: fitted,
       groups: Object.fromEntries(Object.entries(groups).map(([k, g]) => [k, svMetrics(g, cal, threshold)])),
       pooledWithFittedCalibration: svMetrics(trials, fitted, threshold),
@@ -220,9 +274,11 @@ async function main() {
       const manifestPath = defaultManifestPath(modelsDir);
       const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
       const entry = m.models.find((x: { name: string }) => x.name === engine.speakerModelId);
-      entry.calibration = { type: 'logistic', a: Number(fitted.a.toFixed(4)), b: Number(fitted.b.toFixed(4)) };
+      entry.calibration = { type: 'logistic', a: Number(decision.a.toFixed(6)), b: Number(decision.b.toFixed(6)), ...(qualityW ? { quality: { testLogDuration: Number(qualityW.toFixed(6)) } } : {}) };
+      entry.defaultThreshold = decision.threshold;
+      entry.thresholdNote = `match_score >= ${decision.threshold} keeps FAR <= ${decision.maxFar} in every dev block (worst: ${decision.worstBlock}); slope a fitted by logistic regression on all dev trials${cohort ? ', scores AS-normed against the cohort' : ''}`;
       writeFileSync(manifestPath, JSON.stringify(m, null, 2) + '\n');
-      console.error(`wrote calibration a=${fitted.a.toFixed(4)} b=${fitted.b.toFixed(4)} for ${engine.speakerModelId} into ${manifestPath}`);
+      console.error(`wrote calibration a=${decision.a.toFixed(6)} b=${decision.b.toFixed(6)} (worst block ${decision.worstBlock}) for ${engine.speakerModelId} into ${manifestPath}`);
     }
   }
 
@@ -235,8 +291,41 @@ async function main() {
     const groups: Record<string, ReturnType<typeof cmMetrics>> = { pooled: cmm(bona.map((r) => r.logit), spoof.map((r) => r.logit)) };
     groups['bona fide without commonvoice'] = cmm(bona.filter((r) => r.corpus !== 'commonvoice').map((r) => r.logit), spoof.map((r) => r.logit));
     for (const c of ['yourtts-pt', 'yourtts-adapt']) groups[`corpus:${c} (same speakers)`] = cmm(bona.filter((r) => r.corpus === c).map((r) => r.logit), spoof.filter((r) => r.corpus === c).map((r) => r.logit));
+    for (const f of [...new Set(spoof.map((r) => familyOf(r.attack)))].sort()) groups[`family:${f}`] = cmm(bona.map((r) => r.logit), spoof.filter((r) => familyOf(r.attack) === f).map((r) => r.logit));
     for (const a of [...new Set(spoof.map((r) => r.attack))].sort()) groups[`attack:${a || '?'}`] = cmm(bona.map((r) => r.logit), spoof.filter((r) => r.attack === a).map((r) => r.logit));
-    result.cm = { trials: rows.length, skippedTrials: cm.length - rows.length, defaultThreshold: spoofThreshold, groups };
+    // real speech flagged as deepfake at the default threshold, per corpus (>= 10 bona fide clips)
+    const thrLogit = logit(spoofThreshold);
+    // (the demo-page references of corpora with fewer clips, mostly clean read speech, pooled as one more group)
+    const byCorpus = [...new Set(bona.map((r) => r.corpus))].sort().map((c) => bona.filter((r) => r.corpus === c));
+    const small = byCorpus.filter((xs) => xs.length < 10).flat();
+    const flaggedGroups: [string, typeof bona][] = [
+      ...byCorpus.filter((xs) => xs.length >= 10).map((xs) => [xs[0]!.corpus, xs] as [string, typeof bona]),
+      ...(small.length >= 10 ? [['other corpora with < 10 real clips each (demo-page references, pooled)', small] as [string, typeof bona]] : []),
+    ];
+    const bonafideFlagged = Object.fromEntries(
+      flaggedGroups.map(([name, xs]) => [name, { bonafide: xs.length, flagged: xs.filter((r) => r.logit < thrLogit).length / xs.length }]),
+    );
+    const groupClips = new Map(flaggedGroups);
+    result.cm = { trials: rows.length, skippedTrials: cm.length - rows.length, defaultThreshold: spoofThreshold, groups, bonafideFlagged };
+    if (args['write-spoof-threshold']) {
+      // the highest P(bona fide) threshold that flags at most --max-flagged (default 5%) of the real
+      // clips of EVERY corpus with >= 10 bona fide dev clips (and of the pooled smaller ones)
+      const maxFlagged = num(args['max-flagged'], 0.05);
+      let thr = Infinity;
+      for (const c of Object.keys(bonafideFlagged)) {
+        const xs = groupClips.get(c)!.map((r) => r.logit).sort((x, y) => x - y);
+        const allowed = Math.floor(maxFlagged * xs.length + 1e-9); // flagged: logit < threshold
+        thr = Math.min(thr, xs[allowed]!);
+      }
+      const p = Math.floor((1 / (1 + Math.exp(-thr))) * 1e6) / 1e6; // rounded down: never flags more
+      const manifestPath = defaultManifestPath(modelsDir);
+      const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
+      const entry = m.models.find((x: { name: string }) => x.name === engine.spoofModelId);
+      entry.defaultThreshold = p;
+      entry.thresholdNote = `P(bona fide) below it = deepfake_detected; the highest threshold that flags at most ${maxFlagged * 100}% of the real dev clips of every corpus with >= 10 of them and of the smaller corpora pooled (npm run eval -- --write-spoof-threshold)`;
+      writeFileSync(manifestPath, JSON.stringify(m, null, 2) + '\n');
+      console.error(`wrote spoof threshold ${p} for ${engine.spoofModelId} into ${manifestPath}`);
+    }
   }
   result.timing = {
     wallSeconds: (performance.now() - t0) / 1000,

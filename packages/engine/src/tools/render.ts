@@ -35,8 +35,9 @@ export interface EvalResult {
     groups: Record<string, SvGroup>;
     pooledWithFittedCalibration: SvGroup;
     pooledOperatingPoints?: { matchScore: number; far: number; frr: number }[];
+    scoreNormalization?: { method: string; cohortSpeakers: number; topK: number } | null;
   };
-  cm?: { trials: number; defaultThreshold?: number; groups: Record<string, CmGroup> };
+  cm?: { trials: number; defaultThreshold?: number; groups: Record<string, CmGroup>; bonafideFlagged?: Record<string, { bonafide: number; flagged: number }> };
   timing: { wallSeconds: number };
 }
 
@@ -44,7 +45,7 @@ export function renderEval(r: EvalResult): string {
   const lines: string[] = [];
   const threshold = r.sv?.groups.pooled?.actualThreshold ?? '?';
   if (r.sv) {
-    lines.push(`Speaker verification: model \`${r.speakerModel.name}\` (sha256 ${r.speakerModel.sha256.slice(0, 12)}...), ${r.sv.trials} trials; cosine scoring; ` +
+    lines.push(`Speaker verification: model \`${r.speakerModel.name}\` (sha256 ${r.speakerModel.sha256.slice(0, 12)}...), ${r.sv.trials} trials; ${r.sv.scoreNormalization ? `AS-norm scoring (cohort of ${r.sv.scoreNormalization.cohortSpeakers} train speakers, top-${r.sv.scoreNormalization.topK})` : 'cosine scoring'}; ` +
       `FAR/FRR at match_score >= ${threshold} with calibration a=${r.sv.calibration.a.toFixed(3)}, b=${r.sv.calibration.b.toFixed(3)} (${r.sv.calibration.source}); Cllr of that calibration.`);
     lines.push('');
     lines.push('| trials | targets | non-targets | EER | minDCF (P_target 0.01) | FAR | FRR | Cllr (bits) |');
@@ -71,6 +72,14 @@ export function renderEval(r: EvalResult): string {
       lines.push(`| ${k} | ${g.bonafide} | ${g.spoof} | ${pct(g.eer)} | ${pct(g.farAt1PctFrr)} | ${pct(g.farAtDefault)} / ${pct(g.frrAtDefault)} |`);
     }
     lines.push('');
+    if (r.cm.bonafideFlagged) {
+      lines.push('Real speech flagged as deepfake at the model threshold, per corpus (corpora with >= 10 bona fide dev clips; the smaller ones pooled):');
+      lines.push('');
+      lines.push('| corpus | bona fide clips | flagged |');
+      lines.push('|---|---:|---:|');
+      for (const [c, g] of Object.entries(r.cm.bonafideFlagged)) lines.push(`| ${c} | ${g.bonafide} | ${pct(g.flagged)} |`);
+      lines.push('');
+    }
   }
   lines.push(`${r.clips.total} clips, ${r.clips.failed} failed; ${r.timing.wallSeconds.toFixed(0)} s wall. Command: \`${r.command}\` (${r.date}).`);
   return lines.join('\n');
