@@ -86,9 +86,11 @@ describe(`raw audio at rest (${TEST_DIALECT})`, () => {
       let heard: Uint8Array | null = null;
       const engine = {
         speakerModelId: 'fake',
+        spoofModelId: 'fake-spoof',
+        defaultDeepfakeThreshold: 0.5,
         async enrol(bytes: Uint8Array) {
           heard = bytes;
-          return { qualityScore: 0.9, voiceprint: { modelId: 'fake', embedding: new Float32Array(8).fill(0.5) }, timings: {} };
+          return { qualityScore: 0.9, spoof: { bonafideProbability: 0.99 }, voiceprint: { modelId: 'fake', embedding: new Float32Array(8).fill(0.5) }, timings: {} };
         },
         async verify() {
           throw new Error('not used');

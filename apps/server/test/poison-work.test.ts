@@ -13,7 +13,7 @@ import { createWebhookDispatcher } from '../src/workers/webhook-dispatcher.js';
 import { createTestContext, type TestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { fakeAnalyzer } from './support/fake-engine.js';
-import { seedUser, silentWav } from './support/fixtures.js';
+import { silentWav } from './support/fixtures.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -82,16 +82,28 @@ describe(`poison jobs and deliveries end (${TEST_DIALECT})`, () => {
 
   it('a job whose outcome cannot be committed is retried, then failed with processing_error', async () => {
     ctx = await createTestContext({ JOB_MAX_ATTEMPTS: '3' });
-    // The user already exists, so committing the enrolment breaks the unique (org, external_id) rule every time.
-    await seedUser(ctx, ctx.orgA.id, 'twin');
     const job = await queueJob(ctx, { externalId: 'twin' });
+    // The transaction that records the outcome fails for the first three attempts (as a broken constraint or a lost connection would).
+    let commitFailures = 3;
+    const db = ctx.deps.database.db;
+    const failingDb = new Proxy(db, {
+      get(target, property) {
+        if (property === 'transaction' && commitFailures > 0) {
+          commitFailures -= 1;
+          return () => ({ execute: async () => Promise.reject(new Error('commit failed')) });
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const deps = { ...ctx.deps, database: { ...ctx.deps.database, db: failingDb } };
     const engine = fakeAnalyzer();
     const results: string[] = [];
     for (let i = 0; i < 6; i++) {
       await ctx.db.updateTable('jobs').set({ run_after: new Date(Date.now() - 1000).toISOString() }).where('id', '=', job.id).execute();
       const claimed = await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000);
       if (!claimed) break;
-      results.push((await processJob(ctx.deps, engine, claimed, 'worker-1')).result);
+      results.push((await processJob(deps, engine, claimed, 'worker-1')).result);
     }
     expect(results).toEqual(['released', 'released', 'released', 'completed']);
     expect(engine.calls).toBe(3);

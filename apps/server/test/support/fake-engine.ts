@@ -10,17 +10,24 @@ export function fakeAnalyzer(options: { delayMs?: number; behaviour?: (call: num
   const analyzer = {
     calls: 0,
     speakerModelId: 'fake-speaker',
+    spoofModelId: 'fake-spoof',
+    defaultDeepfakeThreshold: 0.5,
     async enrol() {
       analyzer.calls += 1;
       await options.behaviour?.(analyzer.calls);
       await sleep(options.delayMs ?? 0);
-      return { qualityScore: 0.9, voiceprint: { modelId: 'fake-speaker', embedding: new Float32Array(8).fill(0.5) }, timings: {} };
+      return {
+        qualityScore: 0.9,
+        spoof: { bonafideProbability: 0.99 },
+        voiceprint: { modelId: 'fake-speaker', embedding: new Float32Array(8).fill(0.5) },
+        timings: {},
+      };
     },
     async verify() {
       analyzer.calls += 1;
       await options.behaviour?.(analyzer.calls);
       await sleep(options.delayMs ?? 0);
-      return { result: 'verified', matchScore: 0.95, deepfakeDetected: false, timings: {} };
+      return { result: 'verified', matchScore: 0.95, bonafideProbability: 0.99, deepfakeDetected: false, timings: {} };
     },
   };
   return analyzer as unknown as VoiceAnalyzer & { calls: number };
