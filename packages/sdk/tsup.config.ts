@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 
+const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
+
 export default defineConfig({
-  entry: { index: 'src/index.ts', node: 'src/node.ts' },
+  entry: { index: 'src/index.ts', node: 'src/node.ts', browser: 'src/browser.ts' },
   format: ['esm', 'cjs'],
   dts: true,
   splitting: true,
@@ -12,4 +15,5 @@ export default defineConfig({
   platform: 'neutral',
   external: ['node:fs/promises'],
   removeNodeProtocol: false,
+  define: { __VOXKEY_SDK_VERSION__: JSON.stringify(version) },
 });

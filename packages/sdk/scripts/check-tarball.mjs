@@ -37,7 +37,7 @@ try {
   const allowed = [/^package\.json$/, /^README\.md$/, /^CHANGELOG\.md$/, /^LICENSE$/, /^dist\/[\w-]+\.(js|cjs|d\.ts|d\.cts)$/];
   const unexpected = files.filter((f) => !allowed.some((re) => re.test(f)));
   if (unexpected.length) fail(`unexpected files in the tarball: ${unexpected.join(', ')}`);
-  const required = ['package.json', 'README.md', 'LICENSE', ...['index', 'node'].flatMap((e) => [`dist/${e}.js`, `dist/${e}.cjs`, `dist/${e}.d.ts`, `dist/${e}.d.cts`])];
+  const required = ['package.json', 'README.md', 'LICENSE', ...['index', 'node', 'browser'].flatMap((e) => [`dist/${e}.js`, `dist/${e}.cjs`, `dist/${e}.d.ts`, `dist/${e}.d.cts`])];
   const missing = required.filter((f) => !files.includes(f));
   if (missing.length) fail(`missing from the tarball: ${missing.join(', ')}`);
   console.log(`packed ${packed.filename}: ${files.length} files, ${(packed.size / 1024).toFixed(1)} KiB (unpacked ${(packed.unpackedSize / 1024).toFixed(1)} KiB)`);
@@ -161,10 +161,13 @@ console.log('quickstart ok');
     join(project, 'src/require-check.cts'),
     `import sdk = require('@voxkey/sdk');
 import sdkNode = require('@voxkey/sdk/node');
+import sdkBrowser = require('@voxkey/sdk/browser');
 const client: sdk.VoxkeyClient = sdk.createVoxkeyClient({ baseUrl: 'http://localhost:8080/v1', token: 'vk_x', orgId: 1 });
 if (typeof client.users.list !== 'function') throw new Error('no users.list');
 if (typeof sdkNode.readAudioFile !== 'function') throw new Error('no readAudioFile');
 if (sdkNode.VoxkeyError !== sdk.VoxkeyError) throw new Error('two VoxkeyError classes');
+if (typeof sdkBrowser.recordVoice !== 'function' || sdkBrowser.VoxkeyError !== sdk.VoxkeyError) throw new Error('the browser entry is broken');
+if (sdkBrowser.encodeWav(new Float32Array(16000), sdkBrowser.VOICE_SAMPLE_RATE).length !== 32044) throw new Error('encodeWav');
 const e = new sdk.VoxkeyError({ kind: 'http', status: 404, code: 404, message: 'x' });
 if (!(e instanceof Error) || !sdk.isVoxkeyError(e)) throw new Error('VoxkeyError is broken');
 if (!/^[0-9a-f-]{36}$/.test(sdk.newRequestUuid())) throw new Error('newRequestUuid');

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// Regenerates src/generated/openapi.ts from the monorepo's openapi/openapi.json.
-//   node scripts/generate.mjs          write the file
-//   node scripts/generate.mjs --check  exit 1 when the committed file is stale
+// Regenerates, from the monorepo's openapi/openapi.json:
+//   src/generated/openapi.ts         the types of every path, schema and webhook (openapi-typescript)
+//   src/generated/retry-policies.ts  each operation's `x-voxkey-retry`, which the transport reads
+//   node scripts/generate.mjs          write the files
+//   node scripts/generate.mjs --check  exit 1 when a committed file is stale
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { dirname, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -9,7 +11,8 @@ import openapiTS, { astToString } from 'openapi-typescript';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const specPath = fileURLToPath(new URL('../../../openapi/openapi.json', import.meta.url));
-const outPath = fileURLToPath(new URL('../src/generated/openapi.ts', import.meta.url));
+const typesPath = fileURLToPath(new URL('../src/generated/openapi.ts', import.meta.url));
+const policiesPath = fileURLToPath(new URL('../src/generated/retry-policies.ts', import.meta.url));
 const check = process.argv.includes('--check');
 
 const banner = `/**
@@ -26,23 +29,64 @@ const ast = await openapiTS(pathToFileURL(specPath), {
   alphabetize: false,
   exportType: false,
 });
-const generated = banner + astToString(ast);
+const types = banner + astToString(ast);
 
+const POLICIES = ['safe', 'idempotency-key', 'never'];
+const spec = JSON.parse(await readFile(specPath, 'utf8'));
+const rows = [];
+for (const [path, item] of Object.entries(spec.paths ?? {})) {
+  for (const [method, operation] of Object.entries(item)) {
+    const policy = operation['x-voxkey-retry'];
+    if (!POLICIES.includes(policy)) {
+      console.error(`${method.toUpperCase()} ${path} (${operation.operationId}): x-voxkey-retry must be one of ${POLICIES.join(', ')}, got ${JSON.stringify(policy)}`);
+      process.exit(1);
+    }
+    rows.push(`  '${method.toUpperCase()} ${path}': '${policy}',`);
+  }
+}
+const policies = `/**
+ * Generated from the \`x-voxkey-retry\` extension of each operation in openapi/openapi.json. Do not
+ * edit by hand: run \`npm -w @voxkey/sdk run generate\` after the contract changes.
+ *
+ * - \`safe\`: repeating the request has no further effect; retried.
+ * - \`idempotency-key\`: retried with the same \`Idempotency-Key\` header, which the SDK adds.
+ * - \`never\`: not retried after a lost answer or a gateway error (a 429 is, as the server did no work).
+ */
+
+/* eslint-disable */
+export type RetryPolicy = 'safe' | 'idempotency-key' | 'never';
+
+/** \`METHOD /path/{template}\` (without the base path) to its retry policy. */
+export const retryPolicies: Readonly<Record<string, RetryPolicy>> = {
+${rows.join('\n')}
+};
+`;
+
+const outputs = [
+  [typesPath, types],
+  [policiesPath, policies],
+];
 if (check) {
-  let current = '';
-  try {
-    current = await readFile(outPath, 'utf8');
-  } catch {}
-  if (current !== generated) {
-    console.error(
-      `${relative(process.cwd(), outPath)} is stale: it does not match ${relative(process.cwd(), specPath)}.\n` +
-        'Run `npm -w @voxkey/sdk run generate` and commit the result.',
-    );
+  let stale = false;
+  for (const [path, content] of outputs) {
+    let current = '';
+    try {
+      current = await readFile(path, 'utf8');
+    } catch {}
+    if (current !== content) {
+      stale = true;
+      console.error(`${relative(process.cwd(), path)} is stale: it does not match ${relative(process.cwd(), specPath)}.`);
+    }
+  }
+  if (stale) {
+    console.error('Run `npm -w @voxkey/sdk run generate` and commit the result.');
     process.exit(1);
   }
-  console.log('src/generated/openapi.ts is up to date with openapi/openapi.json');
+  console.log('src/generated/ is up to date with openapi/openapi.json');
 } else {
-  await mkdir(dirname(outPath), { recursive: true });
-  await writeFile(outPath, generated);
-  console.log(`wrote ${relative(here + '/..', outPath)}`);
+  await mkdir(dirname(typesPath), { recursive: true });
+  for (const [path, content] of outputs) {
+    await writeFile(path, content);
+    console.log(`wrote ${relative(here + '/..', path)}`);
+  }
 }

@@ -1,8 +1,9 @@
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import { VoxkeyError } from './errors.js';
 import type { paths } from './generated/openapi.js';
-import { pageFrom, paginate, toQuery, type ListParams, type Page } from './pagination.js';
-import { createTransport, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type FetchLike, type RetryOptions } from './transport.js';
+import type { ListParams, Page } from './pagination.js';
+import { listResource, voiceRequestResource, type RawResult, type WaitForResultOptions } from './resources.js';
+import { createTransport, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type FetchLike, type RetryOptions, type VoxkeyLogger } from './transport.js';
 import type {
   Accepted,
   ApiToken,
@@ -25,7 +26,10 @@ import type {
   WebhookDelivery,
   WebhookSecret,
 } from './types.js';
-import { newRequestUuid, toVoiceData } from './voice.js';
+import { SDK_VERSION } from './version.js';
+import type { VoiceInput } from './voice.js';
+
+export type { VoiceInput, WaitForResultOptions };
 
 /** The fully typed openapi-fetch client over every route of the OpenAPI document. */
 export type VoxkeyRawClient = Client<paths, 'application/json'>;
@@ -45,6 +49,11 @@ export interface VoxkeyClientOptions {
   timeoutMs?: number;
   /** Extra headers for every request. */
   headers?: Record<string, string>;
+  /**
+   * Gets a debug line per attempt and per retry (method, URL, status, timing; never the token or
+   * the body). `console` fits; default none.
+   */
+  logger?: VoxkeyLogger;
 }
 
 /** Per-call options accepted as the last argument of every resource method. */
@@ -65,8 +74,6 @@ export interface AcceptedRequest extends Accepted {
   request_uuid: string;
 }
 
-/** Recording as `voice_data`: a base64 string, or the raw WAV/MP3 bytes (encoded for you). */
-export type VoiceInput = string | Uint8Array | ArrayBuffer;
 
 export type CreateEnrollmentInput = Omit<EnrollmentRequest, 'request_uuid' | 'voice_data'> & {
   voice_data: VoiceInput;
@@ -151,12 +158,24 @@ export interface VoxkeyClient {
     create(input: CreateEnrollmentInput, options?: RequestOptions): Promise<AcceptedRequest>;
     /** The state of an enrolment request by its `request_uuid`. */
     get(requestUuid: string, options?: RequestOptions): Promise<RequestRecord>;
+    /**
+     * Polls the request record until its `status` is `completed` or `failed` and returns it; a
+     * VoxkeyError of kind 'timeout' after `timeoutMs` (default 60000). For scripts and tests with
+     * no webhook receiver: the record tells the outcome (`result` is for verifications).
+     */
+    waitForResult(requestUuid: string, options?: WaitForResultOptions): Promise<RequestRecord>;
   };
   readonly verifications: {
     /** Starts a verification (202); the result arrives as a `verification.completed` webhook. */
     create(input: CreateVerificationInput, options?: RequestOptions): Promise<AcceptedRequest>;
     /** The state of a verification request by its `request_uuid`. */
     get(requestUuid: string, options?: RequestOptions): Promise<RequestRecord>;
+    /**
+     * Polls the request record until its `status` is `completed` or `failed` and returns it
+     * (`result`, `match_score`, `deepfake_detected`...); a VoxkeyError of kind 'timeout' after
+     * `timeoutMs` (default 60000).
+     */
+    waitForResult(requestUuid: string, options?: WaitForResultOptions): Promise<RequestRecord>;
   };
   readonly webhooks: {
     /** A new signing secret; the previous one keeps signing until `previous_secret_expires_at`. */
@@ -167,8 +186,6 @@ export interface VoxkeyClient {
     redeliver(deliveryId: Id, options?: RequestOptions): Promise<WebhookDelivery>;
   };
 }
-
-type RawResult<T> = { data?: T; error?: unknown; response: Response };
 
 /** The request behind each response of a client, so errors can name the method and URL. */
 const requests = new WeakMap<Response, Request>();
@@ -200,8 +217,10 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-function voiceData(input: VoiceInput): string {
-  return typeof input === 'string' ? input : toVoiceData(input);
+/** Browsers refuse to set `User-Agent` from script (and it would cost a CORS preflight). */
+function inBrowser(): boolean {
+  const g = globalThis as { document?: unknown; WorkerGlobalScope?: unknown };
+  return g.document !== undefined || g.WorkerGlobalScope !== undefined;
 }
 
 /**
@@ -218,13 +237,14 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
   const baseFetch: FetchLike = options.fetch ?? ((request: Request) => globalThis.fetch(request));
   const retry = resolveRetry(options.retries);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const transport = createTransport({ fetch: baseFetch, retry, timeoutMs });
+  const logger = options.logger;
+  const transport = createTransport({ fetch: baseFetch, retry, timeoutMs, logger });
   const orgId = options.orgId === undefined ? undefined : String(options.orgId);
 
   const raw = createClient<paths, 'application/json'>({
     baseUrl: options.baseUrl,
     fetch: transport,
-    headers: { Accept: 'application/json', ...options.headers },
+    headers: { Accept: 'application/json', ...(inBrowser() ? {} : { 'User-Agent': `voxkey-sdk/${SDK_VERSION}` }), ...options.headers },
   });
   const token = options.token;
   const auth: Middleware = {
@@ -243,6 +263,8 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
     if (orgId === undefined) throw new TypeError('This method needs the organisation: pass orgId to createVoxkeyClient()');
     return { org_id: orgId };
   };
+  /** The organisation's path parameter plus one id, e.g. `at('user_id', 3)`. */
+  const at = <K extends string>(name: K, id: Id) => ({ ...org(), [name]: String(id) }) as { org_id: string } & Record<K, string>;
 
   /** openapi-fetch init for one call: signal, headers, and a transport when retries/timeout are overridden. */
   const init = (o: RequestOptions | undefined) => {
@@ -257,216 +279,100 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
               fetch: baseFetch,
               retry: { ...retry, ...(o.retries !== undefined ? { retries: checkRetries(o.retries) } : {}) },
               timeoutMs: o.timeoutMs ?? timeoutMs,
+              logger,
             }),
           }
         : {}),
     };
   };
+  const call = async <T>(result: Promise<RawResult<T>>): Promise<T> => unwrap(await result);
 
   const organisation: VoxkeyClient['organisation'] = {
-    async get(o) {
-      return unwrap(await raw.GET('/organisations/{org_id}', { params: { path: org() }, ...init(o) }));
-    },
-    async update(changes, o) {
-      return unwrap(await raw.PATCH('/organisations/{org_id}', { params: { path: org() }, body: changes, ...init(o) }));
-    },
+    get: (o) => call(raw.GET('/organisations/{org_id}', { params: { path: org() }, ...init(o) })),
+    update: (changes, o) => call(raw.PATCH('/organisations/{org_id}', { params: { path: org() }, body: changes, ...init(o) })),
   };
 
   const settings: VoxkeyClient['settings'] = {
-    async get(o) {
-      return unwrap(await raw.GET('/organisations/{org_id}/settings', { params: { path: org() }, ...init(o) }));
-    },
-    async update(values, o) {
+    get: (o) => call(raw.GET('/organisations/{org_id}/settings', { params: { path: org() }, ...init(o) })),
+    update(values, o) {
       const path = org();
-      return unwrap(
-        await raw.PATCH('/organisations/{org_id}/settings', { params: { path }, body: { org_id: Number(path.org_id), settings: values }, ...init(o) }),
-      );
+      return call(raw.PATCH('/organisations/{org_id}/settings', { params: { path }, body: { org_id: Number(path.org_id), settings: values }, ...init(o) }));
     },
   };
 
   const tokens: VoxkeyClient['tokens'] = {
-    async create(input, o) {
-      return unwrap(
-        await raw.POST('/organisations/{org_id}/api-tokens', {
-          params: { path: org() },
-          body: { ...input, enabled: input.enabled ?? true },
-          ...init(o),
-        }),
-      );
-    },
-    async list(params, o) {
-      const r = await raw.GET('/organisations/{org_id}/api-tokens', { params: { path: org(), query: toQuery(params) }, ...init(o) });
-      return pageFrom(unwrap(r), r.response, params?.page ?? 1);
-    },
-    iterate(params, o) {
-      return paginate((p) => tokens.list(p, o), params);
-    },
-    async update(id, changes, o) {
-      return unwrap(
-        await raw.PATCH('/organisations/{org_id}/api-tokens/{token_id}', {
-          params: { path: { ...org(), token_id: String(id) } },
-          body: changes,
-          ...init(o),
-        }),
-      );
-    },
-    async delete(id, o) {
-      return unwrap(
-        await raw.DELETE('/organisations/{org_id}/api-tokens/{token_id}', { params: { path: { ...org(), token_id: String(id) } }, ...init(o) }),
-      );
-    },
+    create: (input, o) =>
+      call(raw.POST('/organisations/{org_id}/api-tokens', { params: { path: org() }, body: { ...input, enabled: input.enabled ?? true }, ...init(o) })),
+    ...listResource((query, o) => raw.GET('/organisations/{org_id}/api-tokens', { params: { path: org(), query }, ...init(o) }), unwrap),
+    update: (id, changes, o) =>
+      call(raw.PATCH('/organisations/{org_id}/api-tokens/{token_id}', { params: { path: at('token_id', id) }, body: changes, ...init(o) })),
+    delete: (id, o) => call(raw.DELETE('/organisations/{org_id}/api-tokens/{token_id}', { params: { path: at('token_id', id) }, ...init(o) })),
   };
 
   const users: VoxkeyClient['users'] = {
-    async list(params, o) {
-      const r = await raw.GET('/organisations/{org_id}/users', { params: { path: org(), query: toQuery(params) }, ...init(o) });
-      return pageFrom(unwrap(r), r.response, params?.page ?? 1);
-    },
-    iterate(params, o) {
-      return paginate((p) => users.list(p, o), params);
-    },
-    async get(id, o) {
-      return unwrap(await raw.GET('/organisations/{org_id}/users/{user_id}', { params: { path: { ...org(), user_id: String(id) } }, ...init(o) }));
-    },
-    async update(id, changes, o) {
-      return unwrap(
-        await raw.PATCH('/organisations/{org_id}/users/{user_id}', { params: { path: { ...org(), user_id: String(id) } }, body: changes, ...init(o) }),
-      );
-    },
-    async delete(id, o) {
-      return unwrap(await raw.DELETE('/organisations/{org_id}/users/{user_id}', { params: { path: { ...org(), user_id: String(id) } }, ...init(o) }));
-    },
+    ...listResource((query, o) => raw.GET('/organisations/{org_id}/users', { params: { path: org(), query }, ...init(o) }), unwrap),
+    get: (id, o) => call(raw.GET('/organisations/{org_id}/users/{user_id}', { params: { path: at('user_id', id) }, ...init(o) })),
+    update: (id, changes, o) =>
+      call(raw.PATCH('/organisations/{org_id}/users/{user_id}', { params: { path: at('user_id', id) }, body: changes, ...init(o) })),
+    delete: (id, o) => call(raw.DELETE('/organisations/{org_id}/users/{user_id}', { params: { path: at('user_id', id) }, ...init(o) })),
   };
 
   const devices: VoxkeyClient['devices'] = {
-    async get(id, o) {
-      return unwrap(
-        await raw.GET('/organisations/{org_id}/devices/{device_id}', { params: { path: { ...org(), device_id: String(id) } }, ...init(o) }),
-      );
-    },
+    get: (id, o) => call(raw.GET('/organisations/{org_id}/devices/{device_id}', { params: { path: at('device_id', id) }, ...init(o) })),
   };
 
   const predefinedTexts: VoxkeyClient['predefinedTexts'] = {
-    async create(input, o) {
+    create(input, o) {
       const path = org();
-      return unwrap(
-        await raw.POST('/organisations/{org_id}/predefined-texts', {
-          params: { path },
-          body: { org_id: Number(path.org_id), language: input.language, text_code: input.text_code, text: input.text },
-          ...init(o),
-        }),
-      );
+      const body = { org_id: Number(path.org_id), language: input.language, text_code: input.text_code, text: input.text };
+      return call(raw.POST('/organisations/{org_id}/predefined-texts', { params: { path }, body, ...init(o) }));
     },
-    async list(params, o) {
-      const r = await raw.GET('/organisations/{org_id}/predefined-texts', { params: { path: org(), query: toQuery(params) }, ...init(o) });
-      return pageFrom(unwrap(r), r.response, params?.page ?? 1);
-    },
-    iterate(params, o) {
-      return paginate((p) => predefinedTexts.list(p, o), params);
-    },
-    async get(id, o) {
-      return unwrap(
-        await raw.GET('/organisations/{org_id}/predefined-texts/{text_id}', { params: { path: { ...org(), text_id: String(id) } }, ...init(o) }),
-      );
-    },
-    async update(id, changes, o) {
-      return unwrap(
-        await raw.PATCH('/organisations/{org_id}/predefined-texts/{text_id}', {
-          params: { path: { ...org(), text_id: String(id) } },
-          body: changes,
-          ...init(o),
-        }),
-      );
-    },
-    async delete(id, o) {
-      return unwrap(
-        await raw.DELETE('/organisations/{org_id}/predefined-texts/{text_id}', { params: { path: { ...org(), text_id: String(id) } }, ...init(o) }),
-      );
-    },
+    ...listResource((query, o) => raw.GET('/organisations/{org_id}/predefined-texts', { params: { path: org(), query }, ...init(o) }), unwrap),
+    get: (id, o) => call(raw.GET('/organisations/{org_id}/predefined-texts/{text_id}', { params: { path: at('text_id', id) }, ...init(o) })),
+    update: (id, changes, o) =>
+      call(raw.PATCH('/organisations/{org_id}/predefined-texts/{text_id}', { params: { path: at('text_id', id) }, body: changes, ...init(o) })),
+    delete: (id, o) => call(raw.DELETE('/organisations/{org_id}/predefined-texts/{text_id}', { params: { path: at('text_id', id) }, ...init(o) })),
   };
 
   const plans: VoxkeyClient['plans'] = {
-    async list(params, o) {
-      const r = await raw.GET('/plans', { params: { query: toQuery(params) }, ...init(o) });
-      return pageFrom(unwrap(r), r.response, params?.page ?? 1);
-    },
-    iterate(params, o) {
-      return paginate((p) => plans.list(p, o), params);
-    },
-    async get(id, o) {
-      return unwrap(await raw.GET('/plans/{plan_id}', { params: { path: { plan_id: String(id) } }, ...init(o) }));
-    },
+    ...listResource((query, o) => raw.GET('/plans', { params: { query }, ...init(o) }), unwrap),
+    get: (id, o) => call(raw.GET('/plans/{plan_id}', { params: { path: { plan_id: String(id) } }, ...init(o) })),
   };
 
   const subscriptions: VoxkeyClient['subscriptions'] = {
-    async get(id, o) {
-      return unwrap(
-        await raw.GET('/organisations/{org_id}/subscriptions/{subscription_id}', {
-          params: { path: { ...org(), subscription_id: String(id) } },
-          ...init(o),
-        }),
-      );
-    },
+    get: (id, o) =>
+      call(raw.GET('/organisations/{org_id}/subscriptions/{subscription_id}', { params: { path: at('subscription_id', id) }, ...init(o) })),
   };
 
   const invoices: VoxkeyClient['invoices'] = {
-    async get(id, o) {
-      return unwrap(
-        await raw.GET('/organisations/{org_id}/invoices/{invoice_id}', { params: { path: { ...org(), invoice_id: String(id) } }, ...init(o) }),
-      );
-    },
+    get: (id, o) => call(raw.GET('/organisations/{org_id}/invoices/{invoice_id}', { params: { path: at('invoice_id', id) }, ...init(o) })),
   };
 
-  const enrollments: VoxkeyClient['enrollments'] = {
-    async create(input, o) {
-      const request_uuid = input.request_uuid ?? newRequestUuid();
-      const body: EnrollmentRequest = { ...input, voice_data: voiceData(input.voice_data), request_uuid };
-      const accepted = unwrap(await raw.POST('/organisations/{org_id}/enrollments', { params: { path: org() }, body, ...init(o) }));
-      return { ...accepted, request_uuid };
-    },
-    async get(requestUuid, o) {
-      return unwrap(
-        await raw.GET('/organisations/{org_id}/enrollments/{request_uuid}', { params: { path: { ...org(), request_uuid: requestUuid } }, ...init(o) }),
-      );
-    },
-  };
+  const enrollments: VoxkeyClient['enrollments'] = voiceRequestResource({
+    kind: 'enrolment',
+    create: (body: EnrollmentRequest, o) => raw.POST('/organisations/{org_id}/enrollments', { params: { path: org() }, body, ...init(o) }),
+    get: (requestUuid, o) => raw.GET('/organisations/{org_id}/enrollments/{request_uuid}', { params: { path: at('request_uuid', requestUuid) }, ...init(o) }),
+    unwrap,
+  });
 
-  const verifications: VoxkeyClient['verifications'] = {
-    async create(input, o) {
-      const request_uuid = input.request_uuid ?? newRequestUuid();
-      const body: VerificationRequest = { ...input, voice_data: voiceData(input.voice_data), request_uuid };
-      const accepted = unwrap(await raw.POST('/organisations/{org_id}/verifications', { params: { path: org() }, body, ...init(o) }));
-      return { ...accepted, request_uuid };
-    },
-    async get(requestUuid, o) {
-      return unwrap(
-        await raw.GET('/organisations/{org_id}/verifications/{request_uuid}', {
-          params: { path: { ...org(), request_uuid: requestUuid } },
-          ...init(o),
-        }),
-      );
-    },
-  };
+  const verifications: VoxkeyClient['verifications'] = voiceRequestResource({
+    kind: 'verification',
+    create: (body: VerificationRequest, o) => raw.POST('/organisations/{org_id}/verifications', { params: { path: org() }, body, ...init(o) }),
+    get: (requestUuid, o) =>
+      raw.GET('/organisations/{org_id}/verifications/{request_uuid}', { params: { path: at('request_uuid', requestUuid) }, ...init(o) }),
+    unwrap,
+  });
 
+  const deliveries = listResource(
+    (query, o) => raw.GET('/organisations/{org_id}/webhook-deliveries', { params: { path: org(), query }, ...init(o) }),
+    unwrap,
+  );
   const webhooks: VoxkeyClient['webhooks'] = {
-    async rotateSecret(o) {
-      return unwrap(await raw.POST('/organisations/{org_id}/webhook-secret', { params: { path: org() }, ...init(o) }));
-    },
-    async listDeliveries(params, o) {
-      const r = await raw.GET('/organisations/{org_id}/webhook-deliveries', { params: { path: org(), query: toQuery(params) }, ...init(o) });
-      return pageFrom(unwrap(r), r.response, params?.page ?? 1);
-    },
-    iterateDeliveries(params, o) {
-      return paginate((p) => webhooks.listDeliveries(p, o), params);
-    },
-    async redeliver(deliveryId, o) {
-      return unwrap(
-        await raw.POST('/organisations/{org_id}/webhook-deliveries/{delivery_id}/redeliver', {
-          params: { path: { ...org(), delivery_id: String(deliveryId) } },
-          ...init(o),
-        }),
-      );
-    },
+    rotateSecret: (o) => call(raw.POST('/organisations/{org_id}/webhook-secret', { params: { path: org() }, ...init(o) })),
+    listDeliveries: deliveries.list,
+    iterateDeliveries: deliveries.iterate,
+    redeliver: (deliveryId, o) =>
+      call(raw.POST('/organisations/{org_id}/webhook-deliveries/{delivery_id}/redeliver', { params: { path: at('delivery_id', deliveryId) }, ...init(o) })),
   };
 
   return {

@@ -11,12 +11,15 @@ export {
   type UpdatePredefinedTextInput,
   type VoiceInput,
   type VoxkeyClient,
+  type WaitForResultOptions,
   type VoxkeyClientOptions,
   type VoxkeyRawClient,
 } from './client.js';
 export { isVoxkeyError, parseRetryAfter, VoxkeyError, type VoxkeyErrorInit, type VoxkeyErrorKind } from './errors.js';
 export { paginate, type ListParams, type Page } from './pagination.js';
-export { backoffDelay, isIdempotent, type RetryOptions } from './transport.js';
+export { isIdempotent, retryPolicy, type RetryPolicy } from './retry-policy.js';
+export { backoffDelay, type RetryOptions, type VoxkeyLogger } from './transport.js';
+export { SDK_VERSION } from './version.js';
 export { newRequestUuid, toVoiceData } from './voice.js';
 export {
   DEFAULT_WEBHOOK_TOLERANCE_SECONDS,

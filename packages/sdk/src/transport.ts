@@ -1,4 +1,6 @@
 import { parseRetryAfter, VoxkeyError } from './errors.js';
+import { retryPolicy } from './retry-policy.js';
+import { newRequestUuid } from './voice.js';
 
 export type FetchLike = (input: Request) => Promise<Response>;
 
@@ -16,11 +18,21 @@ export interface RetryOptions {
   maxRetryAfterMs?: number;
 }
 
+/**
+ * Receives one debug line per attempt and per retry. The lines name the method, URL, status,
+ * attempt and timing; never the token, other headers or the body (`voice_data` stays out).
+ * `console` fits.
+ */
+export interface VoxkeyLogger {
+  debug(message: string, fields?: Record<string, unknown>): void;
+}
+
 export interface TransportOptions {
   fetch: FetchLike;
   retry: Required<RetryOptions>;
   /** Per-attempt timeout in ms until the response headers arrive; 0 disables it. */
   timeoutMs: number;
+  logger?: VoxkeyLogger | undefined;
   /** Random number in [0, 1) for the jitter; injectable for tests. */
   random?: () => number;
 }
@@ -33,27 +45,7 @@ export const DEFAULT_RETRY: Required<RetryOptions> = {
 };
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-/** POSTs the server de-duplicates by `request_uuid`: repeating one cannot enrol or verify twice. */
-const IDEMPOTENT_POST = /\/organisations\/[^/]+\/(enrollments|verifications)\/?$/;
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
-
-/**
- * Whether repeating `method url` after a lost answer or a gateway error is safe.
- * GET/HEAD/OPTIONS are; so are the enrolment and verification POSTs (idempotent by
- * `request_uuid`). PATCH, DELETE and other POSTs are not retried: a DELETE whose answer was lost
- * would answer 404 the second time, and a repeated create could create twice.
- */
-export function isIdempotent(method: string, url: string): boolean {
-  const m = method.toUpperCase();
-  if (SAFE_METHODS.has(m)) return true;
-  if (m !== 'POST') return false;
-  try {
-    return IDEMPOTENT_POST.test(new URL(url).pathname);
-  } catch {
-    return false;
-  }
-}
 
 /** Full-jitter exponential backoff: a random delay in [0, min(max, base * 2^attempt)). */
 export function backoffDelay(attempt: number, retry: Pick<Required<RetryOptions>, 'baseDelayMs' | 'maxDelayMs'>, random: () => number = Math.random): number {
@@ -63,16 +55,29 @@ export function backoffDelay(attempt: number, retry: Pick<Required<RetryOptions>
 
 /**
  * A fetch that adds a per-attempt timeout, retries with backoff and honours `Retry-After`.
- * Failures without a response become a VoxkeyError (`kind` 'timeout' or 'network'); an abort
- * through the request's own signal rethrows the signal's reason. Responses (including errors)
- * are returned for the caller to map.
+ * Which requests are repeated after a lost answer or a 502/503/504 comes from the contract
+ * (`retryPolicy`); a 429 is retried whatever the method, as the server did no work. Requests
+ * whose policy is `idempotency-key` get an `Idempotency-Key` header (unless the caller set one),
+ * the same on every attempt. Failures without a response become a VoxkeyError (`kind` 'timeout'
+ * or 'network'); an abort through the request's own signal rethrows the signal's reason.
+ * Responses (including errors) are returned for the caller to map.
  */
 export function createTransport(options: TransportOptions): FetchLike {
   const random = options.random ?? Math.random;
   const { retry, timeoutMs } = options;
-  return async function voxkeyFetch(request: Request): Promise<Response> {
+  const log = (message: string, fields: Record<string, unknown>) => {
+    try {
+      options.logger?.debug(`voxkey: ${message}`, fields);
+    } catch {
+      // A failing logger must not fail the request.
+    }
+  };
+  return async function voxkeyFetch(original: Request): Promise<Response> {
+    const policy = retryPolicy(original.method, original.url);
+    const request = policy === 'idempotency-key' ? withIdempotencyKey(original) : original;
     const callerSignal = request.signal;
-    const idempotent = isIdempotent(request.method, request.url);
+    const label = `${request.method} ${request.url}`;
+    const attempts = retry.retries + 1;
     for (let attempt = 0; ; attempt++) {
       callerSignal.throwIfAborted();
       const timeout = timeoutMs > 0 ? new AbortController() : undefined;
@@ -80,23 +85,30 @@ export function createTransport(options: TransportOptions): FetchLike {
         ? setTimeout(() => timeout.abort(new DOMException(`The request timed out after ${timeoutMs} ms`, 'TimeoutError')), timeoutMs)
         : undefined;
       const signal = timeout ? anySignal([callerSignal, timeout.signal]) : callerSignal;
+      const fields = { method: request.method, url: request.url, attempt: attempt + 1, attempts };
+      const started = Date.now();
       let response: Response;
       try {
         response = await options.fetch(new Request(request.clone(), { signal }));
       } catch (error) {
-        if (callerSignal.aborted) throw callerSignal.reason ?? error;
+        if (callerSignal.aborted) {
+          log(`${label} aborted by the caller (attempt ${attempt + 1}/${attempts})`, { ...fields, durationMs: Date.now() - started });
+          throw callerSignal.reason ?? error;
+        }
         const timedOut = timeout?.signal.aborted === true;
-        if (attempt < retry.retries && idempotent) {
-          await sleep(backoffDelay(attempt, retry, random), callerSignal);
+        const reason = timedOut ? `timed out after ${timeoutMs} ms` : `failed: ${describe(error)}`;
+        log(`${label} ${reason} (attempt ${attempt + 1}/${attempts})`, { ...fields, durationMs: Date.now() - started, error: reason });
+        if (attempt < retry.retries && policy !== 'never') {
+          const delayMs = backoffDelay(attempt, retry, random);
+          log(`retrying ${label} in ${delayMs} ms (attempt ${attempt + 2}/${attempts})`, { ...fields, attempt: attempt + 2, delayMs });
+          await sleep(delayMs, callerSignal);
           continue;
         }
         throw new VoxkeyError({
           kind: timedOut ? 'timeout' : 'network',
           status: 0,
           code: 0,
-          message: timedOut
-            ? `${request.method} ${request.url} timed out after ${timeoutMs} ms${attempt ? ` (${attempt + 1} attempts)` : ''}`
-            : `${request.method} ${request.url} failed: ${describe(error)}${attempt ? ` (${attempt + 1} attempts)` : ''}`,
+          message: `${label} ${reason}${attempt ? ` (${attempt + 1} attempts)` : ''}`,
           method: request.method,
           url: request.url,
           cause: error,
@@ -106,15 +118,26 @@ export function createTransport(options: TransportOptions): FetchLike {
       }
 
       const status = response.status;
-      const retryable = status === 429 || (RETRYABLE_STATUS.has(status) && idempotent);
+      log(`${label} -> ${status} in ${Date.now() - started} ms (attempt ${attempt + 1}/${attempts})`, { ...fields, status, durationMs: Date.now() - started });
+      const retryable = status === 429 || (RETRYABLE_STATUS.has(status) && policy !== 'never');
       if (!retryable || attempt >= retry.retries) return response;
       const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
       if (retryAfterMs !== undefined && retryAfterMs > retry.maxRetryAfterMs) return response;
       // Free the connection; not awaited: cancelling one branch of a tee'd body waits for the other.
       void response.body?.cancel().catch(() => {});
-      await sleep(retryAfterMs ?? backoffDelay(attempt, retry, random), callerSignal);
+      const delayMs = retryAfterMs ?? backoffDelay(attempt, retry, random);
+      log(`retrying ${label} in ${delayMs} ms after ${status} (attempt ${attempt + 2}/${attempts})`, { ...fields, attempt: attempt + 2, status, delayMs });
+      await sleep(delayMs, callerSignal);
     }
   };
+}
+
+/** The request with an `Idempotency-Key` (a random UUID) unless it already has one. */
+function withIdempotencyKey(request: Request): Request {
+  if (request.headers.has('idempotency-key')) return request;
+  const headers = new Headers(request.headers);
+  headers.set('Idempotency-Key', newRequestUuid());
+  return new Request(request, { headers });
 }
 
 function describe(error: unknown): string {

@@ -1,3 +1,11 @@
+/** Recording as `voice_data`: a base64 string, or the raw WAV/MP3 bytes (encoded for you). */
+export type VoiceInput = string | Uint8Array | ArrayBuffer;
+
+/** `voice_data` for a request body: a string is taken as base64 already, bytes are encoded. */
+export function voiceDataOf(input: VoiceInput): string {
+  return typeof input === 'string' ? input : toVoiceData(input);
+}
+
 /**
  * Base64-encodes a recording (WAV or MP3 bytes) into the `voice_data` string that enrolment and
  * verification expect. Works in every runtime (no Node-only APIs).

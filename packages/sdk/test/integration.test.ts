@@ -211,11 +211,27 @@ describe.skipIf(!built)('against the real server', () => {
     expect(again.request_uuid).toBe(first.request_uuid);
     const record = await vk.enrollments.get(first.request_uuid);
     expect(record).toMatchObject({ request_uuid: first.request_uuid, kind: 'enrollment', external_id: 'customer-42' });
+    // No workers run here: the request stays queued, so waiting for it ends in a timeout that names the last status.
+    const waited = (await vk.enrollments.waitForResult(first.request_uuid, { timeoutMs: 300, intervalMs: 100 }).catch((e: unknown) => e)) as VoxkeyError;
+    expect(waited).toMatchObject({ kind: 'timeout' });
+    expect(waited.message).toMatch(/last status: queued/);
     const reused = await vk.enrollments.create({ external_id: 'customer-43', voice_data, request_uuid: first.request_uuid }).catch((e: unknown) => e);
     expect(reused).toMatchObject({ kind: 'http', status: 409 });
     const tooShort = (await vk.verifications.create({ external_id: 'customer-42', voice_data: toVoiceData(syntheticVoiceWav(1)) }).catch((e: unknown) => e)) as VoxkeyError;
     expect(tooShort).toMatchObject({ status: 400 });
     expect(tooShort.errors.map((e) => e.field)).toContain('voice_data');
+  });
+
+  it('the POSTs with an Idempotency-Key, a User-Agent and a logger work against the server', async () => {
+    const lines: string[] = [];
+    const logged = createVoxkeyClient({ baseUrl, token, orgId, logger: { debug: (message) => lines.push(message) } });
+    const created = await logged.tokens.create({ friendly_name: 'idempotency-key' });
+    const secret = await logged.webhooks.rotateSecret();
+    expect(secret.secret).toMatch(/^whsec_/);
+    await logged.tokens.delete(created.token.id);
+    expect(lines).toHaveLength(3);
+    expect(lines.join('\n')).not.toContain(token);
+    expect(lines.join('\n')).not.toContain(created.bearer);
   });
 
   it('a bad token gets 401; a closed port gets kind "network"', async () => {

@@ -41,6 +41,12 @@ describe('the main entry runs in browsers, Deno and Bun', () => {
     expect(chunks).not.toMatch(/node:/);
   });
 
+  it('the ./browser entry bundles for platform=browser with no node: imports', async () => {
+    const { code } = await bundleForBrowser('src/browser.ts');
+    expect(code).not.toMatch(/from\s*["']node:|require\(["']node:/);
+    expect(code).toContain('registerProcessor');
+  });
+
   it('only the ./node entry needs Node built-ins', async () => {
     await expect(bundleForBrowser('src/node.ts')).rejects.toThrow(/node:fs\/promises/);
   });

@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { backoffDelay, isIdempotent, parseRetryAfter, VoxkeyError } from '../src/index.js';
+import { backoffDelay, isIdempotent, parseRetryAfter, retryPolicy, VoxkeyError } from '../src/index.js';
 import { client, json, mockFetch, user } from './helpers.js';
 
 const accepted = { callback_url: 'https://example.com/hook', message: 'Request accepted' };
@@ -35,11 +36,11 @@ describe('retries', () => {
     }
   });
 
-  it('does not retry gateway errors or network errors on PATCH, DELETE or plain POST', async () => {
+  it('does not retry gateway errors or network errors on PATCH', async () => {
     for (const call of [
       (vk: ReturnType<typeof client>) => vk.users.update(1, { is_active: false }),
-      (vk: ReturnType<typeof client>) => vk.users.delete(1),
-      (vk: ReturnType<typeof client>) => vk.predefinedTexts.create({ language: 'en-UK', text_code: 1, text: 'x' }),
+      (vk: ReturnType<typeof client>) => vk.tokens.update(2, { enabled: false }),
+      (vk: ReturnType<typeof client>) => vk.settings.update({ alert_on_failure: true }),
     ]) {
       const gateway = mockFetch(json({ code: 503, message: 'x' }, 503));
       await expect(call(client(gateway.fetch))).rejects.toMatchObject({ status: 503 });
@@ -48,6 +49,23 @@ describe('retries', () => {
       await expect(call(client(network.fetch))).rejects.toMatchObject({ kind: 'network', status: 0 });
       expect(network.calls).toHaveLength(1);
     }
+  });
+
+  it('retries DELETE (safe in the contract: a repeat removes nothing more)', async () => {
+    const { fetch, calls } = mockFetch(json({ code: 502, message: 'x' }, 502), json(user(1)));
+    expect(await client(fetch).users.delete(1)).toEqual(user(1));
+    expect(calls.map((c) => c.method)).toEqual(['DELETE', 'DELETE']);
+  });
+
+  it('retries POSTs without a natural key with one Idempotency-Key across the attempts', async () => {
+    const text = { id: 1, org_id: 7, language: 'en-UK', text_code: 1, text: 'x', created_at: 'x', updated_at: 'x' };
+    const { fetch, calls } = mockFetch(new TypeError('fetch failed'), json({ code: 503, message: 'x' }, 503), json(text, 201));
+    expect(await client(fetch).predefinedTexts.create({ language: 'en-UK', text_code: 1, text: 'x' })).toEqual(text);
+    expect(calls).toHaveLength(3);
+    const keys = calls.map((c) => c.headers.get('idempotency-key'));
+    expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(keys).size).toBe(1);
+    expect(calls.every((c) => JSON.stringify(c.body) === JSON.stringify(calls[0]!.body))).toBe(true);
   });
 
   it('retries 429 on any method (the server did no work)', async () => {
@@ -141,15 +159,38 @@ describe('retries', () => {
     vi.restoreAllMocks();
   });
 
-  it('knows which requests are idempotent', () => {
+  it('knows which requests are idempotent, from the contract', () => {
     expect(isIdempotent('GET', 'http://x/v1/organisations/1/users')).toBe(true);
     expect(isIdempotent('head', 'http://x/v1/plans')).toBe(true);
     expect(isIdempotent('POST', 'http://x/v1/organisations/1/enrollments')).toBe(true);
     expect(isIdempotent('POST', 'http://x/v1/organisations/1/verifications')).toBe(true);
-    expect(isIdempotent('POST', 'http://x/v1/organisations/1/predefined-texts')).toBe(false);
-    expect(isIdempotent('POST', 'http://x/v1/organisations/1/webhook-secret')).toBe(false);
-    expect(isIdempotent('DELETE', 'http://x/v1/organisations/1/users/2')).toBe(false);
+    expect(isIdempotent('POST', 'http://x/v1/organisations/1/predefined-texts')).toBe(true);
+    expect(isIdempotent('POST', 'http://x/v1/organisations/1/webhook-secret')).toBe(true);
+    expect(isIdempotent('DELETE', 'http://x/v1/organisations/1/users/2')).toBe(true);
     expect(isIdempotent('PATCH', 'http://x/v1/organisations/1/users/2')).toBe(false);
+    expect(isIdempotent('POST', 'http://x/v1/organisations/1/something-new')).toBe(false);
+    expect(retryPolicy('POST', 'http://x/v1/organisations/1/enrollments')).toBe('safe');
+    expect(retryPolicy('POST', 'http://x/api/v1/organisations/1/api-tokens/')).toBe('idempotency-key');
+    expect(retryPolicy('POST', 'http://x/v1/organisations/1/webhook-deliveries/9/redeliver')).toBe('idempotency-key');
+    expect(retryPolicy('GET', 'http://x/v1/organisations/1/enrollments/9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d')).toBe('safe');
+    expect(retryPolicy('PATCH', 'http://x/v1/organisations/1/settings')).toBe('never');
+    expect(retryPolicy('GET', 'http://x/v1/anything')).toBe('safe');
+    expect(retryPolicy('PUT', 'http://x/v1/anything')).toBe('never');
+  });
+
+  it("every operation's policy is the x-voxkey-retry of openapi/openapi.json", () => {
+    const spec = JSON.parse(readFileSync(new URL('../../../openapi/openapi.json', import.meta.url), 'utf8')) as {
+      paths: Record<string, Record<string, { 'x-voxkey-retry': string }>>;
+    };
+    let n = 0;
+    for (const [path, item] of Object.entries(spec.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const url = `http://voxkey.test/v1${path.replace(/\{[^}]+\}/g, '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d')}`;
+        expect(retryPolicy(method, url), `${method} ${path}`).toBe(operation['x-voxkey-retry']);
+        n++;
+      }
+    }
+    expect(n).toBeGreaterThan(20);
   });
 
   it('parses Retry-After', () => {

@@ -96,3 +96,23 @@ describe('errors and events', () => {
     }
   });
 });
+
+describe('conveniences', () => {
+  it('waitForResult returns the request record; logger accepts console', async () => {
+    expectTypeOf(vk.verifications.waitForResult).parameter(1).toEqualTypeOf<{ timeoutMs?: number; intervalMs?: number; signal?: AbortSignal } | undefined>();
+    expectTypeOf(await vk.enrollments.waitForResult('u', { timeoutMs: 1000 })).toEqualTypeOf<RequestRecord>();
+    createVoxkeyClient({ baseUrl: 'http://x/v1', token: 't', logger: console });
+    // @ts-expect-error a logger needs debug()
+    createVoxkeyClient({ baseUrl: 'http://x/v1', token: 't', logger: { info: () => {} } });
+  });
+
+  it('the browser entry types recordVoice and re-exports the client', async () => {
+    const browser = await import('../src/browser.js');
+    expectTypeOf(browser.createVoxkeyClient).toEqualTypeOf(createVoxkeyClient);
+    const recording = await browser.recordVoice({ seconds: 5 });
+    expectTypeOf(recording.wav).toEqualTypeOf<Uint8Array>();
+    expectTypeOf(recording.toVoiceData).returns.toEqualTypeOf<string>();
+    // @ts-expect-error seconds is required
+    void browser.recordVoice({});
+  });
+});

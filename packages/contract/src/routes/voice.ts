@@ -18,6 +18,7 @@ export const createEnrollment = createRoute({
   method: 'post',
   path: '/organisations/{org_id}/enrollments',
   operationId: 'createEnrollment',
+  'x-voxkey-retry': 'safe',
   summary: 'Enrol a user by voice',
   description:
     'Accepted once durably queued; the result arrives as an `enrollment.completed` webhook. ' +
@@ -36,6 +37,7 @@ export const createVerification = createRoute({
   method: 'post',
   path: '/organisations/{org_id}/verifications',
   operationId: 'createVerification',
+  'x-voxkey-retry': 'safe',
   summary: 'Verify a user by voice',
   description:
     'Accepted once durably queued; the result arrives as a `verification.completed` webhook. 404 when the external_id is not enrolled; 403 when the user is deactivated.',
@@ -53,6 +55,7 @@ export const getEnrollment = createRoute({
   method: 'get',
   path: '/organisations/{org_id}/enrollments/{request_uuid}',
   operationId: 'getEnrollment',
+  'x-voxkey-retry': 'safe',
   summary: 'Read an enrolment request and its outcome',
   tags,
   request: { params: RequestPathParams },
@@ -63,6 +66,7 @@ export const getVerification = createRoute({
   method: 'get',
   path: '/organisations/{org_id}/verifications/{request_uuid}',
   operationId: 'getVerification',
+  'x-voxkey-retry': 'safe',
   summary: 'Read a verification request and its outcome',
   tags,
   request: { params: RequestPathParams },
