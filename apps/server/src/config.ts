@@ -10,6 +10,8 @@ const ConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   HOST: z.string().default('0.0.0.0'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** `voxkey worker` serves /healthz, /readyz and /metrics here (0 picks a free port). */
+  WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
   DATABASE_URL: z
     .string()
     .regex(/^(sqlite:|postgres:\/\/|postgresql:\/\/)/, 'must start with sqlite: or postgres://')
