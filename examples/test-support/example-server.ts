@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { decodeAudio, encodeWav } from '@voxkey/engine';
+import { decodeAudio, encodeWav } from '@voxkey/engine/dsp';
 
 const require = createRequire(import.meta.url);
 

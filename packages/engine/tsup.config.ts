@@ -2,9 +2,9 @@ import { defineConfig } from 'tsup';
 
 export default defineConfig({
   // The Piscina worker must be its own file: dist/worker.js.
-  entry: { index: 'src/index.ts', worker: 'src/worker.ts', cli: 'src/cli.ts', eval: 'src/tools/eval.ts', bench: 'src/tools/bench.ts', report: 'src/tools/report.ts' },
+  entry: { index: 'src/index.ts', dsp: 'src/dsp.ts', worker: 'src/worker.ts', cli: 'src/cli.ts', eval: 'src/tools/eval.ts', bench: 'src/tools/bench.ts', report: 'src/tools/report.ts' },
   format: ['esm'],
-  dts: { entry: { index: 'src/index.ts' } },
+  dts: { entry: { index: 'src/index.ts', dsp: 'src/dsp.ts' } },
   sourcemap: true,
   clean: true,
   target: 'node20',

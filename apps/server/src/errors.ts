@@ -1,49 +1,48 @@
+import { ERROR_CODES, type ErrorCode, type FieldErrorCode } from '@voxkey/contract';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
+export type { ErrorCode, FieldErrorCode };
+
+/** One validation problem: which field, a stable code, and a message for people. */
 export interface FieldError {
   field: string;
+  code: FieldErrorCode;
   message: string;
 }
 
-export const STATUS_BY_CODE = {
-  bad_request: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  too_many_requests: 429,
-  internal: 500,
-  unavailable: 503,
-} as const satisfies Record<string, ContentfulStatusCode>;
-
-export type ApiErrorCode = keyof typeof STATUS_BY_CODE;
-
 export const INVALID_CREDENTIALS = 'Invalid or expired authentication credentials';
 
-/** The one error the API throws; onError turns it into `{code, message[, errors]}`. */
+export interface ApiErrorOptions {
+  errors?: FieldError[];
+  headers?: Record<string, string>;
+}
+
+/**
+ * The one error the API throws; the HTTP layer turns it into `{code, error, message[, errors]}`.
+ * `error` is the contract's code; the HTTP status comes with it.
+ */
 export class ApiError extends Error {
   readonly status: ContentfulStatusCode;
+  readonly errors?: FieldError[];
   readonly headers: Record<string, string>;
 
   constructor(
-    readonly code: ApiErrorCode,
+    readonly error: ErrorCode,
     message: string,
-    readonly errors?: FieldError[],
-    headers: Record<string, string> = {},
+    options: ApiErrorOptions = {},
   ) {
     super(message);
-    this.status = STATUS_BY_CODE[code];
-    this.headers = headers;
+    this.status = ERROR_CODES[error].status;
+    this.errors = options.errors;
+    this.headers = options.headers ?? {};
   }
 
   static validation(errors: FieldError[], message = 'Request validation failed'): ApiError {
-    return new ApiError('bad_request', message, errors);
+    return new ApiError('validation_failed', message, { errors });
   }
 
-  static field(field: string, message: string): ApiError {
-    return ApiError.validation([{ field, message }]);
+  static field(field: string, code: FieldErrorCode, message: string): ApiError {
+    return ApiError.validation([{ field, code, message }]);
   }
 
   static notFound(what: string): ApiError {
@@ -51,6 +50,6 @@ export class ApiError extends Error {
   }
 
   toBody() {
-    return { code: this.status, message: this.message, ...(this.errors ? { errors: this.errors } : {}) };
+    return { code: this.status, error: this.error, message: this.message, ...(this.errors ? { errors: this.errors } : {}) };
   }
 }

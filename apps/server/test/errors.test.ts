@@ -108,7 +108,7 @@ describe(`error hygiene (${TEST_DIALECT})`, () => {
         duplex: 'half',
       } as RequestInit);
       expect(res.status).toBe(413);
-      expect(await res.json()).toEqual({ code: 413, message: expect.any(String) });
+      expect(await res.json()).toEqual({ code: 413, error: 'payload_too_large', message: expect.any(String) });
     });
 
     it.each(bodyOperations.map((op) => [`${op.method} ${op.path}`, op] as const))('413 on every body route: %s', async (_label, op) => {
@@ -201,11 +201,12 @@ describe(`error hygiene (${TEST_DIALECT})`, () => {
     expect(res.body.code).toBe(400);
   });
 
-  it('validation errors never echo internals (no zod issue codes, no stack)', async () => {
+  it('validation errors never echo internals (only the contract\'s field codes, no zod issue details, no stack)', async () => {
     const res = await ctx().request('POST', textsPath(), { body: { org_id: 'x', language: 5, text_code: {}, text: [] } });
     expect(res.status).toBe(400);
     const dump = JSON.stringify(res.body);
-    expect(dump).not.toMatch(/at \w+ \(|node_modules|ZodError|invalid_type"/);
+    expect(dump).not.toMatch(/at \w+ \(|node_modules|ZodError|"expected"|"origin"|"received"/);
+    for (const entry of res.body.errors) expect(Object.keys(entry).sort()).toEqual(['code', 'field', 'message']);
   });
 
   it('a failing database gives 500 {code, message} with no internals, and the error is reported', async () => {
@@ -217,7 +218,7 @@ describe(`error hygiene (${TEST_DIALECT})`, () => {
     const res = await app.request(orgPath(1), { headers: { authorization: `Bearer ${ctx().orgA.token}` } });
     expect(res.status).toBe(500);
     const body = await res.json();
-    expect(body).toEqual({ code: 500, message: 'Internal server error' });
+    expect(body).toEqual({ code: 500, error: 'internal_error', message: 'Internal server error' });
     expect(JSON.stringify(body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|postgres|select|kysely|driver|stack/i);
     expect(reported).toHaveLength(1);
   });

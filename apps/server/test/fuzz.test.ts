@@ -9,7 +9,7 @@
  *
  * - never a 5xx, and the app reports no internal error;
  * - every status is one the document declares for the operation;
- * - an error body is exactly `{code, message}` or `{code, message, errors: [{field, message}]}` with
+ * - an error body is exactly `{code, error, message}` or `{code, error, message, errors: [{field, code, message}]}` with
  *   `code` equal to the HTTP status;
  * - a 2xx body matches the operation's response schema (ajv, $refs resolved, no undeclared fields);
  * - nothing of organisation B (seeded with `ORG-B-SECRET-...` values) appears in an answer to A;
@@ -24,6 +24,7 @@
  * Rate limiting is off here (it has its own tests). The bugs this suite found are pinned by the
  * regression tests at the end.
  */
+import { ERROR_CODES, type ErrorCode, FIELD_ERROR_CODES } from '@voxkey/contract';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from './support/context.js';
@@ -634,7 +635,7 @@ async function sendAndCheck(world: FuzzWorld, op: FuzzOperation, r: FuzzRequest)
   const known = status === 500 ? knownServerBug(reported) : undefined;
   if (known) {
     bump(knownBugHits, known);
-    if (text !== '{"code":500,"message":"Internal server error"}') throw new Error(`a 500 leaks details: ${text}`);
+    if (text !== '{"code":500,"error":"internal_error","message":"Internal server error"}') throw new Error(`a 500 leaks details: ${text}`);
     return;
   }
   if (reported.length) problems.push(`the app reported internal errors: ${reported.map((e) => (e instanceof Error ? e.stack ?? e.message : String(e))).join('\n')}`);
@@ -656,14 +657,15 @@ async function sendAndCheck(world: FuzzWorld, op: FuzzOperation, r: FuzzRequest)
   if (body !== undefined) {
     if (status >= 400) {
       const keys = Object.keys(body ?? {}).sort().join(',');
-      if (keys !== 'code,message' && keys !== 'code,errors,message') problems.push(`error body keys are ${keys}`);
+      if (keys !== 'code,error,message' && keys !== 'code,error,errors,message') problems.push(`error body keys are ${keys}`);
       if (body?.code !== status) problems.push(`error code ${body?.code} differs from the status ${status}`);
+      if (ERROR_CODES[body?.error as ErrorCode]?.status !== status) problems.push(`error ${JSON.stringify(body?.error)} is not a code of status ${status}`);
       if (typeof body?.message !== 'string' || body.message.length === 0) problems.push('error message is not a non-empty string');
       if ('errors' in (body ?? {})) {
         if (!Array.isArray(body.errors) || body.errors.length === 0) problems.push('errors is not a non-empty array');
         else {
           for (const e of body.errors) {
-            if (Object.keys(e ?? {}).sort().join(',') !== 'field,message' || typeof e.field !== 'string' || typeof e.message !== 'string' || !e.message) {
+            if (Object.keys(e ?? {}).sort().join(',') !== 'code,field,message' || typeof e.field !== 'string' || !(e.code in FIELD_ERROR_CODES) || typeof e.message !== 'string' || !e.message) {
               problems.push(`malformed field error ${JSON.stringify(e)}`);
             }
           }

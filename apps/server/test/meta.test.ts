@@ -81,7 +81,7 @@ describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
     const app = createApp({ ...ctx().deps, config: { ...ctx().config, METRICS_ENABLED: false } });
     const res = await app.request('/metrics');
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ code: 404, message: expect.any(String) });
+    expect(await res.json()).toEqual({ code: 404, error: 'not_found', message: expect.any(String) });
   });
 
   describe('headers on /v1 answers', () => {

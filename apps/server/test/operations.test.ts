@@ -31,7 +31,7 @@ describe(`rate limits (${TEST_DIALECT})`, () => {
     expect((await ctx.request('GET', path)).status).toBe(200);
     const refused = await ctx.request('GET', path);
     expect(refused.status).toBe(429);
-    expect(refused.body).toEqual({ code: 429, message: expect.stringMatching(/token/) });
+    expect(refused.body).toEqual({ code: 429, error: 'rate_limited', message: expect.stringMatching(/token/) });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(refused.headers.get('ratelimit-remaining')).toBe('0');
   });
@@ -168,7 +168,7 @@ describe(`voice processing unavailable (${TEST_DIALECT})`, () => {
         body: { voice_data: 'AAAA', request_uuid: crypto.randomUUID(), external_id: 'x' },
       });
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ code: 503, message: 'Voice processing is unavailable on this server: no speaker model is installed' });
+      expect(res.body).toEqual({ code: 503, error: 'unavailable', message: 'Voice processing is unavailable on this server: no speaker model is installed' });
       expect((await ctx.request('GET', `/v1/organisations/${ctx.orgA.id}`)).status).toBe(200);
     } finally {
       await ctx.cleanup();

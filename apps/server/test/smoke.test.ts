@@ -15,6 +15,6 @@ describe(`smoke (${TEST_DIALECT})`, () => {
     expect(own.body.name).toBe('OrgA');
     const other = await ctx.request('GET', `/v1/organisations/${ctx.orgB.id}`);
     expect(other.status).toBe(403);
-    expect(other.body).toEqual({ code: 403, message: expect.any(String) });
+    expect(other.body).toEqual({ code: 403, error: 'forbidden', message: expect.any(String) });
   });
 });

@@ -1,5 +1,6 @@
 export { z, REQUIRED_MESSAGE } from './zod.js';
 export * from './schemas/common.js';
+export * from './schemas/error-codes.js';
 export * from './schemas/list.js';
 export * from './schemas/tokens.js';
 export * from './schemas/organisations.js';

@@ -11,7 +11,7 @@ export const openApiConfig = {
     version: API_VERSION,
     description:
       'Voice biometrics: enrol users by voice, verify them later with a deepfake/replay check, results delivered as signed webhooks. ' +
-      'Every route needs `Authorization: Bearer <token>`. Errors are `{code, message}`; validation errors add `errors: [{field, message}]`.',
+      'Every route needs `Authorization: Bearer <token>`. Errors are `{code, error, message}` (`error` is a stable machine-readable code, see `ErrorCode`); validation errors add `errors: [{field, code, message}]`.',
     license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
   },
   servers: [{ url: 'http://localhost:8080/v1', description: 'A local Voxkey server' }],

@@ -22,6 +22,8 @@ export interface AnalyseOptions {
   /** Also embed the two halves of the speech to measure consistency (enrolment). */
   consistency: boolean;
   limits?: IntakeLimits;
+  /** The header check's result for these bytes, when the caller already made it. */
+  checked?: AudioInfo;
 }
 
 /** Throws when the caller gave up (abort or timeout); called between stages. */
@@ -58,7 +60,7 @@ const MIN_HALF_SECONDS = 2;
 export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: AnalyseOptions, checkpoint: Checkpoint = noCheckpoint): Promise<Analysis> {
   const t0 = performance.now();
   const limits = opts.limits ?? DEFAULT_INTAKE_LIMITS;
-  const decoded = await decodeAudio(bytes, limits);
+  const decoded = await decodeAudio(bytes, limits, opts.checked);
   checkpoint();
   const samples = decoded.samples;
   const stats = signalStats(samples);

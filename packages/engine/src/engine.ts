@@ -1,19 +1,15 @@
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
+import { join } from 'node:path';
 import type { Analysis, AnalysisTimings, AnalyseOptions } from './analysis.js';
-import { decodeBase64Audio } from './base64.js';
-import { deserializeEngineError, EngineError } from './errors.js';
+import { EngineError } from './errors.js';
 import { DEFAULT_INTAKE_LIMITS, inspectBytes, type AudioInfo, type IntakeLimits } from './intake.js';
-import { LIMITS } from './limits.js';
 import { defaultManifestPath, defaultModelsDir, loadManifest, selectModel, verifyModelFile, type LogisticCalibration, type ModelEntry } from './manifest.js';
 import { openSession, resolveIo } from './models.js';
 import { qualityScore } from './quality.js';
-import { cosineSimilarity, decide, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, matchScore, type VerificationResult } from './scoring.js';
+import { cosineSimilarity, decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, matchScore, type VerificationResult } from './scoring.js';
+import { createTaskRunner } from './task-runner.js';
 import { sileroModelPath } from './vad.js';
-import type { WorkerConfig, WorkerReply, WorkerTask } from './worker.js';
+import type { WorkerConfig, WorkerTask } from './worker.js';
 
 export interface EngineOptions {
   /** Folder holding the model files (default: the repository's `models/`, or $VOXKEY_MODELS_DIR). */
@@ -30,7 +26,11 @@ export interface EngineOptions {
   intraOpThreads?: number;
   /** Tasks allowed to wait for a worker before `queue_full` (default 64). */
   maxQueue?: number;
-  /** Per-task limit including queueing (default 30 000 ms); a running task past it is killed with its worker. */
+  /**
+   * Per-task limit including queueing (default 30 000 ms). Past it the caller gets `timeout` at once;
+   * a task already running is not killed (cancellation is cooperative): its worker stops at the next
+   * checkpoint between stages, so it holds its thread until then.
+   */
   taskTimeoutMs?: number;
   /** Run one warm-up task per thread before resolving (default true). */
   warmup?: boolean;
@@ -48,7 +48,7 @@ export interface Voiceprint {
 export interface EngineTimings extends AnalysisTimings {
   /** Time waiting for a worker. */
   queueMs: number;
-  /** From the call to the result, including base64 decoding, validation and queueing. */
+  /** From the call to the result, including the header check (when made here) and queueing. */
   totalMs: number;
 }
 
@@ -102,10 +102,28 @@ export interface EngineStats {
   threads: number;
 }
 
+/** Options of the calls that analyse a recording. */
+export interface AnalyseCallOptions {
+  signal?: AbortSignal;
+  /**
+   * What `inspectAudio`/`inspectBytes` returned for these bytes, when the caller already checked the
+   * header (e.g. on the request side): the engine then does not check it again.
+   */
+  audio?: AudioInfo;
+  /**
+   * Hand the bytes' buffer to the worker instead of copying it (it must hold nothing else);
+   * `bytes` is detached (empty) afterwards. Default false: the engine transfers a copy.
+   */
+  transfer?: boolean;
+}
+
 export interface VoiceEngine {
-  inspectAudio(voiceDataBase64: string): AudioInfo;
-  enrol(voiceDataBase64: string, opts?: { signal?: AbortSignal }): Promise<EnrolmentAnalysis>;
-  verify(voiceDataBase64: string, voiceprint: Voiceprint, opts?: { signal?: AbortSignal; threshold?: number }): Promise<VerificationAnalysis>;
+  /** The header check with this engine's limits: synchronous, no sample decoding; throws `EngineError`. */
+  inspectAudio(bytes: Uint8Array): AudioInfo;
+  /** Recording file bytes (WAV or MP3) -> voiceprint, quality and spoof result. */
+  enrol(bytes: Uint8Array, opts?: AnalyseCallOptions): Promise<EnrolmentAnalysis>;
+  /** Recording file bytes (WAV or MP3) compared with a stored voiceprint. */
+  verify(bytes: Uint8Array, voiceprint: Voiceprint, opts?: AnalyseCallOptions & { threshold?: number }): Promise<VerificationAnalysis>;
   /** Evaluation/bench helper: file bytes (WAV/MP3) -> embedding + spoof score, gating off. */
   embedBytes(bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<ClipEmbedding>;
   readonly speakerModelId: string;
@@ -120,17 +138,13 @@ export interface VoiceEngine {
   runRaw(task: WorkerTask, opts?: { signal?: AbortSignal }): Promise<unknown>;
 }
 
-function workerFile(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  for (const candidate of [join(here, 'worker.js'), join(here, '..', 'dist', 'worker.js')]) {
-    if (existsSync(candidate)) return candidate;
-  }
-  throw new EngineError('internal', `engine worker bundle not found next to ${here}; run \`npm -w @voxkey/engine run build\``);
+function assertBytes(bytes: Uint8Array): void {
+  if (!(bytes instanceof Uint8Array)) throw new TypeError('audio must be the recording file bytes as a Uint8Array (base64 is decoded by the caller: decodeBase64Audio)');
 }
 
-/** Copy into an ArrayBuffer of its own so it can be transferred (Buffer views may share a pool). */
-function ownBuffer(bytes: Uint8Array): ArrayBuffer {
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) return bytes.buffer;
+/** A buffer holding exactly these bytes that can be transferred to a worker. */
+function transferable(bytes: Uint8Array, handOver: boolean): ArrayBuffer {
+  if (handOver && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) return bytes.buffer;
   return bytes.slice().buffer as ArrayBuffer;
 }
 
@@ -172,79 +186,22 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     intraOpThreads,
     testHooks: opts.testHooks ?? false,
   };
-  const pool = new Piscina({
-    filename: workerFile(),
-    minThreads: threads,
-    maxThreads: threads,
-    maxQueue: opts.maxQueue ?? 64,
-    concurrentTasksPerWorker: 1,
-    idleTimeout: Number.MAX_SAFE_INTEGER >>> 0,
-    workerData: workerConfig,
-    resourceLimits: { maxOldGenerationSizeMb: 512 },
-  });
-  let closed = false;
+  const runner = createTaskRunner({ threads, maxQueue: opts.maxQueue ?? 64, taskTimeoutMs, workerConfig });
   const calibration: LogisticCalibration = speakerEntry.calibration ?? DEFAULT_CALIBRATION;
   const defaultThreshold = speakerEntry.defaultThreshold ?? DEFAULT_MATCH_THRESHOLD;
   const spoofThreshold = spoofEntry.defaultThreshold ?? 0.5;
 
-  async function runTask<T>(task: WorkerTask, signal?: AbortSignal, transfer?: ArrayBuffer): Promise<{ value: T; queueMs: number }> {
-    if (closed) throw new EngineError('engine_closed', 'the engine has been closed');
-    if (signal?.aborted) throw new EngineError('aborted', 'the task was aborted before it started');
-    const cancel = new SharedArrayBuffer(4);
-    const flag = new Int32Array(cancel);
-    const queuedAt = performance.now();
-    const work = pool.run({ ...task, cancel }, { transferList: transfer ? [transfer] : undefined });
-    const reply = await new Promise<WorkerReply<T>>((resolve, reject) => {
-      const finish = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-      };
-      // The caller is answered at once; the worker notices the flag at its next checkpoint and stops.
-      const onAbort = () => {
-        finish();
-        Atomics.store(flag, 0, 1);
-        reject(new EngineError('aborted', 'the task was aborted'));
-      };
-      const timer = setTimeout(() => {
-        finish();
-        Atomics.store(flag, 0, 2);
-        reject(new EngineError('timeout', `the task exceeded the ${taskTimeoutMs} ms limit`, { taskTimeoutMs }));
-      }, taskTimeoutMs);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      work.then(
-        (r: WorkerReply<T>) => {
-          finish();
-          resolve(r);
-        },
-        (e: unknown) => {
-          finish();
-          const message = (e as Error)?.message ?? String(e);
-          if (/queue is at limit/i.test(message)) {
-            reject(new EngineError('queue_full', 'the engine queue is full; retry later', { maxQueue: pool.options.maxQueue }, { cause: e }));
-          } else if (closed) {
-            reject(new EngineError('engine_closed', 'the engine has been closed', undefined, { cause: e }));
-          } else {
-            reject(new EngineError('worker_crashed', `an engine worker failed while running the task: ${message}`, undefined, { cause: e }));
-          }
-        },
-      );
-    });
-    if (!reply.ok) throw deserializeEngineError(reply.error);
-    const workerMs = (reply.value as { timings?: { workerMs?: number } } | null)?.timings?.workerMs ?? 0;
-    return { value: reply.value, queueMs: Math.max(0, performance.now() - queuedAt - workerMs) };
-  }
-
-  async function analyseBase64(voiceDataBase64: string, options: AnalyseOptions, signal?: AbortSignal) {
+  async function analyseBytes(bytes: Uint8Array, options: AnalyseOptions, call: AnalyseCallOptions) {
     const t0 = performance.now();
-    const bytes = decodeBase64Audio(voiceDataBase64, limits.maxFileBytes);
-    const audio = inspectBytes(bytes, limits);
-    const buffer = ownBuffer(bytes);
-    const { value, queueMs } = await runTask<Analysis>({ kind: 'analyse', audio: buffer, options: { ...options, limits } }, signal, buffer);
+    assertBytes(bytes);
+    const audio = call.audio ?? inspectBytes(bytes, options.limits);
+    const buffer = transferable(bytes, call.transfer ?? false);
+    const { value, queueMs } = await runner.run<Analysis>({ kind: 'analyse', audio: buffer, options: { ...options, checked: audio } }, { signal: call.signal, transfer: buffer });
     return { analysis: value, audio: value.info ?? audio, timings: { ...value.timings, queueMs, totalMs: performance.now() - t0 } };
   }
 
   if (opts.warmup ?? true) {
-    await Promise.all(Array.from({ length: threads }, () => runTask({ kind: 'warmup' }).catch(() => undefined)));
+    await Promise.all(Array.from({ length: threads }, () => runner.run({ kind: 'warmup' }).catch(() => undefined)));
   }
 
   const engine: VoiceEngine = {
@@ -255,12 +212,13 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     defaultThreshold,
     limits,
 
-    inspectAudio(voiceDataBase64) {
-      return inspectBytes(decodeBase64Audio(voiceDataBase64, limits.maxFileBytes), limits);
+    inspectAudio(bytes) {
+      assertBytes(bytes);
+      return inspectBytes(bytes, limits);
     },
 
-    async enrol(voiceDataBase64, o = {}) {
-      const { analysis: a, audio, timings } = await analyseBase64(voiceDataBase64, { gating: true, consistency: true }, o.signal);
+    async enrol(bytes, o = {}) {
+      const { analysis: a, audio, timings } = await analyseBytes(bytes, { gating: true, consistency: true, limits }, o);
       const bonafideProbability = a.spoof.bonafideProbability;
       return {
         voiceprint: { modelId: speakerEntry.name, embedding: a.embedding },
@@ -275,7 +233,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
       };
     },
 
-    async verify(voiceDataBase64, voiceprint, o = {}) {
+    async verify(bytes, voiceprint, o = {}) {
       if (!voiceprint || typeof voiceprint.modelId !== 'string' || !(voiceprint.embedding instanceof Float32Array)) {
         throw new EngineError('invalid_voiceprint', 'voiceprint must be { modelId: string, embedding: Float32Array }');
       }
@@ -288,16 +246,15 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
       if (!voiceprint.embedding.every(Number.isFinite)) throw new EngineError('invalid_voiceprint', 'voiceprint embedding has non-finite values');
       const threshold = o.threshold ?? defaultThreshold;
       if (!(threshold >= 0 && threshold <= 1)) throw new RangeError('threshold must be in [0, 1]');
-      const { analysis: a, audio, timings } = await analyseBase64(voiceDataBase64, { gating: true, consistency: false }, o.signal);
+      const { analysis: a, audio, timings } = await analyseBytes(bytes, { gating: true, consistency: false, limits }, o);
       if (a.embedding.length !== voiceprint.embedding.length) {
         throw new EngineError('invalid_voiceprint', `voiceprint has ${voiceprint.embedding.length} dimensions, the model produces ${a.embedding.length}`);
       }
       const cosine = cosineSimilarity(a.embedding, voiceprint.embedding);
       const score = matchScore(cosine, calibration);
-      const reliable = a.snrDb >= LIMITS.minVerifySnrDb;
       const bonafideProbability = a.spoof.bonafideProbability;
       return {
-        result: decide(score, threshold, reliable),
+        ...decideVerification({ matchScore: score, threshold, snrDb: a.snrDb }),
         matchScore: score,
         cosine,
         threshold,
@@ -305,44 +262,28 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         bonafideProbability,
         netSpeechSeconds: a.netSpeechSeconds,
         snrDb: a.snrDb,
-        ...(reliable ? {} : { inconclusiveReason: `SNR ${a.snrDb.toFixed(1)} dB is below ${LIMITS.minVerifySnrDb} dB` }),
         audio,
         timings,
       };
     },
 
     async embedBytes(bytes, o = {}) {
-      const t0 = performance.now();
-      const evalLimits: IntakeLimits = { ...limits, minDurationSeconds: 0 };
-      inspectBytes(bytes, evalLimits);
-      const buffer = bytes.slice().buffer as ArrayBuffer;
-      const { value: a, queueMs } = await runTask<Analysis>(
-        { kind: 'analyse', audio: buffer, options: { gating: false, consistency: false, limits: evalLimits } },
-        o.signal,
-        buffer,
-      );
+      const { analysis: a, timings } = await analyseBytes(bytes, { gating: false, consistency: false, limits: { ...limits, minDurationSeconds: 0 } }, o);
       return {
         embedding: a.embedding,
         bonafideProbability: a.spoof.bonafideProbability,
         spoofLogit: a.spoof.meanLogit,
         netSpeechSeconds: a.netSpeechSeconds,
         snrDb: a.snrDb,
-        timings: { ...a.timings, queueMs, totalMs: performance.now() - t0 },
+        timings,
       };
     },
 
-    stats() {
-      return { queueSize: pool.queueSize, utilization: pool.utilization, completed: pool.completed, threads: pool.threads.length };
-    },
-
-    async close() {
-      if (closed) return;
-      closed = true;
-      await pool.destroy();
-    },
+    stats: () => runner.stats(),
+    close: () => runner.close(),
 
     async runRaw(task, o = {}) {
-      return (await runTask(task, o.signal)).value;
+      return (await runner.run(task, o)).value;
     },
   };
   return engine;

@@ -1,4 +1,3 @@
-import { decodeBase64Audio } from './base64.js';
 import { EngineError } from './errors.js';
 import { LIMITS, TARGET_SAMPLE_RATE } from './limits.js';
 import { decodeMp3 } from './mp3.js';
@@ -27,7 +26,10 @@ export const DEFAULT_INTAKE_LIMITS: IntakeLimits = {
   minDurationSeconds: LIMITS.minDurationSeconds,
 };
 
-/** Header-level inspection of already-decoded file bytes: no sample decoding. */
+/**
+ * The header check: size, format (sniffed from the bytes), headers, sample rate and duration,
+ * without decoding samples. Synchronous and cheap; throws `EngineError` (category `invalid_input`).
+ */
 export function inspectBytes(bytes: Uint8Array, limits: IntakeLimits = DEFAULT_INTAKE_LIMITS): AudioInfo {
   if (bytes.length > limits.maxFileBytes) {
     throw new EngineError('audio_too_large', `audio exceeds the ${limits.maxFileBytes} byte limit`, { limitBytes: limits.maxFileBytes });
@@ -60,10 +62,6 @@ export function inspectBytes(bytes: Uint8Array, limits: IntakeLimits = DEFAULT_I
   return info;
 }
 
-export function inspectAudio(voiceDataBase64: string, limits: IntakeLimits = DEFAULT_INTAKE_LIMITS): AudioInfo {
-  return inspectBytes(decodeBase64Audio(voiceDataBase64, limits.maxFileBytes), limits);
-}
-
 export interface DecodedRecording {
   info: AudioInfo;
   /** Mono, 16 kHz, in [-1, 1]. */
@@ -71,9 +69,13 @@ export interface DecodedRecording {
   timings: { decodeMs: number; resampleMs: number };
 }
 
-/** Sniff, validate, decode and resample file bytes to 16 kHz mono. */
-export async function decodeAudio(bytes: Uint8Array, limits: IntakeLimits = DEFAULT_INTAKE_LIMITS): Promise<DecodedRecording> {
-  const info = inspectBytes(bytes, limits);
+/**
+ * Decode and resample file bytes to 16 kHz mono. `checked` is what `inspectBytes` returned for
+ * these bytes; without it the header is checked here. The decoders bound their work and fail with
+ * `corrupt_audio` on bad data either way.
+ */
+export async function decodeAudio(bytes: Uint8Array, limits: IntakeLimits = DEFAULT_INTAKE_LIMITS, checked?: AudioInfo): Promise<DecodedRecording> {
+  const info = checked ?? inspectBytes(bytes, limits);
   const t0 = performance.now();
   // A little slack over the limit: MP3 frame counts include encoder padding.
   const maxFrames = Math.ceil(info.sampleRate * (limits.maxDurationSeconds + 1));

@@ -1,3 +1,4 @@
+import { LIMITS } from './limits.js';
 import type { LogisticCalibration } from './manifest.js';
 
 export const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
@@ -49,7 +50,20 @@ export const DEFAULT_MATCH_THRESHOLD = 0.85;
 
 export type VerificationResult = 'verified' | 'rejected' | 'inconclusive';
 
-export function decide(score: number, threshold: number, reliable: boolean): VerificationResult {
-  if (!reliable) return 'inconclusive';
-  return score >= threshold ? 'verified' : 'rejected';
+export interface VerificationDecision {
+  result: VerificationResult;
+  /** Why the result is inconclusive, when it is. */
+  inconclusiveReason?: string;
+}
+
+/**
+ * The verification rule: `inconclusive` when the audio is too noisy for the score to be trusted
+ * (SNR below `LIMITS.minVerifySnrDb`), otherwise `verified` at or above the threshold, else `rejected`.
+ * The spoof result is reported alongside, never folded in here.
+ */
+export function decideVerification(input: { matchScore: number; threshold: number; snrDb: number }): VerificationDecision {
+  if (!(input.snrDb >= LIMITS.minVerifySnrDb)) {
+    return { result: 'inconclusive', inconclusiveReason: `SNR ${input.snrDb.toFixed(1)} dB is below ${LIMITS.minVerifySnrDb} dB` };
+  }
+  return { result: input.matchScore >= input.threshold ? 'verified' : 'rejected' };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../src/engine.js';
 import { defaultManifestPath, defaultModelsDir, loadManifest, selectModel } from '../src/manifest.js';
-import { audioBase64 } from './helpers.js';
+import { audioBytes } from './helpers.js';
 
 async function bundledDefaultsPresent(): Promise<boolean> {
   try {
@@ -20,13 +20,13 @@ describe.skipIf(!present)('bundled default models in models/ (skipped until they
   it('load with their manifest sha256 and run enrol/verify end to end', async () => {
     const engine = await createEngine({ threads: 1 });
     try {
-      const e = await engine.enrol(audioBase64('alice_1.wav'));
+      const e = await engine.enrol(audioBytes('alice_1.wav'));
       expect(e.voiceprint.modelId).toBe(engine.speakerModelId);
       expect(e.voiceprint.embedding.length).toBeGreaterThan(16);
-      const same = await engine.verify(audioBase64('alice_1.wav'), e.voiceprint);
+      const same = await engine.verify(audioBytes('alice_1.wav'), e.voiceprint);
       expect(same.cosine).toBeGreaterThan(0.99);
       expect(same.matchScore).toBeGreaterThan(0.5);
-      const other = await engine.verify(audioBase64('alice_1_44k_stereo.mp3'), e.voiceprint);
+      const other = await engine.verify(audioBytes('alice_1_44k_stereo.mp3'), e.voiceprint);
       expect(other.cosine).toBeGreaterThan(0.8);
     } finally {
       await engine.close();

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type VoiceEngine } from '../src/engine.js';
 import { EngineError } from '../src/errors.js';
 import { encodeWav } from '../src/wav.js';
-import { audioBase64, b64, FIXTURE_MODELS, rng, sine } from './helpers.js';
+import { audioBytes, FIXTURE_MODELS, rng, sine } from './helpers.js';
 
 async function errorCode(p: Promise<unknown>): Promise<string> {
   try {
@@ -40,7 +40,7 @@ describe('engine through the Piscina pool (fixture models)', () => {
   });
 
   it('enrols from WAV: voiceprint, quality, speech, spoof, timings', async () => {
-    const r = await engine.enrol(audioBase64('alice_1.wav'));
+    const r = await engine.enrol(audioBytes('alice_1.wav'));
     expect(r.voiceprint.modelId).toBe('tiny-speaker');
     expect(r.voiceprint.embedding).toBeInstanceOf(Float32Array);
     expect(r.voiceprint.embedding.length).toBe(64);
@@ -58,50 +58,65 @@ describe('engine through the Piscina pool (fixture models)', () => {
   });
 
   it('verifies WAV and MP3 against a voiceprint; the same recording matches itself', async () => {
-    const { voiceprint } = await engine.enrol(audioBase64('alice_1.wav'));
-    const same = await engine.verify(audioBase64('alice_1.wav'), voiceprint);
+    const { voiceprint } = await engine.enrol(audioBytes('alice_1.wav'));
+    const same = await engine.verify(audioBytes('alice_1.wav'), voiceprint);
     expect(same.cosine).toBeCloseTo(1, 4);
     expect(same.result).toBe('verified');
     expect(same.matchScore).toBeGreaterThan(0.85);
-    const mp3 = await engine.verify(audioBase64('alice_1_44k_stereo.mp3'), voiceprint);
+    const mp3 = await engine.verify(audioBytes('alice_1_44k_stereo.mp3'), voiceprint);
     expect(mp3.audio.format).toBe('mp3');
     expect(mp3.cosine).toBeGreaterThan(0.9); // same speech through MP3 + 44.1 kHz + resampling
     expect(['verified', 'rejected', 'inconclusive']).toContain(mp3.result);
-    const strict = await engine.verify(audioBase64('bob_1.wav'), voiceprint, { threshold: 1 });
+    const strict = await engine.verify(audioBytes('bob_1.wav'), voiceprint, { threshold: 1 });
     expect(strict.result).toBe('rejected');
     expect(strict.threshold).toBe(1);
   });
 
   it('handles concurrent requests beyond the thread count', async () => {
-    const rs = await Promise.all(['alice_1.wav', 'alice_2.wav', 'bob_1.wav', 'alice_1_44k_stereo.mp3', 'alice_2.wav'].map((f) => engine.enrol(audioBase64(f))));
+    const rs = await Promise.all(['alice_1.wav', 'alice_2.wav', 'bob_1.wav', 'alice_1_44k_stereo.mp3', 'alice_2.wav'].map((f) => engine.enrol(audioBytes(f))));
     expect(rs.every((r) => r.voiceprint.embedding.length === 64)).toBe(true);
     expect(engine.stats().completed).toBeGreaterThan(5);
   });
 
   it('inspectAudio is synchronous and validates', () => {
-    expect(engine.inspectAudio(audioBase64('alice_1.wav')).durationSeconds).toBeCloseTo(8.69, 1);
-    expect(() => engine.inspectAudio('not base64!')).toThrow(EngineError);
+    expect(engine.inspectAudio(audioBytes('alice_1.wav')).durationSeconds).toBeCloseTo(8.69, 1);
+    expect(() => engine.inspectAudio(new TextEncoder().encode('not audio at all'))).toThrow(EngineError);
+  });
+
+  it('takes the header check from the request side and still fails safely on bytes that do not match it', async () => {
+    const bytes = audioBytes('alice_1.wav');
+    const audio = engine.inspectAudio(bytes);
+    const { voiceprint } = await engine.enrol(bytes, { audio });
+    expect(bytes.length).toBeGreaterThan(0); // copied by default: the caller's bytes stay usable
+    const handed = audioBytes('alice_1.wav');
+    const v = await engine.verify(handed, voiceprint, { audio, transfer: true });
+    expect(v.cosine).toBeCloseTo(1, 4);
+    expect(handed.length).toBe(0); // transferred to the worker
+    const corrupt = audioBytes('alice_1.wav').slice(0, 40);
+    expect(await errorCode(engine.enrol(corrupt, { audio }))).toBe('corrupt_audio');
+    expect(await errorCode(engine.enrol(new Uint8Array(20_000), { audio: engine.inspectAudio(audioBytes('alice_1_44k_stereo.mp3')) }))).toBe('corrupt_audio');
+    expect(await errorCode(engine.enrol(new Uint8Array(20_000), { audio }))).toBe('corrupt_audio');
+    await expect(engine.enrol('UklGRg==' as unknown as Uint8Array)).rejects.toThrow(TypeError);
   });
 
   it('rejects speech-content failures with typed errors', async () => {
     const r = rng(3);
-    const silence = b64(encodeWav(new Float32Array(16000 * 4), 16000));
-    const clipped = b64(encodeWav(sine(4, 16000, 200, 3), 16000));
-    const noise = b64(encodeWav(new Float32Array(16000 * 4).map(() => 0.05 * (r() - 0.5)), 16000));
+    const silence = encodeWav(new Float32Array(16000 * 4), 16000);
+    const clipped = encodeWav(sine(4, 16000, 200, 3), 16000);
+    const noise = encodeWav(new Float32Array(16000 * 4).map(() => 0.05 * (r() - 0.5)), 16000);
     expect(await errorCode(engine.enrol(silence))).toBe('silent_audio');
     expect(await errorCode(engine.enrol(clipped))).toBe('clipped_audio');
     expect(await errorCode(engine.enrol(noise))).toBe('insufficient_speech');
-    const { voiceprint } = await engine.enrol(audioBase64('alice_2.wav'));
+    const { voiceprint } = await engine.enrol(audioBytes('alice_2.wav'));
     expect(await errorCode(engine.verify(noise, voiceprint))).toBe('insufficient_speech');
   });
 
   it('returns inconclusive when the SNR is too low for a reliable decision', async () => {
     const { decodeWav } = await import('../src/wav.js');
-    const { audioBytes } = await import('./helpers.js');
     const r = rng(11);
     const noisy = decodeWav(audioBytes('alice_1.wav')).samples.map((v) => v + 0.35 * (r() - 0.5));
-    const { voiceprint } = await engine.enrol(audioBase64('alice_2.wav'));
-    const v = await engine.verify(b64(encodeWav(noisy, 16000)), voiceprint);
+    const { voiceprint } = await engine.enrol(audioBytes('alice_2.wav'));
+    const v = await engine.verify(encodeWav(noisy, 16000), voiceprint);
     expect(v.snrDb).toBeLessThan(5);
     expect(v.netSpeechSeconds).toBeGreaterThan(3);
     expect(v.result).toBe('inconclusive');
@@ -109,30 +124,29 @@ describe('engine through the Piscina pool (fixture models)', () => {
   });
 
   it('rejects intake failures before queueing', async () => {
-    expect(await errorCode(engine.enrol('%%%'))).toBe('invalid_base64');
-    expect(await errorCode(engine.enrol(b64(new TextEncoder().encode('this is not audio at all'))))).toBe('unsupported_format');
-    expect(await errorCode(engine.enrol(b64(encodeWav(sine(4, 8000), 8000))))).toBe('sample_rate_too_low');
-    expect(await errorCode(engine.enrol(b64(encodeWav(sine(1), 16000))))).toBe('audio_too_short');
-    expect(await errorCode(engine.enrol(b64(encodeWav(sine(61), 16000))))).toBe('audio_too_long');
+    expect(await errorCode(engine.enrol(new TextEncoder().encode('this is not audio at all')))).toBe('unsupported_format');
+    expect(await errorCode(engine.enrol(encodeWav(sine(4, 8000), 8000)))).toBe('sample_rate_too_low');
+    expect(await errorCode(engine.enrol(encodeWav(sine(1), 16000)))).toBe('audio_too_short');
+    expect(await errorCode(engine.enrol(encodeWav(sine(61), 16000)))).toBe('audio_too_long');
   });
 
   it('never compares voiceprints from another model', async () => {
     const embedding = new Float32Array(64).fill(0.125);
-    expect(await errorCode(engine.verify(audioBase64('alice_1.wav'), { modelId: 'other-model', embedding }))).toBe('voiceprint_model_mismatch');
-    expect(await errorCode(engine.verify(audioBase64('alice_1.wav'), { modelId: 'tiny-speaker', embedding: new Float32Array(10) }))).toBe('invalid_voiceprint');
-    expect(await errorCode(engine.verify(audioBase64('alice_1.wav'), { modelId: 'tiny-speaker', embedding: [1, 2] as unknown as Float32Array }))).toBe('invalid_voiceprint');
+    expect(await errorCode(engine.verify(audioBytes('alice_1.wav'), { modelId: 'other-model', embedding }))).toBe('voiceprint_model_mismatch');
+    expect(await errorCode(engine.verify(audioBytes('alice_1.wav'), { modelId: 'tiny-speaker', embedding: new Float32Array(10) }))).toBe('invalid_voiceprint');
+    expect(await errorCode(engine.verify(audioBytes('alice_1.wav'), { modelId: 'tiny-speaker', embedding: [1, 2] as unknown as Float32Array }))).toBe('invalid_voiceprint');
   });
 
   it('honours abort signals', async () => {
     const ac = new AbortController();
     ac.abort();
-    expect(await errorCode(engine.enrol(audioBase64('alice_1.wav'), { signal: ac.signal }))).toBe('aborted');
+    expect(await errorCode(engine.enrol(audioBytes('alice_1.wav'), { signal: ac.signal }))).toBe('aborted');
     const ac2 = new AbortController();
-    const p = engine.enrol(audioBase64('bob_1.wav'), { signal: ac2.signal });
+    const p = engine.enrol(audioBytes('bob_1.wav'), { signal: ac2.signal });
     setTimeout(() => ac2.abort(), 5);
     expect(await errorCode(p)).toBe('aborted');
     // the pool keeps working
-    expect((await engine.enrol(audioBase64('alice_1.wav'))).voiceprint.modelId).toBe('tiny-speaker');
+    expect((await engine.enrol(audioBytes('alice_1.wav'))).voiceprint.modelId).toBe('tiny-speaker');
   });
 });
 
@@ -141,7 +155,7 @@ describe('engine pool limits and failures', () => {
     const engine = await createEngine({ modelsDir: FIXTURE_MODELS, threads: 1, maxQueue: 2, taskTimeoutMs: 30_000, testHooks: true, warmup: false });
     try {
       const crash = engine.runRaw({ kind: 'crash' });
-      const after = engine.enrol(audioBase64('alice_1.wav'));
+      const after = engine.enrol(audioBytes('alice_1.wav'));
       expect(await errorCode(crash)).toBe('worker_crashed');
       expect((await after).voiceprint.embedding.length).toBe(64);
 
@@ -152,7 +166,7 @@ describe('engine pool limits and failures', () => {
     } finally {
       await engine.close();
     }
-    expect(await errorCode(engine.enrol(audioBase64('alice_1.wav')))).toBe('engine_closed');
+    expect(await errorCode(engine.enrol(audioBytes('alice_1.wav')))).toBe('engine_closed');
   });
 
   it('times out a task that runs past taskTimeoutMs and keeps serving', async () => {
@@ -199,7 +213,7 @@ describe('engine pool limits and failures', () => {
     });
     const engine = await createEngine({ modelsDir: dir, threads: 1, warmup: false });
     try {
-      expect((await engine.enrol(audioBase64('alice_1.wav'))).voiceprint.embedding.length).toBe(64);
+      expect((await engine.enrol(audioBytes('alice_1.wav'))).voiceprint.embedding.length).toBe(64);
     } finally {
       await engine.close();
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeBase64Audio } from '../src/base64.js';
 import { EngineError } from '../src/errors.js';
-import { decodeAudio, inspectAudio, inspectBytes } from '../src/intake.js';
+import { decodeAudio, inspectBytes } from '../src/intake.js';
 import { decodeMp3 } from '../src/mp3.js';
 import { scanMp3 } from '../src/mp3-frames.js';
 import { resample } from '../src/resample.js';
@@ -44,7 +44,7 @@ describe('base64', () => {
     }
   });
   it('rejects invalid base64 with invalid_base64', () => {
-    for (const s of ['', 'abc$', 'a', 'ab=c', '====', 'abcd=']) expect(code(() => decodeBase64Audio(s)), s).toBe('invalid_base64');
+    for (const s of ['', 'abc$', 'a', 'ab=c', '====', 'abcd=', '%%%']) expect(code(() => decodeBase64Audio(s)), s).toBe('invalid_base64');
     expect(code(() => decodeBase64Audio(42 as unknown as string))).toBe('invalid_base64');
   });
   it('rejects oversize input before decoding it', () => {
@@ -177,15 +177,15 @@ describe('resampling', () => {
   });
 });
 
-describe('inspectAudio and decodeAudio', () => {
+describe('inspectBytes and decodeAudio', () => {
   it('inspects WAV and MP3 cheaply', () => {
-    expect(inspectAudio(audioBase64('alice_1.wav'))).toMatchObject({ format: 'wav', sampleRate: 16000, channels: 1 });
-    expect(inspectAudio(audioBase64('alice_1_44k_stereo.mp3'))).toMatchObject({ format: 'mp3', sampleRate: 44100, channels: 2 });
+    expect(inspectBytes(decodeBase64Audio(audioBase64('alice_1.wav')))).toMatchObject({ format: 'wav', sampleRate: 16000, channels: 1 });
+    expect(inspectBytes(decodeBase64Audio(audioBase64('alice_1_44k_stereo.mp3')))).toMatchObject({ format: 'mp3', sampleRate: 44100, channels: 2 });
   });
   it('rejects rates below 16 kHz, too short and too long audio', () => {
-    expect(code(() => inspectAudio(b64(encodeWav(sine(4, 8000), 8000))))).toBe('sample_rate_too_low');
-    expect(code(() => inspectAudio(b64(encodeWav(sine(2.5), 16000))))).toBe('audio_too_short');
-    expect(code(() => inspectAudio(b64(encodeWav(sine(61), 16000))))).toBe('audio_too_long');
+    expect(code(() => inspectBytes(decodeBase64Audio(b64(encodeWav(sine(4, 8000), 8000)))))).toBe('sample_rate_too_low');
+    expect(code(() => inspectBytes(decodeBase64Audio(b64(encodeWav(sine(2.5), 16000)))))).toBe('audio_too_short');
+    expect(code(() => inspectBytes(decodeBase64Audio(b64(encodeWav(sine(61), 16000)))))).toBe('audio_too_long');
     expect(code(() => inspectBytes(new Uint8Array(11 * 1024 * 1024)))).toBe('audio_too_large');
   });
   it('decodes 44.1 kHz 24-bit stereo WAV to 16 kHz mono', async () => {

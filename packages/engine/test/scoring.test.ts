@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cllr, eer, farAtFrr, fitLogisticCalibration, minDcf, ratesAtThreshold } from '../src/metrics.js';
 import { estimateSnrDb, qualityScore, signalStats } from '../src/quality.js';
-import { cosineSimilarity, decide, l2normalize, matchScore, meanEmbedding, sigmoid } from '../src/scoring.js';
+import { cosineSimilarity, decideVerification, l2normalize, matchScore, meanEmbedding, sigmoid } from '../src/scoring.js';
 import { spoofWindows, SPOOF_WINDOW } from '../src/spoof.js';
 import { concatSegments, speechSegments } from '../src/vad.js';
 import { rng } from './helpers.js';
@@ -24,9 +24,11 @@ describe('scoring', () => {
     expect(matchScore(0.5, cal)).toBeCloseTo(0.5);
     expect(matchScore(1, cal)).toBeGreaterThan(0.99);
     expect(matchScore(-1, cal)).toBeLessThan(0.01);
-    expect(decide(0.9, 0.85, true)).toBe('verified');
-    expect(decide(0.8, 0.85, true)).toBe('rejected');
-    expect(decide(0.99, 0.85, false)).toBe('inconclusive');
+    expect(decideVerification({ matchScore: 0.9, threshold: 0.85, snrDb: 20 })).toEqual({ result: 'verified' });
+    expect(decideVerification({ matchScore: 0.8, threshold: 0.85, snrDb: 20 })).toEqual({ result: 'rejected' });
+    expect(decideVerification({ matchScore: 0.99, threshold: 0.85, snrDb: 4.9 })).toMatchObject({ result: 'inconclusive', inconclusiveReason: expect.stringMatching(/SNR 4\.9 dB/) });
+    expect(decideVerification({ matchScore: 0.85, threshold: 0.85, snrDb: 5 }).result).toBe('verified');
+    expect(decideVerification({ matchScore: 0.99, threshold: 0.85, snrDb: Number.NaN }).result).toBe('inconclusive');
     expect(sigmoid(0)).toBe(0.5);
   });
 });

@@ -1,4 +1,4 @@
-import type { FieldError } from './types.js';
+import type { ErrorCode, FieldError } from './types.js';
 
 /** What went wrong: the server answered with an error status, the attempt timed out, or no answer came. */
 export type VoxkeyErrorKind = 'http' | 'timeout' | 'network';
@@ -7,6 +7,7 @@ export interface VoxkeyErrorInit {
   kind: VoxkeyErrorKind;
   status: number;
   code: number;
+  error?: ErrorCode;
   message: string;
   errors?: FieldError[];
   requestId?: string;
@@ -22,8 +23,9 @@ const BRAND = Symbol.for('@voxkey/sdk.VoxkeyError');
 /**
  * The one error type the SDK throws for a failed API call.
  *
- * - `kind: 'http'`: the server answered with a non-2xx status; `status`, `code`, `message` and
- *   (for 400) `errors[]` come from the error body `{ code, message, errors? }`.
+ * - `kind: 'http'`: the server answered with a non-2xx status; `status`, `code`, `error`, `message`
+ *   and (for 400) `errors[]` come from the error body `{ code, error, message, errors? }`.
+ *   Branch on `error` (e.g. `already_enrolled` vs `enrollment_in_progress`), never on the message.
  * - `kind: 'timeout'`: no response within `timeoutMs` (after any retries); `status` and `code` are 0.
  * - `kind: 'network'`: the request never got an answer (DNS, refused connection, reset...); `status` and `code` are 0.
  *
@@ -37,7 +39,13 @@ export class VoxkeyError extends Error {
   readonly status: number;
   /** `code` from the error body (equal to the HTTP status), or 0 when no response was received. */
   readonly code: number;
-  /** Validation problems, one per faulty field (400 only); empty otherwise. */
+  /**
+   * The machine-readable reason from the error body (`already_enrolled`, `queue_full`, ...), or
+   * undefined when no response was received or the body was not a Voxkey error (e.g. a proxy's 502).
+   * `OperationErrorCode<'createEnrollment'>` names the values one operation can answer with.
+   */
+  readonly error: ErrorCode | undefined;
+  /** Validation problems, one per faulty field (400 only), each with its `code`; empty otherwise. */
   readonly errors: FieldError[];
   /** The `X-Request-Id` response header, when the server sent one: quote it in support requests. */
   readonly requestId: string | undefined;
@@ -53,6 +61,7 @@ export class VoxkeyError extends Error {
     this.kind = init.kind;
     this.status = init.status;
     this.code = init.code;
+    this.error = init.error;
     this.errors = init.errors ?? [];
     this.requestId = init.requestId;
     this.retryAfter = init.retryAfter;
@@ -85,6 +94,7 @@ export class VoxkeyError extends Error {
       kind: 'http',
       status,
       code: typeof parsed.code === 'number' ? parsed.code : status,
+      error: typeof parsed.error === 'string' ? (parsed.error as ErrorCode) : undefined,
       message,
       errors: Array.isArray(parsed.errors) ? parsed.errors.filter(isFieldError) : [],
       requestId: response.headers.get('x-request-id') ?? undefined,

@@ -9,6 +9,22 @@ export type ApiError = Schemas['Error'];
 /** Error body of a 400 response: one entry per faulty field. */
 export type ApiValidationError = Schemas['ValidationError'];
 export type FieldError = Schemas['FieldError'];
+/** Machine-readable reason of an error response (`error` of the body). */
+export type ErrorCode = Schemas['ErrorCode'];
+/** Machine-readable reason of one validation problem (`code` of an `errors[]` entry). */
+export type FieldErrorCode = Schemas['FieldErrorCode'];
+
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
+type ResponsesOf<Op extends keyof operations> = operations[Op]['responses'];
+type ErrorOfResponse<R> = R extends { content: { 'application/json': { error: infer E } } } ? E : never;
+
+/**
+ * The `error` values one operation can answer with, from the contract:
+ * `OperationErrorCode<'createEnrollment'>` is `'validation_failed' | 'unauthorized' | ... | 'already_enrolled' | ...`.
+ */
+export type OperationErrorCode<Op extends keyof operations> = {
+  [S in keyof ResponsesOf<Op>]: S extends ErrorStatus ? ErrorOfResponse<ResponsesOf<Op>[S]> : never;
+}[keyof ResponsesOf<Op>] & ErrorCode;
 
 export type ApiToken = Schemas['ApiToken'];
 export type CreatedApiToken = Schemas['CreatedApiToken'];

@@ -136,6 +136,46 @@ describe('VoxkeyError mapping', () => {
     expect(e).toMatchObject({ kind: 'http', status, code: status, message, errors: [], requestId: undefined });
   });
 
+  it('exposes the machine-readable error and each field error code', async () => {
+    const e = await failWith(
+      json(
+        {
+          code: 400,
+          error: 'validation_failed',
+          message: 'Request validation failed',
+          errors: [
+            { field: 'request_uuid', code: 'invalid_uuid', message: 'Must be a valid UUID v4' },
+            { field: 'voice_data', code: 'sample_rate_too_low', message: 'sample rate 8000 Hz is below the required 16000 Hz' },
+          ],
+        },
+        400,
+      ),
+    );
+    expect(e.error).toBe('validation_failed');
+    expect(e.errors.map((f) => f.code)).toEqual(['invalid_uuid', 'sample_rate_too_low']);
+  });
+
+  it.each([
+    [409, 'already_enrolled'],
+    [409, 'enrollment_in_progress'],
+    [409, 'no_callback_url'],
+    [409, 'request_uuid_reused'],
+    [404, 'not_found'],
+    [429, 'queue_full'],
+    [429, 'quota_exceeded'],
+    [503, 'unavailable'],
+  ] as const)('%i %s: error tells responses of one status apart', async (status, error) => {
+    const e = await failWith(json({ code: status, error, message: 'x' }, status));
+    expect(e).toMatchObject({ kind: 'http', status, code: status, error });
+  });
+
+  it('error is undefined when the body is not a Voxkey error', async () => {
+    const e = await failWith(new Response('Bad gateway', { status: 502, statusText: 'Bad Gateway' }));
+    expect(e.error).toBeUndefined();
+    const odd = await failWith(json({ code: 418, error: 42, message: 'x' }, 418));
+    expect(odd.error).toBeUndefined();
+  });
+
   it('429 carries retryAfter', async () => {
     const e = await failWith(json({ code: 429, message: 'Too many requests' }, 429, { 'Retry-After': '7' }));
     expect(e.status).toBe(429);

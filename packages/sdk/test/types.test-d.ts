@@ -6,7 +6,10 @@ import {
   type AcceptedRequest,
   type ApiError,
   type ApiValidationError,
+  type ErrorCode,
   type FieldError,
+  type FieldErrorCode,
+  type OperationErrorCode,
   type Page,
   type PredefinedText,
   type RequestRecord,
@@ -20,7 +23,9 @@ describe('raw client narrowing', () => {
   it('getUser: data is User after checking error; error is the union of error bodies', async () => {
     const { data, error } = await vk.raw.GET('/organisations/{org_id}/users/{user_id}', { params: { path: { org_id: '1', user_id: '2' } } });
     if (error) {
-      expectTypeOf(error).toEqualTypeOf<ApiValidationError | ApiError>();
+      // The error bodies are the contract's: each status narrows `error` to the codes it can carry.
+      expectTypeOf(error).toMatchTypeOf<ApiValidationError | ApiError>();
+      expectTypeOf(error.error).toEqualTypeOf<OperationErrorCode<'getUser'>>();
       expectTypeOf(data).toEqualTypeOf<undefined>();
       return;
     }
@@ -82,6 +87,23 @@ describe('errors and events', () => {
     expectTypeOf(e.requestId).toEqualTypeOf<string | undefined>();
     expectTypeOf(e.retryAfter).toEqualTypeOf<number | undefined>();
     expectTypeOf(e.kind).toEqualTypeOf<'http' | 'timeout' | 'network'>();
+    expectTypeOf(e.error).toEqualTypeOf<ErrorCode | undefined>();
+    expectTypeOf(e.errors[0]!.code).toEqualTypeOf<FieldErrorCode>();
+  });
+
+  it('error codes are typed per operation from the contract', () => {
+    type Enrolment = OperationErrorCode<'createEnrollment'>;
+    expectTypeOf<'already_enrolled' | 'enrollment_in_progress' | 'no_callback_url' | 'request_uuid_reused'>().toMatchTypeOf<Enrolment>();
+    expectTypeOf<'queue_full' | 'quota_exceeded' | 'rate_limited' | 'unavailable' | 'validation_failed'>().toMatchTypeOf<Enrolment>();
+    expectTypeOf<'user_inactive'>().not.toMatchTypeOf<Enrolment>();
+    expectTypeOf<'user_inactive' | 'user_not_enrolled'>().toMatchTypeOf<OperationErrorCode<'createVerification'>>();
+    expectTypeOf<'already_exists'>().toMatchTypeOf<OperationErrorCode<'createPredefinedText'>>();
+    expectTypeOf<OperationErrorCode<'getUser'>>().toEqualTypeOf<
+      'validation_failed' | 'unauthorized' | 'forbidden' | 'not_found' | 'payload_too_large' | 'unsupported_media_type' | 'rate_limited' | 'internal_error'
+    >();
+    // @ts-expect-error not a code
+    const wrong: ErrorCode = 'conflict';
+    void wrong;
   });
 
   it('verifyWebhook narrows on event_type', () => {

@@ -18,8 +18,8 @@ export function parseListQuery(raw: RawListQuery, filterFields: FieldTypes, sort
   const conditions = filterList(raw.filter).map((f) => parseFilter(f, filterFields));
   const sort = parseSort(raw.sort, sortFields);
   const badFilter = conditions.find((c) => 'error' in c);
-  if (badFilter && 'error' in badFilter) throw ApiError.field('filter', badFilter.error);
-  if ('error' in sort) throw ApiError.field('sort', sort.error);
+  if (badFilter && 'error' in badFilter) throw ApiError.field('filter', 'invalid_filter', badFilter.error);
+  if ('error' in sort) throw ApiError.field('sort', 'invalid_sort', sort.error);
   return {
     conditions: conditions.filter((c) => !('error' in c)) as ListQuery['conditions'],
     sort: sort as ListQuery['sort'],

@@ -67,5 +67,5 @@ export async function signUpOrganisation(
 /** A callback URL the organisation sets must pass the SSRF policy (a 400 on `settings.callback_url` otherwise). */
 export async function assertCallbackUrlAllowed(rawUrl: string, config: AppConfig): Promise<void> {
   const problem = await callbackUrlProblem(rawUrl, callbackPolicy(config));
-  if (problem) throw ApiError.field('settings.callback_url', problem);
+  if (problem) throw ApiError.field('settings.callback_url', 'callback_url_not_allowed', problem);
 }

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { DEFAULT_INTAKE_LIMITS, inspectAudio, isEngineError } from '@voxkey/engine';
+import { decodeBase64Audio, DEFAULT_INTAKE_LIMITS, type EngineErrorCode, inspectBytes, isEngineError } from '@voxkey/engine';
 import type { JobKind } from '../db/types.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { ApiError } from '../errors.js';
+import { ApiError, type FieldErrorCode } from '../errors.js';
 import type { AppDeps, AuthContext } from '../deps.js';
 import * as jobs from '../repositories/jobs.js';
 import { findPlanByName } from '../repositories/billing.js';
@@ -35,11 +35,24 @@ export function requestFingerprint(kind: JobKind, body: VoiceRequestBody): strin
   return createHash('sha256').update(canonical).digest('hex');
 }
 
+/** The field code for each reason the engine's intake check refuses a recording. */
+const AUDIO_FIELD_CODES: Partial<Record<EngineErrorCode, FieldErrorCode>> = {
+  invalid_base64: 'invalid_base64',
+  unsupported_format: 'unsupported_audio_format',
+  corrupt_audio: 'corrupt_audio',
+  sample_rate_too_low: 'sample_rate_too_low',
+  audio_too_short: 'audio_too_short',
+  audio_too_long: 'audio_too_long',
+  audio_too_large: 'audio_too_large',
+};
+
 function checkAudio(voiceData: string): void {
   try {
-    inspectAudio(voiceData, DEFAULT_INTAKE_LIMITS);
+    inspectBytes(decodeBase64Audio(voiceData, DEFAULT_INTAKE_LIMITS.maxFileBytes), DEFAULT_INTAKE_LIMITS);
   } catch (err) {
-    if (isEngineError(err) && err.category === 'invalid_input') throw ApiError.field('voice_data', err.message);
+    if (isEngineError(err) && err.category === 'invalid_input') {
+      throw ApiError.field('voice_data', AUDIO_FIELD_CODES[err.code] ?? 'invalid_value', err.message);
+    }
     throw err;
   }
 }
@@ -56,8 +69,8 @@ async function checkTrialQuota(deps: AppDeps, orgId: number): Promise<void> {
   const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
   const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
   if ((await jobs.countJobsSince(db, orgId, monthStart.toISOString())) >= quota) {
-    throw new ApiError('too_many_requests', `Trial tokens are limited to the sandbox quota of ${quota} enrolments and verifications a month; create a production token`, undefined, {
-      'Retry-After': String(Math.ceil((nextMonth.getTime() - now.getTime()) / 1000)),
+    throw new ApiError('quota_exceeded', `Trial tokens are limited to the sandbox quota of ${quota} enrolments and verifications a month; create a production token`, {
+      headers: { 'Retry-After': String(Math.ceil((nextMonth.getTime() - now.getTime()) / 1000)) },
     });
   }
 }
@@ -66,14 +79,14 @@ async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, externa
   const db = deps.database.db;
   const user = await findUserByExternalId(db, orgId, externalId);
   if (kind === 'enrollment') {
-    if (user) throw new ApiError('conflict', `external_id ${JSON.stringify(externalId)} is already enrolled; delete the user to enrol again`);
+    if (user) throw new ApiError('already_enrolled', `external_id ${JSON.stringify(externalId)} is already enrolled; delete the user to enrol again`);
     if (await jobs.findEnrolmentInFlight(db, orgId, externalId)) {
-      throw new ApiError('conflict', `An enrolment for external_id ${JSON.stringify(externalId)} is already in progress`);
+      throw new ApiError('enrollment_in_progress', `An enrolment for external_id ${JSON.stringify(externalId)} is already in progress`);
     }
     return;
   }
-  if (!user) throw new ApiError('not_found', `No enrolled user with external_id ${JSON.stringify(externalId)}`);
-  if (!user.is_active) throw new ApiError('forbidden', 'The user is deactivated and cannot be verified');
+  if (!user) throw new ApiError('user_not_enrolled', `No enrolled user with external_id ${JSON.stringify(externalId)}`);
+  if (!user.is_active) throw new ApiError('user_inactive', 'The user is deactivated and cannot be verified');
 }
 
 /**
@@ -88,7 +101,7 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
   const callbackUrl = settings?.callback_url;
   if (!callbackUrl) {
     throw new ApiError(
-      'conflict',
+      'no_callback_url',
       `No callback URL is configured: set one with PATCH /v1/organisations/${orgId}/settings {"org_id": ${orgId}, "settings": {"callback_url": "https://..."}}`,
     );
   }
@@ -98,7 +111,7 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
     const existing = await jobs.findJobByRequest(db, orgId, body.request_uuid);
     if (!existing) return false;
     if (existing.body_hash !== bodyHash || existing.kind !== kind) {
-      throw new ApiError('conflict', 'request_uuid was already used for a different request');
+      throw new ApiError('request_uuid_reused', 'request_uuid was already used for a different request');
     }
     return true;
   };
@@ -109,9 +122,7 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
   if (auth.tokenKind === 'trial') await checkTrialQuota(deps, orgId);
 
   if ((await jobs.countUnfinishedJobs(db)) >= deps.config.JOB_MAX_QUEUE) {
-    throw new ApiError('too_many_requests', 'The processing queue is full; retry later', undefined, {
-      'Retry-After': String(QUEUE_FULL_RETRY_AFTER_S),
-    });
+    throw new ApiError('queue_full', 'The processing queue is full; retry later', { headers: { 'Retry-After': String(QUEUE_FULL_RETRY_AFTER_S) } });
   }
 
   try {
@@ -130,7 +141,7 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
     if (!isUniqueViolation(err)) throw err;
     // A concurrent twin won the race: either the same request_uuid or another enrolment of this external_id.
     if (await replay()) return { callback_url: callbackUrl, message: ACCEPTED_MESSAGE };
-    throw new ApiError('conflict', `An enrolment for external_id ${JSON.stringify(body.external_id)} is already in progress`);
+    throw new ApiError('enrollment_in_progress', `An enrolment for external_id ${JSON.stringify(body.external_id)} is already in progress`);
   }
   deps.signals.jobQueued();
   return { callback_url: callbackUrl, message: ACCEPTED_MESSAGE };

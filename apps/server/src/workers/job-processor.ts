@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type EngineError, isEngineError, type VoiceEngine } from '@voxkey/engine';
+import { decodeBase64Audio, type EngineError, isEngineError, type VoiceEngine } from '@voxkey/engine';
 import type { Executor } from '../db/connection.js';
 import type { JobRow, VerificationResult, WebhookEventType } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
@@ -35,7 +35,7 @@ function latencyFrom(job: JobRow): number {
 async function enrolmentCompletion(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow): Promise<Completion> {
   const base = { event_type: 'enrollment.completed', request_uuid: job.request_uuid, external_id: job.external_id };
   try {
-    const analysis = await engine.enrol(job.audio ?? '');
+    const analysis = await engine.enrol(decodeBase64Audio(job.audio ?? ''));
     const completedAt = new Date().toISOString();
     const latencyMs = latencyFrom(job);
     const quality = Math.round(analysis.qualityScore * 1000) / 1000;
@@ -113,7 +113,7 @@ async function verificationCompletion(deps: AppDeps, engine: VoiceAnalyzer, job:
 
   try {
     const embedding = openEmbedding(deps.sealer, job.org_id, user.id, voiceprint.sealed_embedding);
-    const analysis = await engine.verify(job.audio ?? '', { modelId: voiceprint.model_id, embedding }, { threshold: deps.config.MATCH_THRESHOLD });
+    const analysis = await engine.verify(decodeBase64Audio(job.audio ?? ''), { modelId: voiceprint.model_id, embedding }, { threshold: deps.config.MATCH_THRESHOLD });
     const completion = finish(
       {
         result: analysis.result,

@@ -87,7 +87,7 @@ describe.skipIf(!HAS_DATASET)(`crashes, backpressure and rotation, with dataset 
         statuses.push(res.status);
         if (res.status === 429) {
           expect(res.headers.get('retry-after')).toBe('5');
-          expect(res.body).toEqual({ code: 429, message: expect.any(String) });
+          expect(res.body).toEqual({ code: 429, error: 'queue_full', message: expect.any(String) });
         }
       }
       expect(statuses).toEqual([202, 202, 429]);

@@ -141,12 +141,13 @@ describe.skipIf(!HAS_DATASET)(`enrolment and verification end to end, with datas
     const notAudio = await api('POST', orgPath('/verifications'), { voice_data: Buffer.from('hello world, not audio').toString('base64'), request_uuid: randomUUID(), external_id: 'alice' });
     expect(notAudio.status).toBe(400);
     expect(notAudio.body.errors[0].field).toBe('voice_data');
+    expect(notAudio.body.errors[0].code).toBe('unsupported_audio_format');
     const missing = await api('POST', orgPath('/verifications'), { voice_data: recordings[0]![0], request_uuid: 'not-a-uuid' });
     expect(missing.status).toBe(400);
     expect(missing.body.errors).toEqual(
       expect.arrayContaining([
-        { field: 'external_id', message: 'This field is required' },
-        { field: 'request_uuid', message: 'Must be a valid UUID v4' },
+        { field: 'external_id', code: 'required', message: 'This field is required' },
+        { field: 'request_uuid', code: 'invalid_uuid', message: 'Must be a valid UUID v4' },
       ]),
     );
   });

@@ -1,5 +1,9 @@
 import {
   ApiTokenSchema,
+  ERROR_CODES,
+  type ErrorCode,
+  FIELD_ERROR_CODES,
+  type FieldErrorCode,
   CreatedApiTokenSchema,
   DeviceSchema,
   InvoiceSchema,
@@ -99,32 +103,40 @@ export function expectList(res: TestResponse, kind: ResourceKind, expected?: { t
   return res.body.results;
 }
 
-/** `{code, message}` and nothing else. */
-export function expectError(res: TestResponse, status: number, message?: string | RegExp): void {
+/** `{code, error, message}` and nothing else; `error` is one of the contract's codes for this status (`expected` when given). */
+export function expectError(res: TestResponse, status: number, message?: string | RegExp, expected?: ErrorCode): void {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
   expect(res.headers.get('content-type') ?? '').toMatch(/^application\/json/);
-  expect(Object.keys(res.body ?? {}).sort()).toEqual(['code', 'message']);
+  expect(Object.keys(res.body ?? {}).sort()).toEqual(['code', 'error', 'message']);
   expect(res.body.code).toBe(status);
+  expectErrorCode(res.body, status, expected);
   expect(typeof res.body.message).toBe('string');
   expect(res.body.message.length).toBeGreaterThan(0);
   if (typeof message === 'string') expect(res.body.message).toBe(message);
   else if (message) expect(res.body.message).toMatch(message);
 }
 
+/** `error` names a code the contract gives this status (and is `expected` when given). */
+export function expectErrorCode(body: { error?: unknown }, status: number, expected?: ErrorCode): void {
+  expect(body.error, JSON.stringify(body)).toBeTypeOf('string');
+  expect(ERROR_CODES[body.error as ErrorCode]?.status, `${String(body.error)} is a ${status} code`).toBe(status);
+  if (expected) expect(body.error).toBe(expected);
+}
+
 export function expectUnauthorized(res: TestResponse): void {
   expectError(res, 401, INVALID_CREDENTIALS);
-  expect(res.body).toEqual({ code: 401, message: INVALID_CREDENTIALS });
+  expect(res.body).toEqual({ code: 401, error: 'unauthorized', message: INVALID_CREDENTIALS });
 }
 
 export const FORBIDDEN_MESSAGE = 'This token is not allowed to access this organisation';
 
 export function expectForbidden(res: TestResponse): void {
-  expectError(res, 403, FORBIDDEN_MESSAGE);
+  expectError(res, 403, FORBIDDEN_MESSAGE, 'forbidden');
 }
 
 /** `{code: 404, message: "<Thing> not found"}` (decisions). */
 export function expectNotFound(res: TestResponse): void {
-  expectError(res, 404, /^\S.* not found$/);
+  expectError(res, 404, /^\S.* not found$/, 'not_found');
 }
 
 /** An id beyond the 32-bit columns: a 400 naming the path parameter (decisions: path ids are 1 to 2147483647), never a 500. */
@@ -132,27 +144,31 @@ export function expectInvalidId(res: TestResponse, param: string): void {
   expectValidation(res, [param]);
 }
 
-type FieldExpectation = string | { field: string; message?: string | RegExp };
+type FieldExpectation = string | { field: string; message?: string | RegExp; code?: FieldErrorCode };
 
 /**
- * A 400 with `{code:400, message, errors}` and exactly one entry per faulty field, in any order.
+ * A 400 with `{code:400, error:'validation_failed', message, errors}` and exactly one entry per
+ * faulty field, in any order, each `{field, code, message}` with one of the contract's field codes.
  */
 export function expectValidation(res: TestResponse, fields: FieldExpectation[]): void {
   expect(res.status, JSON.stringify(res.body)).toBe(400);
-  expect(Object.keys(res.body).sort()).toEqual(['code', 'errors', 'message']);
+  expect(Object.keys(res.body).sort()).toEqual(['code', 'error', 'errors', 'message']);
   expect(res.body.code).toBe(400);
+  expect(res.body.error).toBe('validation_failed');
   expect(typeof res.body.message).toBe('string');
-  const errors: { field: string; message: string }[] = res.body.errors;
+  const errors: { field: string; code: FieldErrorCode; message: string }[] = res.body.errors;
   for (const e of errors) {
-    expect(Object.keys(e).sort()).toEqual(['field', 'message']);
+    expect(Object.keys(e).sort()).toEqual(['code', 'field', 'message']);
+    expect(Object.keys(FIELD_ERROR_CODES), JSON.stringify(e)).toContain(e.code);
     expect(typeof e.message).toBe('string');
     expect(e.message.length).toBeGreaterThan(0);
   }
   const wanted = fields.map((f) => (typeof f === 'string' ? { field: f } : f));
   expect(errors.map((e) => e.field).sort(), JSON.stringify(errors)).toEqual(wanted.map((w) => w.field).sort());
   for (const w of wanted) {
-    if (w.message === undefined) continue;
     const got = errors.find((e) => e.field === w.field)!;
+    if (w.code !== undefined) expect(got.code, JSON.stringify(got)).toBe(w.code);
+    if (w.message === undefined) continue;
     if (typeof w.message === 'string') expect(got.message).toBe(w.message);
     else expect(got.message).toMatch(w.message);
   }

@@ -1,12 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { commonErrorResponses, conflictResponse, ErrorSchema, jsonBody, jsonResponse, OrgPathParams } from '../schemas/common.js';
+import { commonErrorResponses, enrollmentErrorResponses, jsonBody, jsonResponse, OrgPathParams, verificationErrorResponses } from '../schemas/common.js';
 import { AcceptedSchema, EnrollmentRequestSchema, RequestRecordSchema, UUID_V4_PATTERN, VerificationRequestSchema } from '../schemas/voice.js';
 
 const tags = ['Voice'];
 const acceptedHeaders = {
   Location: { description: 'Where the request record can be read.', schema: { type: 'string' as const } },
 };
-const unavailable = { 503: jsonResponse(ErrorSchema, 'Voice processing is unavailable on this server (for example, no speaker model is installed).') };
 const RequestPathParams = OrgPathParams.extend({
   request_uuid: z
     .string()
@@ -28,8 +27,7 @@ export const createEnrollment = createRoute({
   responses: {
     202: { ...jsonResponse(AcceptedSchema, 'Accepted; the result will be delivered by webhook.'), headers: acceptedHeaders },
     ...commonErrorResponses,
-    ...conflictResponse,
-    ...unavailable,
+    ...enrollmentErrorResponses,
   },
 });
 
@@ -46,8 +44,7 @@ export const createVerification = createRoute({
   responses: {
     202: { ...jsonResponse(AcceptedSchema, 'Accepted; the result will be delivered by webhook.'), headers: acceptedHeaders },
     ...commonErrorResponses,
-    ...conflictResponse,
-    ...unavailable,
+    ...verificationErrorResponses,
   },
 });
 

@@ -1,8 +1,22 @@
 import { z } from '../zod.js';
+import { ERROR_CODES, type ErrorCode, errorCodeNames, FIELD_ERROR_CODES, fieldErrorCodeNames } from './error-codes.js';
+
+const codeTable = (rows: Array<[string, string]>) => rows.map(([code, meaning]) => `- \`${code}\`: ${meaning}`).join('\n');
+
+export const ErrorCodeSchema = z.enum(errorCodeNames).openapi('ErrorCode', {
+  description: `Machine-readable reason of an error response; each response lists the values it can carry.\n\n${codeTable(
+    errorCodeNames.map((code) => [code, `(${ERROR_CODES[code].status}) ${ERROR_CODES[code].meaning}`]),
+  )}`,
+});
+
+export const FieldErrorCodeSchema = z.enum(fieldErrorCodeNames).openapi('FieldErrorCode', {
+  description: `Machine-readable reason of one validation problem.\n\n${codeTable(fieldErrorCodeNames.map((code) => [code, FIELD_ERROR_CODES[code]]))}`,
+});
 
 export const ErrorSchema = z
   .object({
     code: z.number().int().openapi({ description: 'Equal to the HTTP status.', example: 404 }),
+    error: ErrorCodeSchema,
     message: z.string().openapi({ example: 'Not found' }),
   })
   .openapi('Error');
@@ -10,6 +24,7 @@ export const ErrorSchema = z
 export const FieldErrorSchema = z
   .object({
     field: z.string().openapi({ example: 'request_uuid' }),
+    code: FieldErrorCodeSchema,
     message: z.string().openapi({ example: 'This field is required' }),
   })
   .openapi('FieldError');
@@ -17,6 +32,7 @@ export const FieldErrorSchema = z
 export const ValidationErrorSchema = z
   .object({
     code: z.number().int().openapi({ example: 400 }),
+    error: z.literal('validation_failed'),
     message: z.string().openapi({ example: 'Request validation failed' }),
     errors: z.array(FieldErrorSchema),
   })
@@ -24,10 +40,31 @@ export const ValidationErrorSchema = z
 
 export type ApiErrorBody = z.infer<typeof ErrorSchema> & { errors?: z.infer<typeof FieldErrorSchema>[] };
 
-const errorResponse = (description: string, schema: typeof ErrorSchema | typeof ValidationErrorSchema = ErrorSchema) => ({
+/**
+ * An error body whose `error` is one of `codes`: a named schema, so the document and generated
+ * clients say exactly which codes each response can carry.
+ */
+const errorBody = (name: string, codes: readonly [ErrorCode, ...ErrorCode[]]) => ErrorSchema.extend({ error: z.enum(codes) }).openapi(name);
+
+const errorResponse = (description: string, schema: ReturnType<typeof errorBody>) => ({
   description,
   content: { 'application/json': { schema } },
 });
+
+const UnauthorizedErrorSchema = errorBody('UnauthorizedError', ['unauthorized']);
+const ForbiddenErrorSchema = errorBody('ForbiddenError', ['forbidden']);
+const NotFoundErrorSchema = errorBody('NotFoundError', ['not_found']);
+const PayloadTooLargeErrorSchema = errorBody('PayloadTooLargeError', ['payload_too_large']);
+const UnsupportedMediaTypeErrorSchema = errorBody('UnsupportedMediaTypeError', ['unsupported_media_type']);
+const RateLimitedErrorSchema = errorBody('RateLimitedError', ['rate_limited']);
+const InternalErrorSchema = errorBody('InternalError', ['internal_error']);
+const AlreadyExistsErrorSchema = errorBody('AlreadyExistsError', ['already_exists']);
+const VoiceRequestRateLimitedErrorSchema = errorBody('VoiceRequestRateLimitedError', ['rate_limited', 'queue_full', 'quota_exceeded']);
+const UnavailableErrorSchema = errorBody('UnavailableError', ['unavailable']);
+const EnrollmentConflictErrorSchema = errorBody('EnrollmentConflictError', ['no_callback_url', 'already_enrolled', 'enrollment_in_progress', 'request_uuid_reused']);
+const VerificationConflictErrorSchema = errorBody('VerificationConflictError', ['no_callback_url', 'request_uuid_reused']);
+const VerificationForbiddenErrorSchema = errorBody('VerificationForbiddenError', ['forbidden', 'user_inactive']);
+const VerificationNotFoundErrorSchema = errorBody('VerificationNotFoundError', ['not_found', 'user_not_enrolled']);
 
 const rateLimitHeaders = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' as const } },
@@ -35,22 +72,51 @@ const rateLimitHeaders = {
 
 /** Error responses of the request body; any request may carry one, so every route can answer them. */
 export const bodyErrorResponses = {
-  413: errorResponse('The request body is larger than the server accepts.'),
-  415: errorResponse('The request carries a body that is not `application/json`.'),
+  413: errorResponse('The request body is larger than the server accepts.', PayloadTooLargeErrorSchema),
+  415: errorResponse('The request carries a body that is not `application/json`.', UnsupportedMediaTypeErrorSchema),
 } as const;
 
 /** Error responses every authenticated route can produce. */
 export const commonErrorResponses = {
-  400: errorResponse('The request failed validation; `errors` has one entry per faulty field.', ValidationErrorSchema),
-  401: errorResponse('Token invalid, expired or disabled.'),
-  403: errorResponse('The token may not act on this organisation.'),
-  404: errorResponse('No such resource in this organisation.'),
+  400: {
+    description: 'The request failed validation; `errors` has one entry per faulty field.',
+    content: { 'application/json': { schema: ValidationErrorSchema } },
+  },
+  401: errorResponse('Token invalid, expired or disabled.', UnauthorizedErrorSchema),
+  403: errorResponse('The token may not act on this organisation.', ForbiddenErrorSchema),
+  404: errorResponse('No such resource in this organisation.', NotFoundErrorSchema),
   ...bodyErrorResponses,
-  429: { ...errorResponse('Too many requests; retry after `Retry-After` seconds.'), headers: rateLimitHeaders },
-  500: errorResponse('Internal error; the message never carries internals.'),
+  429: { ...errorResponse('Too many requests; retry after `Retry-After` seconds.', RateLimitedErrorSchema), headers: rateLimitHeaders },
+  500: errorResponse('Internal error; the message never carries internals.', InternalErrorSchema),
 } as const;
 
-export const conflictResponse = { 409: errorResponse('The request conflicts with the current state.') } as const;
+/** 409 of the predefined-text writes. */
+export const conflictResponse = { 409: errorResponse('The (language, text_code) pair already exists in the organisation.', AlreadyExistsErrorSchema) } as const;
+
+const voiceRequestErrorResponses = {
+  429: {
+    ...errorResponse(
+      'Too many requests, the processing queue is full, or a trial token used up its monthly quota; retry after `Retry-After` seconds.',
+      VoiceRequestRateLimitedErrorSchema,
+    ),
+    headers: rateLimitHeaders,
+  },
+  503: errorResponse('Voice processing is unavailable on this server (for example, no speaker model is installed).', UnavailableErrorSchema),
+} as const;
+
+/** Errors of createEnrollment beyond the common ones. */
+export const enrollmentErrorResponses = {
+  ...voiceRequestErrorResponses,
+  409: errorResponse('No callback URL is configured, the external_id is enrolled or being enrolled, or request_uuid was used for another request.', EnrollmentConflictErrorSchema),
+} as const;
+
+/** Errors of createVerification beyond the common ones. */
+export const verificationErrorResponses = {
+  ...voiceRequestErrorResponses,
+  403: errorResponse('The token may not act on this organisation, or the user is deactivated.', VerificationForbiddenErrorSchema),
+  404: errorResponse('No such resource, or no enrolled user with this external_id.', VerificationNotFoundErrorSchema),
+  409: errorResponse('No callback URL is configured, or request_uuid was used for another request.', VerificationConflictErrorSchema),
+} as const;
 
 /** Record ids are 32-bit: the largest id either database stores. */
 export const MAX_ID = 2_147_483_647;
@@ -66,7 +132,7 @@ export const pathId = (name: string, description: string) =>
   z
     .string()
     .regex(ID_PATTERN, `Must be a positive integer up to ${MAX_ID}`)
-    .refine(isRecordId, `Must be a positive integer up to ${MAX_ID}`)
+    .refine(isRecordId, { message: `Must be a positive integer up to ${MAX_ID}`, params: { code: 'out_of_range' } })
     .openapi({ param: { name, in: 'path', required: true }, description, example: '1' });
 
 export const OrgPathParams = z.object({ org_id: pathId('org_id', 'Organisation identifier.') });

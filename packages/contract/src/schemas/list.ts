@@ -16,7 +16,7 @@ export const listQuerySchema = (filterFields: FieldTypes, sortFields: readonly s
       .optional()
       .superRefine((value, ctx) => {
         // One entry per faulty condition, each naming what is wrong with it.
-        for (const message of filterProblems(value, filterFields)) ctx.addIssue({ code: 'custom', message });
+        for (const message of filterProblems(value, filterFields)) ctx.addIssue({ code: 'custom', message, params: { code: 'invalid_filter' } });
       })
       .openapi({
         param: { name: 'filter', in: 'query', style: 'form', explode: true },
@@ -28,7 +28,7 @@ export const listQuerySchema = (filterFields: FieldTypes, sortFields: readonly s
       .optional()
       .superRefine((value, ctx) => {
         const sort = parseSort(value, sortFields);
-        if ('error' in sort) ctx.addIssue({ code: 'custom', message: sort.error });
+        if ('error' in sort) ctx.addIssue({ code: 'custom', message: sort.error, params: { code: 'invalid_sort' } });
       })
       .openapi({
         param: { name: 'sort', in: 'query' },

@@ -1,7 +1,7 @@
 /**
  * npm run bench [-- --runs 30 --rss-runs 1000 --models-dir dir --out file.json]
  *
- * Per-stage times in-process (median of --runs), end-to-end base64 -> decision through the pool
+ * Per-stage times in-process (median of --runs), end-to-end file bytes -> decision through the pool
  * (1 worker, sequential), throughput with 1 and 2 workers, peak RSS and RSS over --rss-runs runs.
  * Clips are built from the committed espeak-ng fixtures (concatenated / looped), 16 kHz 16-bit WAV,
  * plus a 5 s 44.1 kHz stereo MP3 (decode + resample path).
@@ -107,23 +107,23 @@ async function main() {
   }
   await Promise.all([vad.release(), speaker.release(), spoof.release()]);
 
-  // End to end through the pool: base64 -> verify decision, one request at a time.
+  // End to end through the pool: file bytes -> verify decision, one request at a time.
   const e2e: Record<string, { medianMs: number; p90Ms: number; rtf: number }> = {};
   const one = await createEngine({ ...engineOpts, threads: 1 });
-  const { voiceprint } = await one.enrol(b64['10s-wav16k']!);
+  const { voiceprint } = await one.enrol(clips['10s-wav16k']!);
   for (const name of Object.keys(clips)) {
     const ts: number[] = [];
-    await one.verify(b64[name]!, voiceprint);
+    await one.verify(clips[name]!, voiceprint);
     for (let i = 0; i < runs; i++) {
       const t = performance.now();
-      await one.verify(b64[name]!, voiceprint);
+      await one.verify(clips[name]!, voiceprint);
       ts.push(performance.now() - t);
     }
     const seconds = Number(name.split('s-')[0]);
     e2e[name] = { medianMs: median(ts), p90Ms: percentile(ts, 0.9), rtf: median(ts) / 1000 / seconds };
     console.error(`  end-to-end ${name}: median ${median(ts).toFixed(1)} ms`);
   }
-  const enrolMs = await timeIt(Math.min(runs, 10), () => one.enrol(b64['10s-wav16k']!));
+  const enrolMs = await timeIt(Math.min(runs, 10), () => one.enrol(clips['10s-wav16k']!));
   await one.close();
 
   // Throughput: a burst of 5 s verifications with 1 and 2 workers.
@@ -132,7 +132,7 @@ async function main() {
     const engine = await createEngine({ ...engineOpts, threads });
     const n = Math.max(20, runs * 2);
     const t = performance.now();
-    await Promise.all(Array.from({ length: n }, () => engine.verify(b64['5s-wav16k']!, voiceprint)));
+    await Promise.all(Array.from({ length: n }, () => engine.verify(clips['5s-wav16k']!, voiceprint)));
     throughput[`${threads}-worker${threads > 1 ? 's' : ''} clips/s`] = n / ((performance.now() - t) / 1000);
     await engine.close();
   }
@@ -144,7 +144,7 @@ async function main() {
   const gc = (globalThis as { gc?: () => void }).gc;
   const batch = 20;
   for (let done = 0; done < rssRuns; done += batch) {
-    await Promise.all(Array.from({ length: Math.min(batch, rssRuns - done) }, () => engine.verify(b64['5s-wav16k']!, voiceprint)));
+    await Promise.all(Array.from({ length: Math.min(batch, rssRuns - done) }, () => engine.verify(clips['5s-wav16k']!, voiceprint)));
     if ((done + batch) % 100 === 0 || done + batch >= rssRuns) {
       gc?.();
       rss.push({ runs: Math.min(done + batch, rssRuns), rssMb: mb(process.memoryUsage().rss) });

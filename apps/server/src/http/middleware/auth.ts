@@ -1,11 +1,11 @@
-import { isRecordId, MAX_ID } from '@voxkey/contract';
+import { ID_PATTERN, isRecordId, MAX_ID } from '@voxkey/contract';
 import type { MiddlewareHandler } from 'hono';
 import { findTokenByHash } from '../../repositories/tokens.js';
 import { hashBearer, looksLikeBearer, sameHash } from '../../security/token-secrets.js';
 import { ApiError, INVALID_CREDENTIALS } from '../../errors.js';
 import type { AppEnv } from '../types.js';
 
-const unauthorized = () => new ApiError('unauthorized', INVALID_CREDENTIALS, undefined, { 'WWW-Authenticate': 'Bearer' });
+const unauthorized = () => new ApiError('unauthorized', INVALID_CREDENTIALS, { headers: { 'WWW-Authenticate': 'Bearer' } });
 
 /**
  * Resolves `Authorization: Bearer <token>` on every request, so disabling or deleting a token
@@ -35,7 +35,7 @@ export function requireToken(): MiddlewareHandler<AppEnv> {
 export function requireOwnOrganisation(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const orgParam = c.req.param('org_id') ?? c.req.path.split('/')[3] ?? '';
-    if (!isRecordId(orgParam)) throw ApiError.field('org_id', `Must be a positive integer up to ${MAX_ID}`);
+    if (!isRecordId(orgParam)) throw ApiError.field('org_id', ID_PATTERN.test(orgParam) ? 'out_of_range' : 'invalid_format', `Must be a positive integer up to ${MAX_ID}`);
     if (Number(orgParam) !== c.var.auth.orgId) {
       throw new ApiError('forbidden', 'This token is not allowed to access this organisation');
     }

@@ -16,7 +16,7 @@ function findNul(root: unknown): string | null {
       continue;
     }
     if (!value || typeof value !== 'object') continue;
-    if (depth >= MAX_DEPTH) throw ApiError.field(path || 'body', `Nested more than ${MAX_DEPTH} levels deep`);
+    if (depth >= MAX_DEPTH) throw ApiError.field(path || 'body', 'too_deeply_nested', `Nested more than ${MAX_DEPTH} levels deep`);
     for (const [key, item] of Object.entries(value)) {
       const field = path ? `${path}.${key}` : key;
       if (key.includes('\u0000')) return field;
@@ -35,7 +35,7 @@ export function rejectNulCharacters(): MiddlewareHandler<AppEnv> {
     if (/%00/.test(c.req.url)) {
       const queries = c.req.queries();
       const param = Object.entries(queries).find(([key, values]) => key.includes('\u0000') || values.some((v) => v.includes('\u0000')));
-      throw ApiError.field(param ? param[0] : 'path', NUL_MESSAGE);
+      throw ApiError.field(param ? param[0] : 'path', 'contains_nul', NUL_MESSAGE);
     }
     if (c.req.method !== 'GET' && /json/i.test(c.req.header('content-type') ?? '')) {
       let body: unknown;
@@ -45,7 +45,7 @@ export function rejectNulCharacters(): MiddlewareHandler<AppEnv> {
         return next(); // malformed JSON is the validator's to report
       }
       const field = findNul(body);
-      if (field) throw ApiError.field(field, NUL_MESSAGE);
+      if (field) throw ApiError.field(field, 'contains_nul', NUL_MESSAGE);
     }
     await next();
   };

@@ -27,11 +27,13 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
       checks.push([scope, limit, result]);
       if (!result.allowed) {
         observability.metrics.rateLimited.inc({ scope });
-        throw new ApiError('too_many_requests', `Rate limit exceeded for this ${scope}; retry after ${result.retryAfterSeconds} s`, undefined, {
-          'Retry-After': String(result.retryAfterSeconds),
-          'RateLimit-Limit': String(limit.burst),
-          'RateLimit-Remaining': '0',
-          'RateLimit-Reset': String(result.retryAfterSeconds),
+        throw new ApiError('rate_limited', `Rate limit exceeded for this ${scope}; retry after ${result.retryAfterSeconds} s`, {
+          headers: {
+            'Retry-After': String(result.retryAfterSeconds),
+            'RateLimit-Limit': String(limit.burst),
+            'RateLimit-Remaining': '0',
+            'RateLimit-Reset': String(result.retryAfterSeconds),
+          },
         });
       }
     }

@@ -24,7 +24,7 @@ export const getSettingsHandler: AppRouteHandler<typeof getSettings> = async (c)
 
 export const updateSettingsHandler: AppRouteHandler<typeof updateSettings> = async (c) => {
   const body = c.req.valid('json');
-  if (body.org_id !== c.var.auth.orgId) throw ApiError.field('org_id', 'Must equal the organisation in the path');
+  if (body.org_id !== c.var.auth.orgId) throw ApiError.field('org_id', 'must_match_path', 'Must equal the organisation in the path');
   const { callback_url, alert_on_failure } = body.settings;
   if (callback_url) await assertCallbackUrlAllowed(callback_url, c.var.deps.config);
   const row = await organisations.updateSettings(c.var.deps.database.db, c.var.auth.orgId, {

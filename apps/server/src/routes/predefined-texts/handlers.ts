@@ -13,7 +13,7 @@ import type { AppRouteHandler } from '../../http/types.js';
 import * as texts from '../../repositories/predefined-texts.js';
 
 const duplicate = (language: string, textCode: number) =>
-  new ApiError('conflict', `A predefined text for language ${language} and text_code ${textCode} already exists`);
+  new ApiError('already_exists', `A predefined text for language ${language} and text_code ${textCode} already exists`);
 
 /** The unique index decides under concurrency; a violation becomes the same 409. */
 async function guardDuplicate<T>(language: string, textCode: number, write: () => Promise<T>): Promise<T> {
@@ -27,7 +27,7 @@ async function guardDuplicate<T>(language: string, textCode: number, write: () =
 
 export const create: AppRouteHandler<typeof createPredefinedText> = async (c) => {
   const { org_id, ...values } = c.req.valid('json');
-  if (org_id !== c.var.auth.orgId) throw ApiError.field('org_id', 'Must equal the organisation in the path');
+  if (org_id !== c.var.auth.orgId) throw ApiError.field('org_id', 'must_match_path', 'Must equal the organisation in the path');
   const row = await guardDuplicate(values.language, values.text_code, () =>
     texts.insertText(c.var.deps.database.db, c.var.auth.orgId, values),
   );
@@ -49,7 +49,7 @@ export const get: AppRouteHandler<typeof getPredefinedText> = async (c) => {
 
 export const update: AppRouteHandler<typeof updatePredefinedText> = async (c) => {
   const { org_id, ...changes } = c.req.valid('json');
-  if (org_id !== undefined && org_id !== c.var.auth.orgId) throw ApiError.field('org_id', 'Must equal the organisation in the path');
+  if (org_id !== undefined && org_id !== c.var.auth.orgId) throw ApiError.field('org_id', 'must_match_path', 'Must equal the organisation in the path');
   const db = c.var.deps.database.db;
   const id = Number(c.req.valid('param').text_id);
   const existing = await texts.findText(db, c.var.auth.orgId, id);

@@ -9,7 +9,7 @@ import { issueToken } from '../../services/organisations.js';
 export const create: AppRouteHandler<typeof createApiToken> = async (c) => {
   const body = c.req.valid('json');
   const expiresAt = body.expires_at === undefined ? null : new Date(body.expires_at);
-  if (expiresAt && expiresAt.getTime() <= Date.now()) throw ApiError.field('expires_at', 'Must be in the future');
+  if (expiresAt && expiresAt.getTime() <= Date.now()) throw ApiError.field('expires_at', 'must_be_in_future', 'Must be in the future');
   const created = await issueToken(c.var.deps.database.db, {
     orgId: c.var.auth.orgId,
     friendlyName: body.friendly_name,

@@ -1,0 +1,60 @@
+/**
+ * The machine-readable `error` of every error body, with the HTTP status it comes with.
+ * Clients branch on these, never on the message text; a code, once published, keeps its meaning.
+ */
+export const ERROR_CODES = {
+  validation_failed: { status: 400, meaning: 'The request failed validation; `errors` has one entry per faulty field, each with its own `code`.' },
+  unauthorized: { status: 401, meaning: 'The bearer token is missing, malformed, unknown, expired or disabled.' },
+  forbidden: { status: 403, meaning: 'The token may not act on this organisation (another organisation\'s id gets this whether or not it exists).' },
+  user_inactive: { status: 403, meaning: 'The user is deactivated and cannot be verified.' },
+  not_found: { status: 404, meaning: 'No such resource (or route) in this organisation.' },
+  user_not_enrolled: { status: 404, meaning: 'No enrolled user has this external_id, so there is nothing to verify against.' },
+  no_callback_url: { status: 409, meaning: 'The organisation has no callback URL, so a voice request\'s result could not be delivered.' },
+  already_enrolled: { status: 409, meaning: 'This external_id is already enrolled; delete the user to enrol again.' },
+  enrollment_in_progress: { status: 409, meaning: 'An enrolment of this external_id is queued or processing.' },
+  request_uuid_reused: { status: 409, meaning: 'This request_uuid was already used for a different request (a replay with the same body is answered again instead).' },
+  already_exists: { status: 409, meaning: 'A predefined text with this (language, text_code) pair already exists in the organisation.' },
+  payload_too_large: { status: 413, meaning: 'The request body is larger than the server accepts.' },
+  unsupported_media_type: { status: 415, meaning: 'The request has a body that is not `application/json`.' },
+  rate_limited: { status: 429, meaning: 'The token\'s or organisation\'s request rate is exceeded; retry after `Retry-After` seconds.' },
+  queue_full: { status: 429, meaning: 'The voice processing queue is full; retry after `Retry-After` seconds.' },
+  quota_exceeded: { status: 429, meaning: 'Trial tokens have used this month\'s sandbox quota; `Retry-After` points at the next month.' },
+  internal_error: { status: 500, meaning: 'An unexpected server fault; the message never carries internals.' },
+  unavailable: { status: 503, meaning: 'The server cannot do this now (e.g. voice processing without an installed model).' },
+} as const satisfies Record<string, { status: number; meaning: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The `code` of each entry of a 400's `errors[]`. */
+export const FIELD_ERROR_CODES = {
+  required: 'A required field is missing.',
+  unknown_field: 'The object has a field the API does not know.',
+  invalid_type: 'The value has the wrong JSON type (e.g. a string for a number, a fraction for an integer).',
+  invalid_value: 'The value is not one of those allowed.',
+  invalid_format: 'A string does not have the required format (pattern, date-time, email, URL, identifier).',
+  invalid_uuid: 'The value is not a UUID v4.',
+  invalid_json: 'The body is not well-formed JSON.',
+  too_short: 'A string or list is shorter than allowed (an empty required string included).',
+  too_long: 'A string or list is longer than allowed.',
+  out_of_range: 'A number (or identifier) is outside its allowed range.',
+  invalid_filter: 'A `filter` condition names an unknown field or operator, or a value of the wrong type.',
+  invalid_sort: '`sort` names an unknown field or direction.',
+  contains_nul: 'Text holds a NUL (U+0000) character.',
+  too_deeply_nested: 'The body nests objects or arrays too deeply.',
+  must_match_path: 'The body names another organisation than the path.',
+  must_be_in_future: 'A date-time that must lie in the future does not.',
+  callback_url_not_allowed: 'The callback URL is not allowed (not http(s), has credentials, cannot be resolved, or points at a forbidden address).',
+  invalid_base64: '`voice_data` is not valid base64.',
+  unsupported_audio_format: '`voice_data` is neither WAV nor MP3.',
+  corrupt_audio: '`voice_data` is a WAV or MP3 whose header or frames cannot be read.',
+  sample_rate_too_low: 'The recording\'s sample rate is below 16 kHz.',
+  audio_too_short: 'The recording is shorter than the minimum duration.',
+  audio_too_long: 'The recording is longer than the maximum duration.',
+  audio_too_large: 'The decoded recording is larger than the maximum file size.',
+} as const satisfies Record<string, string>;
+
+export type FieldErrorCode = keyof typeof FIELD_ERROR_CODES;
+
+export const errorCodeNames = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
+export const fieldErrorCodeNames = Object.keys(FIELD_ERROR_CODES) as [FieldErrorCode, ...FieldErrorCode[]];
+
