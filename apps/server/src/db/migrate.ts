@@ -3,6 +3,7 @@ import * as initial from './migrations/2026-11-21T1420_initial.js';
 import * as bytewiseText from './migrations/2026-11-21T1700_bytewise_text.js';
 import * as rateLimits from './migrations/2026-11-21T1600_rate_limits.js';
 import * as voice from './migrations/2026-11-21T1500_voice.js';
+import * as webhookTestEvents from './migrations/2026-11-25T0600_webhook_test_events.js';
 import type { DB } from './types.js';
 
 /** Migrations in order; names are timestamps so they sort by creation. */
@@ -11,6 +12,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-21T1500_voice': voice,
   '2026-11-21T1600_rate_limits': rateLimits,
   '2026-11-21T1700_bytewise_text': bytewiseText,
+  '2026-11-25T0600_webhook_test_events': webhookTestEvents,
 };
 
 /**

@@ -169,7 +169,8 @@ export interface WebhookSecretsTable {
 export interface WebhookDeliveriesTable {
   id: Generated<number>;
   org_id: number;
-  job_id: number;
+  /** null for a `webhook.test` event, which belongs to no job. */
+  job_id: number | null;
   webhook_id: string;
   event_type: WebhookEventType;
   request_uuid: string;
