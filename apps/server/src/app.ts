@@ -12,6 +12,7 @@ import { ApiError } from './errors.js';
 import { createErrorHandler, type ErrorReporter } from './http/errors.js';
 import { createHealthRoutes } from './http/health.js';
 import { requireOwnOrganisation, requireToken } from './http/middleware/auth.js';
+import { honourIdempotencyKeys } from './http/middleware/idempotency.js';
 import { limitBodySize, requireJsonBodies } from './http/middleware/json-body.js';
 import type { AppDeps } from './deps.js';
 import type { AppEnv } from './http/types.js';
@@ -88,6 +89,7 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
   api.use('*', limitBodySize(deps.config.BODY_LIMIT_BYTES), requireJsonBodies(), requireToken(), rateLimit(), rejectNulCharacters());
   api.use('/organisations/:org_id', requireOwnOrganisation());
   api.use('/organisations/:org_id/*', requireOwnOrganisation());
+  api.use('/organisations/:org_id/*', honourIdempotencyKeys());
   api.route('/', createApi());
   app.route(API_BASE_PATH, api);
 

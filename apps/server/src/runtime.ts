@@ -8,6 +8,7 @@ import { createMetrics } from './observability/metrics.js';
 import { createJobRunner, type JobRunner } from './workers/job-runner.js';
 import { createSealer, resolveEncryptionKey } from './security/sealing.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhook-dispatcher.js';
+import { createIdempotencyPurger } from './workers/idempotency-purge.js';
 
 export interface Runtime {
   deps: AppDeps;
@@ -71,6 +72,7 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
     runner = createJobRunner(deps, engine, engine.stats().threads);
   }
   if (options.withWorkers) dispatcher = createWebhookDispatcher(deps);
+  const purger = options.withWorkers ? createIdempotencyPurger(deps) : null;
 
   return {
     deps,
@@ -78,10 +80,12 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
     startWorkers() {
       runner?.start();
       dispatcher?.start();
+      purger?.start();
     },
     async close() {
       await runner?.stop();
       await dispatcher?.stop();
+      await purger?.stop();
       await engine?.close();
       if (!options.database) await database.close();
     },

@@ -188,6 +188,20 @@ export interface WebhookDeliveriesTable {
   updated_at: Timestamp;
 }
 
+export interface IdempotencyKeysTable {
+  id: Generated<number>;
+  org_id: number;
+  idempotency_key: string;
+  /** sha256 of method, path and body: the same key with another request is refused. */
+  request_fingerprint: string;
+  status: 'in_progress' | 'completed';
+  response_status: number | null;
+  /** The first response's body, sealed (it may hold a bearer token or a webhook secret). */
+  sealed_response: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface RateLimitBucketsTable {
   key: string;
   tokens: number;
@@ -211,6 +225,7 @@ export interface DB {
   webhook_secrets: WebhookSecretsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   rate_limit_buckets: RateLimitBucketsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type OrganisationRow = Selectable<OrganisationsTable>;
@@ -226,6 +241,7 @@ export type JobRow = Selectable<JobsTable>;
 export type VoiceprintRow = Selectable<VoiceprintsTable>;
 export type WebhookSecretRow = Selectable<WebhookSecretsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
 export type NewOrganisation = Insertable<OrganisationsTable>;
 export type OrganisationUpdate = Updateable<OrganisationsTable>;
 export type { ColumnType };
