@@ -8,7 +8,7 @@ import * as idempotencyKeys from './migrations/2026-11-25T0610_idempotency_keys.
 import type { DB } from './types.js';
 
 /** Migrations in order; names are timestamps so they sort by creation. */
-const migrations: Record<string, Migration> = {
+export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T1420_initial': initial,
   '2026-11-21T1500_voice': voice,
   '2026-11-21T1600_rate_limits': rateLimits,
@@ -22,7 +22,7 @@ const migrations: Record<string, Migration> = {
  * so several processes starting at once migrate exactly once.
  */
 export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
