@@ -107,6 +107,9 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
       expect((await ctx.request('POST', orgPath(ctx.orgA.id, '/enrollments'), { body })).status).toBe(202);
       const reused = await ctx.request('POST', orgPath(ctx.orgA.id, '/enrollments'), { body: { ...body, external_id: 'someone-else' } });
       code(reused, 'request_uuid_reused');
+      // The fingerprint hashes the recording's bytes: another base64 spelling of them is the same request.
+      const spelled = { ...body, voice_data: `data:audio/wav;base64,${body.voice_data.replace(/(.{76})/g, '$1\n')}` };
+      expect((await ctx.request('POST', orgPath(ctx.orgA.id, '/enrollments'), { body: spelled })).status).toBe(202);
     });
 
     it('already_exists', async () => {
@@ -188,7 +191,7 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
           language: 'en-UK',
           deviceFingerprint: null,
           deviceType: null,
-          audio: AUDIO,
+          recording: { bytes: Buffer.from(AUDIO, 'base64'), info: { format: 'wav', sampleRate: 16000, channels: 1, durationSeconds: 4, bytes: 1 } },
         }).then((job) => quota.db.updateTable('jobs').set({ status: 'completed' }).where('id', '=', job.id).execute());
       }
       const res = await quota.request('POST', orgPath(quota.orgA.id, '/enrollments'), { body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'one-more' } });

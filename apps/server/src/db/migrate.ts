@@ -3,7 +3,8 @@ import * as initial from './migrations/2026-11-21T1420_initial.js';
 import * as bytewiseText from './migrations/2026-11-21T1700_bytewise_text.js';
 import * as rateLimits from './migrations/2026-11-21T1600_rate_limits.js';
 import * as voice from './migrations/2026-11-21T1500_voice.js';
-import * as webhookTestEvents from './migrations/2026-11-25T0600_webhook_test_events.js';
+import * as audioBytes from './migrations/2026-11-25T0600_audio_bytes.js';
+import * as webhookTestEvents from './migrations/2026-11-25T0605_webhook_test_events.js';
 import * as idempotencyKeys from './migrations/2026-11-25T0610_idempotency_keys.js';
 import type { DB } from './types.js';
 
@@ -13,7 +14,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T1500_voice': voice,
   '2026-11-21T1600_rate_limits': rateLimits,
   '2026-11-21T1700_bytewise_text': bytewiseText,
-  '2026-11-25T0600_webhook_test_events': webhookTestEvents,
+  '2026-11-25T0600_audio_bytes': audioBytes,
+  '2026-11-25T0605_webhook_test_events': webhookTestEvents,
   '2026-11-25T0610_idempotency_keys': idempotencyKeys,
 };
 

@@ -123,8 +123,10 @@ export interface JobsTable {
   language: string;
   device_fingerprint: string | null;
   device_type: number | null;
-  /** Base64 audio, kept only until the job ends. */
-  audio: string | null;
+  /** The recording's file bytes (WAV or MP3), kept only until the job ends. */
+  audio: Uint8Array | null;
+  /** JSON of the request-side header check (the engine's AudioInfo), so the worker does not check again. */
+  audio_info: string | null;
   status: JobStatus;
   attempts: number;
   run_after: Timestamp;

@@ -1,3 +1,4 @@
+import type { AudioInfo } from '@voxkey/engine';
 import { sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
 import type { JobKind, JobRow, JobStatus, VerificationResult } from '../db/types.js';
@@ -12,7 +13,22 @@ export interface NewJob {
   language: string;
   deviceFingerprint: string | null;
   deviceType: number | null;
-  audio: string;
+  recording: Recording;
+}
+
+/** A recording as the request side checked it: the file bytes and what the header check found. */
+export interface Recording {
+  bytes: Uint8Array;
+  info: AudioInfo;
+}
+
+/**
+ * The job's recording, or null once the job ended. `info` is null for jobs queued before the
+ * header check's result was stored (the engine then checks the header itself).
+ */
+export function jobRecording(row: JobRow): { bytes: Uint8Array; info: AudioInfo | null } | null {
+  if (!row.audio) return null;
+  return { bytes: row.audio, info: row.audio_info ? (JSON.parse(row.audio_info) as AudioInfo) : null };
 }
 
 export function toRequestRecord(row: JobRow) {
@@ -46,7 +62,8 @@ export async function insertJob(db: Executor, job: NewJob): Promise<JobRow> {
       language: job.language,
       device_fingerprint: job.deviceFingerprint,
       device_type: job.deviceType,
-      audio: job.audio,
+      audio: Buffer.from(job.recording.bytes.buffer, job.recording.bytes.byteOffset, job.recording.bytes.byteLength),
+      audio_info: JSON.stringify(job.recording.info),
       status: 'queued',
       attempts: 0,
       run_after: now,
@@ -114,7 +131,8 @@ export async function claimJob(db: Executor, dialect: Dialect, owner: string, le
     .executeTakeFirst();
 }
 
-export interface JobOutcome {
+/** What a finished job's row records (read back as the request record). */
+export interface JobCompletion {
   status: Extract<JobStatus, 'completed' | 'failed'>;
   userId?: number | null;
   result?: VerificationResult | null;
@@ -131,12 +149,13 @@ export interface JobOutcome {
  * Records the outcome only if this worker still holds the lease, so a job completes exactly once
  * even when a slow worker and a reclaiming one race. The audio is dropped in the same write.
  */
-export async function completeJob(db: Executor, jobId: number, owner: string, outcome: JobOutcome): Promise<boolean> {
+export async function completeJob(db: Executor, jobId: number, owner: string, outcome: JobCompletion): Promise<boolean> {
   const updated = await db
     .updateTable('jobs')
     .set({
       status: outcome.status,
       audio: null,
+      audio_info: null,
       lease_owner: null,
       lease_expires_at: null,
       user_id: outcome.userId ?? null,

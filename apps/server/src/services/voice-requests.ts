@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { decodeBase64Audio, DEFAULT_INTAKE_LIMITS, type EngineErrorCode, inspectBytes, isEngineError } from '@voxkey/engine';
+import { type AudioInfo, decodeBase64Audio, DEFAULT_INTAKE_LIMITS, type EngineErrorCode, inspectBytes, isEngineError } from '@voxkey/engine';
 import type { JobKind } from '../db/types.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { ApiError, type FieldErrorCode } from '../errors.js';
@@ -22,15 +22,18 @@ export interface VoiceRequestBody {
 export const ACCEPTED_MESSAGE = 'Request accepted; the result will be delivered to the callback URL.';
 const QUEUE_FULL_RETRY_AFTER_S = 5;
 
-/** Identifies the request's content, so a replay of the same request_uuid can be told from a reuse. */
-export function requestFingerprint(kind: JobKind, body: VoiceRequestBody): string {
+/**
+ * Identifies the request's content, so a replay of the same request_uuid can be told from a reuse.
+ * It hashes the recording's bytes, so two base64 spellings of one recording are the same request.
+ */
+export function requestFingerprint(kind: JobKind, body: Omit<VoiceRequestBody, 'voice_data'>, audio: Uint8Array): string {
   const canonical = JSON.stringify([
     kind,
     body.external_id,
     body.language,
     body.device_fingerprint ?? null,
     body.device_type ?? null,
-    createHash('sha256').update(body.voice_data).digest('hex'),
+    createHash('sha256').update(audio).digest('hex'),
   ]);
   return createHash('sha256').update(canonical).digest('hex');
 }
@@ -46,9 +49,10 @@ const AUDIO_FIELD_CODES: Partial<Record<EngineErrorCode, FieldErrorCode>> = {
   audio_too_large: 'audio_too_large',
 };
 
-function checkAudio(voiceData: string): void {
+/** Runs one of the engine's intake steps, turning its refusal into a 400 on `voice_data`. */
+function onVoiceData<T>(step: () => T): T {
   try {
-    inspectBytes(decodeBase64Audio(voiceData, DEFAULT_INTAKE_LIMITS.maxFileBytes), DEFAULT_INTAKE_LIMITS);
+    return step();
   } catch (err) {
     if (isEngineError(err) && err.category === 'invalid_input') {
       throw ApiError.field('voice_data', AUDIO_FIELD_CODES[err.code] ?? 'invalid_value', err.message);
@@ -56,6 +60,12 @@ function checkAudio(voiceData: string): void {
     throw err;
   }
 }
+
+/** base64 is an HTTP concern: the recording is decoded here, once, and travels as bytes from now on. */
+const decodeVoiceData = (voiceData: string): Uint8Array => onVoiceData(() => decodeBase64Audio(voiceData, DEFAULT_INTAKE_LIMITS.maxFileBytes));
+
+/** The one header check (format, sample rate, duration); the worker trusts its result. */
+const checkRecording = (bytes: Uint8Array): AudioInfo => onVoiceData(() => inspectBytes(bytes, DEFAULT_INTAKE_LIMITS));
 
 /**
  * Trial tokens are for sandbox use: together they may make as many enrolments and verifications
@@ -106,7 +116,8 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
     );
   }
 
-  const bodyHash = requestFingerprint(kind, body);
+  const audio = decodeVoiceData(body.voice_data);
+  const bodyHash = requestFingerprint(kind, body, audio);
   const replay = async () => {
     const existing = await jobs.findJobByRequest(db, orgId, body.request_uuid);
     if (!existing) return false;
@@ -117,7 +128,7 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
   };
   if (await replay()) return { callback_url: callbackUrl, message: ACCEPTED_MESSAGE };
 
-  checkAudio(body.voice_data);
+  const info = checkRecording(audio);
   await checkSubject(deps, orgId, kind, body.external_id);
   if (auth.tokenKind === 'trial') await checkTrialQuota(deps, orgId);
 
@@ -135,7 +146,7 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
       language: body.language,
       deviceFingerprint: body.device_fingerprint ?? null,
       deviceType: body.device_type ?? null,
-      audio: body.voice_data,
+      recording: { bytes: audio, info },
     });
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;

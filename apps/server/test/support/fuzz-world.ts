@@ -61,7 +61,7 @@ async function seedJob(ctx: TestContext, orgId: number, kind: 'enrollment' | 've
     language: 'en-UK',
     deviceFingerprint: null,
     deviceType: null,
-    audio: 'AAAA',
+    recording: { bytes: new Uint8Array([0, 0, 0]), info: { format: 'wav', sampleRate: 16000, channels: 1, durationSeconds: 4, bytes: 3 } },
   });
   if (completed) {
     const now = new Date().toISOString();
