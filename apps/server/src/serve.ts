@@ -56,6 +56,10 @@ export async function startWorker(config: AppConfig): Promise<void> {
   const address = await new Promise<AddressInfo>((resolve, reject) => {
     healthServer = serve({ fetch: app.fetch, hostname: config.HOST, port: config.WORKER_PORT }, resolve);
     healthServer.once('error', reject);
+  }).catch(async (err: unknown) => {
+    // E.g. WORKER_PORT in use: release the engine and the pool so the process can exit with the error.
+    await runtime.close();
+    throw err;
   });
   runtime.startWorkers();
   const host = config.HOST === '0.0.0.0' ? 'localhost' : config.HOST;

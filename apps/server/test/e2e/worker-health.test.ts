@@ -1,4 +1,5 @@
 import { mkdtempSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -56,6 +57,16 @@ describe(`voxkey worker: health, readiness and metrics on WORKER_PORT (${TEST_DI
     } finally {
       await worker.stop();
     }
+  });
+
+  it('a worker whose WORKER_PORT is taken exits with the error instead of running unwatched', async () => {
+    const environment = await createServerEnvironment();
+    onTestFinished(() => environment.cleanup());
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+    const port = String((blocker.address() as AddressInfo).port);
+    await expect(startWorkerProcess(environment, { WORKER_PORT: port })).rejects.toThrow(/exited with 1[\s\S]*EADDRINUSE/);
   });
 
   it('/readyz is 503 when the database does not answer, and says which check failed without leaking the address', async () => {
