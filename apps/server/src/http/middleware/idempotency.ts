@@ -24,6 +24,11 @@ export function requestFingerprint(method: string, path: string, body: string): 
   return createHash('sha256').update(`${method} ${path}\n`).update(body).digest('hex');
 }
 
+const stillInProgress = () =>
+  new ApiError('idempotency_key_in_progress', `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry shortly`, {
+    headers: { 'Retry-After': '1' },
+  });
+
 const sealingContext = (row: Pick<IdempotencyKeyRow, 'org_id' | 'idempotency_key'>) => `idempotency:${row.org_id}:${row.idempotency_key}`;
 
 /**
@@ -60,18 +65,15 @@ export function honourIdempotencyKeys(): MiddlewareHandler<AppEnv> {
               `This ${IDEMPOTENCY_HEADER} was already used with a different request in the last 24 hours; send a new key for a new request`,
             );
           }
-          if (existing.status === 'in_progress') {
-            throw new ApiError('idempotency_key_in_progress', `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry shortly`, {
-              headers: { 'Retry-After': '1' },
-            });
-          }
+          if (existing.status === 'in_progress') throw stillInProgress();
           const body = sealer.open(existing.sealed_response!, sealingContext(existing)).toString('utf8');
           return c.body(body, existing.response_status as ContentfulStatusCode, { 'Content-Type': 'application/json', [REPLAYED_HEADER]: 'true' });
         }
       }
       claim = await claimKey(db, { orgId, key, fingerprint });
     }
-    if (!claim) throw new ApiError('idempotency_key_in_progress', `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry shortly`, { headers: { 'Retry-After': '1' } });
+    // Lost the race for a stale row twice in a row: another request with this key is running.
+    if (!claim) throw stillInProgress();
 
     try {
       await next();
