@@ -7,13 +7,12 @@ import { secureHeaders } from 'hono/secure-headers';
 import { rejectNulCharacters } from './http/middleware/no-nul.js';
 import { observeRequests } from './http/middleware/observe.js';
 import { rateLimit } from './http/middleware/rate-limit.js';
-import { pingDatabase } from './repositories/health.js';
-import { queueStats } from './repositories/jobs.js';
-import { ApiError, INVALID_CREDENTIALS } from './errors.js';
+import { ApiError } from './errors.js';
 import { docsRouter } from './http/docs.js';
-import { bearerMatches } from './security/token-secrets.js';
 import { createErrorHandler, type ErrorReporter } from './http/errors.js';
+import { createHealthRoutes } from './http/health.js';
 import { requireOwnOrganisation, requireToken } from './http/middleware/auth.js';
+import { honourIdempotencyKeys } from './http/middleware/idempotency.js';
 import { readBodyWithinLimit, requireJsonBodies } from './http/middleware/json-body.js';
 import type { AppDeps } from './deps.js';
 import type { AppEnv } from './http/types.js';
@@ -63,37 +62,8 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
   });
   app.use('*', requestId({ limitLength: 128 }), observeRequests());
 
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  app.get('/readyz', async (c) => {
-    try {
-      await pingDatabase(deps.database.db);
-      const voice = deps.voiceUnavailable ? `unavailable: ${deps.voiceUnavailable}` : 'available';
-      // A stuck engine thread: take this process out of rotation until its watchdog restarts it.
-      if (deps.engineHealth?.() === 'degraded') return c.json({ status: 'degraded', engine: 'degraded', voice }, 503);
-      // Still ready for the rest of the API when this process cannot process voice; the body says so.
-      return c.json({ status: 'ready', voice, ...(deps.engineHealth ? { engine: deps.engineHealth() } : {}) });
-    } catch {
-      return c.json({ status: 'unavailable', code: 503, message: 'Database unreachable' }, 503);
-    }
-  });
+  app.route('/', createHealthRoutes(deps));
   app.get('/openapi.json', (c) => c.body(openApiDocument, 200, { 'Content-Type': 'application/json; charset=utf-8' }));
-  app.get('/metrics', async (c) => {
-    if (!deps.config.METRICS_ENABLED) throw ApiError.notFound('Route');
-    if (deps.config.METRICS_TOKEN && !bearerMatches(c.req.header('authorization'), deps.config.METRICS_TOKEN)) {
-      throw new ApiError('unauthorized', INVALID_CREDENTIALS, { headers: { 'WWW-Authenticate': 'Bearer' } });
-    }
-    const { metrics } = deps.observability;
-    const queue = await queueStats(deps.database.db);
-    metrics.queueDepth.set({ status: 'queued' }, queue.queued);
-    metrics.queueDepth.set({ status: 'processing' }, queue.processing);
-    metrics.queueOldestAge.set(queue.oldestQueuedAt ? (Date.now() - Date.parse(queue.oldestQueuedAt)) / 1000 : 0);
-    const pool = deps.observability.poolStats?.();
-    if (pool) {
-      metrics.poolUtilization.set(pool.utilization);
-      metrics.poolQueue.set(pool.queueSize);
-    }
-    return c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType });
-  });
   app.route('/', docsRouter(deps.config));
 
   const api = new OpenAPIHono<AppEnv>();
@@ -102,6 +72,7 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
   api.use('*', requireJsonBodies(), requireToken(), rateLimit(), readBodyWithinLimit(deps.config.BODY_LIMIT_BYTES), rejectNulCharacters());
   api.use('/organisations/:org_id', requireOwnOrganisation());
   api.use('/organisations/:org_id/*', requireOwnOrganisation());
+  api.use('/organisations/:org_id/*', honourIdempotencyKeys());
   api.route('/', createApi());
   app.route(API_BASE_PATH, api);
 

@@ -11,6 +11,8 @@ const ConfigSchema = z.object({
   /** Listen address. Unset: 127.0.0.1 in development and test; production requires it to be set (see productionProblems). */
   HOST: z.string().min(1).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** `voxkey worker` serves /healthz, /readyz and /metrics here (0 picks a free port). */
+  WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
   DATABASE_URL: z
     .string()
     .regex(/^(sqlite:|postgres:\/\/|postgresql:\/\/)/, 'must start with sqlite: or postgres://')

@@ -10,6 +10,7 @@ import { createSealer, resolveEncryptionKey } from './security/sealing.js';
 import { type EngineWatchdog, watchEngine } from './workers/engine-watchdog.js';
 import { startRetentionSweeps } from './workers/retention.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhook-dispatcher.js';
+import { createIdempotencyPurger } from './workers/idempotency-purge.js';
 
 export interface Runtime {
   deps: AppDeps;
@@ -112,6 +113,7 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
     runner = createJobRunner(deps, watchdog.analyzer, engine.stats().threads);
   }
   if (options.withWorkers) dispatcher = createWebhookDispatcher(deps);
+  const purger = options.withWorkers ? createIdempotencyPurger(deps) : null;
 
   return {
     deps,
@@ -120,12 +122,14 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
       runner?.start();
       dispatcher?.start();
       if (options.withWorkers) retention = startRetentionSweeps(deps);
+      purger?.start();
     },
     async close() {
       watchdog?.stop();
       retention?.stop();
       await runner?.stop();
       await dispatcher?.stop();
+      await purger?.stop();
       await engine?.close();
       await checkEngine?.close();
       if (!options.database) await database.close();

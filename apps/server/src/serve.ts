@@ -1,8 +1,10 @@
-import { serve } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
 import { createApp } from './app.js';
 import type { AppConfig } from './config.js';
 import { createRuntime } from './runtime.js';
 import { bootstrapDemoOrganisation } from './services/bootstrap.js';
+import { createWorkerApp } from './worker-app.js';
 
 import { createLogger } from './observability/logger.js';
 
@@ -44,16 +46,31 @@ export async function startServer(config: AppConfig): Promise<void> {
   logger.info('shutdown complete');
 }
 
-/** A worker process: jobs and webhooks only, no HTTP (`voxkey worker`). */
+/** A worker process: jobs and webhooks, plus /healthz, /readyz and /metrics on WORKER_PORT (`voxkey worker`). */
 export async function startWorker(config: AppConfig): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL);
   const runtime = await createRuntime(config, { withWorkers: true, logger });
+  let stopping = false;
+  const app = createWorkerApp(runtime.deps, () => !stopping && runtime.engine !== null);
+  let healthServer: ServerType | undefined;
+  const address = await new Promise<AddressInfo>((resolve, reject) => {
+    healthServer = serve({ fetch: app.fetch, hostname: config.HOST, port: config.WORKER_PORT }, resolve);
+    healthServer.once('error', reject);
+  }).catch(async (err: unknown) => {
+    // E.g. WORKER_PORT in use: release the engine and the pool so the process can exit with the error.
+    await runtime.close();
+    throw err;
+  });
   runtime.startWorkers();
-  logger.info('Voxkey worker running (jobs and webhooks)');
+  const host = config.HOST === '0.0.0.0' ? 'localhost' : config.HOST;
+  logger.info({ port: address.port }, `Voxkey worker running (jobs and webhooks); health on http://${host}:${address.port} (/healthz, /readyz, /metrics)`);
   const signal = await waitForSignal();
+  // Not ready from here on, so a supervisor stops counting on this process while it drains.
+  stopping = true;
   logger.info({ signal }, 'shutting down: finishing in-flight work');
   const deadline = setTimeout(() => process.exit(1), config.SHUTDOWN_TIMEOUT_MS);
   deadline.unref();
   await runtime.close();
+  await new Promise<void>((resolve) => healthServer?.close(() => resolve()));
   clearTimeout(deadline);
 }

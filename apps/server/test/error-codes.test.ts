@@ -4,6 +4,7 @@ import { encodeWav } from '@voxkey/engine/dsp';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createApp } from '../src/app.js';
 import { openDatabase } from '../src/db/connection.js';
+import { requestFingerprint } from '../src/http/middleware/idempotency.js';
 import { insertJob } from '../src/repositories/jobs.js';
 import { setUserActive } from '../src/repositories/users.js';
 import { insertSample, insertVoiceprint } from '../src/repositories/voiceprints.js';
@@ -123,6 +124,35 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
       const body = { org_id: ctx.orgA.id, language: 'en-UK', text_code: 77, text: 'Say hello' };
       expect((await ctx.request('POST', orgPath(ctx.orgA.id, '/predefined-texts'), { body })).status).toBe(201);
       code(await ctx.request('POST', orgPath(ctx.orgA.id, '/predefined-texts'), { body }), 'already_exists');
+    });
+
+    it('idempotency_key_reused', async () => {
+      const headers = { 'Idempotency-Key': `reused-${randomUUID()}` };
+      const path = orgPath(ctx.orgA.id, '/api-tokens');
+      expect((await ctx.request('POST', path, { headers, body: { friendly_name: 'first', enabled: true } })).status).toBe(201);
+      code(await ctx.request('POST', path, { headers, body: { friendly_name: 'second', enabled: true } }), 'idempotency_key_reused');
+    });
+
+    it('idempotency_key_in_progress', async () => {
+      const key = `busy-${randomUUID()}`;
+      const path = orgPath(ctx.orgA.id, '/webhook-secret');
+      const now = new Date().toISOString();
+      await ctx.db
+        .insertInto('idempotency_keys')
+        .values({
+          org_id: ctx.orgA.id,
+          idempotency_key: key,
+          request_fingerprint: requestFingerprint('POST', path, ''),
+          status: 'in_progress',
+          response_status: null,
+          sealed_response: null,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      const res = await ctx.request('POST', path, { headers: { 'Idempotency-Key': key } });
+      code(res, 'idempotency_key_in_progress');
+      expect(res.headers.get('retry-after')).toBe('1');
     });
 
     it('payload_too_large', async () => {

@@ -18,7 +18,7 @@ describe('contract', () => {
         expect(operation.responses).toHaveProperty('415');
       }
     }
-    expect(Object.keys(document.webhooks ?? {}).sort()).toEqual(['enrollment.completed', 'verification.completed']);
+    expect(Object.keys(document.webhooks ?? {}).sort()).toEqual(['enrollment.completed', 'verification.completed', 'webhook.test']);
   });
 
   it('says "This field is required" for missing fields and rejects unknown ones', () => {

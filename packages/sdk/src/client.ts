@@ -202,6 +202,11 @@ export interface VoxkeyClient {
     iterateDeliveries(params?: ListParams, options?: RequestOptions): AsyncGenerator<WebhookDelivery, void, undefined>;
     /** Queues a delivery again. */
     redeliver(deliveryId: Id, options?: RequestOptions): Promise<WebhookDelivery>;
+    /**
+     * Queues a signed `webhook.test` event to the callback URL (listed in the deliveries like any other),
+     * to check a receiver and its `verifyWebhook` call without enrolling anyone. 409 `no_callback_url` when none is set.
+     */
+    sendTest(options?: RequestOptions): Promise<WebhookDelivery>;
   };
 }
 
@@ -396,6 +401,7 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
     iterateDeliveries: deliveries.iterate,
     redeliver: (deliveryId, o) =>
       call(raw.POST('/organisations/{org_id}/webhook-deliveries/{delivery_id}/redeliver', { params: { path: at('delivery_id', deliveryId) }, ...init(o) })),
+    sendTest: (o) => call(raw.POST('/organisations/{org_id}/webhook-test', { params: { path: org() }, ...init(o) })),
   };
 
   return {

@@ -119,7 +119,9 @@ export function createTransport(options: TransportOptions): FetchLike {
 
       const status = response.status;
       log(`${label} -> ${status} in ${Date.now() - started} ms (attempt ${attempt + 1}/${attempts})`, { ...fields, status, durationMs: Date.now() - started });
-      const retryable = status === 429 || (RETRYABLE_STATUS.has(status) && policy !== 'never');
+      // A keyed POST's 409 with Retry-After is `idempotency_key_in_progress`: our earlier attempt is still running, and a repeat gets its response.
+      const inProgress = status === 409 && policy === 'idempotency-key' && response.headers.has('retry-after');
+      const retryable = status === 429 || inProgress || (RETRYABLE_STATUS.has(status) && policy !== 'never');
       if (!retryable || attempt >= retry.retries) return response;
       const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
       if (retryAfterMs !== undefined && retryAfterMs > retry.maxRetryAfterMs) return response;

@@ -71,8 +71,10 @@ export type WebhookDelivery = Schemas['WebhookDelivery'];
 export type VerificationCompletedEvent = Schemas['VerificationCompletedEvent'];
 /** Payload of the `enrollment.completed` webhook. */
 export type EnrollmentCompletedEvent = Schemas['EnrollmentCompletedEvent'];
+/** Payload of the `webhook.test` event (`client.webhooks.sendTest()`); carries no user or voice data. */
+export type WebhookTestEvent = Schemas['WebhookTestEvent'];
 /** Every webhook event Voxkey sends; narrow on `event_type`. */
-export type VoxkeyEvent = VerificationCompletedEvent | EnrollmentCompletedEvent;
+export type VoxkeyEvent = VerificationCompletedEvent | EnrollmentCompletedEvent | WebhookTestEvent;
 export type VoxkeyEventType = VoxkeyEvent['event_type'];
 
 /** An identifier accepted in a path: the numeric id as a number or a string. */

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import type { VoxkeyEvent } from './types.js';
+import type { VoxkeyEvent, VoxkeyEventType } from './types.js';
 
 /** Headers as a `Headers` object (fetch, Hono, Deno, Bun) or a plain object (Node, Express). */
 export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
@@ -38,7 +38,9 @@ export class WebhookVerificationError extends Error {
 
 export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
 
-const EVENT_TYPES = new Set<string>(['verification.completed', 'enrollment.completed']);
+/** A record, so the compiler asks for each event type the contract adds. */
+const KNOWN_EVENT_TYPES: Record<VoxkeyEventType, true> = { 'verification.completed': true, 'enrollment.completed': true, 'webhook.test': true };
+const EVENT_TYPES = new Set<string>(Object.keys(KNOWN_EVENT_TYPES));
 
 /**
  * Verifies a Voxkey webhook call (Standard Webhooks signing) and returns its typed event.

@@ -234,6 +234,30 @@ describe.skipIf(!built)('against the real server', () => {
     expect(lines.join('\n')).not.toContain(created.bearer);
   });
 
+  it('the server replays a keyed POST sent twice with one Idempotency-Key (same bearer), and refuses the key for another body', async () => {
+    const vk = createVoxkeyClient({ baseUrl, token, orgId });
+    const headers = { 'Idempotency-Key': `sdk-integration-${Date.now()}` };
+    const first = await vk.tokens.create({ friendly_name: 'replayed' }, { headers });
+    const again = await vk.tokens.create({ friendly_name: 'replayed' }, { headers });
+    expect(again).toEqual(first);
+    const other = await vk.tokens.create({ friendly_name: 'another body' }, { headers }).catch((error: unknown) => error);
+    expect(other).toBeInstanceOf(VoxkeyError);
+    expect(other).toMatchObject({ status: 409, error: 'idempotency_key_reused' });
+    await vk.tokens.delete(first.token.id);
+  });
+
+  it('webhooks.sendTest queues a webhook.test delivery listed in the log; without a callback URL it is a typed 409 no_callback_url', async () => {
+    const vk = createVoxkeyClient({ baseUrl, token, orgId });
+    await vk.settings.update({ callback_url: 'http://127.0.0.1:9/voxkey-webhook' });
+    const delivery = await vk.webhooks.sendTest();
+    expect(delivery).toMatchObject({ event_type: 'webhook.test', status: 'pending' });
+    const listed = await vk.webhooks.listDeliveries({ filter: 'event_type=webhook.test' });
+    expect(listed.results.map((d) => d.id)).toContain(delivery.id);
+    await vk.settings.update({ callback_url: null });
+    await expect(vk.webhooks.sendTest()).rejects.toMatchObject({ status: 409, error: 'no_callback_url' });
+    await vk.settings.update({ callback_url: 'http://127.0.0.1:9/voxkey-webhook' });
+  });
+
   it('a bad token gets 401; a closed port gets kind "network"', async () => {
     const bad = createVoxkeyClient({ baseUrl, token: 'vk_live_nope', orgId });
     await expect(bad.organisation.get()).rejects.toMatchObject({ status: 401 });

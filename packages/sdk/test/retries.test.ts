@@ -68,6 +68,19 @@ describe('retries', () => {
     expect(calls.every((c) => JSON.stringify(c.body) === JSON.stringify(calls[0]!.body))).toBe(true);
   });
 
+  it('retries a keyed POST answered 409 idempotency_key_in_progress (with Retry-After) and gets the replay; other 409s are thrown', async () => {
+    const text = { id: 1, org_id: 7, language: 'en-UK', text_code: 1, text: 'x', created_at: 'x', updated_at: 'x' };
+    const busy = json({ code: 409, error: 'idempotency_key_in_progress', message: 'x' }, 409, { 'Retry-After': '0' });
+    const { fetch, calls } = mockFetch(busy, json(text, 201, { 'Idempotent-Replayed': 'true' }));
+    expect(await client(fetch).predefinedTexts.create({ language: 'en-UK', text_code: 1, text: 'x' })).toEqual(text);
+    expect(calls).toHaveLength(2);
+    expect(new Set(calls.map((c) => c.headers.get('idempotency-key'))).size).toBe(1);
+
+    const conflict = mockFetch(json({ code: 409, error: 'already_exists', message: 'x' }, 409));
+    await expect(client(conflict.fetch).predefinedTexts.create({ language: 'en-UK', text_code: 1, text: 'x' })).rejects.toMatchObject({ status: 409, error: 'already_exists' });
+    expect(conflict.calls).toHaveLength(1);
+  });
+
   it('retries 429 on any method (the server did no work)', async () => {
     const { fetch, calls } = mockFetch(json({ code: 429, message: 'Too many requests' }, 429, { 'Retry-After': '0' }), json(user(1)));
     expect(await client(fetch).users.update(1, { is_active: true })).toEqual(user(1));

@@ -18,6 +18,8 @@ import {
   type RequestRecord,
   type User,
   type VoxkeyEvent,
+  type WebhookDelivery,
+  type WebhookTestEvent,
 } from '../src/index.js';
 
 const vk = createVoxkeyClient({ baseUrl: 'http://localhost:8080/v1', token: 't', orgId: 1 });
@@ -115,10 +117,22 @@ describe('errors and events', () => {
     if (event.event_type === 'verification.completed') {
       expectTypeOf(event.result).toEqualTypeOf<'verified' | 'rejected' | 'inconclusive'>();
       expectTypeOf(event.match_score).toEqualTypeOf<number>();
-    } else {
+    } else if (event.event_type === 'enrollment.completed') {
       expectTypeOf(event.status).toEqualTypeOf<'enrolled' | 'failed'>();
       expectTypeOf(event.user_id).toEqualTypeOf<number | null>();
+    } else {
+      expectTypeOf(event.event_type).toEqualTypeOf<'webhook.test'>();
+      expectTypeOf(event).toEqualTypeOf<WebhookTestEvent>();
+      expectTypeOf(event.organisation_id).toEqualTypeOf<number>();
     }
+  });
+
+  it('webhooks.sendTest returns the queued delivery; its errors include no_callback_url and the idempotency conflicts', async () => {
+    expectTypeOf(await vk.webhooks.sendTest()).toEqualTypeOf<WebhookDelivery>();
+    expectTypeOf<OperationErrorCode<'sendWebhookTest'>>().toMatchTypeOf<ErrorCode>();
+    expectTypeOf<'no_callback_url' | 'idempotency_key_reused' | 'idempotency_key_in_progress'>().toMatchTypeOf<OperationErrorCode<'sendWebhookTest'>>();
+    expectTypeOf<'idempotency_key_reused'>().toMatchTypeOf<OperationErrorCode<'createApiToken'>>();
+    expectTypeOf<WebhookDelivery['event_type']>().toEqualTypeOf<'verification.completed' | 'enrollment.completed' | 'webhook.test'>();
   });
 });
 

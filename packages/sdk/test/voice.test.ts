@@ -100,4 +100,13 @@ describe('enrolment and verification', () => {
       'POST /v1/organisations/7/webhook-deliveries/4/redeliver',
     ]);
   });
+
+  it('webhooks.sendTest posts to webhook-test with an Idempotency-Key and returns the queued delivery', async () => {
+    const delivery = { id: 5, webhook_id: 'msg_2', event_type: 'webhook.test', request_uuid: 'u', status: 'pending' };
+    const { fetch, calls } = mockFetch(json(delivery, 202));
+    const result = await client(fetch).webhooks.sendTest();
+    expect(result.event_type).toBe('webhook.test');
+    expect(`${calls[0]!.method} ${calls[0]!.url.pathname}`).toBe('POST /v1/organisations/7/webhook-test');
+    expect(calls[0]!.headers.get('idempotency-key')).toMatch(UUID_V4);
+  });
 });

@@ -63,6 +63,20 @@ describe('verifyWebhook', () => {
     else throw new Error('wrong type');
   });
 
+  it('accepts the webhook.test event (sent by webhooks.sendTest) and types it', () => {
+    const testEvent: VoxkeyEvent = {
+      event_type: 'webhook.test',
+      request_uuid: '3b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d',
+      organisation_id: 7,
+      message: 'Test event from Voxkey: your receiver and signature check work.',
+      created_at: '2026-11-21T12:00:00.000Z',
+    };
+    const event = verifyWebhook({ secret, ...signed(testEvent) });
+    expect(event).toEqual(testEvent);
+    if (event.event_type === 'webhook.test') expect(event.organisation_id).toBe(7);
+    else throw new Error('wrong type');
+  });
+
   it('accepts Headers objects, mixed-case names, Buffer/Uint8Array/ArrayBuffer bodies', () => {
     const { body, headers } = signed(enrollment);
     const h = new Headers(headers);

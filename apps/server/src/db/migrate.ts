@@ -7,6 +7,8 @@ import * as rateLimits from './migrations/2026-11-21T1600_rate_limits.js';
 import * as voice from './migrations/2026-11-21T1500_voice.js';
 import * as audioBytes from './migrations/2026-11-25T0600_audio_bytes.js';
 import * as voiceprintSamples from './migrations/2026-11-25T0630_voiceprint_samples.js';
+import * as webhookTestEvents from './migrations/2026-11-25T0606_webhook_test_events.js';
+import * as idempotencyKeys from './migrations/2026-11-25T0611_idempotency_keys.js';
 import type { DB } from './types.js';
 
 /** Migrations in order; names are timestamps so they sort by creation. */
@@ -17,7 +19,9 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T1700_bytewise_text': bytewiseText,
   '2026-11-25T0600_audio_bytes': audioBytes,
   '2026-11-25T0605_queue_turns': queueTurns,
+  '2026-11-25T0606_webhook_test_events': webhookTestEvents,
   '2026-11-25T0610_job_erasure': jobErasure,
+  '2026-11-25T0611_idempotency_keys': idempotencyKeys,
   '2026-11-25T0630_voiceprint_samples': voiceprintSamples,
 };
 

@@ -202,7 +202,8 @@ export interface WebhookSecretsTable {
 export interface WebhookDeliveriesTable {
   id: Generated<number>;
   org_id: number;
-  job_id: number;
+  /** null for a `webhook.test` event, which belongs to no job. */
+  job_id: number | null;
   webhook_id: string;
   event_type: WebhookEventType;
   request_uuid: string;
@@ -216,6 +217,20 @@ export interface WebhookDeliveriesTable {
   last_status_code: number | null;
   last_error: string | null;
   delivered_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface IdempotencyKeysTable {
+  id: Generated<number>;
+  org_id: number;
+  idempotency_key: string;
+  /** sha256 of method, path and body: the same key with another request is refused. */
+  request_fingerprint: string;
+  status: 'in_progress' | 'completed';
+  response_status: number | null;
+  /** The first response's body, sealed (it may hold a bearer token or a webhook secret). */
+  sealed_response: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -252,6 +267,7 @@ export interface DB {
   webhook_deliveries: WebhookDeliveriesTable;
   rate_limit_buckets: RateLimitBucketsTable;
   queue_turns: QueueTurnsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type OrganisationRow = Selectable<OrganisationsTable>;
@@ -268,6 +284,7 @@ export type VoiceprintRow = Selectable<VoiceprintsTable>;
 export type VoiceprintSampleRow = Selectable<VoiceprintSamplesTable>;
 export type WebhookSecretRow = Selectable<WebhookSecretsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
 export type NewOrganisation = Insertable<OrganisationsTable>;
 export type OrganisationUpdate = Updateable<OrganisationsTable>;
 export type { ColumnType };

@@ -57,7 +57,7 @@ export async function expireCurrentSecrets(db: Executor, orgId: number, expiresA
 
 export async function insertDelivery(
   db: Executor,
-  values: { orgId: number; jobId: number; webhookId: string; eventType: WebhookEventType; requestUuid: string; payload: string },
+  values: { orgId: number; jobId: number | null; webhookId: string; eventType: WebhookEventType; requestUuid: string; payload: string },
 ): Promise<WebhookDeliveryRow> {
   const now = nowIso();
   return db

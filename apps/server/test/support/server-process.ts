@@ -54,6 +54,7 @@ export async function runCli<T = any>(environment: ServerEnvironment, args: stri
 }
 
 export interface ServerProcess {
+  /** The API base URL (`.../v1`) of `serve`; the health origin (no `/v1`) of `worker`. */
   baseUrl: string;
   child: ChildProcess;
   output(): string;
@@ -66,12 +67,18 @@ export function startServerProcess(environment: ServerEnvironment, extraEnv: Rec
   return startProcess(environment, 'serve', /listening on (http:\/\/[^\s"]+:\d+)/, extraEnv);
 }
 
-/** Starts `voxkey worker` (jobs and webhooks, no HTTP) and resolves once it runs. */
+/** Starts `voxkey worker` (jobs and webhooks; health on a free WORKER_PORT) and resolves once it runs. */
 export function startWorkerProcess(environment: ServerEnvironment, extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
-  return startProcess(environment, 'worker', /worker running/, extraEnv);
+  return startProcess(environment, 'worker', /worker running[^\n]*?health on (http:\/\/[^\s"]+:\d+)/, { WORKER_PORT: '0', ...extraEnv }, '');
 }
 
-function startProcess(environment: ServerEnvironment, command: string, ready: RegExp, extraEnv: Record<string, string>): Promise<ServerProcess> {
+function startProcess(
+  environment: ServerEnvironment,
+  command: string,
+  ready: RegExp,
+  extraEnv: Record<string, string>,
+  basePath = '/v1',
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN, command], {
     env: { ...process.env, ...environment.env, PORT: '0', HOST: '127.0.0.1', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -86,7 +93,7 @@ function startProcess(environment: ServerEnvironment, command: string, ready: Re
       if (match) {
         clearTimeout(timer);
         resolve({
-          baseUrl: match[1] ? `${match[1].replace('localhost', '127.0.0.1')}/v1` : '',
+          baseUrl: match[1] ? `${match[1].replace('localhost', '127.0.0.1')}${basePath}` : '',
           child,
           output: () => output,
           stop: async () => {

@@ -1,5 +1,15 @@
 import { createRoute } from '@hono/zod-openapi';
-import { commonErrorResponses, conflictResponse, jsonBody, jsonResponse, OrgPathParams, pathId } from '../schemas/common.js';
+import {
+  commonErrorResponses,
+  conflictResponse,
+  createTextConflictResponse,
+  IdempotencyKeyHeaders,
+  idempotentResponse,
+  jsonBody,
+  jsonResponse,
+  OrgPathParams,
+  pathId,
+} from '../schemas/common.js';
 import { listQuerySchema, listResponse } from '../schemas/list.js';
 import {
   CreatePredefinedTextBodySchema,
@@ -20,11 +30,11 @@ export const createPredefinedText = createRoute({
   summary: 'Create a predefined text',
   description: '409 when the (language, text_code) pair already exists in the organisation.',
   tags,
-  request: { params: OrgPathParams, body: jsonBody(CreatePredefinedTextBodySchema) },
+  request: { params: OrgPathParams, headers: IdempotencyKeyHeaders, body: jsonBody(CreatePredefinedTextBodySchema) },
   responses: {
-    201: jsonResponse(PredefinedTextSchema, 'The new text.'),
+    201: idempotentResponse(PredefinedTextSchema, 'The new text.'),
     ...commonErrorResponses,
-    ...conflictResponse,
+    ...createTextConflictResponse,
   },
 });
 

@@ -1,6 +1,15 @@
 import type { FieldTypes } from '../list-query.js';
 import { createRoute, z } from '@hono/zod-openapi';
-import { commonErrorResponses, jsonBody, jsonResponse, OrgPathParams, pathId } from '../schemas/common.js';
+import {
+  commonErrorResponses,
+  IdempotencyKeyHeaders,
+  idempotencyConflictResponse,
+  idempotentResponse,
+  jsonBody,
+  jsonResponse,
+  OrgPathParams,
+  pathId,
+} from '../schemas/common.js';
 import { listQuerySchema, listResponse } from '../schemas/list.js';
 import { ApiTokenSchema, CreateApiTokenBodySchema, CreatedApiTokenSchema, UpdateApiTokenBodySchema } from '../schemas/tokens.js';
 
@@ -18,10 +27,11 @@ export const createApiToken = createRoute({
   summary: 'Create an API token',
   description: 'The raw token is returned once in `bearer`; only a hash is stored. Existing tokens stay valid (rotation).',
   tags,
-  request: { params: OrgPathParams, body: jsonBody(CreateApiTokenBodySchema) },
+  request: { params: OrgPathParams, headers: IdempotencyKeyHeaders, body: jsonBody(CreateApiTokenBodySchema) },
   responses: {
-    201: jsonResponse(CreatedApiTokenSchema, 'The token, with its raw value.'),
+    201: idempotentResponse(CreatedApiTokenSchema, 'The token, with its raw value.'),
     ...commonErrorResponses,
+    ...idempotencyConflictResponse,
   },
 });
 

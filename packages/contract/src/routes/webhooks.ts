@@ -1,11 +1,20 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { commonErrorResponses, jsonResponse, OrgPathParams, pathId } from '../schemas/common.js';
+import {
+  commonErrorResponses,
+  IdempotencyKeyHeaders,
+  idempotencyConflictResponse,
+  idempotentResponse,
+  OrgPathParams,
+  pathId,
+  webhookTestConflictResponse,
+} from '../schemas/common.js';
 import { listQuerySchema, listResponse } from '../schemas/list.js';
 import {
   DELIVERY_FILTER_FIELDS,
   DELIVERY_SORT_FIELDS,
   EnrollmentCompletedEventSchema,
   VerificationCompletedEventSchema,
+  WebhookTestEventSchema,
   WebhookDeliverySchema,
   WebhookSecretSchema,
 } from '../schemas/voice.js';
@@ -20,8 +29,8 @@ export const rotateWebhookSecret = createRoute({
   summary: 'Rotate the webhook signing secret',
   description: 'Returns the new secret once. For 24 hours the previous secret signs too, so receivers can switch over.',
   tags,
-  request: { params: OrgPathParams },
-  responses: { 201: jsonResponse(WebhookSecretSchema, 'The new secret.'), ...commonErrorResponses },
+  request: { params: OrgPathParams, headers: IdempotencyKeyHeaders },
+  responses: { 201: idempotentResponse(WebhookSecretSchema, 'The new secret.'), ...commonErrorResponses, ...idempotencyConflictResponse },
 });
 
 export const listWebhookDeliveries = createRoute({
@@ -43,11 +52,24 @@ export const redeliverWebhook = createRoute({
   summary: 'Deliver a webhook again',
   description: 'Queues the same event (same `webhook-id`) for immediate delivery, whatever its status.',
   tags,
-  request: { params: OrgPathParams.extend({ delivery_id: pathId('delivery_id', 'Delivery identifier.') }) },
-  responses: { 202: jsonResponse(WebhookDeliverySchema, 'The delivery, queued again.'), ...commonErrorResponses },
+  request: { params: OrgPathParams.extend({ delivery_id: pathId('delivery_id', 'Delivery identifier.') }), headers: IdempotencyKeyHeaders },
+  responses: { 202: idempotentResponse(WebhookDeliverySchema, 'The delivery, queued again.'), ...commonErrorResponses, ...idempotencyConflictResponse },
 });
 
-export const webhookRoutes = { rotateWebhookSecret, listWebhookDeliveries, redeliverWebhook };
+export const sendWebhookTest = createRoute({
+  method: 'post',
+  path: '/organisations/{org_id}/webhook-test',
+  operationId: 'sendWebhookTest',
+  'x-voxkey-retry': 'idempotency-key',
+  summary: 'Send a test event to the callback URL',
+  description:
+    'Queues a signed `webhook.test` event to the configured callback URL, delivered and retried like any event and listed in the delivery log, so a receiver and its signature check can be tried without enrolling anyone. 409 `no_callback_url` when none is configured.',
+  tags,
+  request: { params: OrgPathParams, headers: IdempotencyKeyHeaders },
+  responses: { 202: idempotentResponse(WebhookDeliverySchema, 'The queued delivery of the test event.'), ...commonErrorResponses, ...webhookTestConflictResponse },
+});
+
+export const webhookRoutes = { rotateWebhookSecret, listWebhookDeliveries, redeliverWebhook, sendWebhookTest };
 
 const SignatureHeadersSchema = z.object({
   'webhook-id': z.string().openapi({ description: 'Unique per event; the same on every retry. Use it to de-duplicate.' }),
@@ -57,7 +79,11 @@ const SignatureHeadersSchema = z.object({
   }),
 });
 
-const webhook = (name: string, schema: typeof VerificationCompletedEventSchema | typeof EnrollmentCompletedEventSchema, summary: string) =>
+const webhook = (
+  name: string,
+  schema: typeof VerificationCompletedEventSchema | typeof EnrollmentCompletedEventSchema | typeof WebhookTestEventSchema,
+  summary: string,
+) =>
   createRoute({
     method: 'post',
     path: name,
@@ -75,4 +101,5 @@ const webhook = (name: string, schema: typeof VerificationCompletedEventSchema |
 export const webhookEvents = {
   verificationCompleted: webhook('verification.completed', VerificationCompletedEventSchema, 'Result of a verification'),
   enrollmentCompleted: webhook('enrollment.completed', EnrollmentCompletedEventSchema, 'Result of an enrolment'),
+  webhookTest: webhook('webhook.test', WebhookTestEventSchema, 'A test event (sent by sendWebhookTest)'),
 };

@@ -94,6 +94,49 @@ export const commonErrorResponses = {
 /** 409 of the predefined-text writes. */
 export const conflictResponse = { 409: errorResponse('The (language, text_code) pair already exists in the organisation.', AlreadyExistsErrorSchema) } as const;
 
+/** An `Idempotency-Key`: 1 to 255 printable ASCII characters (a UUID is a good choice). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/** The optional header of the POSTs without a natural key (`x-voxkey-retry: idempotency-key`). */
+export const IdempotencyKeyHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .regex(IDEMPOTENCY_KEY_PATTERN, 'Must be 1 to 255 printable ASCII characters')
+    .optional()
+    .openapi({
+      description:
+        'Makes the request safe to repeat: within 24 hours, the same key with the same request replays the first successful response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is a 409 `idempotency_key_reused`. Keys are scoped to the organisation.',
+      example: '5f0c6f0e-8a4b-4f43-9a43-0c8e4a4f3b1d',
+    }),
+});
+
+const replayedHeaders = {
+  'Idempotent-Replayed': { description: '`true` when this is the stored response of an earlier request with the same `Idempotency-Key`.', schema: { type: 'string' as const, enum: ['true'] } },
+};
+
+/** A success response of an `Idempotency-Key` operation: it may be a replay. */
+export const idempotentResponse = <T extends z.ZodType>(schema: T, description: string) => ({ ...jsonResponse(schema, description), headers: replayedHeaders });
+
+const retryAfterOnConflict = { 'Retry-After': { description: 'With `idempotency_key_in_progress`: seconds to wait before repeating.', schema: { type: 'integer' as const } } };
+const IDEMPOTENCY_CODES = ['idempotency_key_reused', 'idempotency_key_in_progress'] as const;
+const IdempotencyConflictErrorSchema = errorBody('IdempotencyConflictError', IDEMPOTENCY_CODES);
+const CreateTextConflictErrorSchema = errorBody('CreatePredefinedTextConflictError', ['already_exists', ...IDEMPOTENCY_CODES]);
+const WebhookTestConflictErrorSchema = errorBody('WebhookTestConflictError', ['no_callback_url', ...IDEMPOTENCY_CODES]);
+const idempotencyConflict = 'The `Idempotency-Key` was used with another request, or its first request is still being processed.';
+
+/** 409 of an `Idempotency-Key` operation that has no other conflict. */
+export const idempotencyConflictResponse = { 409: { ...errorResponse(idempotencyConflict, IdempotencyConflictErrorSchema), headers: retryAfterOnConflict } } as const;
+
+/** 409 of createPredefinedText. */
+export const createTextConflictResponse = {
+  409: { ...errorResponse(`The (language, text_code) pair already exists in the organisation, or: ${idempotencyConflict}`, CreateTextConflictErrorSchema), headers: retryAfterOnConflict },
+} as const;
+
+/** 409 of sendWebhookTest. */
+export const webhookTestConflictResponse = {
+  409: { ...errorResponse(`No callback URL is configured, or: ${idempotencyConflict}`, WebhookTestConflictErrorSchema), headers: retryAfterOnConflict },
+} as const;
+
 const voiceRequestErrorResponses = {
   429: {
     ...errorResponse(

@@ -103,6 +103,16 @@ export const EnrollmentCompletedEventSchema = z
   })
   .openapi('EnrollmentCompletedEvent');
 
+export const WebhookTestEventSchema = z
+  .object({
+    event_type: z.literal('webhook.test'),
+    request_uuid: z.string().openapi({ description: 'A fresh UUID naming this test (no voice request has it); the delivery log lists the delivery under it.' }),
+    organisation_id: recordId('The organisation that asked for the test.'),
+    message: z.string().openapi({ example: 'Test event from Voxkey: your receiver and signature check work.' }),
+    created_at: timestamp(),
+  })
+  .openapi('WebhookTestEvent', { description: 'Sent by `POST /organisations/{org_id}/webhook-test`; carries no user or voice data. Acknowledge it like any event.' });
+
 export const RequestRecordSchema = z
   .object({
     request_uuid: z.string(),
@@ -138,7 +148,7 @@ export const WebhookDeliverySchema = z
   .object({
     id: recordId(),
     webhook_id: z.string().openapi({ description: 'The `webhook-id` header; the same on every retry.' }),
-    event_type: z.enum(['verification.completed', 'enrollment.completed']),
+    event_type: z.enum(['verification.completed', 'enrollment.completed', 'webhook.test']),
     request_uuid: z.string(),
     status: z.enum(['pending', 'delivered', 'failed']).openapi({ description: 'pending: will be (re)tried; delivered: a 2xx was received; failed: retries exhausted or the receiver answered 410.' }),
     attempts: z.number().int(),

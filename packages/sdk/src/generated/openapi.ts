@@ -422,6 +422,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organisations/{org_id}/webhook-test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to the callback URL
+         * @description Queues a signed `webhook.test` event to the configured callback URL, delivered and retried like any event and listed in the delivery log, so a receiver and its signature check can be tried without enrolling anyone. 409 `no_callback_url` when none is configured.
+         */
+        post: operations["sendWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "verification.completed": {
@@ -452,6 +472,23 @@ export interface webhooks {
         put?: never;
         /** Result of an enrolment */
         post: operations["enrollment_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A test event (sent by sendWebhookTest) */
+        post: operations["webhook_test"];
         delete?: never;
         options?: never;
         head?: never;
@@ -533,6 +570,25 @@ export interface components {
          * @enum {string}
          */
         EnrollmentMode: "new" | "add" | "replace";
+        /** @description Sent by `POST /organisations/{org_id}/webhook-test`; carries no user or voice data. Acknowledge it like any event. */
+        WebhookTestEvent: {
+            /** @enum {string} */
+            event_type: "webhook.test";
+            /** @description A fresh UUID naming this test (no voice request has it); the delivery log lists the delivery under it. */
+            request_uuid: string;
+            /**
+             * @description The organisation that asked for the test.
+             * @example 1
+             */
+            organisation_id: number;
+            /** @example Test event from Voxkey: your receiver and signature check work. */
+            message: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+        };
         CreatedApiToken: {
             /**
              * @description The raw token. Shown only here, once.
@@ -638,11 +694,13 @@ export interface components {
          *     - `user_inactive`: (403) The user is deactivated and cannot be verified.
          *     - `not_found`: (404) No such resource (or route) in this organisation.
          *     - `user_not_enrolled`: (404) No enrolled user has this external_id, so there is nothing to verify against or add a recording to.
-         *     - `no_callback_url`: (409) The organisation has no callback URL, so a voice request's result could not be delivered.
+         *     - `no_callback_url`: (409) The organisation has no callback URL, so a voice request's result (or a test event) could not be delivered.
          *     - `already_enrolled`: (409) This external_id is already enrolled; enrol with mode `add` or `replace`, or delete the user.
          *     - `voiceprint_full`: (409) The voiceprint already holds the maximum number of recordings (10); enrol with mode `replace` to start again.
          *     - `enrollment_in_progress`: (409) An enrolment of this external_id is queued or processing.
          *     - `request_uuid_reused`: (409) This request_uuid was already used for a different request (a replay with the same body is answered again instead).
+         *     - `idempotency_key_reused`: (409) This Idempotency-Key was already used in the last 24 hours with another request (a different body or operation); use a new key per request.
+         *     - `idempotency_key_in_progress`: (409) A request with this Idempotency-Key is still being processed; retry after `Retry-After` seconds to get its response.
          *     - `already_exists`: (409) A predefined text with this (language, text_code) pair already exists in the organisation.
          *     - `payload_too_large`: (413) The request body is larger than the server accepts.
          *     - `unsupported_media_type`: (415) The request has a body that is not `application/json`.
@@ -653,7 +711,7 @@ export interface components {
          *     - `unavailable`: (503) The server cannot do this now (e.g. voice processing without an installed model).
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "unauthorized" | "forbidden" | "user_inactive" | "not_found" | "user_not_enrolled" | "no_callback_url" | "already_enrolled" | "voiceprint_full" | "enrollment_in_progress" | "request_uuid_reused" | "already_exists" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "queue_full" | "quota_exceeded" | "internal_error" | "unavailable";
+        ErrorCode: "validation_failed" | "unauthorized" | "forbidden" | "user_inactive" | "not_found" | "user_not_enrolled" | "no_callback_url" | "already_enrolled" | "voiceprint_full" | "enrollment_in_progress" | "request_uuid_reused" | "idempotency_key_reused" | "idempotency_key_in_progress" | "already_exists" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "queue_full" | "quota_exceeded" | "internal_error" | "unavailable";
         ForbiddenError: components["schemas"]["Error"] & {
             /** @enum {string} */
             error?: "forbidden";
@@ -661,6 +719,10 @@ export interface components {
         NotFoundError: components["schemas"]["Error"] & {
             /** @enum {string} */
             error?: "not_found";
+        };
+        IdempotencyConflictError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "idempotency_key_reused" | "idempotency_key_in_progress";
         };
         PayloadTooLargeError: components["schemas"]["Error"] & {
             /** @enum {string} */
@@ -882,9 +944,9 @@ export interface components {
              */
             updated_at: string;
         };
-        AlreadyExistsError: components["schemas"]["Error"] & {
+        CreatePredefinedTextConflictError: components["schemas"]["Error"] & {
             /** @enum {string} */
-            error?: "already_exists";
+            error?: "already_exists" | "idempotency_key_reused" | "idempotency_key_in_progress";
         };
         CreatePredefinedTextRequest: {
             /** @description Must equal the organisation in the path. */
@@ -901,6 +963,10 @@ export interface components {
         };
         PredefinedTextList: {
             results: components["schemas"]["PredefinedText"][];
+        };
+        AlreadyExistsError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "already_exists";
         };
         UpdatePredefinedTextRequest: {
             /** @description When given, must equal the organisation in the path. */
@@ -1213,7 +1279,7 @@ export interface components {
             /** @description The `webhook-id` header; the same on every retry. */
             webhook_id: string;
             /** @enum {string} */
-            event_type: "verification.completed" | "enrollment.completed";
+            event_type: "verification.completed" | "enrollment.completed" | "webhook.test";
             request_uuid: string;
             /**
              * @description pending: will be (re)tried; delivered: a 2xx was received; failed: retries exhausted or the receiver answered 410.
@@ -1243,6 +1309,10 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             updated_at: string;
+        };
+        WebhookTestConflictError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error?: "no_callback_url" | "idempotency_key_reused" | "idempotency_key_in_progress";
         };
     };
     responses: never;
@@ -1366,7 +1436,10 @@ export interface operations {
     createApiToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to repeat: within 24 hours, the same key with the same request replays the first successful response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is a 409 `idempotency_key_reused`. Keys are scoped to the organisation. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description Organisation identifier. */
                 org_id: string;
@@ -1382,6 +1455,8 @@ export interface operations {
             /** @description The token, with its raw value. */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1422,6 +1497,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description The `Idempotency-Key` was used with another request, or its first request is still being processed. */
+            409: {
+                headers: {
+                    /** @description With `idempotency_key_in_progress`: seconds to wait before repeating. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyConflictError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -2685,7 +2771,10 @@ export interface operations {
     createPredefinedText: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to repeat: within 24 hours, the same key with the same request replays the first successful response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is a 409 `idempotency_key_reused`. Keys are scoped to the organisation. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description Organisation identifier. */
                 org_id: string;
@@ -2701,6 +2790,8 @@ export interface operations {
             /** @description The new text. */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2743,13 +2834,15 @@ export interface operations {
                     "application/json": components["schemas"]["NotFoundError"];
                 };
             };
-            /** @description The (language, text_code) pair already exists in the organisation. */
+            /** @description The (language, text_code) pair already exists in the organisation, or: The `Idempotency-Key` was used with another request, or its first request is still being processed. */
             409: {
                 headers: {
+                    /** @description With `idempotency_key_in_progress`: seconds to wait before repeating. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AlreadyExistsError"];
+                    "application/json": components["schemas"]["CreatePredefinedTextConflictError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -4059,7 +4152,10 @@ export interface operations {
     rotateWebhookSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to repeat: within 24 hours, the same key with the same request replays the first successful response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is a 409 `idempotency_key_reused`. Keys are scoped to the organisation. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description Organisation identifier. */
                 org_id: string;
@@ -4071,6 +4167,8 @@ export interface operations {
             /** @description The new secret. */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4111,6 +4209,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description The `Idempotency-Key` was used with another request, or its first request is still being processed. */
+            409: {
+                headers: {
+                    /** @description With `idempotency_key_in_progress`: seconds to wait before repeating. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyConflictError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -4266,7 +4375,10 @@ export interface operations {
     redeliverWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to repeat: within 24 hours, the same key with the same request replays the first successful response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is a 409 `idempotency_key_reused`. Keys are scoped to the organisation. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description Organisation identifier. */
                 org_id: string;
@@ -4280,6 +4392,8 @@ export interface operations {
             /** @description The delivery, queued again. */
             202: {
                 headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4320,6 +4434,130 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description The `Idempotency-Key` was used with another request, or its first request is still being processed. */
+            409: {
+                headers: {
+                    /** @description With `idempotency_key_in_progress`: seconds to wait before repeating. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyConflictError"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            /** @description Internal error; the message never carries internals. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    sendWebhookTest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to repeat: within 24 hours, the same key with the same request replays the first successful response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is a 409 `idempotency_key_reused`. Keys are scoped to the organisation. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Organisation identifier. */
+                org_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queued delivery of the test event. */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request failed validation; `errors` has one entry per faulty field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Token invalid, expired or disabled. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description The token may not act on this organisation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description No such resource in this organisation. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description No callback URL is configured, or: The `Idempotency-Key` was used with another request, or its first request is still being processed. */
+            409: {
+                headers: {
+                    /** @description With `idempotency_key_in_progress`: seconds to wait before repeating. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestConflictError"];
                 };
             };
             /** @description The request body is larger than the server accepts. */
@@ -4415,6 +4653,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["EnrollmentCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. 410 stops retries; anything else is retried with backoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: stop delivering this event. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique per event; the same on every retry. Use it to de-duplicate. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` signatures (Standard Webhooks); two during a secret rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
             };
         };
         responses: {

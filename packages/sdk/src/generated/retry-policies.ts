@@ -42,4 +42,5 @@ export const retryPolicies: Readonly<Record<string, RetryPolicy>> = {
   'POST /organisations/{org_id}/webhook-secret': 'idempotency-key',
   'GET /organisations/{org_id}/webhook-deliveries': 'safe',
   'POST /organisations/{org_id}/webhook-deliveries/{delivery_id}/redeliver': 'idempotency-key',
+  'POST /organisations/{org_id}/webhook-test': 'idempotency-key',
 };
