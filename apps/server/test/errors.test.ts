@@ -190,6 +190,11 @@ describe(`error hygiene (${TEST_DIALECT})`, () => {
     });
   });
 
+  it('a required JSON body that is empty and untyped is a 415 unsupported_media_type, not a 500 (found by the fuzzer)', async () => {
+    const res = await ctx().request('PATCH', orgPath(ctx().orgA.id, ''), { rawBody: '' });
+    expectError(res, 415, 'Content-Type must be application/json', 'unsupported_media_type');
+  });
+
   it('a deeply nested body is a 400, not a 500 or a stack overflow', async () => {
     let nested: unknown = 'x';
     for (let i = 0; i < 300; i++) nested = { a: nested }; // about 1.8 kB: under this file's 2 kB body limit

@@ -22,6 +22,8 @@ function fromHttpException(err: HTTPException): ApiError {
     return ApiError.field('body', 'invalid_value', err.message || 'Bad request');
   }
   if (err.status === 413) return new ApiError('payload_too_large', 'Request body is too large');
+  // zod-openapi's media-type gate: a route with a required JSON body got none, or another type.
+  if (err.status === 415) return new ApiError('unsupported_media_type', 'Content-Type must be application/json');
   if (err.status === 401) return new ApiError('unauthorized', INVALID_CREDENTIALS);
   const known = CODE_BY_STATUS[err.status];
   if (known) return new ApiError(known, err.message || 'Request failed');
