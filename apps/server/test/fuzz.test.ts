@@ -469,6 +469,15 @@ function requestArbitrary(op: FuzzOperation, world: () => FuzzWorld): fc.Arbitra
 // Sending and checking
 // ---------------------------------------------------------------------------------------------
 
+/** The path segment as the server decodes it (undecodable stays as is: it cannot name a record). */
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 function encodeSegment(value: string): string {
   try {
     return encodeURIComponent(value);
@@ -521,7 +530,8 @@ function buildRequest(world: FuzzWorld, op: FuzzOperation, input: FuzzRequest): 
     }
     // Never aim at the tokens the fuzzer authenticates with (deleting or re-enabling them would change
     // what later requests mean), whichever generator produced the id; any other record is fair game.
-    if (key === 'token_id' && /^[0-9]+$/.test(segment) && world.protectedTokenIds.includes(Number(segment))) segment = '987654';
+    // Compared as the server reads it: a raw segment such as `%34` is the id 4 once decoded.
+    if (key === 'token_id' && world.protectedTokenIds.includes(Number(decodedSegment(segment)))) segment = '987654';
     return segment;
   });
   const encoded = new URLSearchParams(r.query.map(([k, v]): [string, string] => [k, v.replace(/[\ud800-\udfff]/g, '\ufffd')])).toString();
