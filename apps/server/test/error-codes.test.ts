@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { ERROR_CODES, type ErrorCode, FIELD_ERROR_CODES, type FieldErrorCode } from '@voxkey/contract';
-import { encodeWav } from '@voxkey/engine/dsp';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createApp } from '../src/app.js';
 import { openDatabase } from '../src/db/connection.js';
@@ -12,14 +11,9 @@ import { issueToken } from '../src/services/organisations.js';
 import { createTestContext, type TestContext, type TestResponse } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { expectError, expectValidation } from './support/expect.js';
-import { orgPath, seedUser } from './support/fixtures.js';
+import { orgPath, seedUser, silentWav } from './support/fixtures.js';
 
-/** A silent mono WAV, base64: a valid header for the request-side checks (the engine never sees it here). */
-function wav(seconds: number, sampleRate = 16000): string {
-  return Buffer.from(encodeWav(new Float32Array(Math.round(seconds * sampleRate)), sampleRate)).toString('base64');
-}
-
-const AUDIO = wav(4);
+const AUDIO = silentWav();
 
 function expectCode(res: TestResponse, error: ErrorCode): void {
   if (error === 'validation_failed') expectValidation(res, res.body.errors.map((e: { field: string }) => e.field));
@@ -290,9 +284,9 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
       ['invalid_base64', '!!!not base64!!!'],
       ['unsupported_audio_format', Buffer.from('hello world, this is not audio').toString('base64')],
       ['corrupt_audio', Buffer.from('RIFF').toString('base64')],
-      ['sample_rate_too_low', wav(4, 8000)],
-      ['audio_too_short', wav(1)],
-      ['audio_too_long', wav(61)],
+      ['sample_rate_too_low', silentWav(4, 8000)],
+      ['audio_too_short', silentWav(1)],
+      ['audio_too_long', silentWav(61)],
     ] as const)('%s on voice_data', async (expected, voiceData) => {
       fieldCode(await voice('enrollments', { voice_data: voiceData, external_id: `audio-${expected}` }), 'voice_data', expected);
     });

@@ -4,35 +4,12 @@ import { issueToken } from '../src/services/organisations.js';
 import { createTestContext, type TestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { expectValidation } from './support/expect.js';
-import { orgPath, silentWav } from './support/fixtures.js';
+import { moveToPlan, orgPath, seedJobs, silentWav } from './support/fixtures.js';
 
 const VOICE = silentWav();
 
 async function setCallback(ctx: TestContext, orgId: number) {
   await ctx.db.updateTable('organisation_settings').set({ callback_url: 'https://hooks.example.com/voxkey' }).where('org_id', '=', orgId).execute();
-}
-
-async function seedJobsThisMonth(ctx: TestContext, orgId: number, count: number) {
-  const now = new Date().toISOString();
-  const rows = Array.from({ length: count }, () => ({
-    org_id: orgId,
-    kind: 'verification' as const,
-    request_uuid: randomUUID(),
-    body_hash: 'x',
-    external_id: 'seeded',
-    language: 'en-UK',
-    status: 'completed' as const,
-    attempts: 1,
-    run_after: now,
-    created_at: now,
-    updated_at: now,
-  }));
-  await ctx.db.insertInto('jobs').values(rows).execute();
-}
-
-async function moveToPlan(ctx: TestContext, orgId: number, planName: string) {
-  const plan = await ctx.db.selectFrom('plans').select('id').where('name', '=', planName).executeTakeFirstOrThrow();
-  await ctx.db.updateTable('subscriptions').set({ plan_id: plan.id }).where('org_id', '=', orgId).execute();
 }
 
 function enrol(ctx: TestContext, orgId: number, token: string, externalId = `user-${randomUUID()}`) {
@@ -49,7 +26,7 @@ describe(`Sandbox is the plan, not the token (${TEST_DIALECT})`, () => {
   it('a Sandbox organisation is capped at its plan quota whatever token it uses; a paid plan is not', async () => {
     ctx = await createTestContext();
     await setCallback(ctx, ctx.orgA.id);
-    await seedJobsThisMonth(ctx, ctx.orgA.id, 100);
+    await seedJobs(ctx, 100, { org_id: ctx.orgA.id });
     // The escape the issue describes: the trial token creates a never-expiring production token.
     const created = await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), { body: { friendly_name: 'escape', enabled: true } });
     expect(created.status).toBe(201);
@@ -147,7 +124,7 @@ describe(`queue caps per organisation and in total (${TEST_DIALECT})`, () => {
     // Trial quota under concurrency: 97 used, 3 left, 10 at once.
     await ctx.db.deleteFrom('jobs').execute();
     await moveToPlan(ctx, ctx.orgA.id, 'Sandbox');
-    await seedJobsThisMonth(ctx, ctx.orgA.id, 97);
+    await seedJobs(ctx, 97, { org_id: ctx.orgA.id });
     const quotaBurst = await Promise.all(Array.from({ length: 10 }, () => enrol(ctx, ctx.orgA.id, a)));
     expect(quotaBurst.filter((r) => r.status === 202)).toHaveLength(3);
     expect(ctx.reportedErrors).toEqual([]);

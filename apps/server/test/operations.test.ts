@@ -6,6 +6,7 @@ import { takeToken } from '../src/repositories/rate-limits.js';
 import { issueToken } from '../src/services/organisations.js';
 import { createTestContext, type TestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
+import { moveToPlan, seedJobs, seedUser, silentWav } from './support/fixtures.js';
 import pino from 'pino';
 
 describe(`rate limits (${TEST_DIALECT})`, () => {
@@ -72,37 +73,11 @@ describe(`trial quota, request ids, metrics, headers and logs (${TEST_DIALECT})`
 
   it('limits trial tokens to the sandbox quota of voice requests a month', async () => {
     await ctx.request('PATCH', `/v1/organisations/${ctx.orgA.id}/settings`, { body: { org_id: ctx.orgA.id, settings: { callback_url: 'http://localhost:9/hook' } } });
-    const now = new Date().toISOString();
-    const rows = Array.from({ length: 100 }, (_, i) => ({
-      org_id: ctx.orgA.id,
-      kind: 'verification' as const,
-      request_uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-      body_hash: 'x',
-      external_id: 'quota',
-      language: 'en-UK',
-      status: 'completed' as const,
-      attempts: 1,
-      run_after: now,
-      created_at: now,
-      updated_at: now,
-    }));
-    await ctx.db.insertInto('jobs').values(rows).execute();
-    await ctx.db.insertInto('users').values({ org_id: ctx.orgA.id, external_id: 'quota', is_active: 1, created_at: now, updated_at: now }).execute();
-    const wav = Buffer.alloc(44 + 16000 * 2 * 4);
-    wav.write('RIFF', 0);
-    wav.writeUInt32LE(wav.length - 8, 4);
-    wav.write('WAVEfmt ', 8);
-    wav.writeUInt32LE(16, 16);
-    wav.writeUInt16LE(1, 20);
-    wav.writeUInt16LE(1, 22);
-    wav.writeUInt32LE(16000, 24);
-    wav.writeUInt32LE(32000, 28);
-    wav.writeUInt16LE(2, 32);
-    wav.writeUInt16LE(16, 34);
-    wav.write('data', 36);
-    wav.writeUInt32LE(16000 * 2 * 4, 40);
+    await seedJobs(ctx, 100, { org_id: ctx.orgA.id, external_id: 'quota' });
+    await seedUser(ctx, ctx.orgA.id, 'quota');
+    const wav = silentWav();
     const res = await ctx.request('POST', `/v1/organisations/${ctx.orgA.id}/verifications`, {
-      body: { voice_data: wav.toString('base64'), request_uuid: crypto.randomUUID(), external_id: 'quota' },
+      body: { voice_data: wav, request_uuid: crypto.randomUUID(), external_id: 'quota' },
     });
     expect(res.status).toBe(429);
     expect(res.body.message).toMatch(/sandbox quota of 100/);
@@ -110,12 +85,11 @@ describe(`trial quota, request ids, metrics, headers and logs (${TEST_DIALECT})`
     const verifyWithLive = () =>
       ctx.request('POST', `/v1/organisations/${ctx.orgA.id}/verifications`, {
         token: bearer,
-        body: { voice_data: wav.toString('base64'), request_uuid: crypto.randomUUID(), external_id: 'quota' },
+        body: { voice_data: wav, request_uuid: crypto.randomUUID(), external_id: 'quota' },
       });
     // The quota follows the plan: a production token of a Sandbox organisation is capped too (decisions).
     expect((await verifyWithLive()).status).toBe(429);
-    const starter = await ctx.db.selectFrom('plans').select('id').where('name', '=', 'Starter').executeTakeFirstOrThrow();
-    await ctx.db.updateTable('subscriptions').set({ plan_id: starter.id }).where('org_id', '=', ctx.orgA.id).execute();
+    await moveToPlan(ctx, ctx.orgA.id, 'Starter');
     expect((await verifyWithLive()).status).toBe(202);
   });
 

@@ -3,13 +3,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEngine, EngineError, type VoiceEngine } from '@voxkey/engine';
-import { encodeWav } from '@voxkey/engine/dsp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claimJob } from '../src/repositories/jobs.js';
 import { processJob, type VoiceAnalyzer } from '../src/workers/job-processor.js';
 import { TEST_DIALECT } from './support/database.js';
 import { expectError, expectValidation, useContext, WITHOUT_RATE_LIMITS } from './support/expect.js';
-import { orgPath } from './support/fixtures.js';
+import { orgPath, silentWav, wavOf } from './support/fixtures.js';
 import type { TestContext } from './support/context.js';
 
 // Issue 14 on the request and job side, with a scripted engine: each recording (a valid WAV, so
@@ -29,29 +28,15 @@ const ENGINE_FIXTURE_AUDIO = path.join(ENGINE_FIXTURES, 'audio');
 const scripts = new Map<string, Script>();
 let wavCounter = 0;
 
-/** A distinct 16 kHz mono WAV of `seconds` (a short tone whose first sample identifies it). */
-function wav(seconds = 4): string {
-  const samples = Math.round(16000 * seconds);
-  const buffer = Buffer.alloc(44 + samples * 2);
-  buffer.write('RIFF', 0);
-  buffer.writeUInt32LE(36 + samples * 2, 4);
-  buffer.write('WAVEfmt ', 8);
-  buffer.writeUInt32LE(16, 16);
-  buffer.writeUInt16LE(1, 20);
-  buffer.writeUInt16LE(1, 22);
-  buffer.writeUInt32LE(16000, 24);
-  buffer.writeUInt32LE(32000, 28);
-  buffer.writeUInt16LE(2, 32);
-  buffer.writeUInt16LE(16, 34);
-  buffer.write('data', 36);
-  buffer.writeUInt32LE(samples * 2, 40);
-  wavCounter++;
-  for (let i = 0; i < samples; i++) buffer.writeInt16LE(i === 0 ? wavCounter % 30000 : Math.round(8000 * Math.sin((2 * Math.PI * 220 * i) / 16000)), 44 + i * 2);
-  return buffer.toString('base64');
+/** A distinct 4 s tone: its first sample numbers it, so each recording is a different string. */
+function distinctWav(): string {
+  const samples = new Float32Array(16000 * 4).map((_, i) => 0.25 * Math.sin((2 * Math.PI * 220 * i) / 16000));
+  samples[0] = ++wavCounter / 32768;
+  return wavOf(samples);
 }
 
 function recording(script: Script): string {
-  const audio = wav();
+  const audio = distinctWav();
   scripts.set(audio, script);
   return audio;
 }
@@ -440,7 +425,6 @@ describe(`audio pre-check: POST /organisations/{org_id}/audio-checks (${TEST_DIA
   afterAll(() => realEngine?.close());
 
   const speech = () => readFileSync(path.join(ENGINE_FIXTURE_AUDIO, 'alice_1.wav'));
-  const wavOf = (samples: Float32Array, rate = 16000) => Buffer.from(encodeWav(samples, rate)).toString('base64');
 
   it('200 with what the engine sees; problems for a too-short and a silent clip; nothing stored or billed', async () => {
     const c = ctx();
@@ -463,7 +447,7 @@ describe(`audio pre-check: POST /organisations/{org_id}/audio-checks (${TEST_DIA
     expect(short.body.problems.map((p: { code: string }) => p.code)).toEqual(['audio_too_short', 'insufficient_speech']);
     expect(short.body.duration_s).toBeCloseTo(1.5, 2);
 
-    const silent = await c.request('POST', org.path, { token: org.token, body: { voice_data: wavOf(new Float32Array(16000 * 4)) } });
+    const silent = await c.request('POST', org.path, { token: org.token, body: { voice_data: silentWav() } });
     expect(silent.status).toBe(200);
     expect(silent.body).toMatchObject({ usable: false, net_speech_s: 0, snr_db: null, clipping_ratio: 0 });
     expect(silent.body.problems.map((p: { code: string }) => p.code)).toEqual(['silent_audio', 'insufficient_speech']);
@@ -484,13 +468,13 @@ describe(`audio pre-check: POST /organisations/{org_id}/audio-checks (${TEST_DIA
     }
     const b = await freshOrg(c, 'Checker400b');
     expectValidation(await c.request('POST', b.path, { token: b.token, body: {} }), ['voice_data']);
-    expectValidation(await c.request('POST', b.path, { token: b.token, body: { voice_data: wavOf(new Float32Array(16000)), extra: 1 } }), ['extra']);
+    expectValidation(await c.request('POST', b.path, { token: b.token, body: { voice_data: silentWav(1), extra: 1 } }), ['extra']);
   });
 
   it('503 without an engine or when the check cannot finish in time; another organisation is 403', async () => {
     const c = ctx();
     const org = await freshOrg(c, 'NoEngine');
-    const body = { voice_data: wavOf(new Float32Array(16000 * 4)) };
+    const body = { voice_data: silentWav() };
     c.deps.audioChecker = undefined;
     expectError(await c.request('POST', org.path, { token: org.token, body }), 503, undefined, 'unavailable');
     c.deps.audioChecker = { checkAudio: async () => Promise.reject(new EngineError('timeout', 'the task exceeded the limit')) };
@@ -504,7 +488,7 @@ describe(`audio pre-check: POST /organisations/{org_id}/audio-checks (${TEST_DIA
     const c = ctx();
     c.deps.audioChecker = realEngine;
     const org = await freshOrg(c, 'Limited');
-    const body = { voice_data: wavOf(new Float32Array(16000 * 4)) };
+    const body = { voice_data: silentWav() };
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) {
       const res = await c.request('POST', org.path, { token: org.token, body });

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { encodeWav } from '@voxkey/engine/dsp';
+import type { Insertable } from 'kysely';
+import type { JobsTable } from '../../src/db/types.js';
 import { insertUser, upsertDevice } from '../../src/repositories/users.js';
 import type { TestContext } from './context.js';
 
@@ -16,6 +19,36 @@ export async function seedDevice(ctx: TestContext, values: { orgId: number; user
     type: values.type ?? 1,
     usedAt: values.usedAt ?? new Date().toISOString(),
   });
+}
+
+/** A job row as a finished request leaves it (a completed verification, now) unless `values` says otherwise. */
+export async function seedJob(ctx: TestContext, values: Pick<Insertable<JobsTable>, 'org_id'> & Partial<Insertable<JobsTable>>) {
+  const [job] = await seedJobs(ctx, 1, values);
+  return job!;
+}
+
+/** `count` such rows in one insert, e.g. to use up a monthly quota. */
+export async function seedJobs(ctx: TestContext, count: number, values: Pick<Insertable<JobsTable>, 'org_id'> & Partial<Insertable<JobsTable>>) {
+  const now = new Date().toISOString();
+  const rows = Array.from({ length: count }, () => ({
+    kind: 'verification' as const,
+    request_uuid: randomUUID(),
+    body_hash: 'x',
+    external_id: 'seeded',
+    language: 'en-UK',
+    status: 'completed' as const,
+    attempts: 1,
+    run_after: now,
+    created_at: now,
+    updated_at: now,
+    ...values,
+  }));
+  return ctx.db.insertInto('jobs').values(rows).returningAll().execute();
+}
+
+export async function moveToPlan(ctx: TestContext, orgId: number, planName: string) {
+  const plan = await ctx.db.selectFrom('plans').select('id').where('name', '=', planName).executeTakeFirstOrThrow();
+  await ctx.db.updateTable('subscriptions').set({ plan_id: plan.id }).where('org_id', '=', orgId).execute();
 }
 
 let invoiceSeq = 0;
@@ -89,22 +122,12 @@ export async function createToken(
 
 export const UNKNOWN_ID = 987654;
 
-/** Silence as a 16 kHz mono WAV (base64): passes intake checks; for tests whose engine does not listen. */
-export function silentWav(seconds = 4): string {
-  const samples = 16000 * seconds;
-  const wav = Buffer.alloc(44 + samples * 2);
-  wav.write('RIFF', 0);
-  wav.writeUInt32LE(wav.length - 8, 4);
-  wav.write('WAVEfmt ', 8);
-  wav.writeUInt32LE(16, 16);
-  wav.writeUInt16LE(1, 20);
-  wav.writeUInt16LE(1, 22);
-  wav.writeUInt32LE(16000, 24);
-  wav.writeUInt32LE(32000, 28);
-  wav.writeUInt16LE(2, 32);
-  wav.writeUInt16LE(16, 34);
-  wav.write('data', 36);
-  wav.writeUInt32LE(samples * 2, 40);
-  return wav.toString('base64');
+/** A 16-bit mono WAV of `samples` (floats in -1..1), base64 as `voice_data` carries it. */
+export function wavOf(samples: Float32Array, sampleRate = 16000): string {
+  return Buffer.from(encodeWav(samples, sampleRate)).toString('base64');
 }
 
+/** Silence as a mono WAV (base64): passes intake checks; for tests whose engine does not listen. */
+export function silentWav(seconds = 4, sampleRate = 16000): string {
+  return wavOf(new Float32Array(Math.round(seconds * sampleRate)), sampleRate);
+}
