@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ERROR_CODES, type ErrorCode, FIELD_ERROR_CODES, type FieldErrorCode } from '@voxkey/contract';
+import { EMPTY_MESSAGE, ERROR_CODES, type ErrorCode, FIELD_ERROR_CODES, type FieldErrorCode, REQUIRED_MESSAGE } from '@voxkey/contract';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createApp } from '../src/app.js';
 import { openDatabase } from '../src/db/connection.js';
@@ -229,6 +229,7 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
         body: { voice_data: AUDIO, request_uuid: 'not-a-uuid', device_type: 'phone', extra: 1 },
       });
       fieldCode(res, 'external_id', 'required');
+      expect(res.body.errors.find((e: { field: string }) => e.field === 'external_id').message).toBe(REQUIRED_MESSAGE);
       fieldCode(res, 'request_uuid', 'invalid_uuid');
       fieldCode(res, 'extra', 'unknown_field');
       fieldCode(res, 'device_type', 'invalid_type');
@@ -237,6 +238,8 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
     it('too_short, too_long, out_of_range, invalid_format', async () => {
       const res = await voice('enrollments', { voice_data: '', external_id: 'x'.repeat(256), device_type: 9, language: 'english' });
       fieldCode(res, 'voice_data', 'too_short');
+      // Present but empty is too short, and says so; only a missing field is `required` with REQUIRED_MESSAGE.
+      expect(res.body.errors.find((e: { field: string }) => e.field === 'voice_data').message).toBe(EMPTY_MESSAGE);
       fieldCode(res, 'external_id', 'too_long');
       fieldCode(res, 'device_type', 'out_of_range');
       fieldCode(res, 'language', 'invalid_format');

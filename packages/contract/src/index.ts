@@ -1,4 +1,4 @@
-export { z, REQUIRED_MESSAGE } from './zod.js';
+export { z, EMPTY_MESSAGE, REQUIRED_MESSAGE } from './zod.js';
 export * from './schemas/common.js';
 export * from './schemas/error-codes.js';
 export * from './schemas/list.js';

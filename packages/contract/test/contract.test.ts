@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { apiRoutes, buildOpenApiDocument, parseFilter, CreatePredefinedTextBodySchema, EnrollmentRequestSchema, REQUIRED_MESSAGE } from '../src/index.js';
+import { apiRoutes, buildOpenApiDocument, parseFilter, CreatePredefinedTextBodySchema, EMPTY_MESSAGE, EnrollmentRequestSchema, REQUIRED_MESSAGE } from '../src/index.js';
 
 describe('contract', () => {
   const document = buildOpenApiDocument();
@@ -27,6 +27,14 @@ describe('contract', () => {
     const issues = result.error!.issues;
     expect(issues.find((i) => i.path[0] === 'org_id')?.message).toBe(REQUIRED_MESSAGE);
     expect(issues.some((i) => i.code === 'unrecognized_keys')).toBe(true);
+  });
+
+  it('says "Must not be empty" for an empty required string, which is present and so not "required"', () => {
+    const result = EnrollmentRequestSchema.safeParse({ voice_data: '', request_uuid: '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d', external_id: '' });
+    expect(result.error?.issues.map((i) => [i.path[0], i.code, i.message])).toEqual([
+      ['voice_data', 'too_small', EMPTY_MESSAGE],
+      ['external_id', 'too_small', EMPTY_MESSAGE],
+    ]);
   });
 
   it('requires a UUID v4 request_uuid and defaults the language to en-UK', () => {

@@ -14,7 +14,7 @@ const requestUuid = () =>
 const voiceRequestFields = {
   voice_data: z
     .string()
-    .min(1, 'This field is required')
+    .min(1)
     .openapi({ description: 'Base64-encoded WAV or MP3, at least 16 kHz, at least 3 s of speech (5 s recommended).' }),
   request_uuid: requestUuid(),
   language: languageTag().default(DEFAULT_LANGUAGE).openapi({ description: 'Language of the audio; default en-UK.' }),
