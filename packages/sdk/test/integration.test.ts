@@ -13,35 +13,20 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVoxkeyClient, toVoiceData, VoxkeyError, type VoxkeyClient } from '../src/index.js';
+import { encodeWav } from '../src/wav.js';
 
 /** A 16 kHz mono 16-bit WAV of a voiced, syllable-like harmonic tone. */
 function syntheticVoiceWav(seconds: number): Uint8Array {
   const rate = 16000;
-  const samples = rate * seconds;
-  const wav = new Uint8Array(44 + samples * 2);
-  const view = new DataView(wav.buffer);
-  const ascii = (offset: number, text: string) => wav.set(new TextEncoder().encode(text), offset);
-  ascii(0, 'RIFF');
-  view.setUint32(4, 36 + samples * 2, true);
-  ascii(8, 'WAVEfmt ');
-  view.setUint32(16, 16, true);
-  view.setUint16(20, 1, true);
-  view.setUint16(22, 1, true);
-  view.setUint32(24, rate, true);
-  view.setUint32(28, rate * 2, true);
-  view.setUint16(32, 2, true);
-  view.setUint16(34, 16, true);
-  ascii(36, 'data');
-  view.setUint32(40, samples * 2, true);
-  for (let i = 0; i < samples; i++) {
+  const samples = new Float32Array(rate * seconds).map((_, i) => {
     const t = i / rate;
     const f0 = 120 + 20 * Math.sin(2 * Math.PI * 0.5 * t);
     const envelope = 0.5 + 0.5 * Math.sin(2 * Math.PI * 4 * t);
     let s = 0;
     for (let h = 1; h <= 10; h++) s += Math.sin(2 * Math.PI * f0 * h * t) / h;
-    view.setInt16(44 + i * 2, Math.round(Math.max(-1, Math.min(1, 0.3 * envelope * s)) * 32767), true);
-  }
-  return wav;
+    return 0.3 * envelope * s;
+  });
+  return encodeWav(samples, rate);
 }
 
 const cli = fileURLToPath(new URL('../../../apps/server/bin/voxkey.js', import.meta.url));
