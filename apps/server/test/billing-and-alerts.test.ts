@@ -8,29 +8,11 @@ import { checkFailureRate } from '../src/workers/failure-alerts.js';
 import { closeBillingPeriod } from '../src/services/invoices.js';
 import { createTestContext, type TestContext, testConfig } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
+import { seedJob } from './support/fixtures.js';
 
-async function insertVerification(ctx: TestContext, orgId: number, values: { createdAt: string; result?: 'verified' | 'rejected' | 'inconclusive' }) {
-  await ctx.db
-    .insertInto('jobs')
-    .values({
-      org_id: orgId,
-      kind: 'verification',
-      request_uuid: crypto.randomUUID(),
-      body_hash: 'x',
-      external_id: 'someone',
-      language: 'en-UK',
-      device_fingerprint: null,
-      device_type: null,
-      audio: null,
-      status: 'completed',
-      attempts: 1,
-      run_after: values.createdAt,
-      result: values.result ?? 'verified',
-      completed_at: values.createdAt,
-      created_at: values.createdAt,
-      updated_at: values.createdAt,
-    })
-    .execute();
+function insertVerification(ctx: TestContext, orgId: number, values: { createdAt: string; result?: 'verified' | 'rejected' | 'inconclusive' }) {
+  const at = values.createdAt;
+  return seedJob(ctx, { org_id: orgId, result: values.result ?? 'verified', run_after: at, completed_at: at, created_at: at, updated_at: at });
 }
 
 describe(`billing periods (${TEST_DIALECT})`, () => {

@@ -7,7 +7,7 @@ import { createWebhookDispatcher } from '../src/workers/webhook-dispatcher.js';
 import { createTestContext, type TestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { fakeAnalyzer } from './support/fake-engine.js';
-import { orgPath, silentWav } from './support/fixtures.js';
+import { moveToPlan, orgPath, seedJob, silentWav } from './support/fixtures.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 const VOICE = silentWav();
@@ -22,23 +22,10 @@ describe(`fair claim order between organisations (${TEST_DIALECT})`, () => {
   it('serves organisations in turn, oldest job first within each', async () => {
     const ctx = await createTestContext();
     try {
-      const now = new Date().toISOString();
-      const job = (orgId: number, i: number) => ({
-        org_id: orgId,
-        kind: 'enrollment' as const,
-        request_uuid: randomUUID(),
-        body_hash: 'x',
-        external_id: `${orgId}-${i}`,
-        language: 'en-UK',
-        status: 'queued' as const,
-        attempts: 0,
-        run_after: now,
-        created_at: now,
-        updated_at: now,
-      });
+      const queue = (orgId: number, i: number) => seedJob(ctx, { org_id: orgId, kind: 'enrollment', status: 'queued', attempts: 0, external_id: `${orgId}-${i}` });
       // A queues six jobs before B queues two: first-in-first-out would serve all of A's first.
-      for (let i = 0; i < 6; i++) await ctx.db.insertInto('jobs').values(job(ctx.orgA.id, i)).execute();
-      for (let i = 0; i < 2; i++) await ctx.db.insertInto('jobs').values(job(ctx.orgB.id, i)).execute();
+      for (let i = 0; i < 6; i++) await queue(ctx.orgA.id, i);
+      for (let i = 0; i < 2; i++) await queue(ctx.orgB.id, i);
       const order: string[] = [];
       for (let i = 0; i < 8; i++) {
         const claimed = await claimJob(ctx.db, ctx.database.dialect, 'test', 60_000);
@@ -70,8 +57,7 @@ describe(`one organisation cannot starve another (${TEST_DIALECT})`, () => {
     receiver = await startWebhookReceiver();
     for (const org of [ctx.orgA, ctx.orgB]) {
       await ctx.db.updateTable('organisation_settings').set({ callback_url: receiver.url }).where('org_id', '=', org.id).execute();
-      const starter = await ctx.db.selectFrom('plans').select('id').where('name', '=', 'Starter').executeTakeFirstOrThrow();
-      await ctx.db.updateTable('subscriptions').set({ plan_id: starter.id }).where('org_id', '=', org.id).execute();
+      await moveToPlan(ctx, org.id, 'Starter');
     }
     tokenA = (await issueToken(ctx.db, { orgId: ctx.orgA.id, friendlyName: 'flood', kind: 'live' })).bearer;
     tokenB = (await issueToken(ctx.db, { orgId: ctx.orgB.id, friendlyName: 'steady', kind: 'live' })).bearer;

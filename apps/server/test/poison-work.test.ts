@@ -13,36 +13,26 @@ import { createWebhookDispatcher } from '../src/workers/webhook-dispatcher.js';
 import { createTestContext, type TestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { fakeAnalyzer } from './support/fake-engine.js';
-import { silentWav } from './support/fixtures.js';
+import { seedJob, silentWav } from './support/fixtures.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function queueJob(ctx: TestContext, values: { externalId: string; attempts?: number; status?: 'queued' | 'processing' }) {
-  const now = new Date().toISOString();
   const requestUuid = randomUUID();
   const expired = new Date(Date.now() - 1000).toISOString();
-  return ctx.db
-    .insertInto('jobs')
-    .values({
-      org_id: ctx.orgA.id,
-      kind: 'enrollment',
-      request_uuid: requestUuid,
-      body_hash: 'x',
-      external_id: values.externalId,
-      language: 'en-UK',
-      audio: Buffer.from(sealRecording(ctx.deps.sealer, ctx.orgA.id, requestUuid, Buffer.from(silentWav(), 'base64'))),
-      status: values.status ?? 'queued',
-      attempts: values.attempts ?? 0,
-      run_after: now,
-      // A processing job with an expired lease: its worker died mid-job.
-      lease_owner: values.status === 'processing' ? 'dead-worker' : null,
-      lease_expires_at: values.status === 'processing' ? expired : null,
-      created_at: now,
-      updated_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return seedJob(ctx, {
+    org_id: ctx.orgA.id,
+    kind: 'enrollment',
+    request_uuid: requestUuid,
+    external_id: values.externalId,
+    audio: Buffer.from(sealRecording(ctx.deps.sealer, ctx.orgA.id, requestUuid, Buffer.from(silentWav(), 'base64'))),
+    status: values.status ?? 'queued',
+    attempts: values.attempts ?? 0,
+    // A processing job with an expired lease: its worker died mid-job.
+    lease_owner: values.status === 'processing' ? 'dead-worker' : null,
+    lease_expires_at: values.status === 'processing' ? expired : null,
+  });
 }
 
 function memoryLogger() {

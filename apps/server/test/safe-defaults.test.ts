@@ -10,6 +10,7 @@ import { coarseDeliveryError, postJson } from '../src/security/outbound-http.js'
 import { createWebhookDispatcher } from '../src/workers/webhook-dispatcher.js';
 import { createTestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
+import { seedJob } from './support/fixtures.js';
 
 const BIN = fileURLToPath(new URL('../bin/voxkey.js', import.meta.url));
 const KEY = 'b'.repeat(64);
@@ -80,12 +81,7 @@ describe('safe defaults', () => {
     const ctx = await createTestContext({ WEBHOOK_RETRY_SCHEDULE: '60' });
     try {
       await ctx.db.updateTable('organisation_settings').set({ callback_url: `http://127.0.0.1:${port}/hook` }).where('org_id', '=', ctx.orgA.id).execute();
-      const now = new Date().toISOString();
-      const job = await ctx.db
-        .insertInto('jobs')
-        .values({ org_id: ctx.orgA.id, kind: 'enrollment', request_uuid: randomUUID(), body_hash: 'x', external_id: 'e', language: 'en-UK', status: 'completed', attempts: 1, run_after: now, created_at: now, updated_at: now })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const job = await seedJob(ctx, { org_id: ctx.orgA.id, kind: 'enrollment' });
       await insertDelivery(ctx.db, { orgId: ctx.orgA.id, jobId: job.id, webhookId: `msg_${randomUUID()}`, eventType: 'enrollment.completed', requestUuid: job.request_uuid, payload: '{}' });
       const dispatcher = createWebhookDispatcher(ctx.deps);
       dispatcher.start();
