@@ -4,14 +4,13 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { createApp } from '../src/app.js';
 import { openDatabase } from '../src/db/connection.js';
 import { requestFingerprint } from '../src/http/middleware/idempotency.js';
-import { insertJob } from '../src/repositories/jobs.js';
 import { setUserActive } from '../src/repositories/users.js';
 import { insertSample, insertVoiceprint } from '../src/repositories/voiceprints.js';
 import { issueToken } from '../src/services/organisations.js';
 import { createTestContext, type TestContext, type TestResponse } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { expectError, expectValidation } from './support/expect.js';
-import { orgPath, seedUser, silentWav } from './support/fixtures.js';
+import { moveToPlan, orgPath, seedJobs, seedUser, silentWav } from './support/fixtures.js';
 
 const AUDIO = silentWav();
 
@@ -183,26 +182,13 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
       const quota = await createTestContext();
       onTestFinished(() => quota.cleanup());
       await quota.request('PATCH', orgPath(quota.orgA.id, '/settings'), { body: { org_id: quota.orgA.id, settings: { callback_url: 'http://localhost:9/hook' } } });
-      for (let i = 0; i < 100; i++) {
-        await insertJob(quota.db, {
-          orgId: quota.orgA.id,
-          kind: 'enrollment',
-          requestUuid: randomUUID(),
-          bodyHash: 'x',
-          externalId: `quota-${i}`,
-          language: 'en-UK',
-          deviceFingerprint: null,
-          deviceType: null,
-          recording: { bytes: Buffer.from(AUDIO, 'base64'), info: { format: 'wav', sampleRate: 16000, channels: 1, durationSeconds: 4, bytes: 1 } },
-        }).then((job) => quota.db.updateTable('jobs').set({ status: 'completed' }).where('id', '=', job.id).execute());
-      }
+      await seedJobs(quota, 100, { org_id: quota.orgA.id, kind: 'enrollment' });
       const res = await quota.request('POST', orgPath(quota.orgA.id, '/enrollments'), { body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'one-more' } });
       code(res, 'quota_exceeded');
       const { bearer } = await issueToken(quota.db, { orgId: quota.orgA.id, friendlyName: 'live', kind: 'live' });
       const enrolWithLive = () => quota.request('POST', orgPath(quota.orgA.id, '/enrollments'), { token: bearer, body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'one-more' } });
       code(await enrolWithLive(), 'quota_exceeded');
-      const starter = await quota.db.selectFrom('plans').select('id').where('name', '=', 'Starter').executeTakeFirstOrThrow();
-      await quota.db.updateTable('subscriptions').set({ plan_id: starter.id }).where('org_id', '=', quota.orgA.id).execute();
+      await moveToPlan(quota, quota.orgA.id, 'Starter');
       expect((await enrolWithLive()).status).toBe(202);
     });
 
