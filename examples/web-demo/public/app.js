@@ -1,11 +1,12 @@
 // @ts-check
 /**
- * The web demo's page script: record the microphone with Web Audio, turn it into a 16 kHz mono
- * 16-bit WAV here in the browser, send it to the demo backend (which calls Voxkey with its own
- * token), and show the webhook's result as it arrives over server-sent events.
+ * The web demo's page script: record the microphone as a 16 kHz mono 16-bit WAV with the SDK's
+ * `recordVoice` (`@voxkey/sdk/recorder`, which the backend serves from the installed package),
+ * send it to the demo backend (which calls Voxkey with its own token), and show the webhook's
+ * result as it arrives over server-sent events.
  */
+import { recordVoice } from './vendor/voxkey-sdk-recorder.js';
 
-const TARGET_RATE = 16000;
 /** Recordings per enrolment: one voiceprint built from several takes matches more reliably. */
 const SAMPLES = 3;
 /** Takes of one sample before giving up (each is pre-checked; an unusable take is recorded again). */
@@ -45,133 +46,6 @@ function showOutcome(o) {
   $('deepfake').dataset.flag = o.deepfake === 'yes' ? 'true' : 'false';
   $('samples').textContent = o.samples ?? '–';
   $('request-uuid').textContent = o.requestUuid ?? '–';
-}
-
-// --------------------------------------------------------------------------------------------
-// Recording
-// --------------------------------------------------------------------------------------------
-
-/**
- * Records `seconds` of the microphone; resolves with mono samples at the AudioContext's rate.
- * @param {number} seconds
- * @returns {Promise<{ samples: Float32Array; sampleRate: number }>}
- */
-async function record(seconds) {
-  const stream = await navigator.mediaDevices.getUserMedia({
-    // Raw speech is best for voice biometrics: no echo cancellation, noise suppression or gain.
-    audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false },
-  });
-  const context = new AudioContext();
-  try {
-    const source = context.createMediaStreamSource(stream);
-    // A ScriptProcessorNode hands us the samples on the main thread. (An AudioWorklet is the
-    // modern way, but its rendering stalled in headless Chromium in containers, where this demo
-    // is tested; a few seconds of mono audio are no load for the main thread.)
-    const recorder = context.createScriptProcessor(4096, 1, 1);
-    /** @type {Float32Array[]} */
-    const blocks = [];
-    let collected = 0;
-    const wanted = Math.round(seconds * context.sampleRate);
-    const done = new Promise((resolve) => {
-      recorder.onaudioprocess = (event) => {
-        if (collected >= wanted) return;
-        const block = event.inputBuffer.getChannelData(0).slice(); // the buffer is reused: copy
-        blocks.push(block);
-        collected += block.length;
-        let peak = 0;
-        for (const v of block) peak = Math.max(peak, Math.abs(v));
-        level.value = peak;
-        const left = Math.max(0, Math.ceil((wanted - collected) / context.sampleRate));
-        statusBox.textContent = `Recording… ${left} s left. Speak now.`;
-        if (collected >= wanted) resolve(undefined);
-      };
-    });
-    source.connect(recorder);
-    // The processor only runs while connected to the output; it writes nothing, so nothing plays.
-    recorder.connect(context.destination);
-    await context.resume();
-    await done;
-    source.disconnect();
-    recorder.disconnect();
-    const samples = new Float32Array(collected);
-    let offset = 0;
-    for (const block of blocks) {
-      samples.set(block, offset);
-      offset += block.length;
-    }
-    return { samples: samples.subarray(0, wanted), sampleRate: context.sampleRate };
-  } finally {
-    level.value = 0;
-    for (const track of stream.getTracks()) track.stop();
-    await context.close();
-  }
-}
-
-/**
- * Resamples to `toRate` with a windowed-sinc low-pass filter evaluated at each output instant:
- * the filter's cut-off (90 % of the new Nyquist frequency) removes what would alias, and the
- * filtered signal is read at the output sample times (decimation by any ratio, e.g. 48 or 44.1 kHz
- * to 16 kHz).
- * @param {Float32Array} input
- * @param {number} fromRate
- * @param {number} toRate
- * @returns {Float32Array}
- */
-export function resample(input, fromRate, toRate) {
-  if (fromRate === toRate) return input.slice();
-  const ratio = fromRate / toRate;
-  const cutoff = (0.9 * Math.min(1, 1 / ratio)) / 2; // cycles per input sample
-  const halfWidth = Math.ceil(16 * Math.max(1, ratio)); // taps each side, in input samples
-  const output = new Float32Array(Math.floor(input.length / ratio));
-  for (let n = 0; n < output.length; n++) {
-    const t = n * ratio; // output instant, in input samples
-    const first = Math.max(0, Math.ceil(t - halfWidth));
-    const last = Math.min(input.length - 1, Math.floor(t + halfWidth));
-    let sum = 0;
-    let weights = 0;
-    for (let k = first; k <= last; k++) {
-      const x = k - t;
-      const sinc = x === 0 ? 2 * cutoff : Math.sin(2 * Math.PI * cutoff * x) / (Math.PI * x);
-      const window = 0.42 + 0.5 * Math.cos((Math.PI * x) / halfWidth) + 0.08 * Math.cos((2 * Math.PI * x) / halfWidth); // Blackman
-      const w = sinc * window;
-      sum += /** @type {number} */ (input[k]) * w;
-      weights += w;
-    }
-    output[n] = weights > 0 ? sum / weights : 0; // normalised: unity gain at DC, also at the edges
-  }
-  return output;
-}
-
-/**
- * 16-bit PCM mono WAV.
- * @param {Float32Array} samples
- * @param {number} sampleRate
- * @returns {Uint8Array<ArrayBuffer>}
- */
-export function encodeWav(samples, sampleRate) {
-  const bytes = new Uint8Array(44 + samples.length * 2);
-  const view = new DataView(bytes.buffer);
-  const ascii = (/** @type {number} */ offset, /** @type {string} */ text) => {
-    for (let i = 0; i < text.length; i++) view.setUint8(offset + i, text.charCodeAt(i));
-  };
-  ascii(0, 'RIFF');
-  view.setUint32(4, 36 + samples.length * 2, true);
-  ascii(8, 'WAVE');
-  ascii(12, 'fmt ');
-  view.setUint32(16, 16, true); // fmt chunk size
-  view.setUint16(20, 1, true); // PCM
-  view.setUint16(22, 1, true); // mono
-  view.setUint32(24, sampleRate, true);
-  view.setUint32(28, sampleRate * 2, true); // byte rate
-  view.setUint16(32, 2, true); // block align
-  view.setUint16(34, 16, true); // bits per sample
-  ascii(36, 'data');
-  view.setUint32(40, samples.length * 2, true);
-  for (let i = 0; i < samples.length; i++) {
-    const s = Math.max(-1, Math.min(1, /** @type {number} */ (samples[i])));
-    view.setInt16(44 + i * 2, s < 0 ? Math.round(s * 0x8000) : Math.round(s * 0x7fff), true);
-  }
-  return bytes;
 }
 
 // --------------------------------------------------------------------------------------------
@@ -216,14 +90,25 @@ function showPrecheck(check) {
 }
 
 /**
- * Records a take and turns it into the 16 kHz WAV that is sent.
+ * Records a take: the 16 kHz mono WAV that is sent, with a level meter and a countdown meanwhile.
  * @param {number} seconds
  * @param {string} label
  */
 async function recordWav(seconds, label) {
   setStatus(`${label}: recording ${seconds} s… Speak now.`, 'recording');
-  const { samples, sampleRate } = await record(seconds);
-  return encodeWav(resample(samples, sampleRate, TARGET_RATE), TARGET_RATE);
+  try {
+    const recording = await recordVoice({
+      seconds,
+      onProgress: ({ elapsedSeconds, peak }) => {
+        level.value = peak;
+        statusBox.textContent = `Recording… ${Math.ceil(seconds - elapsedSeconds)} s left. Speak now.`;
+      },
+    });
+    console.info(`recorded ${recording.durationSeconds} s at ${recording.captureSampleRate} Hz through the ${recording.capture}`);
+    return recording.wav;
+  } finally {
+    level.value = 0;
+  }
 }
 
 /**
@@ -352,6 +237,7 @@ async function run(kind) {
   }
 }
 
+$('controls').addEventListener('submit', (event) => event.preventDefault()); // Enter in a field submits nothing
 enrolButton.addEventListener('click', () => void run('enrol'));
 verifyButton.addEventListener('click', () => void run('verify'));
 document.body.dataset.ready = 'true';

@@ -2,6 +2,8 @@
  * The web demo's backend, a Hono app:
  *
  *   GET  /                         the static page (public/)
+ *   GET  /vendor/voxkey-sdk-recorder.js
+ *                                  the SDK's microphone recorder (`@voxkey/sdk/recorder`), which the page imports
  *   POST /api/check                body: a WAV recording -> Voxkey audio pre-check -> { usable, problems, ... }
  *   POST /api/enrol?external_id=X&mode=replace|add
  *                                  body: a WAV recording -> Voxkey enrolment -> { request_uuid }
@@ -11,16 +13,34 @@
  *
  * The browser never sees the API token: only this backend talks to Voxkey.
  */
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { secureHeaders } from 'hono/secure-headers';
 import { streamSSE } from 'hono/streaming';
 import { verifyWebhook, VoxkeyError, WebhookVerificationError, type EnrollmentMode, type VoxkeyClient, type VoxkeyEvent } from '@voxkey/sdk';
 
 const MODES: readonly string[] = ['new', 'add', 'replace'] satisfies EnrollmentMode[];
 
 export const PUBLIC_DIR = fileURLToPath(new URL('../public', import.meta.url));
+
+/** Where the page loads the SDK's recorder from (public/app.js imports it; public/vendor/ holds its types). */
+export const RECORDER_ROUTE = '/vendor/voxkey-sdk-recorder.js';
+
+/**
+ * The SDK's recorder as the installed package exports it: one self-contained ES module, so the
+ * page needs no bundler. Read once; a missing file means the SDK is not built (`npm run build`).
+ */
+function readRecorderModule(): string {
+  const file = fileURLToPath(import.meta.resolve('@voxkey/sdk/recorder'));
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new Error(`the SDK's recorder module ${file} is missing: build the SDK first (npm run build in the repository root)`, { cause: error });
+  }
+}
 
 /** Results by request_uuid, for the requests this backend started; SSE subscribers wait here. */
 class ResultHub {
@@ -75,7 +95,24 @@ export function createDemoApp(options: DemoOptions): Hono {
   const maxBytes = options.maxRecordingBytes ?? 10 * 1024 * 1024;
   const hub = new ResultHub();
   const seenWebhookIds = new Set<string>();
+  const recorderModule = readRecorderModule();
   const app = new Hono();
+
+  // Scripts, styles and connections from this origin only. `blob:` scripts: recordVoice loads its
+  // AudioWorklet module from a blob URL (without it, it falls back to a ScriptProcessorNode).
+  app.use(
+    '*',
+    secureHeaders({
+      contentSecurityPolicy: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'", 'blob:'],
+        connectSrc: ["'self'"],
+        objectSrc: ["'none'"],
+        baseUri: ["'none'"],
+        frameAncestors: ["'none'"],
+      },
+    }),
+  );
 
   /** Voxkey's refusal as the page shows it, or null for anything that is not a client error. */
   function relayed(c: Context, error: unknown) {
@@ -172,6 +209,7 @@ export function createDemoApp(options: DemoOptions): Hono {
     return c.body(null, 204);
   });
 
+  app.get(RECORDER_ROUTE, (c) => c.body(recorderModule, 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-cache' }));
   app.use('/*', serveStatic({ root: PUBLIC_DIR }));
   return app;
 }

@@ -1,26 +1,26 @@
 /**
  * The web demo end to end in real headless Chromium: a real Voxkey server process, the demo
  * backend (`src/main.ts`) as a child process, and one browser per recording whose microphone is
- * Chromium's fake capture device playing a data set clip (converted to WAV). The page records,
- * downsamples to 16 kHz, enrols, verifies, and shows the webhook's result over SSE.
+ * Chromium's fake capture device playing a data set clip (converted to WAV). The page records with
+ * the SDK's recordVoice (served by the backend from the installed @voxkey/sdk), pre-checks, enrols,
+ * verifies, and shows the webhook's result over SSE.
  *
  * Skipped with a notice when the data set (`../shared/datasets`) or Chromium is absent.
  * Screenshots: examples/web-demo/test-results/*.png.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { readFileSync } from 'node:fs';
 import { decodeWav, encodeWav, parseWavHeader } from '@voxkey/engine/dsp';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chooseModels, DATASET_DIR, HAS_DATASET, pickSpeakers, startServer, toWav, type ServerHandle } from '../../test-support/example-server.js';
+import { chooseModels, DATASET_DIR, HAS_DATASET, pickSpeakers, REPO_ROOT, startServer, toWav, type ServerHandle } from '../../test-support/example-server.js';
+import { RECORDER_ROUTE } from '../src/app.js';
+import { CHROMIUM, EXAMPLE_DIR, launchWithMicrophone, startDemo, type Demo } from './demo-harness.js';
 
-const EXAMPLE_DIR = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS_DIR = path.join(EXAMPLE_DIR, 'test-results');
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
+/** The SDK's built recorder, which the backend serves to the page at RECORDER_ROUTE. */
+const SDK_RECORDER = path.join(REPO_ROOT, 'packages/sdk/dist/recorder.js');
 /**
  * The page enrols with three recordings of this length, each pre-checked; the fake microphone loops
  * two clips of speaker A (about 12 s), so each take is another stretch of them.
@@ -31,49 +31,15 @@ const VERIFY_SECONDS = 7;
 if (!HAS_DATASET) console.warn(`web-demo.test.ts: SKIPPED, the development data set is absent (${DATASET_DIR}/manifest.csv); set VOXKEY_DATASET_DIR to run it`);
 if (!CHROMIUM) console.warn('web-demo.test.ts: SKIPPED, Chromium is not installed (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)');
 
-interface Demo {
-  url: string;
-  child: ChildProcess;
-  output(): string;
-}
-
-function startDemo(server: ServerHandle): Promise<Demo> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: EXAMPLE_DIR,
-    env: {
-      ...process.env,
-      VOXKEY_URL: server.baseUrl,
-      VOXKEY_TOKEN: server.token,
-      VOXKEY_ORG_ID: String(server.orgId),
-      VOXKEY_WEBHOOK_SECRET: server.webhookSecret,
-      PORT: '0',
-      HOST: '127.0.0.1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the demo did not start:\n${output}`)), 30_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /Web demo listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ url: match[1]!, child, output: () => output });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the demo exited with ${code}:\n${output}`));
-    });
-  });
-}
-
 interface PageOutcome {
   /** The WAV the page uploaded (16 kHz mono 16-bit, made in the browser). */
   uploaded: Uint8Array | null;
+  /** Whether the page loaded the SDK's recorder from the backend (status 200). */
+  loadedSdkRecorder: boolean;
+  /** The node that captured each take, as the SDK's recordVoice reported it (the page logs it). */
+  captures: string[];
+  /** Content-Security-Policy violations the page reported. */
+  cspViolations: string[];
   phase: string;
   status: string;
   result: string;
@@ -85,29 +51,24 @@ interface PageOutcome {
 
 /** One browser whose microphone plays `wav`: record, submit as `externalId`, wait for the result. */
 async function useDemo(demo: Demo, wav: string, action: 'enrol' | 'verify', externalId: string, screenshot: string, seconds = action === 'enrol' ? ENROL_SECONDS : VERIFY_SECONDS): Promise<PageOutcome> {
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM!,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--use-fake-ui-for-media-stream',
-      '--use-fake-device-for-media-stream',
-      `--use-file-for-fake-audio-capture=${wav}`,
-      '--autoplay-policy=no-user-gesture-required',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  const browser = await launchWithMicrophone(wav);
   try {
     const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
     const consoleLines: string[] = [];
-    page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
+    const captures: string[] = [];
+    const cspViolations: string[] = [];
+    let loadedSdkRecorder = false;
+    page.on('console', (m) => {
+      consoleLines.push(`${m.type()}: ${m.text()}`);
+      const capture = / through the (audio-worklet|script-processor)$/.exec(m.text());
+      if (capture) captures.push(capture[1]!);
+      if (m.text().includes('Content Security Policy')) cspViolations.push(m.text());
+    });
     page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
     page.on('crash', () => consoleLines.push('the page crashed'));
+    page.on('response', (response) => {
+      if (new URL(response.url()).pathname === RECORDER_ROUTE && response.status() === 200) loadedSdkRecorder = true;
+    });
     await page.goto(demo.url);
     await page.waitForSelector('body[data-ready="true"]');
     await page.fill('#external-id', externalId);
@@ -128,6 +89,9 @@ async function useDemo(demo: Demo, wav: string, action: 'enrol' | 'verify', exte
     const text = (selector: string) => page.textContent(selector).then((t) => (t ?? '').trim());
     const outcome: PageOutcome = {
       uploaded,
+      loadedSdkRecorder,
+      captures,
+      cspViolations,
       phase: (await page.getAttribute('#status', 'data-phase')) ?? '',
       status: await text('#status'),
       result: await text('#result'),
@@ -185,6 +149,13 @@ function matchToSource(uploaded: Uint8Array, sourceWav: string): number {
   return best;
 }
 
+/** The page recorded at least `takes` takes with the SDK's recordVoice, loaded from the backend, within its CSP. */
+function expectSdkRecorder(outcome: PageOutcome, takes: number): void {
+  expect(outcome.loadedSdkRecorder, `the page loaded ${RECORDER_ROUTE}`).toBe(true);
+  expect(outcome.captures.length, 'one recordVoice result per take').toBeGreaterThanOrEqual(takes);
+  expect(outcome.cspViolations).toEqual([]);
+}
+
 function expectUploadOf(outcome: PageOutcome, sourceWav: string, seconds: number): void {
   expect(outcome.uploaded, 'the page uploaded a recording').not.toBeNull();
   const header = parseWavHeader(outcome.uploaded!);
@@ -221,11 +192,7 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
   });
 
   afterAll(async () => {
-    if (demo && demo.child.exitCode === null) {
-      const exited = new Promise((r) => demo.child.once('exit', r));
-      demo.child.kill('SIGTERM');
-      await exited;
-    }
+    await demo?.stop();
     await server?.stop();
     if (audioDir) rmSync(audioDir, { recursive: true, force: true });
   });
@@ -253,14 +220,26 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
     expect(page + script).not.toContain(server.token);
   });
 
-  it("the page's resampler keeps speech frequencies and removes what would alias", async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM!, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  it("serves the SDK's recorder to the page, which has no recorder or WAV encoder of its own", async () => {
+    const page = await fetch(demo.url);
+    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'self'; script-src 'self' blob:/);
+    const script = await (await fetch(`${demo.url}/app.js`)).text();
+    expect(script).toMatch(/import \{ recordVoice \} from '\.\/vendor\/voxkey-sdk-recorder\.js'/);
+    expect(script).not.toMatch(/getUserMedia|AudioContext|createScriptProcessor|setInt16|RIFF/);
+    const recorder = await fetch(`${demo.url}${RECORDER_ROUTE}`);
+    expect(recorder.status).toBe(200);
+    expect(recorder.headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect(await recorder.text()).toBe(readFileSync(SDK_RECORDER, 'utf8'));
+  });
+
+  it("the recorder the page loads resamples keeping speech frequencies and removing what would alias", async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM!, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
     try {
       const page = await browser.newPage();
       await page.goto(demo.url);
       // A string, not a function: vitest would rewrite a dynamic import() in this file's code.
       const gains = (await page.evaluate(`(async () => {
-        const { resample } = await import('/app.js');
+        const { resample } = await import('${RECORDER_ROUTE}');
         const rms = (x) => Math.sqrt(x.reduce((a, v) => a + v * v, 0) / x.length);
         const gain = (hz, from) => {
           const tone = Float32Array.from({ length: from }, (_, i) => Math.sin((2 * Math.PI * hz * i) / from));
@@ -285,6 +264,7 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
     expect(outcome.phase).toBe('error');
     expect(outcome.status).toMatch(/Sample 1 of 3 was not usable in 3 takes/);
     expect(outcome.problems).toContain('silent_audio');
+    expectSdkRecorder(outcome, 3);
     expect(outcome.uploaded, 'nothing was sent for enrolment').toBeNull();
     const users = await fetch(`${server.baseUrl}/organisations/${server.orgId}/users?filter=external_id=silent-user`, { headers: { authorization: `Bearer ${server.token}` } });
     expect((await users.json()).results).toEqual([]);
@@ -307,6 +287,7 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
     expect(enrol.result).toBe('enrolled');
     // Three pre-checked takes, enrolled as one voiceprint (replace, add, add).
     expect(enrol.samples, enrol.status).toBe('3');
+    expectSdkRecorder(enrol, 3);
     expectUploadOf(enrol, wav.enrolA, ENROL_SECONDS);
     const unrelated = matchToSource(enrol.uploaded!, wav.verifyB);
     console.info(`web-demo: (control) the same upload against speaker B's clip: r = ${unrelated.toFixed(3)}`);
@@ -317,11 +298,13 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
     expect(['verified', 'rejected', 'inconclusive']).toContain(same.result);
     expect(same.score).toMatch(/^[01]\.\d{3}$/);
     expect(['yes', 'no']).toContain(same.deepfake);
+    expectSdkRecorder(same, 1);
     expectUploadOf(same, wav.verifyA, VERIFY_SECONDS);
 
     const other = await useDemo(demo, wav.verifyB, 'verify', 'speaker-a', '3-verify-other-speaker.png');
     expect(other.phase, `${other.status}${context()}`).toBe('done');
     expect(['verified', 'rejected', 'inconclusive']).toContain(other.result);
+    expectSdkRecorder(other, 1);
     expectUploadOf(other, wav.verifyB, VERIFY_SECONDS);
 
     if (models.real) {

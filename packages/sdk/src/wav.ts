@@ -32,8 +32,11 @@ export function resample(input: Float32Array, fromRate: number, toRate: number):
   return output;
 }
 
-/** A 16-bit PCM mono WAV of `samples` (floats in [-1, 1], clipped beyond). */
-export function encodeWav(samples: Float32Array, sampleRate: number): Uint8Array {
+/**
+ * A 16-bit PCM mono WAV of `samples` (floats in [-1, 1], clipped beyond), in a fresh `ArrayBuffer`
+ * (typed so: `fetch` and `Blob` accept it as a body on TypeScript 5.7+).
+ */
+export function encodeWav(samples: Float32Array, sampleRate: number): Uint8Array<ArrayBuffer> {
   const bytes = new Uint8Array(44 + samples.length * 2);
   const view = new DataView(bytes.buffer);
   const ascii = (offset: number, text: string) => {

@@ -7,7 +7,7 @@
  *
  * Skipped with a notice when Chromium is absent (Debian: `apt-get install -y chromium`, or set CHROMIUM_PATH).
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,8 @@ const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chro
 if (!CHROMIUM) console.warn('browser-record.test.ts: SKIPPED, Chromium is not installed (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)');
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+/** dist/recorder.js when built (`npm test` builds before vitest). */
+const BUILT_RECORDER = existsSync(join(root, 'dist/recorder.js')) ? join(root, 'dist/recorder.js') : undefined;
 
 /** A 48 kHz stereo 16-bit WAV: left 440 Hz + 12 kHz, right 12 kHz only. */
 function fakeMicrophoneWav(seconds: number): Uint8Array {
@@ -114,6 +116,11 @@ describe.skipIf(!CHROMIUM)('recordVoice in headless Chromium with a fake microph
       '/': ['text/html', '<!doctype html><title>recordVoice</title><script type="module">import * as sdk from "/sdk.js"; window.sdk = sdk; document.title = "ready";</script>'],
       '/sdk.js': ['text/javascript', bundle.outputFiles[0]!.text],
     };
+    if (BUILT_RECORDER) {
+      // The built ./recorder entry as a page without a bundler loads it: the file as it is.
+      files['/recorder.html'] = ['text/html', '<!doctype html><title>recorder</title><script type="module">import * as sdk from "/recorder.js"; window.sdk = sdk; document.title = "ready";</script>'];
+      files['/recorder.js'] = ['text/javascript', readFileSync(BUILT_RECORDER, 'utf8')];
+    }
     server = createServer((request, response) => {
       const file = files[request.url ?? ''];
       response.writeHead(file ? 200 : 404, { 'Content-Type': file?.[0] ?? 'text/plain' }).end(file?.[1] ?? 'not found');
@@ -179,6 +186,22 @@ describe.skipIf(!CHROMIUM)('recordVoice in headless Chromium with a fake microph
     } catch (error) {
       console.info(`browser console:\n${consoleLines.join('\n')}`);
       throw error;
+    } finally {
+      await page.close();
+    }
+  });
+
+  it.skipIf(!BUILT_RECORDER)('records with the built dist/recorder.js loaded as it is, without a bundler', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${pageUrl}recorder.html`);
+      await page.waitForFunction(() => document.title === 'ready');
+      const outcome = await page.evaluate(async () => {
+        const sdk = (window as unknown as { sdk: typeof import('../src/recorder.js') }).sdk;
+        const recording = await sdk.recordVoice({ seconds: 1 });
+        return { length: recording.wav.length, sampleRate: recording.sampleRate, voiceData: recording.toVoiceData().length };
+      });
+      expect(outcome).toEqual({ length: 32_044, sampleRate: 16_000, voiceData: Math.ceil(32_044 / 3) * 4 });
     } finally {
       await page.close();
     }

@@ -47,6 +47,18 @@ describe('the main entry runs in browsers, Deno and Bun', () => {
     expect(code).toContain('registerProcessor');
   });
 
+  it('the built ./recorder entry is one self-contained module (pages without a bundler serve it as it is)', async () => {
+    if (!existsSync(`${root}dist/recorder.js`)) return; // `npm test` builds before vitest
+    for (const file of ['dist/recorder.js', 'dist/recorder.cjs']) {
+      const result = await build({ entryPoints: [file], absWorkingDir: root, bundle: true, write: false, packages: 'external', metafile: true, logLevel: 'silent' });
+      expect(Object.keys(result.metafile.inputs), `${file} imports nothing`).toEqual([file]);
+      expect(Object.values(result.metafile.outputs)[0]!.imports, `${file} imports nothing`).toEqual([]);
+    }
+    const { code } = await bundleForBrowser('dist/recorder.js');
+    expect(code).toContain('registerProcessor');
+    expect(code).not.toMatch(/openapi-fetch|standardwebhooks/);
+  });
+
   it('only the ./node entry needs Node built-ins', async () => {
     await expect(bundleForBrowser('src/node.ts')).rejects.toThrow(/node:fs\/promises/);
   });

@@ -145,14 +145,17 @@ describe('conveniences', () => {
     createVoxkeyClient({ baseUrl: 'http://x/v1', token: 't', logger: { info: () => {} } });
   });
 
-  it('the browser entry types recordVoice and re-exports the client', async () => {
+  it('the browser entry types recordVoice (the same as ./recorder) and re-exports the client', async () => {
     const browser = await import('../src/browser.js');
     expectTypeOf(browser.createVoxkeyClient).toEqualTypeOf(createVoxkeyClient);
     const recording = await browser.recordVoice({ seconds: 5 });
-    expectTypeOf(recording.wav).toEqualTypeOf<Uint8Array>();
+    expectTypeOf(recording.wav).toEqualTypeOf<Uint8Array<ArrayBuffer>>();
+    expectTypeOf(recording.wav).toExtend<BodyInit>(); // a fetch body as it is
     expectTypeOf(recording.toVoiceData).returns.toEqualTypeOf<string>();
     // @ts-expect-error seconds is required
     void browser.recordVoice({});
+    const recorder = await import('../src/recorder.js');
+    expectTypeOf(recorder.recordVoice).toEqualTypeOf(browser.recordVoice);
   });
 });
 
