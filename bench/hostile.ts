@@ -86,9 +86,12 @@ async function main() {
       overLimitBodyBytes: BODY_LIMIT + 4 * MiB,
     };
     const observations = new HostileObservations();
+    const rssTimeline: Array<{ seconds: number; rssMiB: number | null }> = [];
+    const floodStarted = Date.now();
     const progress = setInterval(() => {
-      const last = observations.rssMiB[observations.rssMiB.length - 1];
-      console.log(`${observations.sent.length} voice requests, ${observations.unauthenticated.length} unauthenticated uploads, ${receiver.count} webhooks; RSS ${last?.toFixed(1)} MiB`);
+      const rss = rssMiB(server.pid);
+      rssTimeline.push({ seconds: Math.round((Date.now() - floodStarted) / 1000), rssMiB: rss });
+      console.log(`${observations.sent.length} voice requests, ${observations.unauthenticated.length} unauthenticated uploads, ${receiver.count} webhooks; RSS ${rss} MiB`);
     }, 15_000);
     await runHostileTraffic(options, observations).finally(() => clearInterval(progress));
 
@@ -139,6 +142,7 @@ async function main() {
       traffic: { flooderLoops: options.flooder.loops, steadyEveryMs: options.steady.everyMs, unauthenticated: options.unauthenticated, overLimitBodyBytes: options.overLimitBodyBytes },
       checks,
       summary: { ...summary, webhooks: { expected: expected.length, received: expected.reduce((n, uuid) => n + (receiver.perRequest.get(uuid) ?? 0), 0), drainSeconds } },
+      rssTimeline,
       failures: observations.failures.map(String),
     };
     writeResult(`hostile-${today()}${dialect === 'postgres' ? '-postgres' : ''}${FIXTURES ? '-fixtures' : ''}${LABEL ? `-${LABEL}` : ''}`, report);

@@ -23,8 +23,12 @@ const BODY_LIMIT = 15 * MiB;
  * heap's slack (67-108 MiB seen).
  */
 const RSS_GROWTH_BOUND_MIB = 256;
-/** /healthz answers every probe within the first bound and nearly every one within the second, on a loaded machine too. */
-const HEALTHZ_MAX_MS = 5000;
+/**
+ * /healthz answers every probe (within the probes' 10 s timeout, and under this bound) and nearly
+ * every one within the second bound, on a loaded machine too (seen: p95 25-174 ms, max 0.5-2.8 s;
+ * the probes go through this test's own busy event loop).
+ */
+const HEALTHZ_MAX_MS = 8000;
 const HEALTHZ_P95_MS = 1000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
