@@ -24,9 +24,10 @@ export interface Arrival {
   body: any;
 }
 
-/** Records the arrival time (performance.now()) of every webhook by request_uuid; answers 200 at once. */
+/** Records the arrival time (performance.now()) of every webhook by request_uuid, and how many came for each; answers 200 at once. */
 export async function startReceiver() {
   const arrivals = new Map<string, Arrival>();
+  const perRequest = new Map<string, number>();
   const waiters = new Map<string, (a: Arrival) => void>();
   let count = 0;
   const server = http.createServer((req, res) => {
@@ -40,6 +41,7 @@ export async function startReceiver() {
       try {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
         const arrival = { at, body };
+        perRequest.set(body.request_uuid, (perRequest.get(body.request_uuid) ?? 0) + 1);
         if (!arrivals.has(body.request_uuid)) arrivals.set(body.request_uuid, arrival);
         waiters.get(body.request_uuid)?.(arrival);
         waiters.delete(body.request_uuid);
@@ -54,6 +56,8 @@ export async function startReceiver() {
   return {
     url: `http://127.0.0.1:${port}/webhooks`,
     arrivals,
+    /** Webhooks received per request_uuid: more than 1 is a duplicate. */
+    perRequest,
     get count() {
       return count;
     },

@@ -1,88 +1,14 @@
-import { readFileSync } from 'node:fs';
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DIALECT } from '../support/database.js';
+import { rssMiB } from '../support/process-memory.js';
 import { createServerEnvironment, runCli, type ServerEnvironment, type ServerProcess, startServerProcess } from '../support/server-process.js';
+import { streamUpload, UPLOAD_CHUNK_BYTES as CHUNK_BYTES } from '../support/streamed-upload.js';
 
 // Issue 15 item 3: the token and the rate limit are checked from the headers before any of the body
 // is read, and the body limit is enforced while the body streams in. Against a real server process
 // on 127.0.0.1, with chunked uploads (no Content-Length).
 
 const BODY_LIMIT = 256 * 1024;
-const CHUNK = Buffer.alloc(64 * 1024, 'a');
-
-function rssMiB(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : 0;
-}
-
-interface StreamedUpload {
-  /** Status of the answer, or null when the connection ended without one. */
-  status: number | null;
-  /** Bytes of body the client had written when the answer arrived. */
-  sentWhenAnswered: number;
-  /** Whether the client had finished the body when the answer arrived. */
-  finishedWhenAnswered: boolean;
-}
-
-/**
- * POSTs a chunked JSON body of up to `totalBytes`, one chunk at a time, and stops writing as soon
- * as the server answers (or the connection closes).
- */
-function streamUpload(baseUrl: string, path: string, options: { token?: string; totalBytes: number; chunkDelayMs?: number; timeoutMs?: number }): Promise<StreamedUpload> {
-  const url = new URL(`${baseUrl}${path}`);
-  return new Promise((resolve, reject) => {
-    let sent = 0;
-    let finished = false;
-    let settled = false;
-    const settle = (status: number | null) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve({ status, sentWhenAnswered: sent, finishedWhenAnswered: finished });
-      req.destroy();
-    };
-    const timer = setTimeout(() => {
-      if (!settled) {
-        settled = true;
-        req.destroy();
-        reject(new Error(`no answer after ${sent} bytes`));
-      }
-    }, options.timeoutMs ?? 10_000);
-    const req = http.request({
-      host: url.hostname,
-      port: url.port,
-      path: url.pathname,
-      method: 'POST',
-      agent: false,
-      headers: {
-        'content-type': 'application/json',
-        'transfer-encoding': 'chunked',
-        ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-      },
-    });
-    req.on('response', (res) => {
-      res.resume();
-      settle(res.statusCode ?? null);
-    });
-    req.on('error', () => settle(null));
-    req.write('{"padding":"');
-    const writeNext = () => {
-      if (settled) return;
-      if (sent >= options.totalBytes) {
-        finished = true;
-        req.end('"}');
-        return;
-      }
-      sent += CHUNK.length;
-      const more = req.write(CHUNK);
-      const delay = options.chunkDelayMs ?? 0;
-      if (more) setTimeout(writeNext, delay);
-      else req.once('drain', () => setTimeout(writeNext, delay));
-    };
-    writeNext();
-  });
-}
 
 describe(`request bodies are read only after authentication, within the limit (${TEST_DIALECT})`, () => {
   let environment: ServerEnvironment;
@@ -126,8 +52,8 @@ describe(`request bodies are read only after authentication, within the limit ($
     expect(upload.status).toBe(413);
     expect(upload.finishedWhenAnswered).toBe(false);
     // Answered once the limit was crossed, not after the whole 8 MiB (a few chunks of slack for socket buffers).
-    expect(upload.sentWhenAnswered).toBeGreaterThan(BODY_LIMIT - CHUNK.length);
-    expect(upload.sentWhenAnswered).toBeLessThan(BODY_LIMIT + 16 * CHUNK.length);
+    expect(upload.sentWhenAnswered).toBeGreaterThan(BODY_LIMIT - CHUNK_BYTES);
+    expect(upload.sentWhenAnswered).toBeLessThan(BODY_LIMIT + 16 * CHUNK_BYTES);
   });
 
   it('a chunked upload within the limit with a valid token is read and validated', async () => {
