@@ -165,7 +165,7 @@ async function main() {
       models,
       machine: { ...machineAtStart, loadavgAtEnd: machine().loadavg },
       server: {
-        env: { NODE_ENV: 'development (production refuses the loopback webhook receiver; nothing on the request path reads NODE_ENV)', RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'info (to a file)', ENGINE_THREADS: 'default (cores)', ENGINE_INTRA_OP_THREADS: '1' },
+        env: { NODE_ENV: 'development', RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'info (to a file)', ENGINE_THREADS: 'default (cores)', ENGINE_INTRA_OP_THREADS: '1' },
         rssMiB: { start: rssStart, end: rssMiB(server.pid) },
       },
       recordings: { corpus: 'commonvoice (MP3, 16 kHz mono, 24 kbit/s)', durationSeconds: '4.5-5.5', speakers: enrolled.length, failedEnrolments },

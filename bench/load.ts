@@ -190,7 +190,7 @@ async function main() {
     notes: [
       'autocannon runs in the benchmark process on the same machine as the servers; all share the cores (and with other jobs running on this machine).',
       'Latency percentiles are over every response of the window (all statuses).',
-      `voxkey serve: NODE_ENV=development (production refuses the loopback webhook receiver; nothing on the request path reads NODE_ENV), LOG_LEVEL=info (one JSON line per request, to a file), RATE_LIMIT_ENABLED=false except in the "rate limits on" scenario (which also runs RUN_WORKERS=false), JOB_MAX_QUEUE=${JOB_MAX_QUEUE}, workers in process.`,
+      `voxkey serve: NODE_ENV=development (production refuses the loopback webhook receiver; nothing measured depends on it), LOG_LEVEL=info (one JSON line per request, to a file), RATE_LIMIT_ENABLED=false except in the "rate limits on" scenario (which also runs RUN_WORKERS=false), JOB_MAX_QUEUE=${JOB_MAX_QUEUE}, workers in process.`,
     ],
     results: perDialect,
   };

@@ -81,15 +81,14 @@ export async function createEnvironment(dialect: Dialect, extraEnv: Record<strin
     databaseUrl,
     dataDir,
     env: {
-      // Not 'production': it refuses loopback callback URLs, and the benches' webhook receiver listens on
-      // 127.0.0.1. The request path is the same (NODE_ENV only decides that and the key/HOST checks).
+      // Not production: production refuses loopback callback URLs (and WEBHOOK_ALLOW_LOOPBACK), and the
+      // benchmarks' webhook receiver listens on 127.0.0.1. NODE_ENV changes nothing that is measured:
+      // only the callback policy, the start-up checks and the default HOST (set by startServer).
       NODE_ENV: 'development',
-      HOST: '127.0.0.1',
       DATABASE_URL: databaseUrl,
       DATA_DIR: dataDir,
       BOOTSTRAP_DEMO_ORG: 'false',
       VOXKEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      WEBHOOK_ALLOW_LOOPBACK: 'true',
       RATE_LIMIT_ENABLED: 'false',
       LOG_LEVEL: 'info',
       ...extraEnv,
