@@ -31,6 +31,7 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
+const round1 = (x: number) => Math.round(x * 10) / 10;
 
 interface Target {
   name: string;
@@ -102,9 +103,9 @@ async function main() {
         textVsBare: { perRound: ratios('text'), median: round3(median(ratios('text'))) },
         usersPageVsBare: { perRound: ratios('users page'), median: round3(median(ratios('users page'))) },
         serverCpuUsPerRequest: {
-          text: median(rounds.map((r) => r[`${t.name}: text`]!.serverCpuUsPerRequest ?? NaN)),
-          usersPage: median(rounds.map((r) => r[`${t.name}: users page`]!.serverCpuUsPerRequest ?? NaN)),
-          bare: median(rounds.map((r) => r.bare!.serverCpuUsPerRequest ?? NaN)),
+          text: round1(median(rounds.map((r) => r[`${t.name}: text`]!.serverCpuUsPerRequest ?? NaN))),
+          usersPage: round1(median(rounds.map((r) => r[`${t.name}: users page`]!.serverCpuUsPerRequest ?? NaN))),
+          bare: round1(median(rounds.map((r) => r.bare!.serverCpuUsPerRequest ?? NaN))),
         },
       };
     }
