@@ -1,7 +1,7 @@
 /**
  * `npm run bench:api` — request-to-webhook latency of verifications against a real `voxkey serve`.
  *
- *   tsx bench/api.ts [--postgres] [--samples1 40] [--samples8 80] [--window 20] [--speakers 4] [--audio-checks 40]
+ *   tsx bench/api.ts [--postgres] [--samples1 40] [--samples8 80] [--window 20] [--speakers 4] [--audio-checks 40] [--server-bin other/bin/voxkey.js]
  *
  * Starts a server process (SQLite by default; --postgres: a fresh database on 127.0.0.1:5432),
  * creates an organisation with the CLI, points it at a local webhook receiver, enrols a few speakers
@@ -15,6 +15,7 @@
  * Writes bench/results/api-<date>[-postgres].json.
  */
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { createEngine, decodeBase64Audio } from '@voxkey/engine';
 import { client, fiveSecondClips, measureAudioChecks, startReceiver } from './lib/api.js';
 import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, rssMiB, startServer, summarise, today, writeResult } from './lib/server.js';
@@ -26,6 +27,8 @@ const WINDOW_S = Number(argValue('--window', '20'));
 const SPEAKERS = Number(argValue('--speakers', '4'));
 const SUSTAINED_IN_FLIGHT = Number(argValue('--in-flight', '16'));
 const AUDIO_CHECKS = Number(argValue('--audio-checks', '40'));
+/** Another build's bin/voxkey.js (e.g. before a change): the engine-alone reference is this run's either way. */
+const SERVER_BIN = argValue('--server-bin') ? path.resolve(argValue('--server-bin')!) : undefined;
 
 async function main() {
   const models = chooseModels();
@@ -39,7 +42,7 @@ async function main() {
   console.log(`engine alone (before): one at a time p50 ${engineBefore.concurrency1Ms.p50} ms; sustained ${engineBefore.sustained.verificationsPerSecond} verifications/s`);
   const environment = await createEnvironment(dialect, { VOXKEY_MODELS_DIR: models.dir });
   const receiver = await startReceiver();
-  const server = await startServer(environment, {}, 'api');
+  const server = await startServer(environment, {}, 'api', [], SERVER_BIN);
   try {
     const org = await cli(environment, ['org', 'create', '--name', 'Bench', '--email', 'bench@example.com', '--plan', '4', '--callback-url', receiver.url]);
     const live = await cli(environment, ['token', 'create', '--org', String(org.organisation.id), '--name', 'bench']);
@@ -156,7 +159,8 @@ async function main() {
       benchmark: 'api',
       startedAt,
       finishedAt: new Date().toISOString(),
-      command: `npm run bench:api${dialect === 'postgres' ? ' -- --postgres' : ''}`,
+      command: `npm run bench:api -- ${process.argv.slice(2).join(' ')}`,
+      serverBin: SERVER_BIN ?? 'this build',
       dialect,
       models,
       machine: { ...machineAtStart, loadavgAtEnd: machine().loadavg },

@@ -5,18 +5,20 @@
  *
  * Starts the server under `node --cpu-prof` (SQLite file by default), seeds 100 users and one
  * predefined text, drives GET one text and the users page with autocannon, stops the server and
- * prints where its CPU time went: self time by package (hono, zod, kysely, better-sqlite3/pg, pino,
- * prom-client, node internals, the server's own code) and the heaviest functions. The .cpuprofile
- * stays in bench/results/profiles/ for a closer look (Chrome DevTools, speedscope).
+ * prints where its CPU time went (the engine's summariser, packages/engine/src/tools/profile.ts):
+ * self time by package (hono, zod, kysely, better-sqlite3/pg, pino, prom-client, node internals,
+ * the server's own code) and the heaviest functions. The .cpuprofile stays in
+ * bench/results/profiles/ for a closer look (Chrome DevTools, speedscope).
  *
  * --voice: instead of reads, the acceptance path and the worker loop: one speaker enrolled, then
  * verifications (~5 s recordings) kept 16 in flight for the duration with webhooks to a local
  * receiver, workers in process. The main thread's profile is summarised (the engine's worker
  * threads write their own files).
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { summariseProfile } from '../packages/engine/src/tools/profile.js';
 import { client, fiveSecondClips, startReceiver } from './lib/api.js';
 import { runLoad, seedUsers } from './lib/load.js';
 import { argValue, chooseModels, cli, createEnvironment, hasFlag, machine, ROOT, startServer, today } from './lib/server.js';
@@ -61,57 +63,6 @@ async function driveVoice(baseUrl: string, environment: Awaited<ReturnType<typeo
   } finally {
     await receiver.close();
   }
-}
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
-function packageOf(url: string): string {
-  if (!url) return '(native / gc / idle)';
-  if (url.startsWith('node:')) return 'node internals';
-  const nm = url.lastIndexOf('node_modules/');
-  if (nm >= 0) {
-    const rest = url.slice(nm + 'node_modules/'.length).split('/');
-    return rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]!;
-  }
-  if (url.includes('/apps/server/')) return 'voxkey server';
-  if (url.includes('/packages/contract/')) return '@voxkey/contract';
-  if (url.includes('/packages/engine/')) return '@voxkey/engine';
-  return url;
-}
-
-export function summariseProfile(profile: CpuProfile, top = 25) {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const selfUs = new Map<number, number>();
-  profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
-  let total = 0;
-  const byPackage = new Map<string, number>();
-  const byFunction = new Map<string, number>();
-  for (const [id, us] of selfUs) {
-    const node = byId.get(id)!;
-    const name = node.callFrame.functionName || '(anonymous)';
-    if (name === '(idle)' || name === '(program)') continue;
-    total += us;
-    const pkg = name === '(garbage collector)' ? 'garbage collector' : packageOf(node.callFrame.url);
-    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + us);
-    const where = node.callFrame.url ? `${path.basename(node.callFrame.url)}:${node.callFrame.lineNumber + 1}` : '';
-    const key = `${name} ${where} [${pkg}]`;
-    byFunction.set(key, (byFunction.get(key) ?? 0) + us);
-  }
-  const share = (m: Map<string, number>) =>
-    [...m.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, top)
-      .map(([k, us]) => ({ what: k, ms: Math.round(us / 1000), percent: Math.round((us / total) * 1000) / 10 }));
-  return { busyMs: Math.round(total / 1000), byPackage: share(byPackage), byFunction: share(byFunction) };
 }
 
 async function main() {
@@ -164,12 +115,13 @@ function writeSummary(cpuProfDir: string, profileDir: string) {
   if (!file) throw new Error('no profile written');
   const target = path.join(profileDir, `${VOICE ? 'voice' : 'reads'}-${dialect}-${today()}.cpuprofile`);
   renameSync(path.join(cpuProfDir, file), target);
-  const summary = summariseProfile(JSON.parse(readFileSync(target, 'utf8')) as CpuProfile);
+  const summary = summariseProfile(target, 25);
+  const percent = (share: number) => `${(share * 100).toFixed(1).padStart(5)} %`;
   console.log(`machine: ${JSON.stringify(machine())}`);
-  console.log(`busy ${summary.busyMs} ms`);
-  for (const row of summary.byPackage) console.log(`${String(row.percent).padStart(5)} %  ${row.what}`);
+  console.log(`busy ${summary.sampledMs - summary.idleMs} ms of ${summary.wallMs} ms`);
+  for (const row of summary.byPackage) console.log(`${percent(row.share)}  ${row.pkg}`);
   console.log('--- functions (self time) ---');
-  for (const row of summary.byFunction) console.log(`${String(row.percent).padStart(5)} %  ${row.what}`);
+  for (const row of summary.topSelf) console.log(`${percent(row.share)}  ${row.fn}`);
   console.log(`profile: ${path.relative(ROOT, target)}`);
 }
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { type Environment, ROOT, rssMiB, summarise } from './server.js';
+import { cpuSeconds, type Environment, ROOT, rssMiB, summarise } from './server.js';
 
 export interface LoadResult {
   scenario: string;
@@ -18,6 +18,8 @@ export interface LoadResult {
   errors: number;
   timeouts: number;
   rssMiB?: { before: number | null; after: number | null };
+  /** The server process's own CPU time (user + system) per answered request, in microseconds: less sensitive to other load than req/s. */
+  serverCpuUsPerRequest?: number | null;
 }
 
 export async function runLoad(options: {
@@ -33,6 +35,7 @@ export async function runLoad(options: {
 }): Promise<LoadResult> {
   const latencies: number[] = [];
   const before = options.serverPid ? rssMiB(options.serverPid) : null;
+  const cpuBefore = options.serverPid ? cpuSeconds(options.serverPid) : null;
   const config: Record<string, unknown> = { url: options.url, connections: options.connections ?? 10, duration: options.durationSeconds };
   if (options.headers) config.headers = options.headers;
   if (options.method) config.method = options.method;
@@ -44,6 +47,8 @@ export async function runLoad(options: {
   const lat = summarise(latencies);
   const statusCounts = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, v]: [string, any]) => [code, v.count]));
   const total = latencies.length;
+  const cpuAfter = options.serverPid ? cpuSeconds(options.serverPid) : null;
+  const serverCpuUsPerRequest = cpuBefore !== null && cpuAfter !== null && total > 0 ? Math.round(((cpuAfter - cpuBefore) / total) * 1e7) / 10 : null;
   return {
     scenario: options.scenario,
     durationSeconds: options.durationSeconds,
@@ -55,7 +60,7 @@ export async function runLoad(options: {
     non2xx: result.non2xx ?? 0,
     errors: result.errors ?? 0,
     timeouts: result.timeouts ?? 0,
-    ...(options.serverPid ? { rssMiB: { before, after: rssMiB(options.serverPid) } } : {}),
+    ...(options.serverPid ? { rssMiB: { before, after: rssMiB(options.serverPid) }, serverCpuUsPerRequest } : {}),
   };
 }
 

@@ -114,11 +114,17 @@ export interface ServerProcess {
 }
 
 /** `voxkey serve` on a free port, its logs (JSON lines) to a file as an operator would; resolves once it listens. */
-export async function startServer(environment: Environment, extraEnv: Record<string, string> = {}, label = 'server', nodeArgs: string[] = []): Promise<ServerProcess> {
+export async function startServer(
+  environment: Environment,
+  extraEnv: Record<string, string> = {},
+  label = 'server',
+  nodeArgs: string[] = [],
+  bin = BIN,
+): Promise<ServerProcess> {
   if (!existsSync(path.join(ROOT, 'apps/server/dist/main.js'))) throw new Error('Build first: npm run build');
   const logFile = path.join(environment.dataDir, `${label}-${Date.now()}.log`);
   const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], {
+  const child = spawn(process.execPath, [...nodeArgs, bin, 'serve'], {
     env: { ...process.env, ...environment.env, PORT: '0', HOST: '127.0.0.1', ...extraEnv },
     stdio: ['ignore', fd, fd],
   });
@@ -151,6 +157,19 @@ export function rssMiB(pid: number): number | null {
   try {
     const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Math.round((Number(match[1]) / 1024) * 10) / 10 : null;
+  } catch {
+    return null;
+  }
+}
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** User + system CPU seconds a process has used so far (/proc/<pid>/stat), null once it is gone. */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    // The command name (field 2) may hold spaces; the fields after its closing parenthesis are fixed.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
   } catch {
     return null;
   }

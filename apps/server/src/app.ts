@@ -3,9 +3,9 @@ import { fileURLToPath } from 'node:url';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { API_BASE_PATH } from '@voxkey/contract';
 import { requestId } from 'hono/request-id';
-import { secureHeaders } from 'hono/secure-headers';
 import { rejectNulCharacters } from './http/middleware/no-nul.js';
 import { observeRequests } from './http/middleware/observe.js';
+import { apiSecurityHeaders } from './http/middleware/security-headers.js';
 import { rateLimit } from './http/middleware/rate-limit.js';
 import { ApiError } from './errors.js';
 import { docsRouter } from './http/docs.js';
@@ -67,7 +67,7 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
   app.route('/', docsRouter(deps.config));
 
   const api = new OpenAPIHono<AppEnv>();
-  api.use('*', secureHeaders({ crossOriginResourcePolicy: false }));
+  api.use('*', apiSecurityHeaders());
   // Headers first (type, token, rate limit), then the body: an unauthenticated body is never read.
   api.use('*', requireJsonBodies(), requireToken(), rateLimit(), readBodyWithinLimit(deps.config.BODY_LIMIT_BYTES), rejectNulCharacters());
   api.use('/organisations/:org_id', requireOwnOrganisation());

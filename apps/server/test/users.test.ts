@@ -42,6 +42,33 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
         });
       });
 
+      it('each item of the list (written as JSON by the database) is the user GET returns, inactive and odd external ids included', async () => {
+        const c = ctx();
+        const org = await c.makeOrg('UsersListShape');
+        const seeded = [];
+        for (const externalId of ['plain', 'quote " backslash \\ tab \t', 'émoji 🎙 and ünïcode', '%_like_chars_%']) {
+          seeded.push(await seedUser(c, org.id, externalId));
+        }
+        const inactive = await c.request('PATCH', orgPath(org.id, `/users/${seeded[1]!.id}`), { token: org.token, body: { is_active: false } });
+        expect(inactive.status).toBe(200);
+        const rows = expectList(await c.request('GET', orgPath(org.id, '/users'), { token: org.token }), 'user', { total: seeded.length });
+        expect(rows.map((u) => u.is_active)).toEqual([true, false, true, true]);
+        for (const row of rows) {
+          const single = await c.request('GET', orgPath(org.id, `/users/${row.id}`), { token: org.token });
+          expect(single.status).toBe(200);
+          expect(row).toEqual(single.body);
+        }
+        const sorted = expectList(
+          await c.request('GET', withQuery(orgPath(org.id, '/users'), [['sort', 'external_id:desc'], ['per_page', 3], ['page', 1]]), { token: org.token }),
+          'user',
+          {
+            total: seeded.length,
+            perPage: 3,
+          },
+        );
+        expect(sorted.map((u) => u.external_id)).toEqual(seeded.map((u) => u.external_id).sort().reverse().slice(0, 3));
+      });
+
       it('per_page defaults to 100: 101 users make two pages', async () => {
         const c = ctx();
 

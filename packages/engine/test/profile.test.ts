@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { summariseProfiles } from '../src/tools/profile.js';
+import { packageOf, summariseProfiles } from '../src/tools/profile.js';
 
 describe('CPU profile summary (bench --profile)', () => {
   it('splits sampled time into engine stages and top self-time functions', () => {
@@ -14,7 +14,7 @@ describe('CPU profile summary (bench --profile)', () => {
         { id: 2, callFrame: frame('analyse'), children: [3] },
         { id: 3, callFrame: frame('fbank'), children: [4] },
         { id: 4, callFrame: frame('powerSpectrum') },
-        { id: 5, callFrame: frame('', 'file:///n/onnxruntime-node/dist/backend.js') },
+        { id: 5, callFrame: frame('', 'file:///n/node_modules/onnxruntime-node/dist/backend.js') },
         { id: 6, callFrame: frame('(idle)', '') },
       ],
       samples: [4, 4, 3, 5, 5, 5, 6],
@@ -27,6 +27,21 @@ describe('CPU profile summary (bench --profile)', () => {
     expect(s).toMatchObject({ thread: 'main', wallMs: 10, sampledMs: 10, idleMs: 4 });
     expect(s!.stagesMs).toEqual({ fbank: 3, 'onnxruntime inference (native, all models)': 3 });
     expect(s!.topSelf[0]).toMatchObject({ ms: 3, share: 0.5 });
+    expect(s!.byPackage).toEqual(
+      expect.arrayContaining([
+        { pkg: 'onnxruntime-node', ms: 3, share: 0.5 },
+        { pkg: 'file:///x/chunk.js', ms: 3, share: 0.5 },
+      ]),
+    );
+    expect(s!.byPackage).toHaveLength(2);
     expect(s!.topSelf.map((t) => t.fn.split(' ')[0])).toEqual(['(anonymous)', 'powerSpectrum', 'fbank']);
+  });
+
+  it('groups self time by package', () => {
+    expect(packageOf('file:///r/node_modules/@hono/node-server/dist/index.mjs')).toBe('@hono/node-server');
+    expect(packageOf('file:///r/node_modules/.pnpm/x/node_modules/kysely/dist/esm/kysely.js')).toBe('kysely');
+    expect(packageOf('file:///r/apps/server/dist/main.js')).toBe('voxkey server');
+    expect(packageOf('node:internal/streams/writable')).toBe('node internals');
+    expect(packageOf('')).toBe('(native)');
   });
 });

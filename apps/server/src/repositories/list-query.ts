@@ -56,19 +56,21 @@ export async function listRows<T>(
     filtered = filtered.where(condition(spec, filter));
   }
 
-  const countRow = await filtered
-    .clearSelect()
-    .select((eb) => eb.fn.countAll<number>().as('total'))
-    .executeTakeFirstOrThrow();
-  const total = Number((countRow as { total: number | string }).total);
-
   const sortSpec: FieldSpec = fields[query.sort.field] ?? { column: 'id', type: 'integer' };
   let ordered = filtered.orderBy(sql`${column(sortSpec)} ${sql.raw(query.sort.direction)}`);
   if (sortSpec.column !== 'id') ordered = ordered.orderBy(sql.ref('id'), 'asc');
-  const rows = await ordered
-    .limit(query.perPage)
-    .offset((query.page - 1) * query.perPage)
-    .execute();
+  const offset = (query.page - 1) * query.perPage;
+  const rows = await ordered.limit(query.perPage).offset(offset).execute();
+
+  // A page that is not full is the last one: the total follows from it (an empty page past the end does not tell).
+  let total = offset + rows.length;
+  if (rows.length === query.perPage || (rows.length === 0 && query.page > 1)) {
+    const countRow = await filtered
+      .clearSelect()
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .executeTakeFirstOrThrow();
+    total = Number((countRow as { total: number | string }).total);
+  }
 
   return { rows, total, totalPages: Math.ceil(total / query.perPage) };
 }

@@ -2,6 +2,7 @@ import { TEXT_FILTER_FIELDS } from '@voxkey/contract';
 import type { Executor } from '../db/connection.js';
 import type { PredefinedTextRow } from '../db/types.js';
 import { nowIso } from './clock.js';
+import { compiledOnce } from './compiled-once.js';
 import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
 export function toPredefinedText(row: PredefinedTextRow) {
@@ -22,8 +23,10 @@ export function listTexts(db: Executor, orgId: number, query: ListQuery): Promis
   return listRows(db.selectFrom('predefined_texts').selectAll().where('org_id', '=', orgId), query, TEXT_FIELDS);
 }
 
-export function findText(db: Executor, orgId: number, id: number): Promise<PredefinedTextRow | undefined> {
-  return db.selectFrom('predefined_texts').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+const selectTextById = compiledOnce((db, orgId: number, id: number) => db.selectFrom('predefined_texts').selectAll().where('org_id', '=', orgId).where('id', '=', id));
+
+export async function findText(db: Executor, orgId: number, id: number): Promise<PredefinedTextRow | undefined> {
+  return (await selectTextById(db, orgId, id))[0];
 }
 
 export async function insertText(db: Executor, orgId: number, values: { language: string; text_code: number; text: string }): Promise<PredefinedTextRow> {

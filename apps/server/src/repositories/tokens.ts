@@ -2,6 +2,7 @@ import { TOKEN_FILTER_FIELDS } from '@voxkey/contract';
 import type { Executor } from '../db/connection.js';
 import type { ApiTokenRow, TokenKind } from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
+import { compiledOnce } from './compiled-once.js';
 import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
 export function toApiToken(row: ApiTokenRow) {
@@ -39,8 +40,11 @@ export async function insertToken(
     .executeTakeFirstOrThrow();
 }
 
-export function findTokenByHash(db: Executor, tokenHash: string): Promise<ApiTokenRow | undefined> {
-  return db.selectFrom('api_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+const selectTokenByHash = compiledOnce((db, tokenHash: string) => db.selectFrom('api_tokens').selectAll().where('token_hash', '=', tokenHash));
+
+/** Every authenticated request runs this (no cache: a disabled or deleted token is refused on its next request). */
+export async function findTokenByHash(db: Executor, tokenHash: string): Promise<ApiTokenRow | undefined> {
+  return (await selectTokenByHash(db, tokenHash))[0];
 }
 
 export function listTokens(db: Executor, orgId: number, query: ListQuery): Promise<ListResult<ApiTokenRow>> {

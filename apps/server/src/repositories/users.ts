@@ -2,6 +2,7 @@ import { USER_FILTER_FIELDS } from '@voxkey/contract';
 import type { Executor } from '../db/connection.js';
 import type { DeviceRow, UserRow } from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
+import { compiledOnce } from './compiled-once.js';
 import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
 export function toUser(row: UserRow) {
@@ -33,8 +34,10 @@ export function listUsers(db: Executor, orgId: number, query: ListQuery): Promis
   return listRows(db.selectFrom('users').selectAll().where('org_id', '=', orgId), query, USER_FIELDS);
 }
 
-export function findUser(db: Executor, orgId: number, id: number): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+const selectUserById = compiledOnce((db, orgId: number, id: number) => db.selectFrom('users').selectAll().where('org_id', '=', orgId).where('id', '=', id));
+
+export async function findUser(db: Executor, orgId: number, id: number): Promise<UserRow | undefined> {
+  return (await selectUserById(db, orgId, id))[0];
 }
 
 export function findUserByExternalId(db: Executor, orgId: number, externalId: string): Promise<UserRow | undefined> {
