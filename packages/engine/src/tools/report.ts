@@ -1,9 +1,10 @@
 /**
  * npm run report [-- --model <speaker model name>] — renders bench/results/engine-eval-<model>.json and
  * engine-bench-<model>.json into docs/accuracy.md and docs/benchmarks.md between the engine markers.
- * Default model: the one of the most recent eval result.
+ * Default model: the bundled default speaker model (models/manifest.json). File times say nothing after a
+ * clone, so the newest result is not a safe default.
  */
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from './args.js';
@@ -12,11 +13,11 @@ import { renderBench, renderEval, type BenchResult, type EvalResult } from './re
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const RESULTS = join(REPO_ROOT, 'bench', 'results');
 
-function latest(prefix: string): string | undefined {
-  if (!existsSync(RESULTS)) return undefined;
-  return readdirSync(RESULTS)
-    .filter((f) => f.startsWith(prefix) && f.endsWith('.json'))
-    .sort((a, b) => statSync(join(RESULTS, b)).mtimeMs - statSync(join(RESULTS, a)).mtimeMs)[0];
+function defaultSpeakerModel(): string | undefined {
+  const manifest = join(REPO_ROOT, 'models', 'manifest.json');
+  if (!existsSync(manifest)) return undefined;
+  const { models } = JSON.parse(readFileSync(manifest, 'utf8')) as { models: Array<{ name: string; kind: string; default?: boolean }> };
+  return models.find((m) => m.kind === 'speaker' && m.default)?.name;
 }
 
 function replaceBetween(path: string, marker: string, body: string): void {
@@ -33,10 +34,10 @@ function replaceBetween(path: string, marker: string, body: string): void {
 const args = parseArgs(process.argv.slice(2), {
   name: 'npm run engine:report --',
   description: "Renders bench/results/engine-{eval,bench}-<model>.json into docs/accuracy.md and docs/benchmarks.md.",
-  options: { 'model <name>': 'model whose results to render (default: the newest eval result)' },
+  options: { 'model <name>': 'model whose results to render (default: the bundled default speaker model)' },
 });
-const model = typeof args.model === 'string' ? args.model : latest('engine-eval-')?.replace(/^engine-eval-|\.json$/g, '');
-if (!model) throw new Error('no bench/results/engine-eval-*.json yet: run `npm run eval` first');
+const model = typeof args.model === 'string' ? args.model : defaultSpeakerModel();
+if (!model) throw new Error('models/manifest.json names no default speaker model: pass --model <name>');
 const evalFile = join(RESULTS, `engine-eval-${model}.json`);
 const benchFile = join(RESULTS, `engine-bench-${model}.json`);
 if (existsSync(evalFile)) {
