@@ -6,13 +6,38 @@ import { createRuntime } from './runtime.js';
 import { bootstrapDemoOrganisation } from './services/bootstrap.js';
 import { createWorkerApp } from './worker-app.js';
 
+import type { Logger } from 'pino';
 import { createLogger } from './observability/logger.js';
 
-function waitForSignal(): Promise<string> {
+/**
+ * Resolves on the first SIGTERM/SIGINT. A second one (Ctrl-C twice, `docker kill` after `docker stop`)
+ * exits at once through process.exit, which flushes the batched log lines; Node's default action for an
+ * unhandled signal would end the process without that flush.
+ */
+function waitForSignal(logger: Logger): Promise<string> {
   return new Promise((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
+    let received: string | undefined;
+    const onSignal = (signal: string) => {
+      if (received) {
+        logger.warn({ signal }, 'second signal while shutting down; exiting now (unfinished jobs are reclaimed when their lease expires)');
+        process.exit(1);
+      }
+      received = signal;
+      resolve(signal);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
   });
+}
+
+/** Ends a shutdown that takes longer than timeoutMs, with a log line saying so. */
+function exitAfter(logger: Logger, timeoutMs: number): NodeJS.Timeout {
+  const deadline = setTimeout(() => {
+    logger.error({ timeoutMs }, 'shutdown timed out; exiting (unfinished jobs are reclaimed when their lease expires)');
+    process.exit(1);
+  }, timeoutMs);
+  deadline.unref();
+  return deadline;
 }
 
 /** The API server, with the job runner and webhook dispatcher in the same process unless RUN_WORKERS=false. */
@@ -33,13 +58,9 @@ export async function startServer(config: AppConfig): Promise<void> {
   http.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
   runtime.startWorkers();
 
-  const signal = await waitForSignal();
+  const signal = await waitForSignal(logger);
   logger.info({ signal }, 'shutting down: no new requests, finishing in-flight jobs');
-  const deadline = setTimeout(() => {
-    logger.error({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, 'shutdown timed out; exiting (unfinished jobs are reclaimed when their lease expires)');
-    process.exit(1);
-  }, config.SHUTDOWN_TIMEOUT_MS);
-  deadline.unref();
+  const deadline = exitAfter(logger, config.SHUTDOWN_TIMEOUT_MS);
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await runtime.close();
   clearTimeout(deadline);
@@ -64,12 +85,11 @@ export async function startWorker(config: AppConfig): Promise<void> {
   runtime.startWorkers();
   const host = config.HOST === '0.0.0.0' ? 'localhost' : config.HOST;
   logger.info({ port: address.port }, `Voxkey worker running (jobs and webhooks); health on http://${host}:${address.port} (/healthz, /readyz, /metrics)`);
-  const signal = await waitForSignal();
+  const signal = await waitForSignal(logger);
   // Not ready from here on, so a supervisor stops counting on this process while it drains.
   stopping = true;
   logger.info({ signal }, 'shutting down: finishing in-flight work');
-  const deadline = setTimeout(() => process.exit(1), config.SHUTDOWN_TIMEOUT_MS);
-  deadline.unref();
+  const deadline = exitAfter(logger, config.SHUTDOWN_TIMEOUT_MS);
   await runtime.close();
   await new Promise<void>((resolve) => healthServer?.close(() => resolve()));
   clearTimeout(deadline);

@@ -3,9 +3,9 @@
  * it as one self-contained ES module (`@voxkey/sdk/recorder`) that a page can load without a bundler.
  */
 import { toVoiceData } from './voice.js';
-import { encodeWav, resample, VOICE_SAMPLE_RATE } from './wav.js';
+import { encodeWav, resample, VOICE_SAMPLE_RATE, type WavBytes } from './wav.js';
 
-export { encodeWav, resample, VOICE_SAMPLE_RATE } from './wav.js';
+export { encodeWav, resample, VOICE_SAMPLE_RATE, type WavBytes } from './wav.js';
 
 export interface RecordVoiceOptions {
   /** How long to record, in seconds (0 < seconds <= 120). */
@@ -26,7 +26,7 @@ export interface RecordVoiceOptions {
 
 export interface VoiceRecording {
   /** A 16 kHz mono 16-bit PCM WAV file (a request body as it is: `fetch(url, { method: 'POST', body: recording.wav })`). */
-  wav: Uint8Array<ArrayBuffer>;
+  wav: WavBytes;
   /** Always 16000. */
   sampleRate: number;
   durationSeconds: number;

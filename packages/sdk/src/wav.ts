@@ -33,10 +33,13 @@ export function resample(input: Float32Array, fromRate: number, toRate: number):
 }
 
 /**
- * A 16-bit PCM mono WAV of `samples` (floats in [-1, 1], clipped beyond), in a fresh `ArrayBuffer`
- * (typed so: `fetch` and `Blob` accept it as a body on TypeScript 5.7+).
+ * Bytes in a fresh `ArrayBuffer`: `Uint8Array<ArrayBuffer>` on TypeScript 5.7+ (which `fetch` and `Blob`
+ * accept as a body), plain `Uint8Array` on older compilers, which have no generic `Uint8Array`.
  */
-export function encodeWav(samples: Float32Array, sampleRate: number): Uint8Array<ArrayBuffer> {
+export type WavBytes = ReturnType<Uint8Array['slice']>;
+
+/** A 16-bit PCM mono WAV of `samples` (floats in [-1, 1], clipped beyond), in a fresh `ArrayBuffer`. */
+export function encodeWav(samples: Float32Array, sampleRate: number): WavBytes {
   const bytes = new Uint8Array(44 + samples.length * 2);
   const view = new DataView(bytes.buffer);
   const ascii = (offset: number, text: string) => {

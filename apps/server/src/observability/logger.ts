@@ -26,10 +26,11 @@ const LOG_FLUSH_INTERVAL_MS = 100;
 
 /** Logs go to stdout for the server; CLI commands log to stderr, line by line, so their stdout stays machine-readable. */
 export function createLogger(level: string, destination: 1 | 2 = 1): Logger {
+  // A silent logger writes nothing, so it gets no batch and no flush timer (tests create one per context).
   const stream =
-    destination === 1
+    destination === 1 && level !== 'silent'
       ? pino.destination({ fd: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_INTERVAL_MS })
-      : pino.destination({ fd: 2, sync: true });
+      : pino.destination({ fd: destination, sync: true });
   return pino(
     {
     level,

@@ -42,6 +42,11 @@ describe.skipIf(!HAS_DATASET)(`hostile run: chunked floods, a cross-organisation
       JOB_MAX_QUEUE_PER_ORG: '8',
       JOB_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
       BODY_LIMIT_BYTES: String(BODY_LIMIT),
+      // A delivery retried after a receiver timeout must land inside the run's final wait, not after it.
+      WEBHOOK_TIMEOUT_MS: '2000',
+    }).catch(async (err: unknown) => {
+      await receiver.close();
+      throw err;
     });
     let server: ServerProcess | undefined;
     try {

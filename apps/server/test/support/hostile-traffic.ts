@@ -63,6 +63,8 @@ export async function sendVoice(api: string, org: HostileOrganisation, kind: Voi
     method: 'POST',
     headers: { authorization: `Bearer ${org.token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ voice_data: voice, request_uuid: requestUuid, external_id: externalId }),
+    // A wedged server must end the run with an error, not leave its loops waiting past the test's timeout.
+    signal: AbortSignal.timeout(20_000),
   });
   const text = await res.text();
   const error = res.status === 202 || !text ? undefined : (JSON.parse(text) as { error?: string }).error;

@@ -10,6 +10,12 @@ import { TEST_DIALECT } from './database.js';
 const BIN = fileURLToPath(new URL('../../bin/voxkey.js', import.meta.url));
 export const ENGINE_FIXTURE_MODELS = fileURLToPath(new URL('../../../../packages/engine/test/fixtures/models', import.meta.url));
 
+/** Every child still running; killed when the test process exits, so a timed-out test leaves no server behind. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 export interface ServerEnvironment {
   env: Record<string, string>;
   dataDir: string;
@@ -83,10 +89,19 @@ function startProcess(
     env: { ...process.env, ...environment.env, PORT: '0', HOST: '127.0.0.1', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
   let output = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start:\n${output}`));
+    }, 30_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = ready.exec(output);
