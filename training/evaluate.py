@@ -75,6 +75,8 @@ def sv_report(scores, trials, cache, calib=None):
     llr = a * scores + b
 
     def block(mask):
+        if not mask.any():  # a corpus with no same-corpus trials (e.g. a spoof demo's few clips)
+            return {"trials": 0, "targets": 0}
         e, thr = M.eer(scores[mask], lab[mask])
         return {"trials": int(mask.sum()), "targets": int(lab[mask].sum()), "eer": e, "eerThresholdCosine": thr,
                 "minDcf01": M.min_dcf(scores[mask], lab[mask], 0.01),

@@ -19,7 +19,7 @@ def _rates(scores, labels):
 
 def eer(scores, labels):
     labels = np.asarray(labels)
-    if labels.min() == labels.max():
+    if labels.size == 0 or labels.min() == labels.max():
         return float("nan"), float("nan")
     miss, fa, thr = _rates(scores, labels)
     i = np.argmin(np.abs(miss - fa))
@@ -29,7 +29,7 @@ def eer(scores, labels):
 
 def min_dcf(scores, labels, p_target=0.01, c_miss=1.0, c_fa=1.0):
     labels = np.asarray(labels)
-    if labels.min() == labels.max():
+    if labels.size == 0 or labels.min() == labels.max():
         return float("nan")
     miss, fa, _ = _rates(scores, labels)
     dcf = c_miss * p_target * miss + c_fa * (1 - p_target) * fa
@@ -41,7 +41,7 @@ def cllr(llrs, labels):
     """Cllr of scores interpreted as natural-log likelihood ratios."""
     llrs = np.asarray(llrs, dtype=np.float64)
     labels = np.asarray(labels)
-    if labels.min() == labels.max():
+    if labels.size == 0 or labels.min() == labels.max():
         return float("nan")
     t, n = llrs[labels == 1], llrs[labels == 0]
     c = 0.5 * (np.mean(np.logaddexp(0, -t)) + np.mean(np.logaddexp(0, n))) / np.log(2)
