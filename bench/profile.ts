@@ -1,7 +1,7 @@
 /**
  * `npm run bench:profile` — CPU profile of the authenticated read path of a real `voxkey serve`.
  *
- *   tsx bench/profile.ts [--duration 5] [--connections 10] [--postgres]
+ *   tsx bench/profile.ts [--duration 5] [--connections 10] [--postgres] [--voice [--in-flight 16]]
  *
  * Starts the server under `node --cpu-prof` (SQLite file by default), seeds 100 users and one
  * predefined text, drives GET one text and the users page with autocannon, stops the server and
@@ -11,7 +11,7 @@
  * bench/results/profiles/ for a closer look (Chrome DevTools, speedscope).
  *
  * --voice: instead of reads, the acceptance path and the worker loop: one speaker enrolled, then
- * verifications (~5 s recordings) kept 16 in flight for the duration with webhooks to a local
+ * verifications (~5 s recordings) kept 16 (--in-flight) in flight for the duration with webhooks to a local
  * receiver, workers in process. The main thread's profile is summarised (the engine's worker
  * threads write their own files).
  */
@@ -27,6 +27,7 @@ const DURATION = Number(argValue('--duration', '5'));
 const CONNECTIONS = Number(argValue('--connections', '10'));
 const dialect = hasFlag('--postgres') ? 'postgres' : 'sqlite';
 const VOICE = hasFlag('--voice');
+const IN_FLIGHT = Number(argValue('--in-flight', '16'));
 
 async function driveVoice(baseUrl: string, environment: Awaited<ReturnType<typeof createEnvironment>>) {
   const receiver = await startReceiver();
@@ -49,7 +50,7 @@ async function driveVoice(baseUrl: string, environment: Awaited<ReturnType<typeo
     const end = performance.now() + DURATION * 1000;
     let done = 0;
     await Promise.all(
-      Array.from({ length: 16 }, async () => {
+      Array.from({ length: IN_FLIGHT }, async () => {
         while (performance.now() < end) {
           const requestUuid = randomUUID();
           const res = await call('POST', `/organisations/${orgId}/verifications`, { voice_data: enrolled!.probes[done % 2]!, request_uuid: requestUuid, external_id: enrolled!.externalId });

@@ -1,6 +1,9 @@
 /**
  * Runs `step` in `concurrency` parallel lanes until stopped. A lane that finds no work sleeps
  * until `wake()` or the poll interval, so an idle process costs one cheap query per interval.
+ * `wake()` (one new item) wakes one sleeping lane: waking them all made every lane race for the
+ * same item, one claim query each (several per job and per delivery). A lane that found work
+ * looks again at once, so a burst of items still spreads over the lanes, one wake each.
  */
 export class WakeableLoop {
   private stopping = false;
@@ -17,13 +20,14 @@ export class WakeableLoop {
   }
 
   wake(): void {
-    for (const wake of this.wakers) wake();
+    const longestAsleep = this.wakers.values().next();
+    if (!longestAsleep.done) longestAsleep.value();
   }
 
   /** Stops taking new work and waits for the lanes' current steps to finish. */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.wake();
+    for (const wake of [...this.wakers]) wake();
     await Promise.all(this.lanes);
   }
 
