@@ -186,6 +186,10 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     }),
   );
 
+  // The VAD too: a worker whose model fails to load would take the process down, not fail cleanly.
+  const vadPath = sileroModelPath();
+  await (await openSession(vadPath, 1, 'silero-vad')).release();
+
   const intraOpThreads = Math.max(1, Math.floor(opts.intraOpThreads ?? 1));
   const threads = Math.max(1, Math.floor(opts.threads ?? Math.max(1, Math.floor(availableParallelism() / intraOpThreads))));
   if (threads * intraOpThreads > availableParallelism()) {
@@ -194,7 +198,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   const taskTimeoutMs = opts.taskTimeoutMs ?? 30_000;
   const limits: IntakeLimits = { ...DEFAULT_INTAKE_LIMITS, ...opts.limits };
   const workerConfig: WorkerConfig = {
-    vadPath: sileroModelPath(),
+    vadPath,
     speaker: { path: speakerPath, ...io[0]! },
     spoof: { path: spoofPath, ...io[1]! },
     intraOpThreads,
