@@ -4,7 +4,9 @@
 # from v2; FOLDS="family:steps ..."), spoof-oc (the one-class-softmax variant on the codec-LM fold), spoof-aug (the
 # same fold without RawBoost-style noise and the spoof band limit), speaker-cmp (classes drawn uniformly over clips
 # vs p ~ sqrt(clips per speaker), CMP_STEPS each from the same warm start). Each run is evaluated on dev with
-# training/evaluate.py; the tables are in docs/accuracy.md.
+# training/evaluate.py; the tables are in docs/accuracy.md. Third session (run by name, not in the default set):
+# spoof-oc-all (the one-class softmax on every family at v3's length) and speaker-clip-full (uniform-over-clips
+# sampling over a full 2,400-step cycle from v2), both run concurrently, one thread each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-/usr/bin/python3}
@@ -37,6 +39,13 @@ case $s in
     run training/evaluate.py cm --data-dir "$DATA_DIR" --ckpt training/checkpoints/spoof_lofo-oc-codec-lm-tts.pt \
       --out training/results/cm-lofo-oc-codec-lm-tts.json > /dev/null
     ;;
+  spoof-oc-all)
+    # the one-class softmax at v3's length on every family (v3's recipe with the one-class head; third session)
+    run -m training.voxkey_train.train_spoof --data-dir "$DATA_DIR" --arch lcnn-lfb64-oc --tag oc-all-v3 \
+      --init-onnx "$V2_SPOOF_ONNX" --lr 5e-4 --max-steps 1200 --stop-step 984 --rawboost-p 0.3
+    run training/evaluate.py cm --data-dir "$DATA_DIR" --ckpt training/checkpoints/spoof_oc-all-v3.pt \
+      --out training/results/cm-oc-all-v3.json > /dev/null
+    ;;
   spoof-aug)
     # augmentation comparison on the codec-LM fold: the same BCE run without v3's added augmentation
     # (--rawboost-p 0 turns off both the RawBoost-style noise and the Common Voice band limit on spoofs;
@@ -45,6 +54,14 @@ case $s in
       --init-onnx "$V2_SPOOF_ONNX" --lr 5e-4 --max-steps "${OC_STEPS:-250}" --rawboost-p 0 --exclude-families codec-lm-tts
     run training/evaluate.py cm --data-dir "$DATA_DIR" --ckpt training/checkpoints/spoof_lofo-norawboost-codec-lm-tts.pt \
       --out training/results/cm-lofo-norawboost-codec-lm-tts.json > /dev/null
+    ;;
+  speaker-clip-full)
+    # the sampling comparison's winner over a whole cosine cycle (the 400-1600-step runs were cut from a 3800-step one)
+    run -m training.voxkey_train.train_speaker --data-dir "$DATA_DIR" --arch ecapa256 --tag clip-full \
+      --init-onnx "$V2_SPEAKER_ONNX" --lr 1e-3 --margin-ramp 200 --max-steps 2400 --sampling clip \
+      --imprint-per-class 3 --imprint-crop-s 2 --save-at 1200,1800
+    run training/evaluate.py sv --data-dir "$DATA_DIR" --ckpt training/checkpoints/speaker_clip-full.pt \
+      --out training/results/sv-clip-full-2400.json > /dev/null
     ;;
   speaker-cmp)
     # the sampling comparison: two candidates from the same warm start (v2 weights, head imprinted from
