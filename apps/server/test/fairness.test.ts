@@ -46,7 +46,12 @@ describe(`one organisation cannot starve another (${TEST_DIALECT})`, () => {
   // Long enough next to scheduling noise on a busy machine that the queueing effect dominates: with fair
   // claiming B waits for the first of 4 busy lanes, p95 about 0.53 x JOB_MS, so the 2x bound keeps a
   // margin of about half a job against the server's own overheads growing under load.
+  // A's enrolments take 450-750 ms (a fixed pseudo-random sequence), as real recordings vary: with one
+  // fixed duration, A's first burst starts the 4 lanes together and they stay in step for good, so B
+  // waits for all four at once (up to a whole job, p95 right at 2x) instead of the first to free up.
+  // B's verifications take exactly JOB_MS, idle and loaded alike.
   const JOB_MS = 600;
+  const floodJobMs = (call: number) => 450 + ((call * 7919) % 301);
   const CAP = 16;
   let ctx: TestContext;
   let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
@@ -63,7 +68,7 @@ describe(`one organisation cannot starve another (${TEST_DIALECT})`, () => {
     }
     tokenA = (await issueToken(ctx.db, { orgId: ctx.orgA.id, friendlyName: 'flood', kind: 'live' })).bearer;
     tokenB = (await issueToken(ctx.db, { orgId: ctx.orgB.id, friendlyName: 'steady', kind: 'live' })).bearer;
-    const runner = createJobRunner(ctx.deps, fakeAnalyzer({ delayMs: JOB_MS }), 4);
+    const runner = createJobRunner(ctx.deps, fakeAnalyzer({ delayMs: JOB_MS, enrolDelayMs: floodJobMs }), 4);
     const dispatcher = createWebhookDispatcher(ctx.deps);
     ctx.deps.signals = { jobQueued: () => runner.wake(), deliveryQueued: () => dispatcher.wake() };
     runner.start();

@@ -3,10 +3,13 @@ import type { VoiceAnalyzer } from '../../src/workers/job-processor.js';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * A stand-in for the engine that takes `delayMs` per call and always succeeds (or runs `behaviour`
- * first, which may throw or hang): lets worker tests control timing without models.
+ * A stand-in for the engine that takes `delayMs` per call (`enrolDelayMs`, when given, per enrolment) and
+ * always succeeds (or runs `behaviour` first, which may throw or hang): lets worker tests control timing
+ * without models.
  */
-export function fakeAnalyzer(options: { delayMs?: number; behaviour?: (call: number) => Promise<void> | void } = {}): VoiceAnalyzer & { calls: number } {
+export function fakeAnalyzer(
+  options: { delayMs?: number; enrolDelayMs?: (call: number) => number; behaviour?: (call: number) => Promise<void> | void } = {},
+): VoiceAnalyzer & { calls: number } {
   const analyzer = {
     calls: 0,
     speakerModelId: 'fake-speaker',
@@ -15,7 +18,7 @@ export function fakeAnalyzer(options: { delayMs?: number; behaviour?: (call: num
     async enrol() {
       analyzer.calls += 1;
       await options.behaviour?.(analyzer.calls);
-      await sleep(options.delayMs ?? 0);
+      await sleep(options.enrolDelayMs?.(analyzer.calls) ?? options.delayMs ?? 0);
       return {
         qualityScore: 0.9,
         spoof: { bonafideProbability: 0.99 },
