@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createEngine, decodeBase64Audio } from '@voxkey/engine';
 import { client, fiveSecondClips, measureAudioChecks, startReceiver } from './lib/api.js';
-import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, rssMiB, startServer, summarise, today, writeResult } from './lib/server.js';
+import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, rssMiB, startServer, summarise, today, writeResult, runBench } from './lib/server.js';
 
 const dialect: Dialect = hasFlag('--postgres') ? 'postgres' : 'sqlite';
 const SAMPLES_1 = Number(argValue('--samples1', '40'));
@@ -247,7 +247,4 @@ async function engineAlone(modelsDir: string, speakers: ReturnType<typeof fiveSe
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

@@ -23,7 +23,7 @@ import {
   unfinishedWork,
 } from '../apps/server/test/support/hostile-traffic.js';
 import { client, fiveSecondClips, startReceiver } from './lib/api.js';
-import { argValue, chooseModels, cli, createEnvironment, type Dialect, FIXTURE_MODELS, hasFlag, machine, rssMiB, startServer, today, writeResult } from './lib/server.js';
+import { argValue, chooseModels, cli, createEnvironment, type Dialect, FIXTURE_MODELS, hasFlag, machine, rssMiB, startServer, today, writeResult, runBench } from './lib/server.js';
 
 const MINUTES = Number(argValue('--minutes', '3'));
 const dialect: Dialect = hasFlag('--postgres') ? 'postgres' : 'sqlite';
@@ -155,7 +155,4 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

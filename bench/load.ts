@@ -20,7 +20,7 @@
 import { randomUUID } from 'node:crypto';
 import { client, fiveSecondClips, startReceiver } from './lib/api.js';
 import { type LoadResult, runLoad, seedUsers, startBareServer } from './lib/load.js';
-import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, rssMiB, startServer, today, writeResult } from './lib/server.js';
+import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, rssMiB, startServer, today, writeResult, runBench } from './lib/server.js';
 
 const DURATION = Number(argValue('--duration', '10'));
 const CONNECTIONS = Number(argValue('--connections', '10'));
@@ -198,7 +198,4 @@ async function main() {
   for (const d of perDialect) console.log(`${d.dialect}: users-list / bare = ${d.usersListVsBare.ratios.join(', ')} (ratio of means ${d.usersListVsBare.ratioOfMeans})`);
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { summariseProfile } from '../packages/engine/src/tools/profile.js';
 import { client, fiveSecondClips, startReceiver } from './lib/api.js';
 import { runLoad, seedUsers } from './lib/load.js';
-import { argValue, chooseModels, cli, createEnvironment, hasFlag, machine, ROOT, startServer, today } from './lib/server.js';
+import { argValue, chooseModels, cli, createEnvironment, hasFlag, machine, ROOT, startServer, today, runBench } from './lib/server.js';
 
 const DURATION = Number(argValue('--duration', '5'));
 const CONNECTIONS = Number(argValue('--connections', '10'));
@@ -127,8 +127,5 @@ function writeSummary(cpuProfDir: string, profileDir: string) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  main().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
+  runBench(main);
 }

@@ -16,7 +16,7 @@
  */
 import path from 'node:path';
 import { type LoadResult, runLoad, seedUsers, startBareServer } from './lib/load.js';
-import { argValue, cli, createEnvironment, type Dialect, hasFlag, machine, type ServerProcess, startServer, today, writeResult } from './lib/server.js';
+import { argValue, cli, createEnvironment, type Dialect, hasFlag, machine, type ServerProcess, startServer, today, writeResult, runBench } from './lib/server.js';
 
 const dialect: Dialect = hasFlag('--postgres') ? 'postgres' : 'sqlite';
 const ROUNDS = Number(argValue('--rounds', '3'));
@@ -136,7 +136,4 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { client, fiveSecondClips, startReceiver } from './lib/api.js';
 import { seedUsers } from './lib/load.js';
-import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, openFds, rssMiB, startServer, summarise, today, writeResult } from './lib/server.js';
+import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, openFds, rssMiB, startServer, summarise, today, writeResult, runBench } from './lib/server.js';
 
 const MINUTES = Number(argValue('--minutes', '10'));
 const WORKERS = Number(argValue('--workers', '4'));
@@ -151,7 +151,4 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

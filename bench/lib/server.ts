@@ -229,3 +229,11 @@ export function writeResult(name: string, report: unknown): void {
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`wrote ${path.relative(ROOT, file)}`);
 }
+
+/** Runs a benchmark's main: an error is printed and the process exits with 1. */
+export function runBench(main: () => Promise<void>): void {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
