@@ -2,7 +2,9 @@
  * 80-bin log-mel filterbank, numerically matching `torchaudio.compliance.kaldi.fbank`
  * (Kaldi `compute-fbank-feats`) with: 25 ms povey window, 10 ms shift, snip_edges, dither 0,
  * DC removal, pre-emphasis 0.97, 512-point FFT power spectrum, mel bins 20 Hz - Nyquist,
- * log with a float32-epsilon floor, no energy term; input in [-1, 1] is scaled by 32768.
+ * log with a float32-epsilon floor, no energy term; input in [-1, 1] is scaled by `inputScale`
+ * (32768, int16 scale, by default; 1 for models trained on torchaudio's [-1, 1] waveforms, where the
+ * floor is reached in quiet and band-limited bins, so the scale is part of the model's contract).
  */
 export const FBANK_BINS = 80;
 export const FRAME_LENGTH = 400; // 25 ms at 16 kHz
@@ -11,7 +13,7 @@ const FFT_SIZE = 512;
 const PREEMPHASIS = 0.97;
 const LOW_FREQ = 20;
 const SAMPLE_RATE = 16000;
-const INPUT_SCALE = 32768;
+export const INT16_INPUT_SCALE = 32768;
 const LOG_FLOOR = 1.1920928955078125e-7; // torch.finfo(torch.float).eps
 
 const melScale = (f: number) => 1127 * Math.log(1 + f / 700);
@@ -151,7 +153,7 @@ export function numFrames(samples: number): number {
 }
 
 /** Raw Kaldi fbank: row-major [frames, 80]. */
-export function fbank(samples: Float32Array): { data: Float32Array; frames: number } {
+export function fbank(samples: Float32Array, inputScale = INT16_INPUT_SCALE): { data: Float32Array; frames: number } {
   const frames = numFrames(samples.length);
   const out = new Float32Array(frames * FBANK_BINS);
   const frame = new Float64Array(FRAME_LENGTH);
@@ -163,7 +165,7 @@ export function fbank(samples: Float32Array): { data: Float32Array; frames: numb
     const off = f * FRAME_SHIFT;
     let mean = 0;
     for (let i = 0; i < FRAME_LENGTH; i++) {
-      const v = samples[off + i]! * INPUT_SCALE;
+      const v = samples[off + i]! * inputScale;
       frame[i] = v;
       mean += v;
     }
@@ -194,8 +196,8 @@ export function applyCmn(data: Float32Array, frames: number, bins = FBANK_BINS):
 }
 
 /** Fbank + CMN: the speaker models' input features. */
-export function fbankCmn(samples: Float32Array): { data: Float32Array; frames: number } {
-  const r = fbank(samples);
+export function fbankCmn(samples: Float32Array, inputScale = INT16_INPUT_SCALE): { data: Float32Array; frames: number } {
+  const r = fbank(samples, inputScale);
   applyCmn(r.data, r.frames);
   return r;
 }

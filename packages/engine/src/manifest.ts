@@ -28,6 +28,11 @@ export interface ModelEntry {
   input: { name?: string; shape?: (number | string)[]; [k: string]: unknown };
   output: { name?: string; embeddingSize?: number; [k: string]: unknown };
   calibration?: LogisticCalibration;
+  /**
+   * speaker: also load this model beside the default one, so voiceprints it made keep verifying
+   * after an upgrade (each voiceprint is scored with the model its samples were made with).
+   */
+  compatibility?: boolean;
   /** speaker: match-score acceptance threshold; spoof: bona fide probability below which audio is flagged. */
   defaultThreshold?: number;
   license: string;
@@ -39,6 +44,19 @@ export interface ModelEntry {
 
 export interface Manifest {
   models: ModelEntry[];
+}
+
+/**
+ * Speaker-model input features (fbank.ts): Kaldi fbank + per-utterance mean normalisation, on samples
+ * scaled as the model was trained (int16 scale, or torchaudio's [-1, 1]).
+ */
+const SPEAKER_FEATURE_SCALES: Record<string, number> = {
+  'kaldi-fbank-80-cmn': 32768,
+  'kaldi-fbank-80-cmn-unit-scale': 1,
+};
+
+export function speakerInputScale(entry: ModelEntry): number {
+  return SPEAKER_FEATURE_SCALES[String(entry.input.features ?? 'kaldi-fbank-80-cmn')]!;
 }
 
 /** Repository root `models/` (packages/engine/dist|src -> ../../../models). */
@@ -70,6 +88,9 @@ export function validateManifest(doc: unknown, path = 'manifest'): Manifest {
     if (m.url !== undefined && (typeof m.url !== 'string' || !/^https?:\/\//.test(m.url))) throw invalid(path, `${where}.url must be an http(s) URL`);
     if (m.calibration && (m.calibration.type !== 'logistic' || !Number.isFinite(m.calibration.a) || !Number.isFinite(m.calibration.b))) {
       throw invalid(path, `${where}.calibration must be {"type":"logistic","a":number,"b":number}`);
+    }
+    if (m.kind === 'speaker' && m.input?.features !== undefined && !(String(m.input.features) in SPEAKER_FEATURE_SCALES)) {
+      throw invalid(path, `${where}.input.features must be one of ${Object.keys(SPEAKER_FEATURE_SCALES).join(', ')}`);
     }
     if (names.has(m.name)) throw invalid(path, `duplicate model name ${m.name}`);
     names.add(m.name);
@@ -117,6 +138,11 @@ export function selectModel(manifest: Manifest, kind: ModelKind, modelsDir: stri
       (pullable.length ? `; download one with \`npx voxkey models pull ${pullable[0]}\` and pass its name` : '; add a model file and a manifest entry (see packages/engine/README.md)'),
     { kind },
   );
+}
+
+/** The speaker models loaded beside the default for older voiceprints: `compatibility: true` and present. */
+export function compatibilitySpeakerModels(manifest: Manifest, modelsDir: string, defaultModel: ModelEntry): ModelEntry[] {
+  return manifest.models.filter((m) => m.kind === 'speaker' && m.compatibility === true && m.name !== defaultModel.name && existsSync(join(modelsDir, m.file)));
 }
 
 export async function sha256File(path: string): Promise<string> {
