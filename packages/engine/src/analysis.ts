@@ -8,10 +8,17 @@ import { cosineSimilarity, meanEmbedding } from './scoring.js';
 import { scoreSpoof, type SpoofModelIo, type SpoofScore } from './spoof.js';
 import { concatSegments, detectSpeech } from './vad.js';
 
+export interface LoadedSpeakerModel {
+  session: ort.InferenceSession;
+  io: SpeakerModelIo;
+}
+
 export interface LoadedModels {
   vad: ort.InferenceSession;
-  speaker: ort.InferenceSession;
-  speakerIo: SpeakerModelIo;
+  /** Every speaker model the engine serves, by name. */
+  speakers: Map<string, LoadedSpeakerModel>;
+  /** The default speaker model's name. */
+  defaultSpeaker: string;
   spoof: ort.InferenceSession;
   spoofIo: SpoofModelIo;
 }
@@ -24,6 +31,8 @@ export interface AnalyseOptions {
   limits?: IntakeLimits;
   /** The header check's result for these bytes, when the caller already made it. */
   checked?: AudioInfo;
+  /** Speaker models to embed the speech with (default: the default model); the first gives `embedding`. */
+  speakerModels?: string[];
 }
 
 /** Throws when the caller gave up (abort or timeout); called between stages. */
@@ -41,7 +50,10 @@ export interface AnalysisTimings {
 
 export interface Analysis {
   info: AudioInfo;
+  /** The first requested speaker model's embedding. */
   embedding: Float32Array;
+  /** Every requested speaker model's embedding, by model name. */
+  embeddings: Record<string, Float32Array>;
   segmentEmbeddings: number;
   consistency: number | null;
   netSpeechSeconds: number;
@@ -89,25 +101,34 @@ export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: Ana
   const speech = vad.netSpeechSeconds >= 0.5 ? concatSegments(samples, vad.segments) : samples;
 
   const tEmbed = performance.now();
+  const speakerModels = (opts.speakerModels?.length ? opts.speakerModels : [models.defaultSpeaker]).map((name) => {
+    const model = models.speakers.get(name);
+    if (!model) throw new EngineError('model_not_found', `speaker model ${name} is not loaded`, { name });
+    return { name, ...model };
+  });
+  const primary = speakerModels[0]!;
   const parts = Math.max(1, Math.round(speech.length / 16000 / SEGMENT_SECONDS));
-  const partEmbeddings: Float32Array[] = [];
+  const partEmbeddings = new Map<string, Float32Array[]>(speakerModels.map((m) => [m.name, []]));
   for (let i = 0; i < parts; i++) {
-    checkpoint();
     const a = Math.floor((i * speech.length) / parts);
     const b = Math.floor(((i + 1) * speech.length) / parts);
-    partEmbeddings.push(await embedSpeech(models.speaker, models.speakerIo, speech.subarray(a, b)));
+    for (const model of speakerModels) {
+      checkpoint();
+      partEmbeddings.get(model.name)!.push(await embedSpeech(model.session, model.io, speech.subarray(a, b)));
+    }
   }
+  const primaryParts = partEmbeddings.get(primary.name)!;
   let consistency: number | null = null;
   if (opts.consistency) {
     if (parts >= 2) {
       let sum = 0;
       let n = 0;
-      for (let i = 0; i < parts; i++) for (let j = i + 1; j < parts; j++, n++) sum += cosineSimilarity(partEmbeddings[i]!, partEmbeddings[j]!);
+      for (let i = 0; i < parts; i++) for (let j = i + 1; j < parts; j++, n++) sum += cosineSimilarity(primaryParts[i]!, primaryParts[j]!);
       consistency = sum / n;
     } else if (speech.length >= 2 * MIN_HALF_SECONDS * 16000) {
       const half = Math.floor(speech.length / 2);
-      const first = await embedSpeech(models.speaker, models.speakerIo, speech.subarray(0, half));
-      const second = await embedSpeech(models.speaker, models.speakerIo, speech.subarray(half));
+      const first = await embedSpeech(primary.session, primary.io, speech.subarray(0, half));
+      const second = await embedSpeech(primary.session, primary.io, speech.subarray(half));
       consistency = cosineSimilarity(first, second);
     }
   }
@@ -117,12 +138,17 @@ export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: Ana
   const tSpoof = performance.now();
   const spoof = await scoreSpoof(models.spoof, models.spoofIo, samples, checkpoint);
   const spoofMs = performance.now() - tSpoof;
-  for (const e of partEmbeddings) {
-    if (!e.every(Number.isFinite)) throw new EngineError('model_invalid', 'the speaker model produced a non-finite embedding');
+  const embeddings: Record<string, Float32Array> = {};
+  for (const [name, list] of partEmbeddings) {
+    for (const e of list) {
+      if (!e.every(Number.isFinite)) throw new EngineError('model_invalid', `the speaker model ${name} produced a non-finite embedding`);
+    }
+    embeddings[name] = meanEmbedding(list);
   }
   return {
     info: decoded.info,
-    embedding: meanEmbedding(partEmbeddings),
+    embedding: embeddings[primary.name]!,
+    embeddings,
     segmentEmbeddings: parts,
     consistency,
     netSpeechSeconds: vad.netSpeechSeconds,

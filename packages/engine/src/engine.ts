@@ -4,15 +4,16 @@ import type { Analysis, AnalysisTimings, AnalyseOptions } from './analysis.js';
 import { checkSignalTask, type AudioCheck } from './audio-check-task.js';
 import { EngineError } from './errors.js';
 import { DEFAULT_INTAKE_LIMITS, inspectBytes, type AudioInfo, type IntakeLimits } from './intake.js';
-import { defaultManifestPath, defaultModelsDir, loadManifest, selectModel, verifyModelFile, type LogisticCalibration, type ModelEntry } from './manifest.js';
+import { compatibilitySpeakerModels, defaultManifestPath, defaultModelsDir, loadManifest, selectModel, speakerInputScale, verifyModelFile, type LogisticCalibration, type ModelEntry } from './manifest.js';
 import { openSession, resolveIo } from './models.js';
 import { qualityScore } from './quality.js';
 import { decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, DEFAULT_SAMPLE_SCORING_RULE, matchScore, scoreAgainstSamples, type SampleScoringRule, type VerificationResult } from './scoring.js';
 import { createTaskRunner } from './task-runner.js';
 import { sileroModelPath } from './vad.js';
-import { loadCohort, normalisedScore } from './score-norm.js';
+import { loadCohort, normalisedScore, type Cohort } from './score-norm.js';
 import { qualityAdjustedScore } from './calibration.js';
-import type { WorkerConfig, WorkerTask } from './worker.js';
+import { planVoiceprint } from './voiceprint-models.js';
+import type { SpeakerModelRef, WorkerConfig, WorkerTask } from './worker.js';
 
 export interface EngineOptions {
   /** Folder holding the model files (default: the repository's `models/`, or $VOXKEY_MODELS_DIR). */
@@ -75,6 +76,15 @@ export interface EnrolmentAnalysis {
 
 export interface VerificationAnalysis {
   result: VerificationResult;
+  /** The speaker model that scored this verification (the one the voiceprint's samples were made with). */
+  speakerModelId: string;
+  /**
+   * The default model's embedding of this recording, when the voiceprint is being upgraded to it
+   * (voiceprint-models.ts): store it as a new sample only if the verification passed and is no deepfake.
+   */
+  upgradeSample?: Voiceprint;
+  /** Quality of the recording as an enrolment sample would be scored (for `upgradeSample`). */
+  qualityScore: number;
   matchScore: number;
   cosine: number;
   threshold: number;
@@ -136,9 +146,12 @@ export interface VoiceEngine {
   checkAudio(bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<AudioCheck>;
   /** Evaluation/bench helper: file bytes (WAV/MP3) -> embedding + spoof score, gating off. */
   embedBytes(bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<ClipEmbedding>;
+  /** The default speaker model: enrolments use it, and voiceprints are upgraded to it. */
   readonly speakerModelId: string;
   readonly spoofModelId: string;
   readonly speakerModel: ModelEntry;
+  /** Every speaker model served, the default first, then those kept for older voiceprints. */
+  readonly speakerModels: readonly ModelEntry[];
   readonly spoofModel: ModelEntry;
   readonly defaultThreshold: number;
   /** deepfake score (1 - bona-fide probability) at or above which a recording counts as a deepfake by default. */
@@ -160,31 +173,46 @@ function transferable(bytes: Uint8Array, handOver: boolean): ArrayBuffer {
   return bytes.slice().buffer as ArrayBuffer;
 }
 
+/** How one speaker model's scores become match scores. */
+interface SpeakerScoring {
+  entry: ModelEntry;
+  cohort: Cohort | null;
+  calibration: LogisticCalibration;
+  defaultThreshold: number;
+}
+
 export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngine> {
   const modelsDir = opts.modelsDir ?? defaultModelsDir();
   const manifestPath = opts.manifestPath ?? (opts.modelsDir ? join(opts.modelsDir, 'manifest.json') : defaultManifestPath(modelsDir));
   const manifest = await loadManifest(manifestPath);
   const speakerEntry = selectModel(manifest, 'speaker', modelsDir, opts.speakerModel);
+  const speakerEntries = [speakerEntry, ...compatibilitySpeakerModels(manifest, modelsDir, speakerEntry)];
   const spoofEntry = selectModel(manifest, 'spoof', modelsDir, opts.spoofModel);
-  const [speakerPath, spoofPath] = await Promise.all([verifyModelFile(speakerEntry, modelsDir), verifyModelFile(spoofEntry, modelsDir)]);
-  // Score normalisation cohort named by the speaker model's manifest entry (null when none).
-  const cohort = await loadCohort(speakerEntry, modelsDir);
+  const [spoofPath, ...speakerPaths] = await Promise.all([spoofEntry, ...speakerEntries].map((entry) => verifyModelFile(entry, modelsDir)));
 
   // Load once here to fail early with a clear error and to resolve the I/O names.
-  const io = await Promise.all(
-    [
-      [speakerPath, speakerEntry],
-      [spoofPath, spoofEntry],
-    ].map(async ([path, entry]) => {
-      const e = entry as ModelEntry;
-      const session = await openSession(path as string, 1, e.name);
-      try {
-        return resolveIo(session, { inputName: e.input.name, outputName: e.output.name });
-      } finally {
-        await session.release();
-      }
-    }),
-  );
+  const ioOf = async (path: string, entry: ModelEntry) => {
+    const session = await openSession(path, 1, entry.name);
+    try {
+      return resolveIo(session, { inputName: entry.input.name, outputName: entry.output.name });
+    } finally {
+      await session.release();
+    }
+  };
+  const spoofIo = await ioOf(spoofPath!, spoofEntry);
+  const speakerRefs: SpeakerModelRef[] = [];
+  const scorers = new Map<string, SpeakerScoring>();
+  for (const [i, entry] of speakerEntries.entries()) {
+    const path = speakerPaths[i]!;
+    speakerRefs.push({ name: entry.name, path, inputScale: speakerInputScale(entry), ...(await ioOf(path, entry)) });
+    scorers.set(entry.name, {
+      entry,
+      // Score normalisation cohort named by the model's manifest entry (null when none).
+      cohort: await loadCohort(entry, modelsDir),
+      calibration: entry.calibration ?? DEFAULT_CALIBRATION,
+      defaultThreshold: entry.defaultThreshold ?? DEFAULT_MATCH_THRESHOLD,
+    });
+  }
 
   // The VAD too: a worker whose model fails to load would take the process down, not fail cleanly.
   const vadPath = sileroModelPath();
@@ -199,14 +227,14 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   const limits: IntakeLimits = { ...DEFAULT_INTAKE_LIMITS, ...opts.limits };
   const workerConfig: WorkerConfig = {
     vadPath,
-    speaker: { path: speakerPath, ...io[0]! },
-    spoof: { path: spoofPath, ...io[1]! },
+    speakers: speakerRefs,
+    spoof: { path: spoofPath!, ...spoofIo },
     intraOpThreads,
     testHooks: opts.testHooks ?? false,
   };
   const runner = createTaskRunner({ threads, maxQueue: opts.maxQueue ?? 64, taskTimeoutMs, workerConfig });
-  const calibration: LogisticCalibration = speakerEntry.calibration ?? DEFAULT_CALIBRATION;
-  const defaultThreshold = speakerEntry.defaultThreshold ?? DEFAULT_MATCH_THRESHOLD;
+  const defaultThreshold = scorers.get(speakerEntry.name)!.defaultThreshold;
+  const loadedSpeakers = new Set(scorers.keys());
   const spoofThreshold = spoofEntry.defaultThreshold ?? 0.5;
 
   async function analyseBytes(bytes: Uint8Array, options: AnalyseOptions, call: AnalyseCallOptions) {
@@ -226,6 +254,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     speakerModelId: speakerEntry.name,
     spoofModelId: spoofEntry.name,
     speakerModel: speakerEntry,
+    speakerModels: speakerEntries,
     spoofModel: spoofEntry,
     defaultThreshold,
     defaultDeepfakeThreshold: 1 - spoofThreshold,
@@ -259,29 +288,25 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         if (!sample || typeof sample.modelId !== 'string' || !(sample.embedding instanceof Float32Array)) {
           throw new EngineError('invalid_voiceprint', 'voiceprint must be { modelId: string, embedding: Float32Array }');
         }
-        if (sample.modelId !== speakerEntry.name) {
-          throw new EngineError('voiceprint_model_mismatch', `the voiceprint was made by model ${sample.modelId}, the engine runs ${speakerEntry.name}; re-enrol the user`, {
-            voiceprintModel: sample.modelId,
-            engineModel: speakerEntry.name,
-          });
-        }
         if (!sample.embedding.every(Number.isFinite)) throw new EngineError('invalid_voiceprint', 'voiceprint embedding has non-finite values');
       }
-      const threshold = o.threshold ?? defaultThreshold;
+      const plan = planVoiceprint(samples, speakerEntry.name, loadedSpeakers);
+      const scoring = scorers.get(plan.scoringModel)!;
+      const threshold = o.threshold ?? scoring.defaultThreshold;
       if (!(threshold >= 0 && threshold <= 1)) throw new RangeError('threshold must be in [0, 1]');
-      const { analysis: a, audio, timings } = await analyseBytes(bytes, { gating: true, consistency: false, limits }, o);
-      const misfit = samples.find((sample) => sample.embedding.length !== a.embedding.length);
-      if (misfit) throw new EngineError('invalid_voiceprint', `voiceprint has ${misfit.embedding.length} dimensions, the model produces ${a.embedding.length}`);
-      const { matchScore: score, cosine } = scoreAgainstSamples(
-        samples.map((sample) => sample.embedding),
-        a.embedding,
-        o.rule ?? DEFAULT_SAMPLE_SCORING_RULE,
-        (similarity, enrolled) =>
-          matchScore(qualityAdjustedScore(normalisedScore(similarity, enrolled, a.embedding, cohort), a.netSpeechSeconds, calibration), calibration),
+      const upgradeWith = plan.collectUpgradeSample && plan.scoringModel !== speakerEntry.name ? [speakerEntry.name] : [];
+      const { analysis: a, audio, timings } = await analyseBytes(bytes, { gating: true, consistency: false, limits, speakerModels: [plan.scoringModel, ...upgradeWith] }, o);
+      const misfit = plan.scoringSamples.find((sample) => sample.length !== a.embedding.length);
+      if (misfit) throw new EngineError('invalid_voiceprint', `voiceprint has ${misfit.length} dimensions, the model ${plan.scoringModel} produces ${a.embedding.length}`);
+      const { matchScore: score, cosine } = scoreAgainstSamples(plan.scoringSamples, a.embedding, o.rule ?? DEFAULT_SAMPLE_SCORING_RULE, (similarity, enrolled) =>
+        matchScore(qualityAdjustedScore(normalisedScore(similarity, enrolled, a.embedding, scoring.cohort), a.netSpeechSeconds, scoring.calibration), scoring.calibration),
       );
       const bonafideProbability = a.spoof.bonafideProbability;
       return {
         ...decideVerification({ matchScore: score, threshold, snrDb: a.snrDb }),
+        speakerModelId: plan.scoringModel,
+        ...(plan.collectUpgradeSample ? { upgradeSample: { modelId: speakerEntry.name, embedding: a.embeddings[speakerEntry.name]! } } : {}),
+        qualityScore: qualityScore({ netSpeechSeconds: a.netSpeechSeconds, snrDb: a.snrDb, clippingRatio: a.clippingRatio, consistency: null }),
         matchScore: score,
         cosine,
         threshold,

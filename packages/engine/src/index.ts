@@ -22,7 +22,7 @@ export type { AudioInfo, IntakeLimits } from './intake.js';
 export type { AudioFormat } from './sniff.js';
 export { cosineSimilarity, matchScore, decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD } from './scoring.js';
 export type { VerificationDecision, VerificationResult } from './scoring.js';
-export { loadManifest, validateManifest, selectModel, verifyModelFile, sha256File, defaultModelsDir, defaultManifestPath } from './manifest.js';
+export { loadManifest, validateManifest, selectModel, compatibilitySpeakerModels, speakerInputScale, verifyModelFile, sha256File, defaultModelsDir, defaultManifestPath } from './manifest.js';
 export type { Manifest, ModelEntry, ModelKind, LogisticCalibration } from './manifest.js';
 export { pullModel } from './pull.js';
 export type { PullOptions, PullResult } from './pull.js';
@@ -30,3 +30,5 @@ export { scoreAgainstSamples, DEFAULT_SAMPLE_SCORING_RULE, SAMPLE_SCORING_RULES 
 export type { SampleScorer, SampleScoringRule } from './scoring.js';
 export type { AudioCheck } from './audio-check-task.js';
 export type { AudioProblem } from './audio-check.js';
+export { planVoiceprint, UPGRADE_SWITCH_SAMPLES, UPGRADE_TARGET_SAMPLES } from './voiceprint-models.js';
+export type { VoiceprintPlan, VoiceprintSample } from './voiceprint-models.js';

@@ -5,9 +5,16 @@ import type { IntakeLimits } from './intake.js';
 import { EngineError, type SerializedEngineError } from './errors.js';
 import { openSession, resolveIo, type ModelRef } from './models.js';
 
+export interface SpeakerModelRef extends ModelRef {
+  name: string;
+  /** fbank input scale (manifest.ts speakerInputScale). */
+  inputScale: number;
+}
+
 export interface WorkerConfig {
   vadPath: string;
-  speaker: ModelRef;
+  /** Every speaker model to serve; the first is the default. */
+  speakers: SpeakerModelRef[];
   spoof: ModelRef;
   intraOpThreads: number;
   testHooks?: boolean;
@@ -33,12 +40,18 @@ export type WorkerReply<T> = { ok: true; value: T } | { ok: false; error: Serial
 const config = workerData as WorkerConfig;
 
 async function loadModels(): Promise<LoadedModels> {
-  const [vad, speaker, spoof] = await Promise.all([
+  const [vad, spoof, ...speakerSessions] = await Promise.all([
     openSession(config.vadPath, 1, 'silero-vad'),
-    openSession(config.speaker.path, config.intraOpThreads),
     openSession(config.spoof.path, config.intraOpThreads),
+    ...config.speakers.map((ref) => openSession(ref.path, config.intraOpThreads, ref.name)),
   ]);
-  return { vad, speaker, speakerIo: resolveIo(speaker, config.speaker), spoof, spoofIo: resolveIo(spoof, config.spoof) };
+  const speakers = new Map(
+    config.speakers.map((ref, i) => {
+      const session = speakerSessions[i]!;
+      return [ref.name, { session, io: { ...resolveIo(session, ref), inputScale: ref.inputScale } }] as const;
+    }),
+  );
+  return { vad, speakers, defaultSpeaker: config.speakers[0]!.name, spoof, spoofIo: resolveIo(spoof, config.spoof) };
 }
 
 // Each worker loads every model once, when it starts.
@@ -76,7 +89,12 @@ export default async function run(task: WorkerTask): Promise<WorkerReply<unknown
       case 'check':
         return { ok: true, value: await checkSignal(new Uint8Array(task.audio), models.vad, task.limits, checkpoint) };
       case 'warmup':
-        await analyse(warmupAudio(), models, { gating: false, consistency: false, limits: { maxFileBytes: 1e6, maxDurationSeconds: 2, minDurationSeconds: 0 } });
+        await analyse(warmupAudio(), models, {
+          gating: false,
+          consistency: false,
+          limits: { maxFileBytes: 1e6, maxDurationSeconds: 2, minDurationSeconds: 0 },
+          speakerModels: [...models.speakers.keys()],
+        });
         return { ok: true, value: null };
       case 'crash':
         if (config.testHooks) process.exit(3);

@@ -109,6 +109,14 @@ async function main() {
       'cache-dir <dir>': 'per-clip score cache (default: the OS temp directory)',
       'no-cache': 'ignore the per-clip score cache',
       'write-calibration': "fit the speaker model's score calibration and write it into the manifest",
+      'quality-duration': 'with --write-calibration: fit the net-speech quality term too',
+      'max-far <x>': 'with --write-calibration: FAR allowed in every block at the threshold (default 0.02)',
+      'match-threshold <x>': 'with --write-calibration: the match score the calibration maps that point to (default 0.85)',
+      'write-cohort': "build the speaker model's AS-norm cohort from train-split speakers and name it in the manifest",
+      'cohort-topk <k>': 'AS-norm top-K (default: the manifest\'s)',
+      'plain-cosine': 'score plain cosines even when the model has a cohort',
+      'write-spoof-threshold': "choose the spoof model's verification threshold and write it into the manifest",
+      'max-flagged <x>': 'with --write-spoof-threshold: share of real clips of any corpus flagged (default 0.05)',
     },
   });
   const svPath = typeof args.sv === 'string' ? userPath(args.sv) : undefined;
@@ -183,7 +191,7 @@ async function main() {
   if (typeof args['cohort-topk'] === 'string' && engine.speakerModel.scoreNormalization) {
     (engine.speakerModel.scoreNormalization as { topK: number }).topK = num(args['cohort-topk'], 100);
   }
-  if (args['no-norm']) delete engine.speakerModel.scoreNormalization;
+  if (args['plain-cosine']) delete engine.speakerModel.scoreNormalization;
   const cohort = await loadCohort(engine.speakerModel, modelsDir);
   mkdirSync(cacheDir, { recursive: true });
   await writeFile(cacheFile, JSON.stringify(cache));
