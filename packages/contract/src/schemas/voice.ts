@@ -67,6 +67,12 @@ export const ModelsSchema = z
 const deepfakeScore = () =>
   z.number().min(0).max(1).openapi({ description: 'How likely the recording is synthetic or replayed, 0..1 (higher = more likely).' });
 
+const voiceprintUpgraded = () =>
+  z.boolean().openapi({
+    description:
+      "True when this verification gave the user's voiceprint a sample of the server's default speaker model: the voiceprint was made with an older model (it is still scored with that model, see `models.speaker`), the result is `verified` and no deepfake was detected. Voiceprints move to a new default model this way without re-enrolment.",
+  });
+
 export const VerificationCompletedEventSchema = z
   .object({
     event_type: z.literal('verification.completed'),
@@ -82,6 +88,7 @@ export const VerificationCompletedEventSchema = z
     deepfake_threshold: z.number().min(0).max(1).openapi({ description: "The threshold applied: the organisation's deepfake_threshold, else the spoof model's default." }),
     failure_reason: z.string().nullable().openapi({ description: 'null, or an engine code (e.g. insufficient_speech, low_snr) or user_not_found / user_inactive when the result is not a decision on the voice.' }),
     models: ModelsSchema,
+    voiceprint_upgraded: voiceprintUpgraded(),
   })
   .openapi('VerificationCompletedEvent');
 
@@ -134,6 +141,7 @@ export const RequestRecordSchema = z
     match_threshold: z.number().nullable().openapi({ description: 'Verifications: the match threshold applied; null until completed.' }),
     deepfake_threshold: z.number().nullable().openapi({ description: 'The deepfake threshold applied; null until completed.' }),
     models: z.union([ModelsSchema, z.null()]).openapi({ description: 'The models that processed the recording; null until completed.' }),
+    voiceprint_upgraded: voiceprintUpgraded().nullable().openapi({ description: 'Verifications: see `verification.completed`; null for enrolments and until completed.' }),
   })
   .openapi('RequestRecord');
 
