@@ -71,6 +71,7 @@ const engine = {
   speakerModelId: 'fake-speaker-v1',
   spoofModelId: 'fake-spoof-v1',
   defaultDeepfakeThreshold: 0.5,
+  defaultEnrolmentDeepfakeThreshold: 0.75,
   verifyCalls: [] as number[],
   async enrol(audio: unknown) {
     const script = scriptFor(audio);
@@ -110,7 +111,7 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
     c.request('PATCH', settingsPath(c), { body: { org_id: c.orgA.id, settings } });
 
   async function ready(c: TestContext) {
-    const res = await patchSettings(c, { callback_url: callback, match_threshold: null, deepfake_threshold: null, reject_deepfake_enrollments: true });
+    const res = await patchSettings(c, { callback_url: callback, match_threshold: null, deepfake_threshold: null, enrollment_deepfake_threshold: null, reject_deepfake_enrollments: true });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
   }
 
@@ -360,10 +361,37 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       await ready(c);
       const borderline = { embedding: SPEAKER_A, bonafide: 0.7 }; // deepfake_score 0.3
       expect((await enrol(c, 'border-1', recording(borderline))).event.status).toBe('enrolled');
-      await patchSettings(c, { deepfake_threshold: 0.25 });
+      await patchSettings(c, { enrollment_deepfake_threshold: 0.25 });
       expect((await enrol(c, 'border-2', recording(borderline))).event).toMatchObject({ status: 'failed', failure_reason: 'deepfake_detected' });
       await patchSettings(c, { reject_deepfake_enrollments: false });
       expect((await enrol(c, 'border-3', recording(borderline))).event).toMatchObject({ status: 'enrolled', deepfake_score: 0.3 });
+    });
+  });
+
+  describe('enrolment and verification deepfake thresholds (issue 25)', () => {
+    it('enrolment has its own, stricter-to-refuse default: a recording flagged on verification can still enrol', async () => {
+      const c = ctx();
+      await ready(c);
+      const doubtful = { embedding: SPEAKER_A, bonafide: 0.4 }; // deepfake_score 0.6: over the verification default 0.5, under the enrolment default 0.75
+      const enrolled = await enrol(c, 'doubtful', recording(doubtful));
+      expect(enrolled.event).toMatchObject({ status: 'enrolled', deepfake_score: 0.6 });
+      expect(enrolled.record).toMatchObject({ status: 'completed', deepfake_threshold: 0.75 });
+      const verified = await verify(c, 'doubtful', recording(doubtful));
+      expect(verified.event).toMatchObject({ result: 'verified', deepfake_detected: true, deepfake_score: 0.6, deepfake_threshold: 0.5 });
+
+      const settings = await patchSettings(c, { enrollment_deepfake_threshold: 0.55 });
+      expect(settings.body.settings).toMatchObject({ deepfake_threshold: null, enrollment_deepfake_threshold: 0.55 });
+      const refused = await enrol(c, 'doubtful-2', recording(doubtful));
+      expect(refused.event).toMatchObject({ status: 'failed', failure_reason: 'deepfake_detected', deepfake_score: 0.6 });
+      expect(refused.record).toMatchObject({ deepfake_threshold: 0.55 });
+      // The verification threshold is not affected by the enrolment one.
+      expect((await verify(c, 'doubtful', recording({ embedding: SPEAKER_A, bonafide: 0.45 }))).event).toMatchObject({ deepfake_detected: true, deepfake_threshold: 0.5 });
+
+      const reset = await patchSettings(c, { enrollment_deepfake_threshold: null });
+      expect(reset.body.settings.enrollment_deepfake_threshold).toBeNull();
+      expect((await enrol(c, 'doubtful-3', recording(doubtful))).event.status).toBe('enrolled');
+      expectValidation(await patchSettings(c, { enrollment_deepfake_threshold: 1.5 }), [{ field: 'settings.enrollment_deepfake_threshold', code: 'out_of_range' }]);
+      expectValidation(await patchSettings(c, { enrollment_deepfake_threshold: 'high' }), [{ field: 'settings.enrollment_deepfake_threshold', code: 'invalid_type' }]);
     });
   });
 

@@ -156,6 +156,8 @@ export interface VoiceEngine {
   readonly defaultThreshold: number;
   /** deepfake score (1 - bona-fide probability) at or above which a recording counts as a deepfake by default. */
   readonly defaultDeepfakeThreshold: number;
+  /** The same for enrolments: the spoof model's `enrolmentThreshold` (stricter to refuse), else its verification one. */
+  readonly defaultEnrolmentDeepfakeThreshold: number;
   readonly limits: IntakeLimits;
   stats(): EngineStats;
   close(): Promise<void>;
@@ -236,6 +238,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   const defaultThreshold = scorers.get(speakerEntry.name)!.defaultThreshold;
   const loadedSpeakers = new Set(scorers.keys());
   const spoofThreshold = spoofEntry.defaultThreshold ?? 0.5;
+  const enrolmentSpoofThreshold = spoofEntry.enrolmentThreshold ?? spoofThreshold;
 
   async function analyseBytes(bytes: Uint8Array, options: AnalyseOptions, call: AnalyseCallOptions) {
     const t0 = performance.now();
@@ -258,6 +261,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     spoofModel: spoofEntry,
     defaultThreshold,
     defaultDeepfakeThreshold: 1 - spoofThreshold,
+    defaultEnrolmentDeepfakeThreshold: 1 - enrolmentSpoofThreshold,
     limits,
 
     inspectAudio(bytes) {
@@ -275,7 +279,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         snrDb: a.snrDb,
         clippingRatio: a.clippingRatio,
         consistency: a.consistency,
-        spoof: { bonafideProbability, deepfakeDetected: bonafideProbability < spoofThreshold },
+        spoof: { bonafideProbability, deepfakeDetected: bonafideProbability < enrolmentSpoofThreshold },
         audio,
         timings,
       };
@@ -298,8 +302,11 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
       const { analysis: a, audio, timings } = await analyseBytes(bytes, { gating: true, consistency: false, limits, speakerModels: [plan.scoringModel, ...upgradeWith] }, o);
       const misfit = plan.scoringSamples.find((sample) => sample.length !== a.embedding.length);
       if (misfit) throw new EngineError('invalid_voiceprint', `voiceprint has ${misfit.length} dimensions, the model ${plan.scoringModel} produces ${a.embedding.length}`);
-      const { matchScore: score, cosine } = scoreAgainstSamples(plan.scoringSamples, a.embedding, o.rule ?? DEFAULT_SAMPLE_SCORING_RULE, (similarity, enrolled) =>
-        matchScore(qualityAdjustedScore(normalisedScore(similarity, enrolled, a.embedding, scoring.cohort), a.netSpeechSeconds, scoring.calibration), scoring.calibration),
+      const rule = o.rule ?? DEFAULT_SAMPLE_SCORING_RULE;
+      // The samples term applies to the mean of the samples, not to each one.
+      const pooledSamples = rule === 'mean_embedding' ? plan.scoringSamples.length : 1;
+      const { matchScore: score, cosine } = scoreAgainstSamples(plan.scoringSamples, a.embedding, rule, (similarity, enrolled) =>
+        matchScore(qualityAdjustedScore(normalisedScore(similarity, enrolled, a.embedding, scoring.cohort), a.netSpeechSeconds, scoring.calibration, pooledSamples), scoring.calibration),
       );
       const bonafideProbability = a.spoof.bonafideProbability;
       return {

@@ -13,7 +13,7 @@ export interface LogisticCalibration {
   a: number;
   b: number;
   /** optional quality-aware term (calibration.ts): score += testLogDuration * ln(test net speech s + 0.5) */
-  quality?: { testLogDuration?: number };
+  quality?: { testLogDuration?: number; enrolSamplesLog?: number };
 }
 
 export interface ModelEntry {
@@ -35,6 +35,8 @@ export interface ModelEntry {
   compatibility?: boolean;
   /** speaker: match-score acceptance threshold; spoof: bona fide probability below which audio is flagged. */
   defaultThreshold?: number;
+  /** spoof: bona fide probability below which an enrolment is refused (lower: refuses only when very sure). */
+  enrolmentThreshold?: number;
   license: string;
   source: string;
   trainingData?: string;

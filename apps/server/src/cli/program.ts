@@ -12,6 +12,7 @@ import { migrate } from './migrate.js';
 import { billingClosePeriod, modelsPull } from './operations.js';
 import { orgCreate, tokenCreate } from './org.js';
 import { type CliIo, EXIT, NotFoundError, UsageError } from './output.js';
+import { voiceprintModels } from './voiceprints.js';
 
 /** `serve` and `worker` refuse an unsafe production configuration (exit 2, every problem listed). */
 function safeForProduction(config: AppConfig): AppConfig {
@@ -139,6 +140,17 @@ Exit codes: ${EXIT.ok} success, ${EXIT.failure} failure (database, engine, unexp
     .argument('<name>', 'model name from the manifest')
     .option('--json', JSON_HELP)
     .action(async (name: string, options: { json?: boolean }) => modelsPull(name, options, config(), io));
+
+  const voiceprints = program.command('voiceprints').description('voiceprints').helpCommand(false);
+  voiceprints
+    .command('models')
+    .description('voiceprints per speaker model per organisation (which model scores them, how many are still upgrading)')
+    .option('--org <id>', 'one organisation (default: all)')
+    .option('--json', JSON_HELP)
+    .action(async (options: unknown) => {
+      const cfg = config();
+      await withRuntime(cfg, (rt) => voiceprintModels(options, rt.deps.database, cfg, io));
+    });
 
   for (const command of [program, ...allSubcommands(program)]) {
     command.configureOutput({ writeOut: io.out, writeErr: io.err }).exitOverride();

@@ -9,6 +9,8 @@ import * as audioBytes from './migrations/2026-11-25T0600_audio_bytes.js';
 import * as voiceprintSamples from './migrations/2026-11-25T0630_voiceprint_samples.js';
 import * as webhookTestEvents from './migrations/2026-11-25T0606_webhook_test_events.js';
 import * as idempotencyKeys from './migrations/2026-11-25T0611_idempotency_keys.js';
+import * as voiceprintUpgrades from './migrations/2026-11-27T0400_voiceprint_upgrades.js';
+import * as enrollmentDeepfakeThreshold from './migrations/2026-11-27T0430_enrollment_deepfake_threshold.js';
 import type { DB } from './types.js';
 
 /** Migrations in order; names are timestamps so they sort by creation. */
@@ -23,6 +25,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T0610_job_erasure': jobErasure,
   '2026-11-25T0611_idempotency_keys': idempotencyKeys,
   '2026-11-25T0630_voiceprint_samples': voiceprintSamples,
+  '2026-11-27T0400_voiceprint_upgrades': voiceprintUpgrades,
+  '2026-11-27T0430_enrollment_deepfake_threshold': enrollmentDeepfakeThreshold,
 };
 
 function createMigrator(db: Kysely<DB>): Migrator {

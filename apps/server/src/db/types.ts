@@ -38,6 +38,8 @@ export interface OrganisationSettingsTable {
   match_threshold: number | null;
   /** null: the spoof model's default. */
   deepfake_threshold: number | null;
+  /** Enrolments' deepfake gate; null = the spoof model's enrolment default. */
+  enrollment_deepfake_threshold: number | null;
   reject_deepfake_enrollments: ColumnType<Flag, Flag | undefined, Flag>;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -157,6 +159,8 @@ export interface JobsTable {
   deepfake_threshold: number | null;
   speaker_model: string | null;
   spoof_model: string | null;
+  /** Verifications: whether the verification gave the voiceprint a sample of the default speaker model. */
+  voiceprint_upgraded: Flag | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -165,7 +169,10 @@ export interface VoiceprintsTable {
   id: Generated<number>;
   org_id: number;
   user_id: number;
-  /** The speaker model every sample of this voiceprint was made by. */
+  /**
+   * The speaker model the voiceprint was enrolled with; after an upgrade to a new default model
+   * (once its older samples are dropped), that model. Each sample records its own model.
+   */
   model_id: string;
   enrolment_fingerprint: string | null;
   /** Mean quality of the samples. */

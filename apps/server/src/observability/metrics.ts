@@ -41,6 +41,12 @@ export function createMetrics() {
     queueDepth: new Gauge({ name: 'voxkey_job_queue_depth', help: 'Unfinished jobs in the shared queue, by status.', labelNames: ['status'], registers: [registry] }),
     queueOldestAge: new Gauge({ name: 'voxkey_job_queue_oldest_age_seconds', help: 'Age of the oldest queued job.', registers: [registry] }),
     poolUtilization: new Gauge({ name: 'voxkey_engine_pool_utilization', help: 'Piscina pool utilisation (0..1) in this process.', registers: [registry] }),
+    voiceprintUpgrades: new Counter({
+      name: 'voxkey_voiceprint_upgrade_samples_total',
+      help: 'Default-speaker-model samples added to voiceprints of an older model by verified verifications, by the model they were scored with.',
+      labelNames: ['from_model', 'to_model'],
+      registers: [registry],
+    }),
     poolQueue: new Gauge({ name: 'voxkey_engine_pool_queue_size', help: 'Tasks waiting for an engine thread in this process.', registers: [registry] }),
   };
 }

@@ -55,6 +55,7 @@ export function toRequestRecord(row: JobRow) {
     match_threshold: row.match_threshold,
     deepfake_threshold: row.deepfake_threshold,
     models: row.speaker_model && row.spoof_model ? { speaker: row.speaker_model, spoof: row.spoof_model } : null,
+    voiceprint_upgraded: row.voiceprint_upgraded === null ? null : fromFlag(row.voiceprint_upgraded),
   };
 }
 
@@ -197,6 +198,7 @@ export interface JobCompletion {
   matchThreshold?: number | null;
   deepfakeThreshold?: number | null;
   models?: { speaker: string; spoof: string } | null;
+  voiceprintUpgraded?: boolean | null;
   latencyMs: number;
   completedAt: string;
 }
@@ -227,6 +229,7 @@ export async function completeJob(db: Executor, jobId: number, owner: string, ou
       deepfake_threshold: outcome.deepfakeThreshold ?? null,
       speaker_model: outcome.models?.speaker ?? null,
       spoof_model: outcome.models?.spoof ?? null,
+      voiceprint_upgraded: outcome.voiceprintUpgraded == null ? null : toFlag(outcome.voiceprintUpgraded),
       latency_ms: outcome.latencyMs,
       completed_at: outcome.completedAt,
       updated_at: nowIso(),

@@ -25,6 +25,7 @@ export function toSettings(row: SettingsRow) {
       callback_url: row.callback_url,
       match_threshold: row.match_threshold,
       deepfake_threshold: row.deepfake_threshold,
+      enrollment_deepfake_threshold: row.enrollment_deepfake_threshold,
       reject_deepfake_enrollments: fromFlag(row.reject_deepfake_enrollments),
     },
     created_at: row.created_at,
@@ -108,6 +109,7 @@ export function updateSettings(
     callbackUrl?: string | null;
     matchThreshold?: number | null;
     deepfakeThreshold?: number | null;
+    enrollmentDeepfakeThreshold?: number | null;
     rejectDeepfakeEnrollments?: boolean;
   },
 ): Promise<SettingsRow | undefined> {
@@ -118,6 +120,7 @@ export function updateSettings(
       ...(changes.callbackUrl !== undefined ? { callback_url: changes.callbackUrl } : {}),
       ...(changes.matchThreshold !== undefined ? { match_threshold: changes.matchThreshold } : {}),
       ...(changes.deepfakeThreshold !== undefined ? { deepfake_threshold: changes.deepfakeThreshold } : {}),
+      ...(changes.enrollmentDeepfakeThreshold !== undefined ? { enrollment_deepfake_threshold: changes.enrollmentDeepfakeThreshold } : {}),
       ...(changes.rejectDeepfakeEnrollments !== undefined ? { reject_deepfake_enrollments: toFlag(changes.rejectDeepfakeEnrollments) } : {}),
       updated_at: nowIso(),
     })

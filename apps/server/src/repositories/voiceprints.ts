@@ -80,3 +80,24 @@ export async function refreshVoiceprintQuality(db: Executor, voiceprintId: numbe
   const quality = row.q === null ? null : Math.round(Number(row.q) * 1000) / 1000;
   await db.updateTable('voiceprints').set({ quality_score: quality, updated_at: nowIso() }).where('id', '=', voiceprintId).execute();
 }
+
+export async function deleteSamples(db: Executor, voiceprintId: number, sampleIds: number[]): Promise<void> {
+  if (sampleIds.length === 0) return;
+  await db.deleteFrom('voiceprint_samples').where('voiceprint_id', '=', voiceprintId).where('id', 'in', sampleIds).execute();
+}
+
+export async function setVoiceprintModel(db: Executor, voiceprintId: number, modelId: string): Promise<void> {
+  await db.updateTable('voiceprints').set({ model_id: modelId, updated_at: nowIso() }).where('id', '=', voiceprintId).execute();
+}
+
+/** Voiceprints and their samples per speaker model, for one organisation or all: [org, voiceprint, model, samples]. */
+export function sampleModelCounts(db: Executor, orgId?: number) {
+  let query = db
+    .selectFrom('voiceprint_samples')
+    .select((eb) => ['org_id', 'voiceprint_id', 'model_id', eb.fn.countAll<number>().as('samples')])
+    .groupBy(['org_id', 'voiceprint_id', 'model_id'])
+    .orderBy('org_id')
+    .orderBy('voiceprint_id');
+  if (orgId !== undefined) query = query.where('org_id', '=', orgId);
+  return query.execute();
+}

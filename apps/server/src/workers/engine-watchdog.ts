@@ -80,6 +80,9 @@ export function watchEngine(engine: VoiceAnalyzer, options: EngineWatchdogOption
     get defaultDeepfakeThreshold() {
       return engine.defaultDeepfakeThreshold;
     },
+    get defaultEnrolmentDeepfakeThreshold() {
+      return engine.defaultEnrolmentDeepfakeThreshold;
+    },
     enrol: (...args) => guarded(() => engine.enrol(...args)),
     verify: (...args) => guarded(() => engine.verify(...args)),
   };

@@ -45,6 +45,8 @@ export interface VerificationOutcome extends Timing {
   matchThreshold: number;
   deepfakeThreshold: number;
   models: Models;
+  /** A sample of the default speaker model to add to the voiceprint (an upgrade from an older model). */
+  upgradeSample: { modelId: string; embedding: Float32Array; qualityScore: number } | null;
 }
 
 export type JobOutcome = { kind: 'enrollment'; outcome: EnrolmentOutcome } | { kind: 'verification'; outcome: VerificationOutcome };
@@ -104,6 +106,7 @@ export function verificationCompleted(job: JobRow, outcome: VerificationOutcome)
       matchThreshold: outcome.matchThreshold,
       deepfakeThreshold: outcome.deepfakeThreshold,
       models: outcome.models,
+      voiceprintUpgraded: outcome.upgradeSample !== null,
       latencyMs: outcome.latencyMs,
       completedAt: outcome.completedAt,
     },
@@ -121,6 +124,7 @@ export function verificationCompleted(job: JobRow, outcome: VerificationOutcome)
       deepfake_threshold: outcome.deepfakeThreshold,
       failure_reason: outcome.failureReason,
       models: outcome.models,
+      voiceprint_upgraded: outcome.upgradeSample !== null,
     },
   };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_VOICEPRINT_SAMPLES } from '@voxkey/contract';
-import { type EngineError, isEngineError, type VoiceEngine } from '@voxkey/engine';
+import { type EngineError, isEngineError, type VerificationAnalysis, type VoiceEngine } from '@voxkey/engine';
 import type { Executor } from '../db/connection.js';
 import type { EnrollmentMode, JobRow } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
@@ -9,6 +9,7 @@ import { completeJob, jobRecording, releaseJob } from '../repositories/jobs.js';
 import { findSettings } from '../repositories/organisations.js';
 import { findUserByExternalId, insertUser, upsertDevice } from '../repositories/users.js';
 import { countSamples, deleteVoiceprint, findVoiceprint, insertSample, insertVoiceprint, listSamples, refreshVoiceprintQuality } from '../repositories/voiceprints.js';
+import { storeUpgradeSample } from './voiceprint-upgrade.js';
 import { insertDelivery } from '../repositories/webhooks.js';
 import { openRecording } from '../security/recordings.js';
 import { openEmbedding, sealEmbedding } from '../security/voiceprints.js';
@@ -21,7 +22,7 @@ import {
   verificationCompleted,
 } from './job-events.js';
 
-export type VoiceAnalyzer = Pick<VoiceEngine, 'enrol' | 'verify' | 'speakerModelId' | 'spoofModelId' | 'defaultDeepfakeThreshold'>;
+export type VoiceAnalyzer = Pick<VoiceEngine, 'enrol' | 'verify' | 'speakerModelId' | 'spoofModelId' | 'defaultDeepfakeThreshold' | 'defaultEnrolmentDeepfakeThreshold'>;
 
 /** What happened to a claimed job, and the engine's stage timings when it ran. */
 export interface ProcessResult {
@@ -38,6 +39,7 @@ interface Analysed {
 interface DecisionSettings {
   matchThreshold: number;
   deepfakeThreshold: number;
+  enrolmentDeepfakeThreshold: number;
   rejectDeepfakeEnrollments: boolean;
 }
 
@@ -58,6 +60,7 @@ async function decisionSettings(deps: AppDeps, engine: VoiceAnalyzer, orgId: num
   return {
     matchThreshold: row?.match_threshold ?? deps.config.MATCH_THRESHOLD,
     deepfakeThreshold: row?.deepfake_threshold ?? engine.defaultDeepfakeThreshold,
+    enrolmentDeepfakeThreshold: row?.enrollment_deepfake_threshold ?? engine.defaultEnrolmentDeepfakeThreshold,
     rejectDeepfakeEnrollments: row ? fromFlag(row.reject_deepfake_enrollments) : true,
   };
 }
@@ -92,19 +95,18 @@ async function analyseEnrolment(deps: AppDeps, engine: VoiceAnalyzer, job: JobRo
   if (mode === 'add') {
     if (!current.user || !current.voiceprint) return { outcome: failed('voiceprint_not_found') };
     if (current.samples >= MAX_VOICEPRINT_SAMPLES) return { outcome: failed('max_samples_reached') };
-    if (current.voiceprint.model_id !== engine.speakerModelId) return { outcome: failed('voiceprint_model_mismatch') };
   }
   if (mode === 'new' && current.user) return { outcome: failed('already_enrolled') };
 
   const { bytes, options } = recordingOf(deps, job);
   try {
     const settings = await decisionSettings(deps, engine, job.org_id);
-    common.deepfakeThreshold = settings.deepfakeThreshold;
+    common.deepfakeThreshold = settings.enrolmentDeepfakeThreshold;
     const analysis = await engine.enrol(bytes, options);
     const timings = numericTimings(analysis.timings);
     const qualityScore = round(analysis.qualityScore, 3);
     const deepfakeScore = deepfakeScoreOf(analysis.spoof.bonafideProbability);
-    if (settings.rejectDeepfakeEnrollments && deepfakeScore >= settings.deepfakeThreshold) {
+    if (settings.rejectDeepfakeEnrollments && deepfakeScore >= settings.enrolmentDeepfakeThreshold) {
       return { outcome: failed('deepfake_detected', { qualityScore, deepfakeScore }), timings };
     }
     const outcome: EnrolmentOutcome = {
@@ -126,19 +128,25 @@ async function analyseEnrolment(deps: AppDeps, engine: VoiceAnalyzer, job: JobRo
 async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow): Promise<Analysed> {
   const db = deps.database.db;
   const settings = await decisionSettings(deps, engine, job.org_id);
-  type Fields = Omit<VerificationOutcome, 'latencyMs' | 'completedAt' | 'deepfakeDetected' | 'matchThreshold' | 'deepfakeThreshold' | 'models'>;
-  const verification = (fields: Fields): JobOutcome => ({
-    kind: 'verification',
-    outcome: {
-      ...fields,
-      matchScore: round(fields.matchScore, 4),
-      deepfakeDetected: fields.deepfakeScore !== null && fields.deepfakeScore >= settings.deepfakeThreshold,
-      matchThreshold: settings.matchThreshold,
-      deepfakeThreshold: settings.deepfakeThreshold,
-      models: modelsOf(engine),
-      ...finishedNow(job),
-    },
-  });
+  type Fields = Omit<VerificationOutcome, 'latencyMs' | 'completedAt' | 'deepfakeDetected' | 'matchThreshold' | 'deepfakeThreshold' | 'models' | 'upgradeSample'>;
+  const verification = (fields: Fields, analysis?: VerificationAnalysis): JobOutcome => {
+    const deepfakeDetected = fields.deepfakeScore !== null && fields.deepfakeScore >= settings.deepfakeThreshold;
+    // Only a passed, genuine-looking verification may give the voiceprint a sample of the default model.
+    const upgrade = analysis?.upgradeSample && fields.result === 'verified' && !deepfakeDetected ? analysis.upgradeSample : null;
+    return {
+      kind: 'verification',
+      outcome: {
+        ...fields,
+        matchScore: round(fields.matchScore, 4),
+        deepfakeDetected,
+        matchThreshold: settings.matchThreshold,
+        deepfakeThreshold: settings.deepfakeThreshold,
+        models: { ...modelsOf(engine), speaker: analysis?.speakerModelId ?? engine.speakerModelId },
+        upgradeSample: upgrade ? { ...upgrade, qualityScore: round(analysis!.qualityScore, 3) } : null,
+        ...finishedNow(job),
+      },
+    };
+  };
   const rejected = (reason: string, userId: number | null) =>
     verification({ result: 'rejected', matchScore: 0, deepfakeScore: null, failureReason: reason, userId, deviceMismatch: null, recordDevice: false });
 
@@ -157,15 +165,18 @@ async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: Jo
       embedding: openEmbedding(deps.sealer, { orgId: job.org_id, userId: user.id, modelId: sample.model_id }, sample.sealed_embedding, sample.seal_version),
     }));
     const analysis = await engine.verify(bytes, voiceprints, { ...options, threshold: settings.matchThreshold });
-    const outcome = verification({
-      result: analysis.result,
-      matchScore: analysis.matchScore,
-      deepfakeScore: deepfakeScoreOf(analysis.bonafideProbability),
-      failureReason: analysis.result === 'inconclusive' ? (analysis.inconclusiveCode ?? 'low_quality') : null,
-      userId: user.id,
-      deviceMismatch,
-      recordDevice: true,
-    });
+    const outcome = verification(
+      {
+        result: analysis.result,
+        matchScore: analysis.matchScore,
+        deepfakeScore: deepfakeScoreOf(analysis.bonafideProbability),
+        failureReason: analysis.result === 'inconclusive' ? (analysis.inconclusiveCode ?? 'low_quality') : null,
+        userId: user.id,
+        deviceMismatch,
+        recordDevice: true,
+      },
+      analysis,
+    );
     return { outcome, timings: numericTimings(analysis.timings) };
   } catch (err) {
     if (!isEngineError(err) || isRetryable(err)) throw err;
@@ -199,6 +210,7 @@ async function failedAfterRetries(deps: AppDeps, engine: VoiceAnalyzer, job: Job
       matchThreshold: settings.matchThreshold,
       deepfakeThreshold: settings.deepfakeThreshold,
       models,
+      upgradeSample: null,
       ...finishedNow(job),
     },
   };
@@ -234,7 +246,9 @@ async function commitOutcome(deps: AppDeps, trx: Executor, job: JobRow, { kind, 
   };
   if (kind === 'verification') {
     if (outcome.recordDevice && outcome.userId !== null) await recordDevice(outcome.userId);
-    return { eventType: 'verification.completed' as const, ...verificationCompleted(job, outcome) };
+    const upgraded = outcome.upgradeSample && outcome.userId !== null ? await storeUpgradeSample(deps, trx, job.org_id, outcome.userId, outcome.upgradeSample) : false;
+    const stored = upgraded ? outcome : { ...outcome, upgradeSample: null };
+    return { eventType: 'verification.completed' as const, ...verificationCompleted(job, stored) };
   }
   let userId: number | null = null;
   if (outcome.status === 'enrolled') {
@@ -274,7 +288,7 @@ export async function processJob(deps: AppDeps, engine: VoiceAnalyzer, job: JobR
     analysed = { outcome: await failedAfterRetries(deps, engine, job, isEngineError(err) ? err.code : 'processing_error') };
   }
 
-  let committed: boolean;
+  let committed: { voiceprintUpgraded: boolean } | false;
   try {
     committed = await commitCompletion(deps, job, owner, analysed.outcome, poisoned);
   } catch (err) {
@@ -285,11 +299,15 @@ export async function processJob(deps: AppDeps, engine: VoiceAnalyzer, job: JobR
     return { result: 'released' };
   }
   if (!committed) return { result: 'lost' };
+  const { kind, outcome } = analysed.outcome;
+  if (kind === 'verification' && committed.voiceprintUpgraded && outcome.upgradeSample) {
+    deps.observability.metrics.voiceprintUpgrades.inc({ from_model: outcome.models.speaker, to_model: outcome.upgradeSample.modelId });
+  }
   deps.signals.deliveryQueued();
   return { result: 'completed', timings: analysed.timings };
 }
 
-function commitCompletion(deps: AppDeps, job: JobRow, owner: string, outcome: JobOutcome, poisoned: boolean): Promise<boolean> {
+function commitCompletion(deps: AppDeps, job: JobRow, owner: string, outcome: JobOutcome, poisoned: boolean): Promise<{ voiceprintUpgraded: boolean } | false> {
   return deps.database.db
     .transaction()
     .execute(async (trx) => {
@@ -307,7 +325,7 @@ function commitCompletion(deps: AppDeps, job: JobRow, owner: string, outcome: Jo
         requestUuid: job.request_uuid,
         payload: JSON.stringify(event.payload),
       });
-      return true;
+      return { voiceprintUpgraded: event.record.voiceprintUpgraded === true };
     })
     .catch((err) => {
       if (err instanceof LeaseLostError) return false;

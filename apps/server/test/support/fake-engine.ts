@@ -15,6 +15,7 @@ export function fakeAnalyzer(
     speakerModelId: 'fake-speaker',
     spoofModelId: 'fake-spoof',
     defaultDeepfakeThreshold: 0.5,
+    defaultEnrolmentDeepfakeThreshold: 0.5,
     async enrol() {
       analyzer.calls += 1;
       await options.behaviour?.(analyzer.calls);

@@ -50,7 +50,16 @@ export const SettingsValuesSchema = z
       .min(0)
       .max(1)
       .nullable()
-      .openapi({ description: "deepfake_detected is true when deepfake_score >= deepfake_threshold; null uses the spoof model's default." }),
+      .openapi({ description: "Verifications: deepfake_detected is true when deepfake_score >= deepfake_threshold; null uses the spoof model's default." }),
+    enrollment_deepfake_threshold: z
+      .number()
+      .min(0)
+      .max(1)
+      .nullable()
+      .openapi({
+        description:
+          "Enrolments: with reject_deepfake_enrollments, an enrolment fails as deepfake_detected when deepfake_score >= enrollment_deepfake_threshold; null uses the spoof model's enrolment default, which refuses only when the detector is very sure (higher than the verification default), so real people can enrol.",
+      }),
     reject_deepfake_enrollments: z.boolean().openapi({ description: 'Fail enrolments whose recording is judged synthetic or replayed (failure_reason deepfake_detected). Default true.' }),
   })
   .openapi('SettingsValues');
@@ -79,6 +88,7 @@ export const UpdateSettingsBodySchema = z
           .openapi({ description: 'https; plain http only for localhost when the server runs in development mode. null removes it.' }),
         match_threshold: unitInterval().nullable().optional().openapi({ description: "0..1; null returns to the server's default." }),
         deepfake_threshold: unitInterval().nullable().optional().openapi({ description: "0..1; null returns to the spoof model's default." }),
+        enrollment_deepfake_threshold: unitInterval().nullable().optional().openapi({ description: "0..1; null returns to the spoof model's enrolment default." }),
         reject_deepfake_enrollments: z.boolean().optional(),
       })
       .openapi({ description: 'The keys to change; keys left out stay unchanged.' }),

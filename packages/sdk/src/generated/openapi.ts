@@ -523,6 +523,8 @@ export interface components {
             /** @description null, or an engine code (e.g. insufficient_speech, low_snr) or user_not_found / user_inactive when the result is not a decision on the voice. */
             failure_reason: string | null;
             models: components["schemas"]["Models"];
+            /** @description True when this verification gave the user's voiceprint a sample of the server's default speaker model: the voiceprint was made with an older model (it is still scored with that model, see `models.speaker`), the result is `verified` and no deepfake was detected. Voiceprints move to a new default model this way without re-enrolment. */
+            voiceprint_upgraded: boolean;
         };
         /** @enum {string} */
         VerificationResult: "verified" | "rejected" | "inconclusive";
@@ -828,8 +830,10 @@ export interface components {
             callback_url: string | null;
             /** @description A verification is `verified` when match_score >= match_threshold; null uses the server's default (MATCH_THRESHOLD). */
             match_threshold: number | null;
-            /** @description deepfake_detected is true when deepfake_score >= deepfake_threshold; null uses the spoof model's default. */
+            /** @description Verifications: deepfake_detected is true when deepfake_score >= deepfake_threshold; null uses the spoof model's default. */
             deepfake_threshold: number | null;
+            /** @description Enrolments: with reject_deepfake_enrollments, an enrolment fails as deepfake_detected when deepfake_score >= enrollment_deepfake_threshold; null uses the spoof model's enrolment default, which refuses only when the detector is very sure (higher than the verification default), so real people can enrol. */
+            enrollment_deepfake_threshold: number | null;
             /** @description Fail enrolments whose recording is judged synthetic or replayed (failure_reason deepfake_detected). Default true. */
             reject_deepfake_enrollments: boolean;
         };
@@ -848,6 +852,8 @@ export interface components {
                 match_threshold?: number | null;
                 /** @description 0..1; null returns to the spoof model's default. */
                 deepfake_threshold?: number | null;
+                /** @description 0..1; null returns to the spoof model's enrolment default. */
+                enrollment_deepfake_threshold?: number | null;
                 reject_deepfake_enrollments?: boolean;
             };
         };
@@ -1209,6 +1215,8 @@ export interface components {
             deepfake_threshold: number | null;
             /** @description The models that processed the recording; null until completed. */
             models: components["schemas"]["Models"] | null;
+            /** @description Verifications: see `verification.completed`; null for enrolments and until completed. */
+            voiceprint_upgraded: boolean | null;
         };
         /** @enum {string} */
         JobStatus: "queued" | "processing" | "completed" | "failed";

@@ -25,13 +25,14 @@ export const getSettingsHandler: AppRouteHandler<typeof getSettings> = async (c)
 export const updateSettingsHandler: AppRouteHandler<typeof updateSettings> = async (c) => {
   const body = c.req.valid('json');
   if (body.org_id !== c.get('auth').orgId) throw ApiError.field('org_id', 'must_match_path', 'Must equal the organisation in the path');
-  const { callback_url, alert_on_failure, match_threshold, deepfake_threshold, reject_deepfake_enrollments } = body.settings;
+  const { callback_url, alert_on_failure, match_threshold, deepfake_threshold, enrollment_deepfake_threshold, reject_deepfake_enrollments } = body.settings;
   if (callback_url) await assertCallbackUrlAllowed(callback_url, c.get('deps').config);
   const row = await organisations.updateSettings(c.get('deps').database.db, c.get('auth').orgId, {
     alertOnFailure: alert_on_failure,
     callbackUrl: callback_url,
     matchThreshold: match_threshold,
     deepfakeThreshold: deepfake_threshold,
+    enrollmentDeepfakeThreshold: enrollment_deepfake_threshold,
     rejectDeepfakeEnrollments: reject_deepfake_enrollments,
   });
   if (!row) throw ApiError.notFound('Settings');
