@@ -77,12 +77,19 @@ export function fitDecisionCalibration(targets: number[], nontargets: number[], 
  */
 export interface QualityTerms {
   testLogDuration?: number;
+  /**
+   * Added as `enrolSamplesLog * ln(samples)` when a probe is compared with the mean of several enrolment
+   * samples: that mean is closer to everyone who records alike, so without it the single-recording
+   * decision lets more impostors through at 3 or 5 samples (training/sv_study.py multi fits it).
+   */
+  enrolSamplesLog?: number;
 }
 
-export function qualityAdjustedScore(score: number, testSpeechSeconds: number, calibration: { quality?: QualityTerms }): number {
+export function qualityAdjustedScore(score: number, testSpeechSeconds: number, calibration: { quality?: QualityTerms }, enrolSamples = 1): number {
   const w = calibration.quality?.testLogDuration;
-  if (!w || !Number.isFinite(testSpeechSeconds)) return score;
-  return score + w * Math.log(Math.max(0, testSpeechSeconds) + 0.5);
+  const samplesTerm = (calibration.quality?.enrolSamplesLog ?? 0) * Math.log(Math.max(1, enrolSamples));
+  if (!w || !Number.isFinite(testSpeechSeconds)) return score + samplesTerm;
+  return score + w * Math.log(Math.max(0, testSpeechSeconds) + 0.5) + samplesTerm;
 }
 
 /** Class-balanced logistic regression on [score, q] (Newton); returns the weight of q in score units (c / a). */

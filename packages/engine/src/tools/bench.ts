@@ -23,7 +23,7 @@ import { createEngine, type EngineOptions, type VoiceEngine } from '../engine.js
 import { embedFeatures } from '../embedding.js';
 import { fbankCmn } from '../fbank.js';
 import { decodeAudio } from '../intake.js';
-import { defaultModelsDir, loadManifest, selectModel } from '../manifest.js';
+import { defaultModelsDir, loadManifest, selectModel, speakerInputScale } from '../manifest.js';
 import { openSession, resolveIo } from '../models.js';
 import { scoreSpoof } from '../spoof.js';
 import { concatSegments, detectSpeech, sileroModelPath } from '../vad.js';
@@ -140,10 +140,15 @@ function runProfiled(args: Record<string, string | true>, out: string): void {
 }
 
 /** End-to-end verify against another build of the engine, alternating A/B per request. */
-async function compareWith(otherIndex: string, engineOpts: EngineOptions, clips: Record<string, Uint8Array>, runs: number) {
-  const other = (await import(pathToFileURL(resolve(otherIndex)).href)) as typeof import('../index.js');
+/** The other side of a side-by-side run: another build of the engine, or this build with another speaker model. */
+interface Other {
+  label: string;
+  create: () => Promise<VoiceEngine>;
+}
+
+async function compareWith(other: Other, engineOpts: EngineOptions, clips: Record<string, Uint8Array>, runs: number) {
   const a = await createEngine({ ...engineOpts, threads: 1 });
-  const b = await other.createEngine({ ...engineOpts, threads: 1 });
+  const b = await other.create();
   const comparison: Record<string, { thisMedianMs: number; otherMedianMs: number; medianRatio: number; pairs: number }> = {};
   try {
     const { voiceprint } = await a.enrol(clips['10s-wav16k']!);
@@ -170,7 +175,7 @@ async function compareWith(otherIndex: string, engineOpts: EngineOptions, clips:
   } finally {
     await Promise.all([a.close(), b.close()]);
   }
-  return { other: otherIndex, endToEndVerify: comparison };
+  return { other: other.label, endToEndVerify: comparison };
 }
 
 async function main() {
@@ -186,6 +191,7 @@ async function main() {
       'out <file>': 'result file (default bench/results/engine-bench-<speaker model>.json)',
       'profile [dir]': 're-run under node --cpu-prof (profiles in dir, default a temporary folder) and add a per-thread summary',
       'vs <index.js>': 'alternate request by request against another engine build and report medians and ratios',
+      'vs-speaker-model <name>': 'the same, against this build with another speaker model as the default (e.g. the previous one); also times that model alone and its 2-worker throughput',
     },
   });
   const runs = num(args.runs, 30);
@@ -216,6 +222,14 @@ async function main() {
   const spoof = await openSession(join(modelsDir, spoofEntry.file), 1);
   const speakerIo = resolveIo(speaker, { inputName: speakerEntry.input.name, outputName: speakerEntry.output.name });
   const spoofIo = resolveIo(spoof, { inputName: spoofEntry.input.name, outputName: spoofEntry.output.name });
+  const vsName = typeof args['vs-speaker-model'] === 'string' ? args['vs-speaker-model'] : undefined;
+  const vsSpeaker = vsName
+    ? await (async () => {
+        const entry = selectModel(manifest, 'speaker', modelsDir, vsName);
+        const session = await openSession(join(modelsDir, entry.file), 1);
+        return { entry, session, io: resolveIo(session, { inputName: entry.input.name, outputName: entry.output.name }) };
+      })()
+    : undefined;
   const stages: Record<string, Record<string, number>> = {};
   for (const [name, bytes] of Object.entries(clips)) {
     const decoded = await decodeAudio(bytes);
@@ -226,14 +240,18 @@ async function main() {
     s.decodeAndResampleMs = await timeIt(runs, () => decodeAudio(bytes));
     s.vadMs = await timeIt(runs, () => detectSpeech(vad, decoded.samples));
     s.fbankMs = await timeIt(runs, () => fbankCmn(speech));
-    const feats = fbankCmn(speech);
+    const feats = fbankCmn(speech, speakerInputScale(speakerEntry));
     s.embedModelMs = await timeIt(runs, () => embedFeatures(speaker, speakerIo, feats.data, feats.frames));
+    if (vsSpeaker) {
+      const vsFeats = fbankCmn(speech, speakerInputScale(vsSpeaker.entry));
+      s.vsEmbedModelMs = await timeIt(runs, () => embedFeatures(vsSpeaker.session, vsSpeaker.io, vsFeats.data, vsFeats.frames));
+    }
     s.spoofMs = await timeIt(runs, () => scoreSpoof(spoof, spoofIo, decoded.samples));
     s.netSpeechSeconds = det.netSpeechSeconds;
     stages[name] = s;
     console.error(`  stages ${name}: ${JSON.stringify(s, (_, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v))}`);
   }
-  await Promise.all([vad.release(), speaker.release(), spoof.release()]);
+  await Promise.all([vad.release(), speaker.release(), spoof.release(), vsSpeaker?.session.release()]);
 
   // End to end through the pool: file bytes -> verify decision, one request at a time.
   const e2e: Record<string, { medianMs: number; p90Ms: number; rtf: number }> = {};
@@ -253,16 +271,23 @@ async function main() {
   }
   const enrolMs = await timeIt(Math.min(runs, 10), () => one.enrol(clips['10s-wav16k']!));
   await one.close();
-  const comparison = typeof args.vs === 'string' ? await compareWith(userPath(args.vs), engineOpts, clips, runs) : undefined;
+  const otherBuild = typeof args.vs === 'string' ? userPath(args.vs) : undefined;
+  const other: Other | undefined = otherBuild
+    ? { label: otherBuild, create: async () => ((await import(pathToFileURL(resolve(otherBuild)).href)) as typeof import('../index.js')).createEngine({ ...engineOpts, threads: 1 }) }
+    : vsName
+      ? { label: `speaker model ${vsName}`, create: () => createEngine({ ...engineOpts, speakerModel: vsName, threads: 1 }) }
+      : undefined;
+  const comparison = other ? await compareWith(other, engineOpts, clips, runs) : undefined;
 
   // Throughput: a burst of 5 s verifications with 1 and 2 workers.
   const throughput: Record<string, number> = {};
-  for (const threads of [1, 2]) {
-    const engine = await createEngine({ ...engineOpts, threads });
+  for (const [threads, speakerModel] of [[1, undefined], [2, undefined], ...(vsName ? [[2, vsName] as const] : [])] as const) {
+    const engine = await createEngine({ ...engineOpts, threads, ...(speakerModel ? { speakerModel } : {}) });
+    const enrolled = speakerModel ? (await engine.enrol(clips['10s-wav16k']!)).voiceprint : voiceprint;
     const n = Math.max(20, runs * 2);
     const t = performance.now();
-    await Promise.all(Array.from({ length: n }, () => engine.verify(clips['5s-wav16k']!, voiceprint)));
-    throughput[`${threads}-worker${threads > 1 ? 's' : ''} clips/s`] = n / ((performance.now() - t) / 1000);
+    await Promise.all(Array.from({ length: n }, () => engine.verify(clips['5s-wav16k']!, enrolled)));
+    throughput[`${threads}-worker${threads > 1 ? 's' : ''} clips/s${speakerModel ? ` (${speakerModel})` : ''}`] = n / ((performance.now() - t) / 1000);
     await engine.close();
   }
   console.error(`  throughput ${JSON.stringify(throughput)}`);

@@ -93,6 +93,9 @@ function cmMetrics(bona: number[], spoof: number[], thresholdLogit: number) {
 }
 
 
+/** A block constrains the decision only if its FAR can be measured there: one allowed false accept at least (and >= 30 nontargets). */
+const minNontargetsFor = (maxFar: number) => Math.max(30, Math.ceil(1 / maxFar - 1e-9));
+
 async function main() {
   const args = parseArgs(process.argv.slice(2), {
     name: 'npm run eval --',
@@ -117,6 +120,8 @@ async function main() {
       'plain-cosine': 'score plain cosines even when the model has a cohort',
       'write-spoof-threshold': "choose the spoof model's verification threshold and write it into the manifest",
       'max-flagged <x>': 'with --write-spoof-threshold: share of real clips of any corpus flagged (default 0.05)',
+      'write-enrolment-spoof-threshold': "choose the spoof model's enrolment threshold (refuse only when very sure) and write it into the manifest",
+      'max-flagged-enrolment <x>': 'with --write-enrolment-spoof-threshold: share of real clips of any corpus refused (default 0.005)',
     },
   });
   const svPath = typeof args.sv === 'string' ? userPath(args.sv) : undefined;
@@ -261,9 +266,45 @@ async function main() {
       tar,
       non,
       blockNames.map((k) => ({ name: k, targets: groups[k]!.filter((t) => t.target).map((t) => t.cos), nontargets: groups[k]!.filter((t) => !t.target).map((t) => t.cos) })),
-      { threshold: num(args['match-threshold'], 0.85), maxFar: num(args['max-far'], 0.02) },
+      { threshold: num(args['match-threshold'], 0.85), maxFar: num(args['max-far'], 0.02), minNontargets: minNontargetsFor(num(args['max-far'], 0.02)) },
+    );
+    // The operating point fitted on one half of the dev speakers, measured on the other half (and the
+    // other way round): the figures docs/accuracy.md reports are not fitted on the trials they report.
+    const speakerOf = (clip: string) => clip.split('/').slice(1, 3).join('/');
+    const foldOf = (clip: string) => createHash('sha1').update(`voxkey-cv:${speakerOf(clip)}`).digest()[0]! % 2;
+    const foldTrials = sv
+      .filter((t) => cache[t.enrol!] && cache[t.test!])
+      .map((t, i) => ({ trial: trials[i]!, fold: foldOf(t.enrol!) === foldOf(t.test!) ? foldOf(t.enrol!) : -1 }));
+    const groupSets = new Map(Object.entries(groups).map(([name, ts]) => [name, new Set(ts)]));
+    const heldOut: Record<string, { targets: number; nontargets: number; falseAccepts: number; falseRejects: number }> = {};
+    for (const fold of [0, 1]) {
+      const fit = foldTrials.filter((x) => x.fold === 1 - fold).map((x) => x.trial);
+      const test = foldTrials.filter((x) => x.fold === fold).map((x) => x.trial);
+      const split = (ts: typeof trials) => ({ targets: ts.filter((t) => t.target).map((t) => t.cos), nontargets: ts.filter((t) => !t.target).map((t) => t.cos) });
+      const blockOf = (ts: typeof trials, name: string) => ts.filter((t) => groupSets.get(name)!.has(t));
+      const fitted = fitDecisionCalibration(split(fit).targets, split(fit).nontargets, blockNames.map((k) => ({ name: k, ...split(blockOf(fit, k)) })), {
+        threshold: num(args['match-threshold'], 0.85),
+        maxFar: num(args['max-far'], 0.02),
+        minNontargets: minNontargetsFor(num(args['max-far'], 0.02)),
+      });
+      for (const name of ['pooled', ...blockNames]) {
+        const { targets, nontargets } = split(name === 'pooled' ? test : blockOf(test, name));
+        const h = (heldOut[name] ??= { targets: 0, nontargets: 0, falseAccepts: 0, falseRejects: 0 });
+        h.targets += targets.length;
+        h.nontargets += nontargets.length;
+        h.falseAccepts += nontargets.filter((x) => x >= fitted.scoreThreshold).length;
+        h.falseRejects += targets.filter((x) => x < fitted.scoreThreshold).length;
+      }
+    }
+    const crossValidated = Object.fromEntries(
+      Object.entries(heldOut).map(([name, h]) => [name, { targets: h.targets, nontargets: h.nontargets, far: h.falseAccepts / Math.max(1, h.nontargets), frr: h.falseRejects / Math.max(1, h.targets) }]),
     );
     result.sv = {
+      crossValidatedOperatingPoint: {
+        method: '2-fold by speaker (sha1 of corpus/speaker): the decision calibration fitted on one fold, FAR/FRR counted on the other; cross-fold nontargets left out',
+        maxFar: num(args['max-far'], 0.02),
+        groups: crossValidated,
+      },
       trials: trials.length,
       skippedTrials: sv.length - trials.length,
       calibration: { ...cal, source: engine.speakerModel.calibration ? 'manifest' : 'engine default (none in manifest)' },
@@ -282,7 +323,9 @@ async function main() {
       const manifestPath = defaultManifestPath(modelsDir);
       const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
       const entry = m.models.find((x: { name: string }) => x.name === engine.speakerModelId);
-      entry.calibration = { type: 'logistic', a: Number(decision.a.toFixed(6)), b: Number(decision.b.toFixed(6)), ...(qualityW ? { quality: { testLogDuration: Number(qualityW.toFixed(6)) } } : {}) };
+      // The enrolment-samples term comes from training/sv_study.py multi and is kept.
+      const quality = { ...(qualityW ? { testLogDuration: Number(qualityW.toFixed(6)) } : {}), ...(entry.calibration?.quality?.enrolSamplesLog ? { enrolSamplesLog: entry.calibration.quality.enrolSamplesLog } : {}) };
+      entry.calibration = { type: 'logistic', a: Number(decision.a.toFixed(6)), b: Number(decision.b.toFixed(6)), ...(Object.keys(quality).length ? { quality } : {}) };
       entry.defaultThreshold = decision.threshold;
       entry.thresholdNote = `match_score >= ${decision.threshold} keeps FAR <= ${decision.maxFar} in every dev block (worst: ${decision.worstBlock}); slope a fitted by logistic regression on all dev trials${cohort ? ', scores AS-normed against the cohort' : ''}`;
       writeFileSync(manifestPath, JSON.stringify(m, null, 2) + '\n');
@@ -315,24 +358,39 @@ async function main() {
     );
     const groupClips = new Map(flaggedGroups);
     result.cm = { trials: rows.length, skippedTrials: cm.length - rows.length, defaultThreshold: spoofThreshold, groups, bonafideFlagged };
-    if (args['write-spoof-threshold']) {
-      // the highest P(bona fide) threshold that flags at most --max-flagged (default 5%) of the real
-      // clips of EVERY corpus with >= 10 bona fide dev clips (and of the pooled smaller ones)
-      const maxFlagged = num(args['max-flagged'], 0.05);
+    // the highest P(bona fide) threshold that flags at most `maxFlagged` of the real clips of EVERY
+    // corpus with >= 10 bona fide dev clips (and of the pooled smaller ones)
+    const thresholdFlagging = (maxFlagged: number) => {
       let thr = Infinity;
       for (const c of Object.keys(bonafideFlagged)) {
         const xs = groupClips.get(c)!.map((r) => r.logit).sort((x, y) => x - y);
         const allowed = Math.floor(maxFlagged * xs.length + 1e-9); // flagged: logit < threshold
         thr = Math.min(thr, xs[allowed]!);
       }
-      const p = Math.floor((1 / (1 + Math.exp(-thr))) * 1e6) / 1e6; // rounded down: never flags more
+      return Math.floor((1 / (1 + Math.exp(-thr))) * 1e6) / 1e6; // rounded down: never flags more
+    };
+    const enrolmentThreshold = engine.spoofModel.enrolmentThreshold;
+    if (enrolmentThreshold !== undefined) {
+      (result.cm as Record<string, unknown>).enrolmentThreshold = enrolmentThreshold;
+      (result.cm as Record<string, unknown>).bonafideFlaggedAtEnrolment = Object.fromEntries(
+        flaggedGroups.map(([name, xs]) => [name, { bonafide: xs.length, flagged: xs.filter((r) => r.logit < logit(enrolmentThreshold)).length / xs.length }]),
+      );
+      (result.cm as Record<string, unknown>).spoofAcceptedAtEnrolment = spoof.filter((r) => r.logit >= logit(enrolmentThreshold)).length / Math.max(1, spoof.length);
+    }
+    for (const [flag, field, fallback, use] of [
+      ['write-spoof-threshold', 'defaultThreshold', 0.05, 'deepfake_detected on verification'],
+      ['write-enrolment-spoof-threshold', 'enrolmentThreshold', 0.005, 'an enrolment refused as deepfake_detected'],
+    ] as const) {
+      if (!args[flag]) continue;
+      const maxFlagged = num(args[flag === 'write-spoof-threshold' ? 'max-flagged' : 'max-flagged-enrolment'], fallback);
+      const p = thresholdFlagging(maxFlagged);
       const manifestPath = defaultManifestPath(modelsDir);
       const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
       const entry = m.models.find((x: { name: string }) => x.name === engine.spoofModelId);
-      entry.defaultThreshold = p;
-      entry.thresholdNote = `P(bona fide) below it = deepfake_detected; the highest threshold that flags at most ${maxFlagged * 100}% of the real dev clips of every corpus with >= 10 of them and of the smaller corpora pooled (npm run eval -- --write-spoof-threshold)`;
+      entry[field] = p;
+      entry[field === 'defaultThreshold' ? 'thresholdNote' : 'enrolmentThresholdNote'] = `P(bona fide) below it = ${use}; the highest threshold that flags at most ${maxFlagged * 100}% of the real dev clips of every corpus with >= 10 of them and of the smaller corpora pooled (npm run eval -- --${flag})`;
       writeFileSync(manifestPath, JSON.stringify(m, null, 2) + '\n');
-      console.error(`wrote spoof threshold ${p} for ${engine.spoofModelId} into ${manifestPath}`);
+      console.error(`wrote spoof ${field} ${p} for ${engine.spoofModelId} into ${manifestPath}`);
     }
   }
   result.timing = {

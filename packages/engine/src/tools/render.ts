@@ -36,8 +36,17 @@ export interface EvalResult {
     pooledWithFittedCalibration: SvGroup;
     pooledOperatingPoints?: { matchScore: number; far: number; frr: number }[];
     scoreNormalization?: { method: string; cohortSpeakers: number; topK: number } | null;
+    crossValidatedOperatingPoint?: { method: string; maxFar: number; groups: Record<string, { targets: number; nontargets: number; far: number; frr: number }> };
   };
-  cm?: { trials: number; defaultThreshold?: number; groups: Record<string, CmGroup>; bonafideFlagged?: Record<string, { bonafide: number; flagged: number }> };
+  cm?: {
+    trials: number;
+    defaultThreshold?: number;
+    groups: Record<string, CmGroup>;
+    bonafideFlagged?: Record<string, { bonafide: number; flagged: number }>;
+    enrolmentThreshold?: number;
+    bonafideFlaggedAtEnrolment?: Record<string, { bonafide: number; flagged: number }>;
+    spoofAcceptedAtEnrolment?: number;
+  };
   timing: { wallSeconds: number };
 }
 
@@ -62,6 +71,15 @@ export function renderEval(r: EvalResult): string {
     lines.push('');
     lines.push(`Calibration refitted on these trials (optimistic: same data): a=${c.a.toFixed(3)}, b=${c.b.toFixed(3)}; pooled FAR ${pct(p.far)}, FRR ${pct(p.frr)} at ${threshold}, Cllr ${p.cllr?.toFixed(3)}.`);
     lines.push('');
+    const cv = r.sv.crossValidatedOperatingPoint;
+    if (cv) {
+      lines.push(`Held-out operating point (${cv.method}; target FAR <= ${pct(cv.maxFar)} in every block):`);
+      lines.push('');
+      lines.push('| trials | targets | non-targets | FAR | FRR |');
+      lines.push('|---|---:|---:|---:|---:|');
+      for (const [k, g] of Object.entries(cv.groups)) lines.push(`| ${k} | ${g.targets} | ${g.nontargets} | ${pct(g.far)} | ${pct(g.frr)} |`);
+      lines.push('');
+    }
   }
   if (r.cm) {
     lines.push(`Spoof detection: model \`${r.spoofModel.name}\` (sha256 ${r.spoofModel.sha256.slice(0, 12)}...), ${r.cm.trials} clips; score = mean window logit of P(bona fide).`);
@@ -78,6 +96,14 @@ export function renderEval(r: EvalResult): string {
       lines.push('| corpus | bona fide clips | flagged |');
       lines.push('|---|---:|---:|');
       for (const [c, g] of Object.entries(r.cm.bonafideFlagged)) lines.push(`| ${c} | ${g.bonafide} | ${pct(g.flagged)} |`);
+      lines.push('');
+    }
+    if (r.cm.bonafideFlaggedAtEnrolment) {
+      lines.push(`At the enrolment threshold (an enrolment is refused as a deepfake if P(bona fide) < ${r.cm.enrolmentThreshold}), real speech refused per corpus; ${pct(r.cm.spoofAcceptedAtEnrolment)} of the dev spoofs pass that gate:`);
+      lines.push('');
+      lines.push('| corpus | bona fide clips | refused |');
+      lines.push('|---|---:|---:|');
+      for (const [c, g] of Object.entries(r.cm.bonafideFlaggedAtEnrolment)) lines.push(`| ${c} | ${g.bonafide} | ${pct(g.flagged)} |`);
       lines.push('');
     }
   }
@@ -125,6 +151,10 @@ export function renderBench(r: BenchResult): string {
   for (const [name, s] of Object.entries(r.stagesMedianMs)) {
     const e = r.endToEndVerify[name]!;
     lines.push(`| ${name} | ${f1(s.base64DecodeMs)} | ${f1(s.decodeAndResampleMs)} | ${f1(s.vadMs)} | ${f1(s.fbankMs)} | ${f1(s.embedModelMs)} | ${f1(s.spoofMs)} | ${f1(e.medianMs)} / ${f1(e.p90Ms)} | ${e.rtf.toFixed(4)} |`);
+  }
+  if (Object.values(r.stagesMedianMs).some((s) => s.vsEmbedModelMs !== undefined)) {
+    lines.push('');
+    lines.push(`The speaker model alone, side by side in this run (one thread, ms): ${Object.entries(r.stagesMedianMs).map(([name, s]) => `${name} ${f1(s.embedModelMs)} vs ${f1(s.vsEmbedModelMs)} (${r.comparison?.other ?? 'other'})`).join('; ')}.`);
   }
   if (r.comparison) {
     lines.push('');
