@@ -7,8 +7,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { EngineError } from './errors.js';
-import { defaultManifestPath, defaultModelsDir, loadManifest, sha256File } from './manifest.js';
-import { pullModel } from './pull.js';
+import { defaultManifestPath, defaultModelsDir, loadManifest, sha256File } from './models/manifest.js';
+import { pullModel } from './models/pull.js';
 
 const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 const JSON_HELP = 'print the result as JSON on stdout (errors as JSON on stderr)';

@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type VoiceEngine } from '../src/engine.js';
-import { cosineSimilarity as cosine } from '../src/scoring.js';
+import { createEngine, type VoiceEngine } from '../src/runtime/engine.js';
+import { cosineSimilarity as cosine } from '../src/scoring/scoring.js';
 
 // The committed default models, on real recordings of two dev speakers from ../shared/datasets
 // (skipped when the data set is absent; in CI it is always there). Nothing is trained here.

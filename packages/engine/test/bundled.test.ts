@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createEngine } from '../src/engine.js';
-import { defaultManifestPath, defaultModelsDir, loadManifest, selectModel } from '../src/manifest.js';
+import { createEngine } from '../src/runtime/engine.js';
+import { defaultManifestPath, defaultModelsDir, loadManifest, selectModel } from '../src/models/manifest.js';
 import { audioBytes } from './helpers.js';
 
 async function bundledDefaultsPresent(): Promise<boolean> {

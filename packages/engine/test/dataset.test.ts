@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decodeAudio, DEFAULT_INTAKE_LIMITS } from '../src/intake.js';
+import { decodeAudio, DEFAULT_INTAKE_LIMITS } from '../src/audio/intake.js';
 import { DATASET_DIR } from './helpers.js';
 
 describe.skipIf(!existsSync(DATASET_DIR))('dataset (reads ../shared/datasets): Common Voice MP3 decoding', () => {

@@ -2,9 +2,9 @@ import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type VoiceEngine } from '../src/engine.js';
+import { createEngine, type VoiceEngine } from '../src/runtime/engine.js';
 import { EngineError } from '../src/errors.js';
-import { encodeWav } from '../src/wav.js';
+import { encodeWav } from '../src/audio/wav.js';
 import { audioBytes, FIXTURE_MODELS, rng, sine } from './helpers.js';
 
 async function errorCode(p: Promise<unknown>): Promise<string> {
@@ -112,7 +112,7 @@ describe('engine through the Piscina pool (fixture models)', () => {
   });
 
   it('returns inconclusive when the SNR is too low for a reliable decision', async () => {
-    const { decodeWav } = await import('../src/wav.js');
+    const { decodeWav } = await import('../src/audio/wav.js');
     const r = rng(11);
     const noisy = decodeWav(audioBytes('alice_1.wav')).samples.map((v) => v + 0.35 * (r() - 0.5));
     const { voiceprint } = await engine.enrol(audioBytes('alice_2.wav'));
@@ -198,7 +198,7 @@ describe('engine pool limits and failures', () => {
     expect(await errorCode(createEngine({ modelsDir: FIXTURE_MODELS, speakerModel: 'tiny-spoof' }))).toBe('model_invalid');
     const dir = tempModels(() => {});
     writeFileSync(join(dir, 'tiny-speaker.onnx'), 'garbage');
-    const { sha256File } = await import('../src/manifest.js');
+    const { sha256File } = await import('../src/models/manifest.js');
     const sha = await sha256File(join(dir, 'tiny-speaker.onnx'));
     const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
     manifest.models[0].sha256 = sha;

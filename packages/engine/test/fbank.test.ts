@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FBANK_BINS, fbank, fbankCmn, numFrames } from '../src/fbank.js';
+import { FBANK_BINS, fbank, fbankCmn, numFrames } from '../src/features/fbank.js';
 
 interface Fixture {
   samples: number[];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../src/errors.js';
-import { decodeAudio, inspectBytes } from '../src/intake.js';
-import { encodeWav } from '../src/wav.js';
+import { decodeAudio, inspectBytes } from '../src/audio/intake.js';
+import { encodeWav } from '../src/audio/wav.js';
 import { audioBytes, rng, sine } from './helpers.js';
 
 /** Every outcome must be a decoded recording or an EngineError: never another exception or a hang. */

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBase64Audio } from '../src/base64.js';
+import { decodeBase64Audio } from '../src/audio/base64.js';
 import { EngineError } from '../src/errors.js';
-import { decodeAudio, inspectBytes } from '../src/intake.js';
-import { decodeMp3 } from '../src/mp3.js';
-import { scanMp3 } from '../src/mp3-frames.js';
-import { resample } from '../src/resample.js';
-import { sniffFormat } from '../src/sniff.js';
-import { decodeWav, encodeWav, parseWavHeader } from '../src/wav.js';
+import { decodeAudio, inspectBytes } from '../src/audio/intake.js';
+import { decodeMp3 } from '../src/audio/mp3.js';
+import { scanMp3 } from '../src/audio/mp3-frames.js';
+import { resample } from '../src/audio/resample.js';
+import { sniffFormat } from '../src/audio/sniff.js';
+import { decodeWav, encodeWav, parseWavHeader } from '../src/audio/wav.js';
 import { audioBase64, audioBytes, b64, sine } from './helpers.js';
 
 function code(fn: () => unknown): string | undefined {

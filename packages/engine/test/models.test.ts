@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../src/errors.js';
-import { loadManifest, selectModel, validateManifest, verifyModelFile } from '../src/manifest.js';
-import { pullModel } from '../src/pull.js';
+import { loadManifest, selectModel, validateManifest, verifyModelFile } from '../src/models/manifest.js';
+import { pullModel } from '../src/models/pull.js';
 import { FIXTURE_MODELS } from './helpers.js';
 
 const REPO_MANIFEST = join(import.meta.dirname, '..', '..', '..', 'models', 'manifest.json');

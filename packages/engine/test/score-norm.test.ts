@@ -3,10 +3,10 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fitDecisionCalibration, fitQualityWeight, qualityAdjustedScore } from '../src/calibration.js';
-import type { ModelEntry } from '../src/manifest.js';
-import { asNorm, cohortStats, loadCohort, normalisedScore } from '../src/score-norm.js';
-import { matchScore } from '../src/scoring.js';
+import { fitDecisionCalibration, fitQualityWeight, qualityAdjustedScore } from '../src/scoring/calibration.js';
+import type { ModelEntry } from '../src/models/manifest.js';
+import { asNorm, cohortStats, loadCohort, normalisedScore } from '../src/scoring/score-norm.js';
+import { matchScore } from '../src/scoring/scoring.js';
 
 function unit(v: number[]): Float32Array {
   const n = Math.hypot(...v);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { cllr, eer, farAtFrr, fitLogisticCalibration, minDcf, ratesAtThreshold } from '../src/metrics.js';
-import { estimateSnrDb, qualityScore, signalStats } from '../src/quality.js';
-import { cosineSimilarity, decideVerification, l2normalize, matchScore, meanEmbedding, sigmoid } from '../src/scoring.js';
-import { spoofWindows, SPOOF_WINDOW } from '../src/spoof.js';
-import { concatSegments, speechSegments } from '../src/vad.js';
+import { cllr, eer, farAtFrr, fitLogisticCalibration, minDcf, ratesAtThreshold } from '../src/scoring/metrics.js';
+import { estimateSnrDb, qualityScore, signalStats } from '../src/scoring/quality.js';
+import { cosineSimilarity, decideVerification, l2normalize, matchScore, meanEmbedding, sigmoid } from '../src/scoring/scoring.js';
+import { spoofWindows, SPOOF_WINDOW } from '../src/models/spoof.js';
+import { concatSegments, speechSegments } from '../src/features/vad.js';
 import { rng } from './helpers.js';
 
 describe('scoring', () => {

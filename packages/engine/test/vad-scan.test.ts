@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { openSession } from '../src/models.js';
-import { sileroModelPath, speechProbabilities, VAD_CHUNK } from '../src/vad.js';
+import { openSession } from '../src/models/sessions.js';
+import { sileroModelPath, speechProbabilities, VAD_CHUNK } from '../src/features/vad.js';
 
 /** A deterministic speech-like test signal: voiced bursts (harmonics, a moving pitch) between near-silent gaps, plus noise. */
 function syntheticSpeech(seconds: number, seed: number): Float32Array {

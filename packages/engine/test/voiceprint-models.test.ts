@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planVoiceprint, UPGRADE_SWITCH_SAMPLES, UPGRADE_TARGET_SAMPLES, type VoiceprintSample } from '../src/voiceprint-models.js';
+import { planVoiceprint, UPGRADE_SWITCH_SAMPLES, UPGRADE_TARGET_SAMPLES, type VoiceprintSample } from '../src/models/voiceprint-models.js';
 
 const sample = (modelId: string, marker: number): VoiceprintSample => ({ modelId, embedding: Float32Array.of(marker) });
 const loaded = new Set(['new', 'old']);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type VoiceEngine } from '../src/engine.js';
+import { createEngine, type VoiceEngine } from '../src/runtime/engine.js';
 import { EngineError } from '../src/errors.js';
-import { cosineSimilarity, DEFAULT_SAMPLE_SCORING_RULE, matchScore, meanEmbedding, scoreAgainstSamples } from '../src/scoring.js';
-import { encodeWav } from '../src/wav.js';
+import { cosineSimilarity, DEFAULT_SAMPLE_SCORING_RULE, matchScore, meanEmbedding, scoreAgainstSamples } from '../src/scoring/scoring.js';
+import { encodeWav } from '../src/audio/wav.js';
 import { audioBytes, FIXTURE_MODELS, sine } from './helpers.js';
 
 describe('scoreAgainstSamples', () => {

@@ -8,8 +8,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { VoiceEngine } from '../engine.js';
-import type { ScoreNormalizationSpec } from '../score-norm.js';
+import type { VoiceEngine } from '../runtime/engine.js';
+import type { ScoreNormalizationSpec } from '../scoring/score-norm.js';
 
 export const COHORT_CAPS: Record<string, number> = { commonvoice: 260, speechocean762: 70, 'librispeech-tc100': 50 };
 export const COHORT_OTHER_CAP = 25;

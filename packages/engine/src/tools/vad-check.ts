@@ -10,9 +10,9 @@ import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
-import { decodeAudio } from '../intake.js';
-import { openSession } from '../models.js';
-import { detectSpeech, sileroModelPath, speechSegments, VAD_CHUNK } from '../vad.js';
+import { decodeAudio } from '../audio/intake.js';
+import { openSession } from '../models/sessions.js';
+import { detectSpeech, sileroModelPath, speechSegments, VAD_CHUNK } from '../features/vad.js';
 import { num, parseArgs, userPath } from './args.js';
 
 export const NET_SPEECH_TOLERANCE = 0.02;

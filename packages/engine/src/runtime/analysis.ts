@@ -1,12 +1,12 @@
 import type * as ort from 'onnxruntime-node';
-import { embedSpeech, type SpeakerModelIo } from './embedding.js';
-import { EngineError } from './errors.js';
-import { decodeAudio, DEFAULT_INTAKE_LIMITS, type AudioInfo, type IntakeLimits } from './intake.js';
-import { LIMITS } from './limits.js';
-import { estimateSnrDb, signalStats } from './quality.js';
-import { cosineSimilarity, meanEmbedding } from './scoring.js';
-import { scoreSpoof, type SpoofModelIo, type SpoofScore } from './spoof.js';
-import { concatSegments, detectSpeech } from './vad.js';
+import { embedSpeech, type SpeakerModelIo } from '../models/embedding.js';
+import { EngineError } from '../errors.js';
+import { decodeAudio, DEFAULT_INTAKE_LIMITS, type AudioInfo, type IntakeLimits } from '../audio/intake.js';
+import { LIMITS } from '../limits.js';
+import { estimateSnrDb, signalStats } from '../scoring/quality.js';
+import { cosineSimilarity, meanEmbedding } from '../scoring/scoring.js';
+import { scoreSpoof, type SpoofModelIo, type SpoofScore } from '../models/spoof.js';
+import { concatSegments, detectSpeech } from '../features/vad.js';
 
 export interface LoadedSpeakerModel {
   session: ort.InferenceSession;

@@ -1,5 +1,5 @@
-import { LIMITS } from './limits.js';
-import type { SpeechSegment } from './vad.js';
+import { LIMITS } from '../limits.js';
+import type { SpeechSegment } from '../features/vad.js';
 
 export interface SignalStats {
   peak: number;

@@ -1,9 +1,9 @@
 import { workerData } from 'node:worker_threads';
 import { analyse, type AnalyseOptions, type LoadedModels } from './analysis.js';
 import { checkSignal } from './audio-check.js';
-import type { IntakeLimits } from './intake.js';
-import { EngineError, type SerializedEngineError } from './errors.js';
-import { openSession, resolveIo, type ModelRef } from './models.js';
+import type { IntakeLimits } from '../audio/intake.js';
+import { EngineError, type SerializedEngineError } from '../errors.js';
+import { openSession, resolveIo, type ModelRef } from '../models/sessions.js';
 
 export interface SpeakerModelRef extends ModelRef {
   name: string;

@@ -1,5 +1,5 @@
 import * as ort from 'onnxruntime-node';
-import { EngineError } from './errors.js';
+import { EngineError } from '../errors.js';
 
 export interface ModelRef {
   path: string;

@@ -1,5 +1,5 @@
 import { MPEGDecoder } from 'mpg123-decoder';
-import { EngineError } from './errors.js';
+import { EngineError } from '../errors.js';
 import type { DecodedAudio } from './wav.js';
 
 let decoderPromise: Promise<MPEGDecoder> | null = null;

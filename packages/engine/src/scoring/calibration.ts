@@ -7,7 +7,7 @@
  * The worst block sets the threshold; the others then accept fewer impostors than the limit.
  */
 import { fitLogisticCalibration, ratesAtThreshold } from './metrics.js';
-import type { LogisticCalibration } from './manifest.js';
+import type { LogisticCalibration } from '../models/manifest.js';
 
 export interface TrialBlock {
   name: string;

@@ -1,4 +1,4 @@
-import { EngineError } from './errors.js';
+import { EngineError } from '../errors.js';
 import { findFirstMp3Frame } from './mp3-frames.js';
 
 export type AudioFormat = 'wav' | 'mp3';

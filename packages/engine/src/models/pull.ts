@@ -4,7 +4,7 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { EngineError } from './errors.js';
+import { EngineError } from '../errors.js';
 import { defaultManifestPath, defaultModelsDir, loadManifest, sha256File } from './manifest.js';
 
 export interface PullOptions {

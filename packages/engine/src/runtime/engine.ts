@@ -2,17 +2,17 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Analysis, AnalysisTimings, AnalyseOptions } from './analysis.js';
 import { checkSignalTask, type AudioCheck } from './audio-check-task.js';
-import { EngineError } from './errors.js';
-import { DEFAULT_INTAKE_LIMITS, inspectBytes, type AudioInfo, type IntakeLimits } from './intake.js';
-import { compatibilitySpeakerModels, defaultManifestPath, defaultModelsDir, loadManifest, selectModel, speakerInputScale, verifyModelFile, type LogisticCalibration, type ModelEntry } from './manifest.js';
-import { openSession, resolveIo } from './models.js';
-import { qualityScore } from './quality.js';
-import { decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, DEFAULT_SAMPLE_SCORING_RULE, matchScore, scoreAgainstSamples, type SampleScoringRule, type VerificationResult } from './scoring.js';
+import { EngineError } from '../errors.js';
+import { DEFAULT_INTAKE_LIMITS, inspectBytes, type AudioInfo, type IntakeLimits } from '../audio/intake.js';
+import { compatibilitySpeakerModels, defaultManifestPath, defaultModelsDir, loadManifest, selectModel, speakerInputScale, verifyModelFile, type LogisticCalibration, type ModelEntry } from '../models/manifest.js';
+import { openSession, resolveIo } from '../models/sessions.js';
+import { qualityScore } from '../scoring/quality.js';
+import { decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, DEFAULT_SAMPLE_SCORING_RULE, matchScore, scoreAgainstSamples, type SampleScoringRule, type VerificationResult } from '../scoring/scoring.js';
 import { createTaskRunner } from './task-runner.js';
-import { sileroModelPath } from './vad.js';
-import { loadCohort, normalisedScore, type Cohort } from './score-norm.js';
-import { qualityAdjustedScore } from './calibration.js';
-import { planVoiceprint } from './voiceprint-models.js';
+import { sileroModelPath } from '../features/vad.js';
+import { loadCohort, normalisedScore, type Cohort } from '../scoring/score-norm.js';
+import { qualityAdjustedScore } from '../scoring/calibration.js';
+import { planVoiceprint } from '../models/voiceprint-models.js';
 import type { SpeakerModelRef, WorkerConfig, WorkerTask } from './worker.js';
 
 export interface EngineOptions {

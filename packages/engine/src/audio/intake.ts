@@ -1,5 +1,5 @@
-import { EngineError } from './errors.js';
-import { LIMITS, TARGET_SAMPLE_RATE } from './limits.js';
+import { EngineError } from '../errors.js';
+import { LIMITS, TARGET_SAMPLE_RATE } from '../limits.js';
 import { decodeMp3 } from './mp3.js';
 import { scanMp3 } from './mp3-frames.js';
 import { resample } from './resample.js';

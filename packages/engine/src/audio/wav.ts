@@ -1,5 +1,5 @@
-import { EngineError } from './errors.js';
-import { LIMITS } from './limits.js';
+import { EngineError } from '../errors.js';
+import { LIMITS } from '../limits.js';
 
 export type WavSampleFormat = 'int' | 'float';
 

@@ -14,8 +14,8 @@
 import { readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { isAbsolute, join } from 'node:path';
-import { EngineError } from './errors.js';
-import type { ModelEntry } from './manifest.js';
+import { EngineError } from '../errors.js';
+import type { ModelEntry } from '../models/manifest.js';
 
 export interface ScoreNormalizationSpec {
   method: 'as-norm';

@@ -1,4 +1,4 @@
-import { EngineError } from './errors.js';
+import { EngineError } from '../errors.js';
 
 /** One stored sample of a voiceprint: the embedding of one recording by one speaker model. */
 export interface VoiceprintSample {

@@ -1,5 +1,5 @@
-import { EngineError } from './errors.js';
-import { LIMITS } from './limits.js';
+import { EngineError } from '../errors.js';
+import { LIMITS } from '../limits.js';
 
 const BASE64_BODY = /^[A-Za-z0-9+/]*={0,2}$/;
 const BASE64URL_BODY = /^[A-Za-z0-9\-_]*={0,2}$/;

@@ -1,6 +1,6 @@
 import { headerProblems, type AudioCheck as SignalCheck } from './audio-check.js';
-import { readAudioHeader, type IntakeLimits } from './intake.js';
-import { EngineError } from './errors.js';
+import { readAudioHeader, type IntakeLimits } from '../audio/intake.js';
+import { EngineError } from '../errors.js';
 import type { WorkerTask } from './worker.js';
 
 export interface AudioCheck extends SignalCheck {

@@ -1,9 +1,9 @@
 import type * as ort from 'onnxruntime-node';
 import type { Checkpoint } from './analysis.js';
-import { decodeAudio, type AudioInfo, type IntakeLimits } from './intake.js';
-import { LIMITS } from './limits.js';
-import { estimateSnrDb, signalStats } from './quality.js';
-import { detectSpeech } from './vad.js';
+import { decodeAudio, type AudioInfo, type IntakeLimits } from '../audio/intake.js';
+import { LIMITS } from '../limits.js';
+import { estimateSnrDb, signalStats } from '../scoring/quality.js';
+import { detectSpeech } from '../features/vad.js';
 
 /** A reason a recording would fail enrolment or verification; `code` is the engine's error code (or `low_snr`). */
 export interface AudioProblem {

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { deserializeEngineError, EngineError } from './errors.js';
+import { deserializeEngineError, EngineError } from '../errors.js';
+import { PACKAGE_DIR } from '../package-dir.js';
 import type { WorkerConfig, WorkerReply, WorkerTask } from './worker.js';
 
 export interface TaskRunnerOptions {
@@ -29,7 +30,7 @@ export interface TaskRunner {
 
 function workerFile(): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  for (const candidate of [join(here, 'worker.js'), join(here, '..', 'dist', 'worker.js')]) {
+  for (const candidate of [join(here, 'worker.js'), join(PACKAGE_DIR, 'dist', 'worker.js')]) {
     if (existsSync(candidate)) return candidate;
   }
   throw new EngineError('internal', `engine worker bundle not found next to ${here}; run \`npm -w @voxkey/engine run build\``);

@@ -1,5 +1,5 @@
-import { LIMITS } from './limits.js';
-import type { LogisticCalibration } from './manifest.js';
+import { LIMITS } from '../limits.js';
+import type { LogisticCalibration } from '../models/manifest.js';
 
 export const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
 

@@ -1,5 +1,5 @@
 import * as ort from 'onnxruntime-node';
-import { sigmoid } from './scoring.js';
+import { sigmoid } from '../scoring/scoring.js';
 
 export const SPOOF_WINDOW = 64000; // 4 s at 16 kHz
 export const SPOOF_HOP = 32000; // 2 s

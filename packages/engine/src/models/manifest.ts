@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { EngineError } from './errors.js';
+import { isAbsolute, join, resolve } from 'node:path';
+import { EngineError } from '../errors.js';
+import { PACKAGE_DIR } from '../package-dir.js';
 
 export type ModelKind = 'speaker' | 'spoof' | 'vad';
 
@@ -61,9 +61,9 @@ export function speakerInputScale(entry: ModelEntry): number {
   return SPEAKER_FEATURE_SCALES[String(entry.input.features ?? 'kaldi-fbank-80-cmn')]!;
 }
 
-/** Repository root `models/` (packages/engine/dist|src -> ../../../models). */
+/** Repository root `models/` (packages/engine -> ../../models). */
 export function defaultModelsDir(): string {
-  return process.env.VOXKEY_MODELS_DIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'models');
+  return process.env.VOXKEY_MODELS_DIR ?? resolve(PACKAGE_DIR, '..', '..', 'models');
 }
 
 export function defaultManifestPath(modelsDir = defaultModelsDir()): string {
