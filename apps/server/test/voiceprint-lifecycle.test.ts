@@ -16,6 +16,8 @@ import type { TestContext } from './support/context.js';
 
 interface Script {
   embedding: number[];
+  /** The engine offers this recording's default-model embedding as an upgrade sample (an older-model voiceprint). */
+  upgrade?: boolean;
   bonafide?: number;
   error?: string;
   snrDb?: number;
@@ -97,6 +99,9 @@ const engine = {
       ...(reliable ? {} : { inconclusiveCode: 'low_snr' }),
       matchScore: score,
       bonafideProbability: script.bonafide ?? 0.99,
+      speakerModelId: 'fake-speaker-v1',
+      qualityScore: 0.8,
+      ...(script.upgrade ? { upgradeSample: { modelId: 'fake-speaker-v2', embedding: Float32Array.from(script.embedding) } } : {}),
       timings: {},
     };
   },
@@ -392,6 +397,27 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       expect((await enrol(c, 'doubtful-3', recording(doubtful))).event.status).toBe('enrolled');
       expectValidation(await patchSettings(c, { enrollment_deepfake_threshold: 1.5 }), [{ field: 'settings.enrollment_deepfake_threshold', code: 'out_of_range' }]);
       expectValidation(await patchSettings(c, { enrollment_deepfake_threshold: 'high' }), [{ field: 'settings.enrollment_deepfake_threshold', code: 'invalid_type' }]);
+    });
+  });
+
+  describe('speaker-model upgrade samples (issue 24)', () => {
+    it('only a verified verification without a deepfake stores the offered sample', async () => {
+      const c = ctx();
+      await ready(c);
+      await enrol(c, 'upgrader', recording({ embedding: SPEAKER_A }));
+      const deepfake = await verify(c, 'upgrader', recording({ embedding: SPEAKER_A, bonafide: 0.2, upgrade: true }));
+      expect(deepfake.event).toMatchObject({ result: 'verified', deepfake_detected: true, voiceprint_upgraded: false });
+      const impostor = await verify(c, 'upgrader', recording({ embedding: SPEAKER_B, upgrade: true }));
+      expect(impostor.event).toMatchObject({ result: 'rejected', voiceprint_upgraded: false });
+      const inconclusive = await verify(c, 'upgrader', recording({ embedding: SPEAKER_A, snrDb: 1, upgrade: true }));
+      expect(inconclusive.event).toMatchObject({ result: 'inconclusive', voiceprint_upgraded: false });
+      expect((await storedSamples(c, 'upgrader')).map((s) => s.model_id)).toEqual(['fake-speaker-v1']);
+      const genuine = await verify(c, 'upgrader', recording({ embedding: SPEAKER_A, upgrade: true }));
+      expect(genuine.event).toMatchObject({ result: 'verified', deepfake_detected: false, voiceprint_upgraded: true, models: { speaker: 'fake-speaker-v1' } });
+      expect(genuine.record).toMatchObject({ voiceprint_upgraded: true });
+      const samples = await storedSamples(c, 'upgrader');
+      expect(samples.map((s) => s.model_id)).toEqual(['fake-speaker-v1', 'fake-speaker-v2']);
+      expect(samples[1]).toMatchObject({ seal_version: 2 });
     });
   });
 
