@@ -4,21 +4,14 @@
  * development data set (the VAD needs speech): a child process on a free port, a fresh SQLite
  * database. Skipped with a notice when apps/server/dist or the data set is missing.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createVoxkeyClient, type StreamMessage, VoxkeyError, type VoxkeyClient, type WebSocketConstructor } from '../src/index.js';
+import { SERVER_BUILT as built, startVoxkeyServer, type VoxkeyServer } from './support/voxkey-server.js';
 
-const cli = fileURLToPath(new URL('../../../apps/server/bin/voxkey.js', import.meta.url));
-const fixtureModels = fileURLToPath(new URL('../../engine/test/fixtures/models', import.meta.url));
-const built = existsSync(fileURLToPath(new URL('../../../apps/server/dist/main.js', import.meta.url)));
 if (!built) console.warn('stream.test.ts skipped: apps/server is not built (run `npm run build` in the repository root)');
 const datasetDir = process.env.VOXKEY_DATASET_DIR ?? fileURLToPath(new URL('../../../../shared/datasets', import.meta.url));
 const hasDataset = existsSync(join(datasetDir, 'manifest.csv'));
@@ -33,26 +26,8 @@ function speakerClips(): [Uint8Array, Uint8Array] {
   return [readFileSync(join(datasetDir, clips[0]!)), readFileSync(join(datasetDir, clips[1]!))];
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function parseCliJson(stdout: string): any {
-  const lines = stdout.split('\n');
-  return JSON.parse(lines.slice(lines.indexOf('{'), lines.lastIndexOf('}') + 1).join('\n'));
-}
-
 describe.skipIf(!built || !hasDataset)('verifications.stream against the real server (Node)', () => {
-  let dir: string;
-  let child: ChildProcess | undefined;
-  let output = '';
+  let server: VoxkeyServer;
   let baseUrl: string;
   let token: string;
   let orgId: number;
@@ -60,40 +35,8 @@ describe.skipIf(!built || !hasDataset)('verifications.stream against the real se
   let clips: [Uint8Array, Uint8Array];
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'voxkey-sdk-stream-'));
-    const port = await freePort();
-    const env = {
-      ...process.env,
-      NODE_ENV: 'test',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`,
-      BOOTSTRAP_DEMO_ORG: 'false',
-      DATA_DIR: dir,
-      VOXKEY_ENCRYPTION_KEY: 'b'.repeat(64),
-      VOXKEY_MODELS_DIR: fixtureModels,
-      ENGINE_THREADS: '1',
-      JOB_POLL_MS: '100',
-      RATE_LIMIT_ENABLED: 'false',
-      WEBHOOK_ALLOW_LOOPBACK: 'true',
-    };
-    const { stdout } = await promisify(execFile)(process.execPath, [cli, 'org', 'create', '--name', 'SDK Stream', '--email', 'stream@example.com', '--callback-url', 'http://127.0.0.1:9/hook', '--json'], { env });
-    const created = parseCliJson(stdout);
-    orgId = created.organisation.id;
-    token = created.token.bearer;
-    child = spawn(process.execPath, [cli, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    baseUrl = `http://127.0.0.1:${port}/v1`;
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output}`);
-      try {
-        if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break;
-      } catch {}
-      if (Date.now() > deadline) throw new Error(`server did not start within 30 s:\n${output}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    server = await startVoxkeyServer('SDK Stream');
+    ({ baseUrl, token, orgId } = server);
     vk = createVoxkeyClient({ baseUrl, token, orgId, WebSocket: WebSocket as unknown as WebSocketConstructor });
     // The fixture spoof model's scores are noise: keep its gate out of the way of the enrolment.
     await vk.settings.update({ reject_deepfake_enrollments: false });
@@ -104,13 +47,7 @@ describe.skipIf(!built || !hasDataset)('verifications.stream against the real se
   });
 
   afterAll(async () => {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((r) => child!.once('exit', r));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await server?.stop();
   });
 
   it('streams audio chunks (an MP3 in 4 KiB pieces), yields progress then the result, and the record matches', async () => {
