@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setUserActive } from '../src/repositories/users.js';
 import { issueToken } from '../src/services/organisations.js';
 import { TEST_DIALECT } from './support/database.js';
 import { moveToPlan, orgPath, seedJobs } from './support/fixtures.js';
-import { connectStream, sendPcm, startStreamServer, type StreamServer, tonePcm } from './support/stream-server.js';
+import { connectStream, sendPcm, startStreamServer, type StreamServer, tonePcm, wavPeak } from './support/stream-server.js';
+
+/** The engine's espeak-ng clip alice_2.wav as Ogg Opus (48 kHz mono, 8.46 s; fixtures/audio/README.md). */
+const OPUS_FIXTURE = fileURLToPath(new URL('./fixtures/audio/alice_2.opus', import.meta.url));
 
 const GENUINE = 0.8;
 const IMPOSTOR = 0.2;
@@ -94,6 +99,23 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
       await sendPcm(client.ws, tonePcm(1, GENUINE));
       client.ws.send(JSON.stringify({ type: 'end' }));
       expect(await client.next('result')).toMatchObject({ result: 'inconclusive', failure_reason: 'insufficient_speech' });
+    });
+
+    it('takes an Ogg Opus file sent in pieces, all of it (the last page the decoder holds back too)', async () => {
+      const opus = readFileSync(OPUS_FIXTURE);
+      const client = await open();
+      const requestUuid = randomUUID();
+      client.ws.send(start({ format: 'opus', request_uuid: requestUuid }));
+      await sendPcm(client.ws, opus, { frameSeconds: 0.05 }); // 1600-byte pieces, cutting through Ogg pages
+      client.ws.send(JSON.stringify({ type: 'end' }));
+      expect(await client.next('progress')).toMatchObject({ type: 'progress' });
+      expect(await client.next('result')).toMatchObject({ type: 'result', final: true, request_uuid: requestUuid });
+      expect((await client.closed).code).toBe(1000);
+      // The job verified the whole clip as 48 kHz mono 16-bit (8.46 s; without the decoder's flush it lost its last 0.7 s).
+      const wav = Buffer.from(s.engine.jobAudio.at(-1)!);
+      expect({ rate: wav.readUInt32LE(24), channels: wav.readUInt16LE(22), bits: wav.readUInt16LE(34) }).toEqual({ rate: 48_000, channels: 1, bits: 16 });
+      expect((wav.length - 44) / 2 / 48_000).toBeCloseTo(8.46, 1);
+      expect(wavPeak(wav).peak).toBeGreaterThan(0.1); // speech, not silence
     });
 
     it('takes a WAV file sent in pieces', async () => {

@@ -24,8 +24,10 @@ export interface StreamDecoder {
   /** Known once the first samples are out (pcm: from the start message). */
   readonly sampleRate: number | null;
   ready(): Promise<void>;
-  /** The PCM samples these bytes complete (possibly none yet); throws StreamAudioError. */
-  push(bytes: Uint8Array): Int16Array;
+  /** The PCM samples these bytes complete (possibly none yet); throws (or rejects with) StreamAudioError. */
+  push(bytes: Uint8Array): Int16Array | Promise<Int16Array>;
+  /** At the end of the stream: the samples the decoder still holds (an Ogg decoder keeps the last page back). */
+  flush(): Promise<Int16Array>;
   free(): void;
 }
 
@@ -78,6 +80,10 @@ class PcmDecoder implements StreamDecoder {
     const samples = new Int16Array(whole / 2);
     Buffer.from(samples.buffer).set(data.subarray(0, whole));
     return samples;
+  }
+
+  async flush() {
+    return new Int16Array(0);
   }
 
   free() {}
@@ -157,12 +163,28 @@ class WavDecoder implements StreamDecoder {
     return mono;
   }
 
+  async flush() {
+    return new Int16Array(0);
+  }
+
   free() {}
 }
 
+interface DecodedAudio {
+  channelData: Float32Array[];
+  samplesDecoded: number;
+  sampleRate: number;
+}
+
+/**
+ * What the two wasm decoders have in common. mpg123-decoder decodes synchronously;
+ * ogg-opus-decoder's `decode` returns a promise (whatever its type declarations say) and holds the
+ * last Ogg page back until `flush`.
+ */
 interface WasmDecoder {
   ready: Promise<void>;
-  decode(bytes: Uint8Array): { channelData: Float32Array[]; samplesDecoded: number; sampleRate: number };
+  decode(bytes: Uint8Array): DecodedAudio | Promise<DecodedAudio>;
+  flush?(): Promise<DecodedAudio>;
   free(): void;
 }
 
@@ -180,10 +202,10 @@ class CompressedDecoder implements StreamDecoder {
     return this.decoder.ready;
   }
 
-  push(bytes: Uint8Array): Int16Array {
-    let decoded: ReturnType<WasmDecoder['decode']>;
+  async push(bytes: Uint8Array): Promise<Int16Array> {
+    let decoded: DecodedAudio;
     try {
-      decoded = this.decoder.decode(bytes);
+      decoded = await this.decoder.decode(bytes);
     } catch {
       throw new StreamAudioError('not_audio', `the audio declared as ${this.label} cannot be decoded`);
     }
@@ -194,6 +216,21 @@ class CompressedDecoder implements StreamDecoder {
       }
       return new Int16Array(0);
     }
+    return this.toMono(decoded);
+  }
+
+  async flush(): Promise<Int16Array> {
+    if (!this.decoder.flush) return new Int16Array(0);
+    let decoded: DecodedAudio;
+    try {
+      decoded = await this.decoder.flush();
+    } catch {
+      throw new StreamAudioError('not_audio', `the end of the audio declared as ${this.label} cannot be decoded`);
+    }
+    return decoded.samplesDecoded === 0 ? new Int16Array(0) : this.toMono(decoded);
+  }
+
+  private toMono(decoded: DecodedAudio): Int16Array {
     this.sampleRate ??= checkRate(decoded.sampleRate);
     const channels = decoded.channelData.length;
     const out = new Int16Array(decoded.samplesDecoded);

@@ -181,7 +181,7 @@ export class VerificationStream {
     await checkVerificationStart(deps, auth.orgId, start);
     this.start = start;
     this.subject = await loadStreamSubject(deps, auth.orgId, start.external_id);
-    const decoder = this.decodeStep(() => createStreamDecoder(start));
+    const decoder = await this.decodeStep(() => createStreamDecoder(start));
     this.decoder = decoder;
     await decoder.ready();
     if (this.state !== 'starting') return;
@@ -189,17 +189,13 @@ export class VerificationStream {
     this.tickTimer = setInterval(() => this.tick(), TICK_MS);
   }
 
-  private handleAudio(bytes: Uint8Array): void {
+  private async handleAudio(bytes: Uint8Array): Promise<void> {
     if (this.state === 'deciding' || this.decidedSamples !== undefined) return; // decided early: the rest of the audio is not needed
     if (this.state !== 'streaming' || !this.decoder) throw new StreamError('stream_protocol_error', 'Audio arrived before the {"type":"start",...} message');
     const decoder = this.decoder;
-    const samples = this.decodeStep(() => decoder.push(bytes));
-    if (samples.length === 0) return;
-    const maxSamples = Math.ceil(this.config.STREAM_MAX_AUDIO_SECONDS * this.sampleRate);
-    if (this.samples + samples.length > maxSamples) {
-      throw ApiError.field('audio', 'audio_too_long', `A stream may carry at most ${this.config.STREAM_MAX_AUDIO_SECONDS} s of audio; end it sooner`);
-    }
-    this.append(samples, maxSamples);
+    const samples = await this.decodeStep(() => decoder.push(bytes));
+    if (samples.length === 0 || this.state !== 'streaming' || this.decidedSamples !== undefined) return;
+    this.addSamples(samples);
     this.audioSinceProgress = true;
     // The first progress goes out at once, so a client sees its audio is arriving.
     if (!this.progressSent) this.sendProgress();
@@ -207,15 +203,24 @@ export class VerificationStream {
   }
 
   /** Runs a decoder step, turning its refusal into the stream's error (the field errors of a posted recording where they apply). */
-  private decodeStep<T>(step: () => T): T {
+  private async decodeStep<T>(step: () => T | Promise<T>): Promise<T> {
     try {
-      return step();
+      return await step();
     } catch (err) {
       if (!(err instanceof StreamAudioError)) throw err;
       if (err.kind === 'sample_rate_too_low') throw ApiError.field('sample_rate', 'sample_rate_too_low', err.message);
       if (err.kind === 'sample_rate_too_high') throw ApiError.field('sample_rate', 'out_of_range', err.message);
       throw new StreamError('stream_protocol_error', `The audio is not ${this.start?.format ?? 'audio'}: ${err.message}`);
     }
+  }
+
+  /** Keeps decoded samples, within the longest stream allowed. */
+  private addSamples(samples: Int16Array): void {
+    const maxSamples = Math.ceil(this.config.STREAM_MAX_AUDIO_SECONDS * this.sampleRate);
+    if (this.samples + samples.length > maxSamples) {
+      throw ApiError.field('audio', 'audio_too_long', `A stream may carry at most ${this.config.STREAM_MAX_AUDIO_SECONDS} s of audio; end it sooner`);
+    }
+    this.append(samples, maxSamples);
   }
 
   private append(samples: Int16Array, maxSamples: number): void {
@@ -298,6 +303,10 @@ export class VerificationStream {
     clearTimeout(this.idleTimer);
     clearTimeout(this.wallTimer);
     const start = this.start!;
+    // The audio the decoder still holds (the last Ogg page), unless a probe already fixed the audio.
+    const decoder = this.decoder;
+    if (decoder && this.decidedSamples === undefined) this.addSamples(await this.decodeStep(() => decoder.flush()));
+    if (this.state !== 'deciding') return;
     const rate = this.sampleRate;
     this.decoder?.free();
     this.decoder = undefined;

@@ -31,6 +31,8 @@ const scoreOf = (bytes: Uint8Array) => (wavPeak(bytes).peak > 0.4 ? 0.97 : 0.1);
 /** A stand-in engine that reads loudness as identity and voiced samples as speech, so streams decide without models. */
 export function fakeVoiceEngine(options: { delayMs?: number } = {}) {
   const calls = { verify: 0, checkAudio: 0 };
+  /** The recordings the jobs verified (WAV bytes), oldest first. */
+  const jobAudio: Uint8Array[] = [];
   const wait = () => new Promise((r) => setTimeout(r, options.delayMs ?? 0));
   const verify = async (bytes: Uint8Array, _voiceprints: unknown, opts?: { threshold?: number }) => {
     calls.verify++;
@@ -56,7 +58,10 @@ export function fakeVoiceEngine(options: { delayMs?: number } = {}) {
     async enrol() {
       return { qualityScore: 0.9, spoof: { bonafideProbability: 0.99 }, voiceprint: { modelId: 'fake-speaker', embedding: new Float32Array(8).fill(0.5) }, timings: {} };
     },
-    verify,
+    verify(bytes: Uint8Array, voiceprints: unknown, opts?: { threshold?: number }) {
+      jobAudio.push(bytes);
+      return verify(bytes, voiceprints, opts);
+    },
   } as unknown as VoiceAnalyzer;
   const streamEngine = {
     verify,
@@ -66,7 +71,7 @@ export function fakeVoiceEngine(options: { delayMs?: number } = {}) {
       return { netSpeechSeconds: wavPeak(bytes).seconds, problems: [] };
     },
   } as unknown as StreamEngine;
-  return { analyzer, streamEngine, calls };
+  return { analyzer, streamEngine, calls, jobAudio };
 }
 
 /** 16 kHz mono 16-bit PCM: a tone at `amplitude` (loud = the genuine speaker of the fakes). */
