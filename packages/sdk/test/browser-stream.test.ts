@@ -3,7 +3,8 @@
  * (the token in the WebSocket subprotocol list, the browser's own WebSocket) and `streamVoice` with
  * Chromium's fake microphone, in headless Chromium against a real server process (apps/server,
  * the engine's tiny fixture models: the scores mean nothing, the protocol and the audio are what is
- * tested). The audio is the engine's committed espeak-ng speech clips, so no data set is needed.
+ * tested). The audio is the engine's committed espeak-ng speech clips (and one as Ogg Opus, from the
+ * server's test fixtures), so no data set is needed.
  *
  * Skipped with a notice when Chromium is absent (Debian: `apt-get install -y chromium`, or set
  * CHROMIUM_PATH) or apps/server is not built (`npm run build` in the repository root).
@@ -25,6 +26,10 @@ if (!SERVER_BUILT) console.warn('browser-stream.test.ts: SKIPPED, apps/server is
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** What the fake microphone plays (looped): 8.5 s of espeak-ng speech, 16 kHz mono. */
 const MICROPHONE_CLIP = 'alice_2.wav';
+/** The same clip as Ogg Opus (apps/server/test/fixtures/audio/README.md). */
+const OPUS_CLIP = fileURLToPath(new URL('../../../apps/server/test/fixtures/audio/alice_2.opus', import.meta.url));
+/** Seconds of audio in alice_2.wav and alice_2.opus. */
+const CLIP_SECONDS = 8.46;
 /** Seconds streamVoice streams before it sends `end`. */
 const STREAM_SECONDS = 6;
 
@@ -98,6 +103,7 @@ describe.skipIf(!CHROMIUM || !SERVER_BUILT)('verification streams in headless Ch
       '/': ['text/html', '<!doctype html><title>streams</title><script type="module">import * as sdk from "/sdk.js"; window.sdk = sdk; document.title = "ready";</script>'],
       '/sdk.js': ['text/javascript', bundle.outputFiles[0]!.text],
       '/audio/alice_2.wav': ['audio/wav', readFileSync(join(ENGINE_SPEECH_CLIPS, 'alice_2.wav'))],
+      '/audio/alice_2.opus': ['audio/ogg', readFileSync(OPUS_CLIP)],
     };
     // The page's own origin (another port than the API's): a WebSocket is not bound by CORS.
     pages = createServer((request, response) => {
@@ -149,28 +155,34 @@ describe.skipIf(!CHROMIUM || !SERVER_BUILT)('verification streams in headless Ch
 
   const connection = () => ({ baseUrl: voxkey.baseUrl, token: voxkey.token, orgId: voxkey.orgId });
 
-  it("client.verifications.stream: a WAV file sent in pieces from the page, progress then the result, the record matches", async () => {
+  it.each([
+    ['wav', '/audio/alice_2.wav'],
+    ['opus', '/audio/alice_2.opus'],
+  ] as const)('client.verifications.stream (%s): a file sent in pieces from the page, progress then the result, the record matches', async (format, file) => {
     const outcome = await withPage((page) =>
-      page.evaluate(async (connection) => {
-        const sdk = (window as unknown as { sdk: Sdk }).sdk;
-        const vk = sdk.createVoxkeyClient(connection);
-        const wav = new Uint8Array(await (await fetch('/audio/alice_2.wav')).arrayBuffer());
-        const stream = vk.verifications.stream({ external_id: 'alice', format: 'wav', device_fingerprint: 'chromium-page' });
-        for (let offset = 0; offset < wav.length; offset += 8192) stream.send(wav.subarray(offset, offset + 8192));
-        stream.end();
-        const seen: StreamMessage[] = [];
-        for await (const message of stream) seen.push(message);
-        return { requestUuid: stream.request_uuid, seen, awaited: await stream, wavSeconds: (wav.length - 44) / 32_000 };
-      }, connection()),
+      page.evaluate(
+        async ({ connection, format, file }) => {
+          const sdk = (window as unknown as { sdk: Sdk }).sdk;
+          const vk = sdk.createVoxkeyClient(connection);
+          const bytes = new Uint8Array(await (await fetch(file)).arrayBuffer());
+          const stream = vk.verifications.stream({ external_id: 'alice', format, device_fingerprint: 'chromium-page' });
+          for (let offset = 0; offset < bytes.length; offset += 4096) stream.send(bytes.subarray(offset, offset + 4096));
+          stream.end();
+          const seen: StreamMessage[] = [];
+          for await (const message of stream) seen.push(message);
+          return { requestUuid: stream.request_uuid, seen, awaited: await stream };
+        },
+        { connection: connection(), format, file },
+      ),
     );
     expect(outcome.seen[0]).toMatchObject({ type: 'progress', received_s: expect.any(Number), net_speech_s: expect.any(Number) });
     const result = outcome.seen.at(-1)!;
     expect(result).toMatchObject({ type: 'result', final: true, event_type: 'verification.completed', request_uuid: outcome.requestUuid, external_id: 'alice' });
     expect(outcome.awaited).toEqual(result);
-    for (const progress of outcome.seen.filter((m) => m.type === 'progress')) expect(progress.received_s).toBeLessThanOrEqual(outcome.wavSeconds + 0.01);
+    for (const progress of outcome.seen.filter((m) => m.type === 'progress')) expect(progress.received_s).toBeLessThanOrEqual(CLIP_SECONDS + 0.01);
     const record = await vk.verifications.get(outcome.requestUuid);
     expect(record).toMatchObject({ status: 'completed', result: (result as { result: string }).result, match_score: (result as { match_score: number }).match_score });
-    console.info(`browser stream of ${outcome.wavSeconds.toFixed(2)} s of WAV: ${outcome.seen.length - 1} progress messages, result ${(result as { result: string }).result}`);
+    console.info(`browser stream of ${format}: ${outcome.seen.length - 1} progress messages (${JSON.stringify(outcome.seen[0])}), result ${(result as { result: string }).result}`);
   });
 
   it('a refused start rejects with the API error; a refused connection (bad token) with a network VoxkeyError', async () => {
