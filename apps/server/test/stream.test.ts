@@ -72,6 +72,33 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
       expect(Object.keys(JSON.parse(postedPayload.payload)).sort()).toEqual(Object.keys(payload).sort());
     });
 
+    it('a transient database failure while recording the decision is tried again: the verification is not lost', async () => {
+      const db = s.ctx.deps.database.db;
+      const transaction = db.transaction.bind(db);
+      let failures = 2;
+      // As a pool that is busy under load answers: only the job admission's transaction fails, twice.
+      db.transaction = (() => {
+        if (failures > 0 && new Error().stack?.includes('admitJob')) {
+          failures--;
+          throw new Error('timeout exceeded when trying to connect');
+        }
+        return transaction();
+      }) as typeof db.transaction;
+      try {
+        const client = await open();
+        const requestUuid = randomUUID();
+        client.ws.send(start({ request_uuid: requestUuid }));
+        await sendPcm(client.ws, tonePcm(4, GENUINE));
+        client.ws.send(JSON.stringify({ type: 'end' }));
+        expect(await client.next('result')).toMatchObject({ result: 'verified', request_uuid: requestUuid });
+        expect((await client.closed).code).toBe(1000);
+        expect(failures).toBe(0);
+        expect((await s.ctx.request('GET', orgPath(s.ctx.orgA.id, `/verifications/${requestUuid}`))).body).toMatchObject({ status: 'completed', result: 'verified' });
+      } finally {
+        db.transaction = transaction;
+      }
+    });
+
     it('an impostor is rejected', async () => {
       const client = await open();
       client.ws.send(start());

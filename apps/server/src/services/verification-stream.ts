@@ -322,28 +322,54 @@ export class VerificationStream {
     this.pcm = new Int16Array(0);
     const { deps, auth } = this.options;
     deps.observability.logger.info({ orgId: auth.orgId, requestUuid: start.request_uuid, reason, audioSeconds: round(this.samples / rate) }, 'verification stream deciding');
-    await acceptRecording(
-      deps,
-      auth,
-      'verification',
-      { external_id: start.external_id, request_uuid: start.request_uuid, language: start.language, device_fingerprint: start.device_fingerprint, device_type: start.device_type },
-      () => wav,
+    const deadline = Date.now() + this.config.STREAM_RESULT_TIMEOUT_MS;
+    // The audio exists nowhere else, so a transient failure (a database pool busy under load) is
+    // tried again rather than losing the verification; acceptRecording is idempotent by request_uuid.
+    await this.retryTransient(deadline, start.request_uuid, () =>
+      acceptRecording(
+        deps,
+        auth,
+        'verification',
+        { external_id: start.external_id, request_uuid: start.request_uuid, language: start.language, device_fingerprint: start.device_fingerprint, device_type: start.device_type },
+        () => wav,
+      ),
     );
-    const payload = await this.waitForOutcome(start.request_uuid);
+    const payload = await this.waitForOutcome(start.request_uuid, deadline);
     this.send({ type: 'result', final: true, ...payload });
     this.close(this.shuttingDown ? STREAM_CLOSE_CODES.goingAway : STREAM_CLOSE_CODES.normal);
   }
 
-  /** The job's `verification.completed` payload, read back once the job has completed. */
-  private async waitForOutcome(requestUuid: string): Promise<Record<string, unknown>> {
+  /**
+   * Runs `step` again after a failure that is not an API error (a database pool busy under load),
+   * with a growing pause, until `deadline`; the steps given are idempotent.
+   */
+  private async retryTransient<T>(deadline: number, requestUuid: string, step: () => Promise<T>): Promise<T> {
+    let pause = 100;
+    for (;;) {
+      try {
+        return await step();
+      } catch (err) {
+        if (err instanceof ApiError || err instanceof StreamError || Date.now() + pause >= deadline) throw err;
+        this.options.deps.observability.logger.warn({ err, orgId: this.options.auth.orgId, requestUuid }, 'verification stream: a database step failed; trying again');
+        await sleep(pause);
+        pause = Math.min(2000, pause * 2);
+      }
+    }
+  }
+
+  /** The job's `verification.completed` payload, read back once the job has completed (a failed read is tried again). */
+  private async waitForOutcome(requestUuid: string, deadline: number): Promise<Record<string, unknown>> {
     const { deps, auth } = this.options;
-    const deadline = Date.now() + this.config.STREAM_RESULT_TIMEOUT_MS;
     let pause = 20;
     while (Date.now() < deadline) {
-      const job = await findJobByRequest(deps.database.db, auth.orgId, requestUuid);
-      if (job && (job.status === 'completed' || job.status === 'failed')) {
-        const payload = await findJobEventPayload(deps.database.db, auth.orgId, job.id);
-        if (payload) return JSON.parse(payload) as Record<string, unknown>;
+      try {
+        const job = await findJobByRequest(deps.database.db, auth.orgId, requestUuid);
+        if (job && (job.status === 'completed' || job.status === 'failed')) {
+          const payload = await findJobEventPayload(deps.database.db, auth.orgId, job.id);
+          if (payload) return JSON.parse(payload) as Record<string, unknown>;
+        }
+      } catch (err) {
+        deps.observability.logger.warn({ err, orgId: auth.orgId, requestUuid }, 'verification stream: reading the outcome failed; trying again');
       }
       await sleep(pause);
       pause = Math.min(250, Math.round(pause * 1.5));
