@@ -18,11 +18,11 @@ const IMPOSTOR = 0.2;
 // the real models and recordings are exercised by e2e/stream-flow.test.ts.
 describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
   let s: StreamServer;
-  /** A live token on a paid plan: the Sandbox's (and trial tokens') 100 calls a month would stop the 100-stream test. */
+  /** A live token on a paid plan: the Sandbox's (and trial tokens') 100 calls a month would soon stop these tests. */
   let live: string;
 
   beforeAll(async () => {
-    s = await startStreamServer({ STREAM_IDLE_TIMEOUT_MS: '1500', STREAM_MAX_PER_ORG: '150', STREAM_MAX_FRAME_BYTES: '16384' });
+    s = await startStreamServer({ STREAM_IDLE_TIMEOUT_MS: '1500', STREAM_MAX_FRAME_BYTES: '16384' });
     await moveToPlan(s.ctx, s.ctx.orgA.id, 'Starter');
     live = (await issueToken(s.ctx.db, { orgId: s.ctx.orgA.id, friendlyName: 'live', kind: 'live' })).bearer;
     await s.enrol(s.ctx.orgA.id, 'alice');
@@ -304,23 +304,41 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
   });
 
   it('100 concurrent streams: every one decided, memory flat', async () => {
-    global.gc?.();
-    const before = process.memoryUsage();
-    const clients = await Promise.all(Array.from({ length: 100 }, () => open()));
-    for (const client of clients) client.ws.send(start());
-    const audio = tonePcm(2, GENUINE);
-    await Promise.all(clients.map((client) => sendPcm(client.ws, audio, { frameSeconds: 0.25 })));
-    await Promise.all(clients.map((client) => client.next('progress')));
-    expect(s.ctx.deps.streams!.count()).toBe(100);
-    const during = process.memoryUsage();
-    for (const client of clients) client.ws.send(JSON.stringify({ type: 'end' }));
-    const results = await Promise.all(clients.map((client) => client.next('result', 60_000)));
-    expect(results.every((r) => r.result === 'inconclusive' || r.result === 'verified')).toBe(true);
-    await Promise.all(clients.map((client) => client.closed));
-    expect(s.ctx.deps.streams!.count()).toBe(0);
-    // 100 streams of 2 s (64 KB of PCM each, buffers of 4 s): far under 1 MB per stream on the heap.
-    const growthMiB = (during.heapUsed + during.arrayBuffers - before.heapUsed - before.arrayBuffers) / 2 ** 20;
-    expect(growthMiB, `heap + array buffers grew ${growthMiB.toFixed(1)} MiB with 100 streams open`).toBeLessThan(100);
+    // Its own server with the default idle timeout: opening 100 streams on a loaded machine
+    // (PostgreSQL especially) can take longer than the 1.5 s the idle-timeout tests above use.
+    const busy = await startStreamServer({ STREAM_MAX_PER_ORG: '150' });
+    try {
+      await moveToPlan(busy.ctx, busy.ctx.orgA.id, 'Starter');
+      const token = (await issueToken(busy.ctx.db, { orgId: busy.ctx.orgA.id, friendlyName: 'live', kind: 'live' })).bearer;
+      await busy.enrol(busy.ctx.orgA.id, 'alice');
+      global.gc?.();
+      const before = process.memoryUsage();
+      const clients = await Promise.all(
+        Array.from({ length: 100 }, async () => {
+          const client = connectStream(busy.streamUrl(), { token });
+          await client.opened;
+          return client;
+        }),
+      );
+      for (const client of clients) client.ws.send(start());
+      const audio = tonePcm(2, GENUINE);
+      await Promise.all(clients.map((client) => sendPcm(client.ws, audio, { frameSeconds: 0.25 })));
+      await Promise.all(clients.map((client) => client.next('progress')));
+      expect(busy.ctx.deps.streams!.count()).toBe(100);
+      const during = process.memoryUsage();
+      for (const client of clients) client.ws.send(JSON.stringify({ type: 'end' }));
+      const results = await Promise.all(clients.map((client) => client.next('result', 60_000)));
+      expect(results.every((r) => r.result === 'inconclusive' || r.result === 'verified')).toBe(true);
+      await Promise.all(clients.map((client) => client.closed));
+      expect(busy.ctx.deps.streams!.count()).toBe(0);
+      // 100 streams of 2 s (64 KB of PCM each, buffers of 4 s): far under 1 MB per stream on the heap
+      // (this process's heap, shared with the clients; e2e/stream-memory.test.ts measures a server process's RSS).
+      const growthMiB = (during.heapUsed + during.arrayBuffers - before.heapUsed - before.arrayBuffers) / 2 ** 20;
+      expect(growthMiB, `heap + array buffers grew ${growthMiB.toFixed(1)} MiB with 100 streams open`).toBeLessThan(100);
+      expect(busy.ctx.reportedErrors).toEqual([]);
+    } finally {
+      await busy.stop();
+    }
   }, 120_000);
 
   it('caps concurrent streams per organisation: 429 before the upgrade', async () => {
