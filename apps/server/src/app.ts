@@ -22,6 +22,7 @@ import { predefinedTextsRouter } from './routes/predefined-texts/index.js';
 import { tokensRouter } from './routes/tokens/index.js';
 import { usersRouter } from './routes/users/index.js';
 import { voiceRouter } from './routes/voice/index.js';
+import { openVerificationStream, VERIFICATION_STREAM_PATH } from './routes/voice/stream.js';
 import { webhooksRouter } from './routes/webhooks/index.js';
 
 const OPENAPI_FILE = fileURLToPath(new URL('../../../openapi/openapi.json', import.meta.url));
@@ -73,6 +74,8 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
   api.use('/organisations/:org_id', requireOwnOrganisation());
   api.use('/organisations/:org_id/*', requireOwnOrganisation());
   api.use('/organisations/:org_id/*', honourIdempotencyKeys());
+  // WebSocket, outside the OpenAPI routes (OpenAPI cannot describe it); before them, so `stream` is not taken for a request_uuid.
+  api.get(VERIFICATION_STREAM_PATH, openVerificationStream as never);
   api.route('/', createApi());
   app.route(API_BASE_PATH, api);
 

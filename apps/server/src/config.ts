@@ -70,6 +70,26 @@ const ConfigSchema = z.object({
   RATE_LIMIT_ORG_BURST: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_TRIAL_RPS: z.coerce.number().positive().default(5),
   RATE_LIMIT_TRIAL_BURST: z.coerce.number().int().min(1).default(20),
+  /** Real-time verification over WebSocket (docs/decisions.md, "Streaming verification"). Open streams per organisation, per process. */
+  STREAM_MAX_PER_ORG: z.coerce.number().int().min(1).default(20),
+  /** Longest audio one stream may carry (seconds of audio, the recording limit). */
+  STREAM_MAX_AUDIO_SECONDS: z.coerce.number().positive().max(60).default(60),
+  /** Most encoded audio bytes one stream may send. */
+  STREAM_MAX_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+  /** Largest single message (audio frame or JSON). */
+  STREAM_MAX_FRAME_BYTES: z.coerce.number().int().min(1024).default(64 * 1024),
+  /** A stream with no message for this long is closed (also the time allowed for the start message). */
+  STREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Longest a stream may stay open before its decision starts (slow senders). */
+  STREAM_MAX_WALL_MS: z.coerce.number().int().min(1000).default(120_000),
+  /** Bytes queued for a client that does not read before it is cut off. */
+  STREAM_MAX_BUFFERED_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  /** Seconds of new audio between two early-decision probes once there is enough speech. */
+  STREAM_PROBE_EVERY_S: z.coerce.number().positive().default(1.5),
+  /** How far from the match threshold a probe's score must be to decide before the client ends the stream. */
+  STREAM_EARLY_MARGIN: z.coerce.number().min(0).max(1).default(0.1),
+  /** Longest wait for the job that records a streamed verification. */
+  STREAM_RESULT_TIMEOUT_MS: z.coerce.number().int().min(1000).default(60_000),
   METRICS_ENABLED: booleanFromEnv.default(true),
   /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),

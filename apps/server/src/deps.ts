@@ -5,6 +5,7 @@ import type { TokenKind } from './db/types.js';
 import type { Logger } from './observability/logger.js';
 import type { Metrics } from './observability/metrics.js';
 import type { Sealer } from './security/sealing.js';
+import type { StreamRegistry } from './services/verification-streams.js';
 
 /** Who is calling: resolved from the bearer token on every request. */
 export interface AuthContext {
@@ -41,4 +42,6 @@ export interface AppDeps {
   /** Runs audio pre-checks in the engine's pool; absent where this process has no engine. */
   audioChecker?: Pick<VoiceEngine, 'checkAudio'>;
   observability: Observability;
+  /** Open verification streams (WebSocket); absent where this process serves no API. */
+  streams?: StreamRegistry;
 }

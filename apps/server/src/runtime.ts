@@ -11,6 +11,7 @@ import { type EngineWatchdog, watchEngine } from './workers/engine-watchdog.js';
 import { startRetentionSweeps } from './workers/retention.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhook-dispatcher.js';
 import { createIdempotencyPurger } from './workers/idempotency-purge.js';
+import { createStreamRegistry } from './services/verification-streams.js';
 
 export interface Runtime {
   deps: AppDeps;
@@ -99,6 +100,8 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
   // engine could not start answers 503 (voiceUnavailable) without retrying it on every check.
   const checkEngine = engine || deps.voiceUnavailable ? null : lazyEngine(config);
   deps.audioChecker = engine ?? checkEngine ?? undefined;
+  const streamEngine = engine ?? checkEngine ?? undefined;
+  deps.streams = createStreamRegistry(deps, () => streamEngine);
   if (engine) {
     logger.info({ speakerModel: engine.speakerModelId, spoofModel: engine.spoofModelId, threads: engine.stats().threads }, 'engine ready');
     const poolEngine = engine;
@@ -137,8 +140,8 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
   };
 }
 
-/** An engine created on first use (and again after a failed start), for audio checks only. */
-function lazyEngine(config: AppConfig): Pick<VoiceEngine, 'checkAudio'> & { close(): Promise<void> } {
+/** An engine created on first use (and again after a failed start), for audio checks and stream probes only. */
+function lazyEngine(config: AppConfig): Pick<VoiceEngine, 'checkAudio' | 'verify'> & { close(): Promise<void> } {
   let started: Promise<VoiceEngine> | null = null;
   const start = () => {
     started ??= createEngine({ modelsDir: config.VOXKEY_MODELS_DIR, threads: 1, warmup: false, taskTimeoutMs: config.ENGINE_TASK_TIMEOUT_MS }).catch((err: unknown) => {
@@ -150,6 +153,9 @@ function lazyEngine(config: AppConfig): Pick<VoiceEngine, 'checkAudio'> & { clos
   return {
     async checkAudio(...args) {
       return (await start()).checkAudio(...args);
+    },
+    async verify(...args) {
+      return (await start()).verify(...args);
     },
     async close() {
       const current = started;

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createApp } from './app.js';
+import { attachWebSockets } from './http/websocket.js';
 import type { AppConfig } from './config.js';
 import { createRuntime } from './runtime.js';
 import { bootstrapDemoOrganisation } from './services/bootstrap.js';
@@ -52,6 +53,7 @@ export async function startServer(config: AppConfig): Promise<void> {
   const server = serve({ fetch: app.fetch, hostname: config.HOST, port: config.PORT }, (info) => {
     logger.info({ port: info.port }, `Voxkey listening on http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${info.port} (API under /v1, docs at /docs)`);
   });
+  attachWebSockets(server, app, (err) => logger.error({ err }, 'websocket upgrade failed'));
   // Node closes a request that takes longer than this to arrive; header time is bounded too.
   const http = server as unknown as { requestTimeout: number; headersTimeout: number };
   http.requestTimeout = config.REQUEST_TIMEOUT_MS;
@@ -61,7 +63,10 @@ export async function startServer(config: AppConfig): Promise<void> {
   const signal = await waitForSignal(logger);
   logger.info({ signal }, 'shutting down: no new requests, finishing in-flight jobs');
   const deadline = exitAfter(logger, config.SHUTDOWN_TIMEOUT_MS);
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // Open streams finish their decisions (the job runner is still up), then close with 1001.
+  await runtime.deps.streams?.shutdown();
+  await closed;
   await runtime.close();
   clearTimeout(deadline);
   logger.info('shutdown complete');

@@ -3,9 +3,11 @@
  * The web demo's page script: record the microphone as a 16 kHz mono 16-bit WAV with the SDK's
  * `recordVoice` (`@voxkey/sdk/recorder`, which the backend serves from the installed package),
  * send it to the demo backend (which calls Voxkey with its own token), and show the webhook's
- * result as it arrives over server-sent events.
+ * result as it arrives over server-sent events. Or stream the microphone with the SDK's
+ * `streamVoice` over a WebSocket to the backend, which relays it to Voxkey's verification stream,
+ * and show Voxkey's progress messages and its result as they come back.
  */
-import { recordVoice } from './vendor/voxkey-sdk-recorder.js';
+import { recordVoice, streamVoice } from './vendor/voxkey-sdk-recorder.js';
 
 /** Recordings per enrolment: one voiceprint built from several takes matches more reliably. */
 const SAMPLES = 3;
@@ -23,11 +25,13 @@ const externalIdInput = /** @type {HTMLInputElement} */ ($('external-id'));
 const secondsInput = /** @type {HTMLInputElement} */ ($('seconds'));
 const enrolButton = /** @type {HTMLButtonElement} */ ($('enrol'));
 const verifyButton = /** @type {HTMLButtonElement} */ ($('verify'));
+const streamButton = /** @type {HTMLButtonElement} */ ($('verify-stream'));
+const buttons = [enrolButton, verifyButton, streamButton];
 const statusBox = $('status');
 const level = /** @type {HTMLMeterElement} */ ($('level'));
 const outcome = $('outcome');
 
-/** @param {string} text @param {'idle' | 'recording' | 'sending' | 'waiting' | 'done' | 'error'} phase */
+/** @param {string} text @param {'idle' | 'recording' | 'streaming' | 'sending' | 'waiting' | 'done' | 'error'} phase */
 function setStatus(text, phase) {
   statusBox.textContent = text;
   statusBox.dataset.phase = phase;
@@ -191,19 +195,18 @@ async function enrol(externalId, seconds) {
 }
 
 /**
+ * Shows a verification's result (the webhook's fields) and what it means for access.
+ * @param {any} event
  * @param {string} externalId
- * @param {number} seconds
+ * @param {string} [how] how the decision came, appended to the message
  */
-async function verify(externalId, seconds) {
-  const wav = await recordWav(seconds, 'Verification');
-  setStatus(`Recorded ${seconds} s (${Math.round(wav.length / 1024)} KiB WAV at 16 kHz); sending…`, 'sending');
-  const { event, requestUuid } = await submitAndWait('verify', externalId, wav);
+function showVerification(event, externalId, how = '') {
   showOutcome({
     kind: 'verify',
     result: event.result,
     score: Number(event.match_score).toFixed(3),
     deepfake: event.deepfake_detected ? 'yes' : 'no',
-    requestUuid,
+    requestUuid: event.request_uuid,
   });
   // Grant access only when verified AND no deepfake was detected; inconclusive means "try again".
   const message = event.deepfake_detected
@@ -213,10 +216,93 @@ async function verify(externalId, seconds) {
       : event.result === 'rejected'
         ? `Rejected: the voice does not match “${externalId}”.`
         : 'Inconclusive: not enough clear speech; try again.';
-  setStatus(message, 'done');
+  setStatus(how ? `${message} ${how}` : message, 'done');
 }
 
-/** @param {'enrol' | 'verify'} kind */
+/**
+ * @param {string} externalId
+ * @param {number} seconds
+ */
+async function verify(externalId, seconds) {
+  const wav = await recordWav(seconds, 'Verification');
+  setStatus(`Recorded ${seconds} s (${Math.round(wav.length / 1024)} KiB WAV at 16 kHz); sending…`, 'sending');
+  const { event } = await submitAndWait('verify', externalId, wav);
+  showVerification(event, externalId);
+}
+
+// --------------------------------------------------------------------------------------------
+// Verify while speaking
+// --------------------------------------------------------------------------------------------
+
+/**
+ * A verification stream through the demo backend (`GET /api/verify-stream`, a WebSocket), in the
+ * shape `streamVoice` sends to: audio chunks are queued until the socket opens; `result` settles
+ * with Voxkey's result message, or fails with the backend's error message.
+ * @param {string} externalId
+ * @param {(progress: { received_s: number; net_speech_s: number }) => void} onProgress
+ */
+function openVerificationStream(externalId, onProgress) {
+  const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const socket = new WebSocket(`${scheme}//${location.host}/api/verify-stream?external_id=${encodeURIComponent(externalId)}`);
+  socket.binaryType = 'arraybuffer';
+  /** @type {(ArrayBufferView | string)[]} */
+  const queued = [];
+  socket.addEventListener('open', () => {
+    for (const data of queued.splice(0)) socket.send(data);
+  });
+  /** @type {Promise<any>} */
+  const result = new Promise((resolve, reject) => {
+    socket.addEventListener('message', (message) => {
+      const data = JSON.parse(/** @type {MessageEvent<string>} */ (message).data);
+      if (data.type === 'progress') onProgress(data);
+      else if (data.type === 'result') resolve(data);
+      else if (data.type === 'error') reject(new Error(data.message));
+    });
+    // After a result or an error this changes nothing.
+    socket.addEventListener('close', () => reject(new Error('the connection to the demo backend closed before a result')));
+  });
+  /** @param {ArrayBufferView | string} data */
+  const transmit = (data) => {
+    if (socket.readyState === WebSocket.OPEN) socket.send(data);
+    else if (socket.readyState === WebSocket.CONNECTING) queued.push(data);
+  };
+  return {
+    /** @param {ArrayBufferView} chunk */
+    send: (chunk) => transmit(chunk),
+    end: () => transmit(JSON.stringify({ type: 'end' })),
+    result,
+    close: () => socket.close(),
+  };
+}
+
+/**
+ * Streams the microphone until Voxkey is confident or `seconds` pass, showing what Voxkey has heard.
+ * @param {string} externalId
+ * @param {number} seconds
+ */
+async function verifyWhileSpeaking(externalId, seconds) {
+  setStatus(`Verifying while you speak (at most ${seconds} s)… Speak now.`, 'streaming');
+  const stream = openVerificationStream(externalId, (progress) =>
+    setStatus(`Voxkey heard ${progress.received_s.toFixed(1)} s, ${progress.net_speech_s.toFixed(1)} s of it speech… Keep speaking.`, 'streaming'),
+  );
+  /** @type {Awaited<ReturnType<typeof streamVoice>>} */
+  let sent;
+  try {
+    // Returns once the result is in (or after `seconds`, when it sends `end` and waits for the result).
+    sent = await streamVoice(stream, { maxSeconds: seconds, onProgress: ({ peak }) => (level.value = peak) });
+  } catch (error) {
+    stream.close();
+    throw error;
+  } finally {
+    level.value = 0;
+  }
+  console.info(`streamed ${sent.durationSeconds} s at ${sent.captureSampleRate} Hz through the ${sent.capture}`);
+  const event = await stream.result;
+  const early = sent.durationSeconds < seconds - 0.05;
+  showVerification(event, externalId, `(decided ${early ? 'early, ' : ''}after ${sent.durationSeconds.toFixed(1)} s of audio)`);
+}
+
+/** @param {'enrol' | 'verify' | 'verify-stream'} kind */
 async function run(kind) {
   const externalId = externalIdInput.value.trim();
   if (!externalId) {
@@ -224,20 +310,22 @@ async function run(kind) {
     return;
   }
   const seconds = Math.min(30, Math.max(3, Number(secondsInput.value) || 7));
-  enrolButton.disabled = verifyButton.disabled = true;
+  for (const button of buttons) button.disabled = true;
   showOutcome({ kind, result: '–' });
   try {
     if (kind === 'enrol') await enrol(externalId, seconds);
-    else await verify(externalId, seconds);
+    else if (kind === 'verify') await verify(externalId, seconds);
+    else await verifyWhileSpeaking(externalId, seconds);
   } catch (error) {
     showOutcome({ kind, result: 'error' });
     setStatus(`Error: ${error instanceof Error ? error.message : String(error)}`, 'error');
   } finally {
-    enrolButton.disabled = verifyButton.disabled = false;
+    for (const button of buttons) button.disabled = false;
   }
 }
 
 $('controls').addEventListener('submit', (event) => event.preventDefault()); // Enter in a field submits nothing
 enrolButton.addEventListener('click', () => void run('enrol'));
 verifyButton.addEventListener('click', () => void run('verify'));
+streamButton.addEventListener('click', () => void run('verify-stream'));
 document.body.dataset.ready = 'true';

@@ -8,6 +8,9 @@
  *   POST /api/enrol?external_id=X&mode=replace|add
  *                                  body: a WAV recording -> Voxkey enrolment -> { request_uuid }
  *   POST /api/verify?external_id=X body: a WAV recording -> Voxkey verification -> { request_uuid }
+ *   GET  /api/verify-stream?external_id=X
+ *                                  WebSocket: the page's microphone as 16 kHz PCM -> Voxkey's verification
+ *                                  stream; Voxkey's `progress` and `result` messages come back
  *   GET  /api/events/:request_uuid server-sent events: `waiting`, then `result` with the webhook's event
  *   POST /webhooks                 Voxkey's signed webhooks (the organisation's callback URL)
  *
@@ -15,14 +18,26 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { upgradeWebSocket } from '@hono/node-server';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { secureHeaders } from 'hono/secure-headers';
 import { streamSSE } from 'hono/streaming';
-import { verifyWebhook, VoxkeyError, WebhookVerificationError, type EnrollmentMode, type VoxkeyClient, type VoxkeyEvent } from '@voxkey/sdk';
+import {
+  verifyWebhook,
+  VoxkeyError,
+  WebhookVerificationError,
+  type EnrollmentMode,
+  type VerificationStream,
+  type VoxkeyClient,
+  type VoxkeyEvent,
+} from '@voxkey/sdk';
 
 const MODES: readonly string[] = ['new', 'add', 'replace'] satisfies EnrollmentMode[];
+
+/** What the page sends on its verification stream when the caller has finished. */
+const END_MESSAGE = JSON.stringify({ type: 'end' });
 
 export const PUBLIC_DIR = fileURLToPath(new URL('../public', import.meta.url));
 
@@ -115,13 +130,18 @@ export function createDemoApp(options: DemoOptions): Hono {
   );
 
   /** Voxkey's refusal as the page shows it, or null for anything that is not a client error. */
-  function relayed(c: Context, error: unknown) {
+  function refusalOf(error: unknown): { message: string; status: number } | null {
     if (error instanceof VoxkeyError && error.kind === 'http' && error.status < 500) {
       // Show the page what Voxkey said (bad audio, unknown user, already enrolled, ...).
       const detail = error.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
-      return c.json({ message: detail ? `${error.message} (${detail})` : error.message }, error.status as 400);
+      return { message: detail ? `${error.message} (${detail})` : error.message, status: error.status };
     }
     return null;
+  }
+
+  function relayed(c: Context, error: unknown) {
+    const refusal = refusalOf(error);
+    return refusal ? c.json({ message: refusal.message }, refusal.status as 400) : null;
   }
 
   /** The recording in the request body, or an answer refusing it. */
@@ -172,6 +192,54 @@ export function createDemoApp(options: DemoOptions): Hono {
   app.post('/api/check', (c) => check(c));
   app.post('/api/enrol', (c) => submit(c, 'enrol'));
   app.post('/api/verify', (c) => submit(c, 'verify'));
+
+  // Verify while the person speaks: the page streams its microphone here (the SDK's streamVoice:
+  // 16 kHz mono 16-bit PCM, `{"type":"end"}` when time is up), and this backend relays it to
+  // Voxkey's verification stream with its own token (the SDK's verifications.stream). Voxkey's
+  // `progress` messages and its `result` (the webhook's fields) go back to the page as they are;
+  // a refusal as `{"type":"error","message"}`. The page closing first abandons the verification.
+  app.get(
+    '/api/verify-stream',
+    upgradeWebSocket((c) => {
+      const externalId = c.req.query('external_id')?.trim();
+      let stream: VerificationStream | undefined;
+      let over = false;
+      return {
+        onOpen(_event, ws) {
+          const reply = (message: object) => {
+            if (ws.readyState === 1) ws.send(JSON.stringify(message));
+          };
+          if (!externalId) {
+            reply({ type: 'error', message: 'external_id is required' });
+            ws.close(1008);
+            return;
+          }
+          const live = voxkey.verifications.stream({ external_id: externalId });
+          stream = live;
+          void (async () => {
+            try {
+              // progress..., then the result; an error message is followed by the error thrown, answered below.
+              for await (const message of live) if (message.type !== 'error') reply(message);
+            } catch (error) {
+              const refusal = refusalOf(error);
+              if (!refusal) console.error('verification stream failed:', error);
+              reply({ type: 'error', message: refusal?.message ?? 'Voxkey is unavailable, try again' });
+            } finally {
+              over = true;
+              ws.close(1000);
+            }
+          })();
+        },
+        onMessage(event) {
+          if (typeof event.data !== 'string') stream?.send(new Uint8Array(event.data as ArrayBuffer));
+          else if (event.data === END_MESSAGE) stream?.end();
+        },
+        onClose() {
+          if (!over) stream?.close();
+        },
+      };
+    }),
+  );
 
   app.get('/api/events/:request_uuid', (c) => {
     const requestUuid = c.req.param('request_uuid');

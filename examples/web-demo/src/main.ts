@@ -11,7 +11,8 @@
  */
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { createVoxkeyClient } from '@voxkey/sdk';
+import { createVoxkeyClient, type WebSocketConstructor } from '@voxkey/sdk';
+import { WebSocket, WebSocketServer } from 'ws';
 import { createDemoApp } from './app.js';
 
 function required(name: string): string {
@@ -28,11 +29,15 @@ const voxkey = createVoxkeyClient({
   baseUrl: apiUrl.endsWith('/v1') ? apiUrl : `${apiUrl}/v1`,
   token: required('VOXKEY_TOKEN'),
   orgId: Number(required('VOXKEY_ORG_ID')),
+  // For verifications.stream: Node < 22 has no global WebSocket.
+  WebSocket: WebSocket as unknown as WebSocketConstructor,
 });
 const app = createDemoApp({ voxkey, webhookSecret: required('VOXKEY_WEBHOOK_SECRET') });
 
 const host = process.env.HOST ?? '127.0.0.1';
-const server = serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000), hostname: host }, async (info: AddressInfo) => {
+// The page's verification streams (GET /api/verify-stream): audio chunks of 0.25 s, far below 64 KiB.
+const sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+const server = serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000), hostname: host, websocket: { server: sockets } }, async (info: AddressInfo) => {
   const local = `http://${host}:${info.port}`;
   const callbackUrl = `${(process.env.PUBLIC_URL ?? local).replace(/\/+$/, '')}/webhooks`;
   try {
@@ -49,5 +54,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     server.close(() => process.exit(0));
     if ('closeAllConnections' in server) server.closeAllConnections(); // open SSE streams too
+    for (const socket of sockets.clients) socket.terminate(); // and verification streams
   });
 }

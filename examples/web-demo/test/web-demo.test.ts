@@ -3,17 +3,20 @@
  * backend (`src/main.ts`) as a child process, and one browser per recording whose microphone is
  * Chromium's fake capture device playing a data set clip (converted to WAV). The page records with
  * the SDK's recordVoice (served by the backend from the installed @voxkey/sdk), pre-checks, enrols,
- * verifies, and shows the webhook's result over SSE.
+ * verifies, and shows the webhook's result over SSE; or streams the microphone with the SDK's
+ * streamVoice through the backend to Voxkey's verification stream and shows its progress and result.
  *
  * Skipped with a notice when the data set (`../shared/datasets`) or Chromium is absent.
  * Screenshots: examples/web-demo/test-results/*.png.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { decodeWav, encodeWav, parseWavHeader } from '@voxkey/engine/dsp';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { chooseModels, DATASET_DIR, HAS_DATASET, pickSpeakers, REPO_ROOT, startServer, toWav, type ServerHandle } from '../../test-support/example-server.js';
 import { RECORDER_ROUTE } from '../src/app.js';
 import { CHROMIUM, EXAMPLE_DIR, launchWithMicrophone, startDemo, type Demo } from './demo-harness.js';
@@ -47,10 +50,21 @@ interface PageOutcome {
   deepfake: string;
   samples: string;
   problems: string[];
+  /** The page's log, oldest first. */
+  log: string[];
+  /** The page's WebSocket to /api/verify-stream: the binary frames it sent (PCM), its text frames, and the messages it received. */
+  stream: { audio: Uint8Array; texts: string[]; received: any[] };
 }
 
-/** One browser whose microphone plays `wav`: record, submit as `externalId`, wait for the result. */
-async function useDemo(demo: Demo, wav: string, action: 'enrol' | 'verify', externalId: string, screenshot: string, seconds = action === 'enrol' ? ENROL_SECONDS : VERIFY_SECONDS): Promise<PageOutcome> {
+/** One browser whose microphone plays `wav`: record (or stream), submit as `externalId`, wait for the result. */
+async function useDemo(
+  demo: Demo,
+  wav: string,
+  action: 'enrol' | 'verify' | 'verify-stream',
+  externalId: string,
+  screenshot: string,
+  seconds = action === 'enrol' ? ENROL_SECONDS : VERIFY_SECONDS,
+): Promise<PageOutcome> {
   const browser = await launchWithMicrophone(wav);
   try {
     const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
@@ -60,7 +74,7 @@ async function useDemo(demo: Demo, wav: string, action: 'enrol' | 'verify', exte
     let loadedSdkRecorder = false;
     page.on('console', (m) => {
       consoleLines.push(`${m.type()}: ${m.text()}`);
-      const capture = / through the (audio-worklet|script-processor)$/.exec(m.text());
+      const capture = /^(?:recorded|streamed) .* through the (audio-worklet|script-processor)$/.exec(m.text());
       if (capture) captures.push(capture[1]!);
       if (m.text().includes('Content Security Policy')) cspViolations.push(m.text());
     });
@@ -74,6 +88,13 @@ async function useDemo(demo: Demo, wav: string, action: 'enrol' | 'verify', exte
     await page.fill('#external-id', externalId);
     await page.fill('#seconds', String(seconds));
     let uploaded: Uint8Array | null = null;
+    const streamedAudio: Buffer[] = [];
+    const stream: PageOutcome['stream'] = { audio: new Uint8Array(0), texts: [], received: [] };
+    page.on('websocket', (socket) => {
+      if (!socket.url().includes('/api/verify-stream')) return;
+      socket.on('framesent', ({ payload }) => (typeof payload === 'string' ? stream.texts.push(payload) : streamedAudio.push(payload)));
+      socket.on('framereceived', ({ payload }) => stream.received.push(JSON.parse(payload.toString())));
+    });
     page.on('request', (request) => {
       if (request.method() === 'POST' && request.url().includes(`/api/${action}`)) uploaded = request.postDataBuffer();
     });
@@ -99,8 +120,11 @@ async function useDemo(demo: Demo, wav: string, action: 'enrol' | 'verify', exte
       deepfake: await text('#deepfake'),
       samples: await text('#samples'),
       problems: await page.$$eval('#problems li', (items) => items.map((item) => (item as HTMLElement).dataset.code ?? '')),
+      log: await page.$$eval('#log li', (items) => items.map((item) => item.textContent ?? '')),
+      stream: { ...stream, audio: new Uint8Array(Buffer.concat(streamedAudio)) },
     };
-    console.info(`web-demo ${action} as ${externalId} with ${path.basename(wav)}: ${JSON.stringify({ ...outcome, uploaded: uploaded ? `${(uploaded as Uint8Array).length} bytes` : null })}`);
+    const summary = { ...outcome, uploaded: uploaded ? `${(uploaded as Uint8Array).length} bytes` : null, log: outcome.log.length, stream: { ...stream, audio: `${outcome.stream.audio.length} bytes` } };
+    console.info(`web-demo ${action} as ${externalId} with ${path.basename(wav)}: ${JSON.stringify(summary)}`);
     if (outcome.phase === 'error') console.info(`browser console:\n${consoleLines.join('\n')}`);
     return outcome;
   } finally {
@@ -172,10 +196,13 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
   let demo: Demo;
   let audioDir: string;
   const wav = { enrolA: '', verifyA: '', verifyB: '', silence: '' };
+  /** Speaker A's clips (MP3 files of the data set). */
+  let clipsA: string[] = [];
 
   beforeAll(async () => {
     console.info(`web-demo.test.ts: models: ${models.names}; Chromium: ${CHROMIUM}`);
     const { a, b, speakers } = pickSpeakers(3);
+    clipsA = a;
     console.info(
       `web-demo.test.ts: speaker A ${speakers[0]}: enrol ${path.basename(a[0]!)} + ${path.basename(a[1]!)}, verify ${path.basename(a[2]!)}; ` +
         `speaker B ${speakers[1]}: ${path.basename(b[0]!)} (Common Voice dev split)`,
@@ -220,11 +247,27 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
     expect(page + script).not.toContain(server.token);
   });
 
+  it('relays a verification stream\'s refusal to the page as a message', async () => {
+    /** The messages the demo sends on /api/verify-stream before it closes. */
+    const messagesOf = (query: string) =>
+      new Promise<{ messages: any[]; code: number }>((resolve, reject) => {
+        const socket = new WebSocket(`${demo.url.replace('http:', 'ws:')}/api/verify-stream${query}`);
+        const messages: any[] = [];
+        socket.on('message', (data) => messages.push(JSON.parse(data.toString())));
+        socket.on('close', (code) => resolve({ messages, code }));
+        socket.on('error', reject);
+      });
+    expect(await messagesOf('')).toEqual({ messages: [{ type: 'error', message: 'external_id is required' }], code: 1008 });
+    const unknown = await messagesOf('?external_id=nobody');
+    expect(unknown.code).toBe(1000);
+    expect(unknown.messages).toEqual([{ type: 'error', message: expect.stringMatching(/external_id "nobody"/) }]);
+  });
+
   it("serves the SDK's recorder to the page, which has no recorder or WAV encoder of its own", async () => {
     const page = await fetch(demo.url);
     expect(page.headers.get('content-security-policy')).toMatch(/default-src 'self'; script-src 'self' blob:/);
     const script = await (await fetch(`${demo.url}/app.js`)).text();
-    expect(script).toMatch(/import \{ recordVoice \} from '\.\/vendor\/voxkey-sdk-recorder\.js'/);
+    expect(script).toMatch(/import \{ recordVoice, streamVoice \} from '\.\/vendor\/voxkey-sdk-recorder\.js'/);
     expect(script).not.toMatch(/getUserMedia|AudioContext|createScriptProcessor|setInt16|RIFF/);
     const recorder = await fetch(`${demo.url}${RECORDER_ROUTE}`);
     expect(recorder.status).toBe(200);
@@ -318,6 +361,58 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
       console.warn(
         `web-demo.test.ts: ${models.names}; speaker expectations NOT checked: same speaker -> ${same.result} (${same.score}), other speaker -> ${other.result} (${other.score})`,
       );
+    }
+  });
+
+  it('verifies while speaking: streamVoice through the backend to Voxkey, progress on the page, then the result and its record', async () => {
+    const api = (method: string, urlPath: string, body?: unknown) =>
+      fetch(`${server.baseUrl}/organisations/${server.orgId}${urlPath}`, {
+        method,
+        headers: { authorization: `Bearer ${server.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      }).then(async (response) => ({ status: response.status, body: await response.json() }));
+    // Speaker A enrolled through the API (the page's enrolment has its own test), with the deepfake gate off as above.
+    expect((await api('PATCH', '/settings', { org_id: server.orgId, settings: { reject_deepfake_enrollments: false } })).status).toBe(200);
+    for (const [index, clip] of clipsA.slice(0, 2).entries()) {
+      const requestUuid = randomUUID();
+      const body = { external_id: 'stream-user', request_uuid: requestUuid, voice_data: readFileSync(clip).toString('base64'), mode: index === 0 ? 'replace' : 'add' };
+      expect((await api('POST', '/enrollments', body)).status).toBe(202);
+      const deadline = Date.now() + 60_000;
+      let record = await api('GET', `/enrollments/${requestUuid}`);
+      while (!['completed', 'failed'].includes(record.body.status) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        record = await api('GET', `/enrollments/${requestUuid}`);
+      }
+      expect(record.body.status, JSON.stringify(record.body)).toBe('completed');
+    }
+
+    const outcome = await useDemo(demo, wav.verifyA, 'verify-stream', 'stream-user', '4-verify-while-speaking.png');
+    expect(outcome.phase, `${outcome.status}\n--- demo ---\n${demo.output().slice(-3000)}`).toBe('done');
+    expect(['verified', 'rejected', 'inconclusive']).toContain(outcome.result);
+    expect(outcome.score).toMatch(/^[01]\.\d{3}$/);
+    expect(outcome.status).toMatch(/\(decided (early, )?after \d+\.\d s of audio\)$/);
+    expectSdkRecorder(outcome, 1);
+    // Voxkey's progress messages reached the page and were shown, then its result.
+    const progress = outcome.stream.received.filter((m) => m.type === 'progress');
+    expect(progress.length).toBeGreaterThan(0);
+    expect(outcome.log.some((line) => /Voxkey heard \d+\.\d s, \d+\.\d s of it speech/.test(line))).toBe(true);
+    const result = outcome.stream.received.at(-1);
+    expect(result).toMatchObject({ type: 'result', final: true, event_type: 'verification.completed', external_id: 'stream-user', result: outcome.result });
+    expect(await recordOf(result.request_uuid)).toMatchObject({ status: 'completed', result: outcome.result });
+    // What the page streamed: 16 kHz mono 16-bit PCM from the microphone, `end` after the seconds asked unless Voxkey decided before.
+    const seconds = outcome.stream.audio.length / 32_000;
+    expect(seconds).toBeGreaterThan(1);
+    expect(seconds).toBeLessThanOrEqual(VERIFY_SECONDS + 0.01);
+    if (seconds > VERIFY_SECONDS - 0.05) expect(outcome.stream.texts).toEqual([JSON.stringify({ type: 'end' })]);
+    const pcm = new Int16Array(outcome.stream.audio.buffer, outcome.stream.audio.byteOffset, outcome.stream.audio.length / 2);
+    const match = matchToSource(encodeWav(Float32Array.from(pcm, (v) => v / 32768), 16_000), wav.verifyA);
+    console.info(`web-demo: streamed ${seconds.toFixed(2)} s, ${progress.length} progress messages, result ${outcome.result} (${outcome.score}); envelope r = ${match.toFixed(3)}`);
+    expect(match, 'the streamed audio carries the clip played by the fake microphone').toBeGreaterThan(0.8);
+
+    async function recordOf(requestUuid: string) {
+      const record = await api('GET', `/verifications/${requestUuid}`);
+      expect(record.status).toBe(200);
+      return record.body;
     }
   });
 });

@@ -1,5 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { apiRoutes, webhookEvents} from './routes/index.js';
+import { STREAM_PROTOCOL_DESCRIPTION } from './schemas/streams.js';
 
 export const API_BASE_PATH = '/v1';
 export const API_VERSION = '0.1.0';
@@ -11,7 +12,8 @@ export const openApiConfig = {
     version: API_VERSION,
     description:
       'Voice biometrics: enrol users by voice, verify them later with a deepfake/replay check, results delivered as signed webhooks. ' +
-      'Every route needs `Authorization: Bearer <token>`. Errors are `{code, error, message}` (`error` is a stable machine-readable code, see `ErrorCode`); validation errors add `errors: [{field, code, message}]`.',
+      'Every route needs `Authorization: Bearer <token>`. Errors are `{code, error, message}` (`error` is a stable machine-readable code, see `ErrorCode`); validation errors add `errors: [{field, code, message}]`.\n\n' +
+      STREAM_PROTOCOL_DESCRIPTION,
     license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
   },
   servers: [{ url: 'http://localhost:8080/v1', description: 'A local Voxkey server' }],

@@ -28,6 +28,7 @@ import type {
   WebhookSecret,
 } from './types.js';
 import { SDK_VERSION } from './version.js';
+import { openVerificationStream, type StreamVerificationInput, type VerificationStream, type WebSocketConstructor, webSocketUrl } from './stream.js';
 import { voiceDataOf, type VoiceInput } from './voice.js';
 
 export type { VoiceInput, WaitForResultOptions };
@@ -55,6 +56,11 @@ export interface VoxkeyClientOptions {
    * the body). `console` fits; default none.
    */
   logger?: VoxkeyLogger;
+  /**
+   * The WebSocket constructor for `verifications.stream` (default `globalThis.WebSocket`: browsers,
+   * Node 22+). On Node 20 pass the `ws` package's: `import WebSocket from 'ws'`.
+   */
+  WebSocket?: WebSocketConstructor;
 }
 
 /** Per-call options accepted as the last argument of every resource method. */
@@ -194,6 +200,13 @@ export interface VoxkeyClient {
      * `timeoutMs` (default 60000).
      */
     waitForResult(requestUuid: string, options?: WaitForResultOptions): Promise<RequestRecord>;
+    /**
+     * Verifies while the caller speaks, over a WebSocket: `send` audio chunks (default mono 16-bit
+     * PCM at 16 kHz), iterate `progress` messages, and await the stream for the `result` (the fields
+     * of the `verification.completed` webhook). The verification is recorded and its webhook fires
+     * as for `create`.
+     */
+    stream(input: StreamVerificationInput): VerificationStream;
   };
   readonly webhooks: {
     /** A new signing secret; the previous one keeps signing until `previous_secret_expires_at`. */
@@ -383,13 +396,24 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
     unwrap,
   });
 
-  const verifications: VoxkeyClient['verifications'] = voiceRequestResource({
-    kind: 'verification',
-    create: (body: VerificationRequest, o) => raw.POST('/organisations/{org_id}/verifications', { params: { path: org() }, body, ...init(o) }),
-    get: (requestUuid, o) =>
-      raw.GET('/organisations/{org_id}/verifications/{request_uuid}', { params: { path: at('request_uuid', requestUuid) }, ...init(o) }),
-    unwrap,
-  });
+  const verifications: VoxkeyClient['verifications'] = {
+    ...voiceRequestResource({
+      kind: 'verification',
+      create: (body: VerificationRequest, o) => raw.POST('/organisations/{org_id}/verifications', { params: { path: org() }, body, ...init(o) }),
+      get: (requestUuid, o) =>
+        raw.GET('/organisations/{org_id}/verifications/{request_uuid}', { params: { path: at('request_uuid', requestUuid) }, ...init(o) }),
+      unwrap,
+    }),
+    stream: (input) =>
+      openVerificationStream(
+        {
+          url: webSocketUrl(options.baseUrl, `/organisations/${org().org_id}/verifications/stream`),
+          token: async () => (typeof token === 'function' ? await token() : token),
+          WebSocket: options.WebSocket,
+        },
+        input,
+      ),
+  };
 
   const deliveries = listResource(
     (query, o) => raw.GET('/organisations/{org_id}/webhook-deliveries', { params: { path: org(), query }, ...init(o) }),

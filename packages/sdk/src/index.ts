@@ -20,6 +20,18 @@ export { paginate, type ListParams, type Page } from './pagination.js';
 export { isIdempotent, retryPolicy, type RetryPolicy } from './retry-policy.js';
 export { backoffDelay, type RetryOptions, type VoxkeyLogger } from './transport.js';
 export { SDK_VERSION } from './version.js';
+export {
+  STREAM_SUBPROTOCOL,
+  type StreamAudioFormat,
+  type StreamErrorMessage,
+  type StreamMessage,
+  type StreamProgressMessage,
+  type StreamResultMessage,
+  type StreamVerificationInput,
+  type VerificationStream,
+  type WebSocketConstructor,
+  type WebSocketLike,
+} from './stream.js';
 export { newRequestUuid, toVoiceData } from './voice.js';
 export {
   DEFAULT_WEBHOOK_TOLERANCE_SECONDS,

@@ -136,6 +136,135 @@ export async function recordVoice(options: RecordVoiceOptions): Promise<VoiceRec
   }
 }
 
+/** Where `streamVoice` sends the microphone: a `voxkey.verifications.stream(...)` (any object alike). */
+export interface VoiceStreamTarget {
+  send(chunk: ArrayBufferView): void;
+  end(): void;
+  readonly result: Promise<unknown>;
+}
+
+export interface StreamVoiceOptions {
+  /** Stops after this many seconds (then sends `end`); default 20, at most 60. */
+  maxSeconds?: number;
+  /** Seconds of audio per message; default 0.25. */
+  chunkSeconds?: number;
+  /** Stops streaming and releases the microphone; the signal's reason is thrown. */
+  signal?: AbortSignal;
+  deviceId?: string;
+  onProgress?: RecordVoiceOptions['onProgress'];
+  capture?: RecordVoiceOptions['capture'];
+}
+
+export interface StreamedVoice {
+  /** Seconds of audio sent. */
+  durationSeconds: number;
+  captureSampleRate: number;
+  capture: 'audio-worklet' | 'script-processor';
+}
+
+/**
+ * Streams the microphone into a verification stream as 16 kHz mono 16-bit PCM (`pcm_s16le`, the
+ * stream's default) until the stream has its result, `maxSeconds` pass (then it sends `end`), or
+ * `signal` aborts. The microphone is released before it returns; await the stream for the result.
+ *
+ * ```ts
+ * import { createVoxkeyClient, streamVoice } from '@voxkey/sdk/browser';
+ * const stream = voxkey.verifications.stream({ external_id: 'customer-42' });
+ * await streamVoice(stream, { maxSeconds: 15 });
+ * const { result } = await stream;
+ * ```
+ */
+export async function streamVoice(target: VoiceStreamTarget, options: StreamVoiceOptions = {}): Promise<StreamedVoice> {
+  const maxSeconds = options.maxSeconds ?? 20;
+  if (!(maxSeconds > 0 && maxSeconds <= 60)) throw new RangeError(`streamVoice: maxSeconds must be in (0, 60], got ${maxSeconds}`);
+  const chunkSeconds = options.chunkSeconds ?? 0.25;
+  const { signal } = options;
+  const media = globalThis.navigator?.mediaDevices;
+  if (!media?.getUserMedia) throw new TypeError('streamVoice: this browser has no microphone access (navigator.mediaDevices; it needs HTTPS or localhost)');
+  signal?.throwIfAborted();
+  const stream = await media.getUserMedia({
+    audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false, ...(options.deviceId ? { deviceId: { exact: options.deviceId } } : {}) },
+  });
+  const context = new AudioContext();
+  let capture: Capture | undefined;
+  let onAbort = () => {};
+  try {
+    const rate = context.sampleRate;
+    const wanted = Math.round(maxSeconds * rate);
+    const perChunk = Math.max(128, Math.round(chunkSeconds * rate));
+    let pending: Float32Array[] = [];
+    let pendingLength = 0;
+    let collected = 0;
+    let sentSamples = 0;
+    let done!: () => void;
+    let started!: () => void;
+    const firstBlock = new Promise<boolean>((resolve) => (started = () => resolve(true)));
+    const finished = new Promise<void>((resolve, reject) => {
+      done = resolve;
+      onAbort = () => reject(signal!.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    let over = false;
+    void target.result.then(
+      () => done(),
+      () => done(),
+    );
+    const flush = () => {
+      if (pendingLength === 0) return;
+      const block = new Float32Array(pendingLength);
+      let offset = 0;
+      for (const part of pending) {
+        block.set(part, offset);
+        offset += part.length;
+      }
+      pending = [];
+      pendingLength = 0;
+      const resampled = resample(block, rate, VOICE_SAMPLE_RATE);
+      const pcm = new Int16Array(resampled.length);
+      for (let i = 0; i < resampled.length; i++) pcm[i] = Math.round(Math.max(-1, Math.min(1, resampled[i]!)) * 32767);
+      sentSamples += pcm.length;
+      target.send(pcm);
+    };
+    const take = (block: Float32Array) => {
+      if (over) return;
+      started();
+      const part = block.subarray(0, Math.min(block.length, wanted - collected));
+      pending.push(part);
+      pendingLength += part.length;
+      collected += part.length;
+      if (options.onProgress) {
+        let peak = 0;
+        for (const v of part) peak = Math.max(peak, Math.abs(v));
+        options.onProgress({ elapsedSeconds: collected / rate, peak });
+      }
+      if (pendingLength >= perChunk) flush();
+      if (collected >= wanted) {
+        over = true;
+        flush();
+        target.end();
+      }
+    };
+    const source = context.createMediaStreamSource(stream);
+    capture = await startCapture(context, source, options.capture ?? 'audio-worklet', take);
+    await Promise.race([context.resume(), finished]);
+    if (capture.kind === 'audio-worklet' && typeof context.createScriptProcessor === 'function') {
+      const running = await Promise.race([firstBlock, finished.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), WORKLET_STALL_MS))]);
+      if (!running) {
+        capture.stop();
+        capture = await startCapture(context, source, 'script-processor', take);
+      }
+    }
+    await finished;
+    over = true;
+    return { durationSeconds: sentSamples / VOICE_SAMPLE_RATE, captureSampleRate: rate, capture: capture.kind };
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    capture?.stop();
+    for (const track of stream.getTracks()) track.stop();
+    await context.close().catch(() => {});
+  }
+}
+
 /** How long an AudioWorklet may stay silent after the context started before the ScriptProcessor takes over. */
 const WORKLET_STALL_MS = 1500;
 

@@ -166,3 +166,9 @@ export async function recordAttempt(
     .execute();
 }
 
+
+/** The payload of the webhook a completed job queued (what a verification stream sends as its result). */
+export async function findJobEventPayload(db: Executor, orgId: number, jobId: number): Promise<string | undefined> {
+  const row = await db.selectFrom('webhook_deliveries').select('payload').where('org_id', '=', orgId).where('job_id', '=', jobId).orderBy('id').executeTakeFirst();
+  return row?.payload;
+}

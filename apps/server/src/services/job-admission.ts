@@ -64,3 +64,12 @@ export function admitJob(deps: AppDeps, auth: Pick<AuthContext, 'orgId' | 'token
     return jobs.insertJob(trx, job);
   });
 }
+
+/**
+ * The quota and queue checks alone, without a lock or an insert: a verification stream is refused
+ * before its upgrade when it could not be admitted now. admitJob checks again when it ends.
+ */
+export async function checkJobRoom(deps: AppDeps, auth: Pick<AuthContext, 'orgId' | 'tokenKind'>): Promise<void> {
+  await checkMonthlyQuota(deps.database.db, auth);
+  await checkQueueCaps(deps, deps.database.db, auth.orgId);
+}

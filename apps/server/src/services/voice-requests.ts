@@ -90,7 +90,7 @@ async function checkEnrolmentSubject(deps: AppDeps, orgId: number, externalId: s
   }
 }
 
-async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, body: VoiceRequestBody): Promise<void> {
+async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, body: Omit<VoiceRequestBody, 'voice_data'>): Promise<void> {
   const externalId = body.external_id;
   if (kind === 'enrollment') return checkEnrolmentSubject(deps, orgId, externalId, body.mode ?? 'new');
   const user = await findUserByExternalId(deps.database.db, orgId, externalId);
@@ -102,11 +102,15 @@ async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, body: V
  * Accepts an enrolment or verification: answers only once the job is durably stored.
  * A repeated request_uuid with the same content is answered again without a second job.
  */
-export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 'orgId' | 'tokenKind'>, kind: JobKind, body: VoiceRequestBody) {
-  const { orgId } = auth;
+export function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 'orgId' | 'tokenKind'>, kind: JobKind, body: VoiceRequestBody) {
+  const { voice_data, ...fields } = body;
+  return acceptRecording(deps, auth, kind, fields, () => decodeVoiceData(voice_data));
+}
+
+/** The callback URL voice results go to; voice requests are refused (409) without one. */
+export async function requireCallbackUrl(deps: AppDeps, orgId: number): Promise<string> {
   if (deps.voiceUnavailable) throw new ApiError('unavailable', `Voice processing is unavailable on this server: ${deps.voiceUnavailable}`);
-  const db = deps.database.db;
-  const settings = await findSettings(db, orgId);
+  const settings = await findSettings(deps.database.db, orgId);
   const callbackUrl = settings?.callback_url;
   if (!callbackUrl) {
     throw new ApiError(
@@ -114,8 +118,34 @@ export async function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 
       `No callback URL is configured: set one with PATCH /v1/organisations/${orgId}/settings {"org_id": ${orgId}, "settings": {"callback_url": "https://..."}}`,
     );
   }
+  return callbackUrl;
+}
 
-  const audio = decodeVoiceData(body.voice_data);
+/** The request-side checks of a verification before its audio exists (a stream's `start`). */
+export async function checkVerificationStart(deps: AppDeps, orgId: number, body: Omit<VoiceRequestBody, 'voice_data'>): Promise<void> {
+  await requireCallbackUrl(deps, orgId);
+  if (await jobs.findJobByRequest(deps.database.db, orgId, body.request_uuid)) {
+    throw new ApiError('request_uuid_reused', 'request_uuid was already used; a stream cannot be replayed, start a new one with a new request_uuid');
+  }
+  await checkSubject(deps, orgId, 'verification', body);
+}
+
+/**
+ * Accepts a recording that arrived as bytes (a posted request once its base64 is decoded, or a
+ * finished stream): the same checks, job and answer for both.
+ */
+export async function acceptRecording(
+  deps: AppDeps,
+  auth: Pick<AuthContext, 'orgId' | 'tokenKind'>,
+  kind: JobKind,
+  body: Omit<VoiceRequestBody, 'voice_data'>,
+  readAudio: () => Uint8Array,
+) {
+  const { orgId } = auth;
+  const callbackUrl = await requireCallbackUrl(deps, orgId);
+  const db = deps.database.db;
+
+  const audio = readAudio();
   const bodyHash = requestFingerprint(kind, body, audio);
   const replay = async () => {
     const existing = await jobs.findJobByRequest(db, orgId, body.request_uuid);

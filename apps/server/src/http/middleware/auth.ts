@@ -1,4 +1,4 @@
-import { ID_PATTERN, isRecordId, MAX_ID } from '@voxkey/contract';
+import { ID_PATTERN, isRecordId, MAX_ID, STREAM_BEARER_PREFIX } from '@voxkey/contract';
 import type { MiddlewareHandler } from 'hono';
 import { findTokenByHash } from '../../repositories/tokens.js';
 import { hashBearer, looksLikeBearer, sameHash } from '../../security/token-secrets.js';
@@ -8,16 +8,27 @@ import type { AppEnv } from '../types.js';
 const unauthorized = () => new ApiError('unauthorized', INVALID_CREDENTIALS, { headers: { 'WWW-Authenticate': 'Bearer' } });
 
 /**
+ * The token of `Authorization: Bearer <token>`; on a WebSocket upgrade without that header, the
+ * `bearer.<token>` entry of `Sec-WebSocket-Protocol` (browsers cannot set headers on a WebSocket).
+ * The header wins when both are present.
+ */
+function presentedBearer(authorization: string | undefined, upgrade: string | undefined, protocols: string | undefined): string | undefined {
+  if (authorization !== undefined) return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+  if (upgrade?.toLowerCase() !== 'websocket' || !protocols) return undefined;
+  const entry = protocols.split(',').map((p) => p.trim()).find((p) => p.startsWith(STREAM_BEARER_PREFIX));
+  return entry?.slice(STREAM_BEARER_PREFIX.length) || undefined;
+}
+
+/**
  * Resolves `Authorization: Bearer <token>` on every request, so disabling or deleting a token
  * takes effect on the very next request.
  */
 export function requireToken(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const header = c.req.header('authorization') ?? '';
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match || !looksLikeBearer(match[1]!)) throw unauthorized();
+    const bearer = presentedBearer(c.req.header('authorization'), c.req.header('upgrade'), c.req.header('sec-websocket-protocol'));
+    if (!bearer || !looksLikeBearer(bearer)) throw unauthorized();
 
-    const presentedHash = hashBearer(match[1]!);
+    const presentedHash = hashBearer(bearer);
     const token = await findTokenByHash(c.get('deps').database.db, presentedHash);
     if (!token || !sameHash(token.token_hash, presentedHash)) throw unauthorized();
     if (!token.enabled) throw unauthorized();
