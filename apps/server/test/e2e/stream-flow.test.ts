@@ -116,9 +116,10 @@ describe.skipIf(!HAS_DATASET)(`verification streams end to end, with dataset rec
     genuineScore = streamed.result.match_score;
     console.info(`stream-flow.test.ts: genuine speaker, streamed ${streamed.result.result} (${streamed.result.match_score}), posted ${postedCall.body.result} (${postedCall.body.match_score})`);
     if (models.real) {
-      // The same decision as the posted recording. (Whether one speaker verifies against a voiceprint of
-      // three recordings is the models' accuracy, measured in docs/accuracy.md, not the stream's.)
-      expect(streamed.result.result, `streamed score ${streamed.result.match_score}, posted ${postedCall.body.match_score}`).toBe(postedCall.body.result);
+      // The bundled default speaker model (v4) verifies this dev speaker against a voiceprint of three
+      // recordings (score about 0.99), streamed and posted alike.
+      expect(streamed.result.result, `streamed score ${streamed.result.match_score}, posted ${postedCall.body.match_score}`).toBe('verified');
+      expect(postedCall.body.result).toBe('verified');
       // The stream decodes the MP3 itself (and may decide on a prefix): close to, not always equal to, the posted score.
       expect(Math.abs(streamed.result.match_score - postedCall.body.match_score)).toBeLessThan(0.1);
     } else {
