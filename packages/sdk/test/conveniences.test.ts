@@ -28,6 +28,7 @@ function record(status: RequestRecord['status'], kind: RequestRecord['kind'] = '
     match_threshold: completed && kind === 'verification' ? 0.85 : null,
     deepfake_threshold: completed ? 0.5 : null,
     models: completed ? { speaker: 'voxkey-speaker-v2', spoof: 'voxkey-spoof-v2' } : null,
+    voiceprint_upgraded: completed && kind === 'verification' ? false : null,
   };
 }
 

@@ -19,6 +19,7 @@ const verification: VoxkeyEvent = {
   deepfake_threshold: 0.5,
   failure_reason: null,
   models: { speaker: 'voxkey-speaker-v2', spoof: 'voxkey-spoof-v2' },
+  voiceprint_upgraded: false,
 };
 const enrollment: VoxkeyEvent = {
   event_type: 'enrollment.completed',
