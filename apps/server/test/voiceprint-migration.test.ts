@@ -55,7 +55,7 @@ describe(`migration 2026-11-25T0630_voiceprint_samples (${TEST_DIALECT})`, () =>
     const voiceprint = await db.selectFrom('voiceprints').selectAll().executeTakeFirstOrThrow();
     expect(voiceprint).not.toHaveProperty('sealed_embedding');
 
-    expect((await migrator.migrateDown()).error).toBeUndefined();
+    expect((await migrator.migrateTo('2026-11-21T1700_bytewise_text')).error).toBeUndefined();
     const restored = await (db as any).selectFrom('voiceprints').selectAll().executeTakeFirstOrThrow();
     expect(restored.sealed_embedding).toBe(sealed);
   });

@@ -97,7 +97,7 @@ describe.skipIf(!HAS_DATASET)(`enrolment and verification end to end, with datas
     expect(signatureIsValid(org.secret, call)).toBe(true);
     // The spec's fields, plus the additive ones of issue 14 (docs/decisions.md).
     const specFields = ['created_at', 'deepfake_detected', 'event_type', 'external_id', 'latency_ms', 'match_score', 'request_uuid', 'result'];
-    const additive = ['deepfake_score', 'match_threshold', 'deepfake_threshold', 'failure_reason', 'models'];
+    const additive = ['deepfake_score', 'match_threshold', 'deepfake_threshold', 'failure_reason', 'models', 'voiceprint_upgraded'];
     expect(Object.keys(call.body).sort()).toEqual([...specFields, ...additive].sort());
     expect(call.body.event_type).toBe('verification.completed');
     expect(['verified', 'rejected', 'inconclusive']).toContain(call.body.result);

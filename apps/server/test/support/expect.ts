@@ -72,7 +72,7 @@ export function expectResource(body: any, kind: ResourceKind): void {
     expect(body).not.toHaveProperty('bearer');
     if (body.expires_at !== null) expect(body.expires_at).toMatch(ISO_UTC);
   }
-  if (kind === 'settings') expect(Object.keys(body.settings).sort()).toEqual(['alert_on_failure', 'callback_url', 'deepfake_threshold', 'match_threshold', 'reject_deepfake_enrollments']);
+  if (kind === 'settings') expect(Object.keys(body.settings).sort()).toEqual(['alert_on_failure', 'callback_url', 'deepfake_threshold', 'enrollment_deepfake_threshold', 'match_threshold', 'reject_deepfake_enrollments']);
   if (kind === 'plan') expect(Object.keys(body.details).sort()).toEqual(['monthly_calls_included', 'name', 'overage_rate_gbp']);
   if (kind === 'invoice') expect(Object.keys(body.quotas).sort()).toEqual(['monthly_verifications', 'overage_calls']);
   if (kind === 'subscription') {
