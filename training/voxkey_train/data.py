@@ -42,17 +42,18 @@ def read_manifest(data_dir):
 
 
 def _decode(args):
-    data_dir, r = args
+    data_dir, r, mp3_on = args
     x = load_audio(os.path.join(data_dir, r["path"]))
     mp3 = None
-    if r["split"] == "train" and r["corpus"] != "commonvoice":
+    if mp3_on and r["split"] == "train" and r["corpus"] != "commonvoice":
         mp3 = to_i16(ffmpeg_mp3_roundtrip(x, mp3_bitrate_for(r["path"])))
     return to_i16(x), mp3
 
 
-def build(data_dir, jobs=2):
-    """Decode every clip (ffmpeg) and make the MP3 round trips, `jobs` processes in parallel; the
-    output does not depend on `jobs`."""
+def build(data_dir, jobs=2, mp3_on=True):
+    """Decode every clip and make the MP3 round trips (mp3_on; ~5,200 ffmpeg runs, most of the time), `jobs`
+    processes in parallel; the output does not depend on `jobs`. Without them (--no-mp3, the v4 spoof runs,
+    whose channel versions come from gen_v4.py) every clip's mp3_len is 0 and the raw clip is used."""
     from multiprocessing import Pool
 
     os.makedirs(CACHE, exist_ok=True)
@@ -61,7 +62,7 @@ def build(data_dir, jobs=2):
     off_r = off_m = 0
     t0 = time.time()
     with Pool(jobs) as pool:
-        for i, (xi, y) in enumerate(pool.imap(_decode, [(data_dir, r) for r in rows], chunksize=8)):
+        for i, (xi, y) in enumerate(pool.imap(_decode, [(data_dir, r, mp3_on) for r in rows], chunksize=8)):
             r = rows[i]
             r["raw_off"], r["raw_len"] = off_r, len(xi)
             raws.append(xi)
@@ -109,5 +110,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     data_dir_arg(ap)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--no-mp3", action="store_true", help="skip the MP3 round trips of the non-Common-Voice train clips")
     a = ap.parse_args()
-    build(os.path.abspath(a.data_dir), a.jobs)
+    build(os.path.abspath(a.data_dir), a.jobs, not a.no_mp3)
