@@ -56,7 +56,7 @@ def scorer(a):
     import torch
     from voxkey_train.spoof_model import build_cm
     torch.set_num_threads(a.threads)
-    st = torch.load(a.ckpt, map_location="cpu")
+    st = torch.load(a.ckpt, map_location="cpu", weights_only=False)  # our own checkpoint
     m = build_cm(st["arch"]); m.load_state_dict(st["model"]); m.eval()
 
     def f(w):

@@ -54,7 +54,7 @@ def main():
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "models"))
     a = ap.parse_args()
     torch.set_num_threads(1)
-    st = torch.load(a.ckpt, map_location="cpu")
+    st = torch.load(a.ckpt, map_location="cpu", weights_only=False)  # our own checkpoint
     model = build_cm(st["arch"]); model.load_state_dict(st["model"]); model.eval()
     out = os.path.join(a.out_dir, f"{a.name}.onnx")
     torch.onnx.export(model, torch.randn(2, 64000) * 0.1, out, input_names=["waveform"], output_names=["logits"],

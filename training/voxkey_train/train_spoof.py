@@ -171,7 +171,7 @@ def main():
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=1e-4)
     step = 0
     if os.path.exists(ck):
-        st = torch.load(ck, map_location="cpu")
+        st = torch.load(ck, map_location="cpu", weights_only=False)  # our own checkpoint (holds numpy scalars)
         model.load_state_dict(st["model"]); opt.load_state_dict(st["opt"]); step = st["step"]
         log(f"resumed {ck} at step {step}")
     elif a.init_onnx:
