@@ -12,6 +12,10 @@ import os
 R = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
+STEPS = {"lofo4-codec-lm-tts": 80, "lofo4-neural-vocoder": 80, "lofo4-oc-codec-lm-tts": 80, "lofo4-oc-neural-vocoder": 80,
+         "lofo4-vc-any": 80, "lofo4-gen-piper": 80}
+
+
 def load(name):
     p = os.path.join(R, name)
     return json.load(open(p)) if os.path.exists(p) else None
@@ -48,16 +52,23 @@ def main():
         print(f"| {g} | {models[0][1]['bonafideClips'][g]} | " + " | ".join(
             f"{pct(d['bonafideFlagged']['verification3pct'][g])} / {pct(d['bonafideFlagged']['enrolment0.5pct'][g])}"
             for _, d in models) + " |")
-    print("\nLeave-one-family-out (held-out family's EER, from v2 weights)\n")
+    print("\nLeave-one-family-out (held-out family's dev EER; every fold fine-tunes v2's weights)\n")
     print("| held-out family | run | steps | EER | pooled EER |")
     print("| --- | --- | ---: | ---: | ---: |")
+    for fam in ("codec-lm-tts", "vc-any", "neural-vocoder"):  # v3's folds (v3 data, v3 evaluator: no end-aligned window)
+        d = load(f"cm-lofo-{fam}.json")
+        if d:
+            print(f"| {fam} | v3 recipe, cm-lofo-{fam} | {d['model']['step']} | {pct(d['family:' + fam]['eer'])} | {pct(d['pooled']['eer'])} |")
+    d = load("cm-lofo-oc-codec-lm-tts.json")
+    if d:
+        print(f"| codec-lm-tts | v3 recipe, one-class, cm-lofo-oc-codec-lm-tts | {d['model']['step']} | {pct(d['family:codec-lm-tts']['eer'])} | {pct(d['pooled']['eer'])} |")
     for p in sorted(glob.glob(os.path.join(R, "cm-lofo4*.json"))):
         d = json.load(open(p))
         tag = os.path.basename(p)[3:-5]
         fam = tag.replace("lofo4-oc-", "").replace("lofo4-", "")
         fam = fam.replace("gen-", "gen:", 1) if fam.startswith("gen-") else fam
         e = d["families"].get(fam, {}).get("eer")
-        print(f"| {fam} | {tag} | {d.get('step', '')} | {pct(e)} | {pct(d['pooledEer'])} |")
+        print(f"| {fam} | v4 data{', one-class' if '-oc-' in tag else ''}, {tag} | {STEPS.get(tag, '')} | {pct(e)} | {pct(d['pooledEer'])} |")
 
 
 if __name__ == "__main__":
