@@ -39,7 +39,7 @@ case $s in
     arch=lcnn-lfb64; pre=lofo4
     [ "$s" = lofo-oc ] && arch=lcnn-lfb64-oc && pre=lofo4-oc
     for fold in ${FOLDS:-codec-lm-tts:250 vc-any:250 neural-vocoder:250}; do
-      fam=${fold%%:*}; tag="$pre-${fam/:/-}"
+      fam=${fold%:*}; tag="$pre-${fam/:/-}"  # family names may contain ":" (gen:piper:80)
       extra=""; case $fam in gen:*) extra="--gen-families $fam";; esac
       run -m training.voxkey_train.train_spoof $COMMON --arch $arch --tag "$tag" --init-onnx "$V2_SPOOF_ONNX" \
         --max-steps "${fold##*:}" --exclude-families "$fam"

@@ -13,7 +13,7 @@ R = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
 STEPS = {"lofo4-codec-lm-tts": 80, "lofo4-neural-vocoder": 80, "lofo4-oc-codec-lm-tts": 80, "lofo4-oc-neural-vocoder": 80,
-         "lofo4-vc-any": 80, "lofo4-gen-piper": 80}
+         "lofo4-vc-any": 80, "lofo4-gen-piper": 80, "lofo4-gen-hifigan": 80}
 
 
 def load(name):
