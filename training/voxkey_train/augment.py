@@ -111,19 +111,40 @@ def resample_speed(x, speed):
 _PITCH_RATIOS = ((40, 39), (39, 40), (20, 19), (19, 20), (10, 9), (9, 10))
 
 
+def _phase_vocoder(spec, rate, hop):
+    """Time stretch of a complex STFT [F, T] by rate (as torchaudio.functional.phase_vocoder)."""
+    import torch
+
+    n_freq = spec.shape[0]
+    phase_advance = torch.linspace(0, np.pi * hop, n_freq)[:, None]
+    steps = torch.arange(0, spec.shape[-1], rate, dtype=torch.float64)
+    alphas = (steps % 1.0).to(torch.float32)[None]
+    phase_0 = spec[:, :1].angle()
+    spec = torch.nn.functional.pad(spec, [0, 2])
+    idx = steps.long()
+    s0, s1 = spec[:, idx], spec[:, idx + 1]
+    angle_0, angle_1 = s0.angle(), s1.angle()
+    norm_0, norm_1 = s0.abs(), s1.abs()
+    phase = angle_1 - angle_0 - phase_advance
+    phase = phase - 2 * np.pi * torch.round(phase / (2 * np.pi))
+    phase = phase + phase_advance
+    phase = torch.cat([phase_0, phase[:, :-1]], dim=-1)
+    phase_acc = torch.cumsum(phase, -1)
+    mag = alphas * norm_1 + (1 - alphas) * norm_0
+    return torch.polar(mag, phase_acc)
+
+
 def pitch_shift(x, rng):
     """Shift the pitch, keep the duration: phase-vocoder time stretch by up/down, then resample
     by down/up. Ratios with small integers keep the resampling cheap."""
     import torch
-    import torchaudio.functional as AF
 
     up, down = _PITCH_RATIOS[int(rng.integers(len(_PITCH_RATIOS)))]
     n_fft, hop = 512, 128
     win = torch.hann_window(n_fft)
     spec = torch.stft(torch.from_numpy(np.ascontiguousarray(x, np.float32)), n_fft, hop, window=win,
                       return_complex=True)
-    advance = torch.linspace(0, np.pi * hop, spec.shape[0])[..., None]
-    stretched = AF.phase_vocoder(spec, down / up, advance)  # rate < 1 = longer
+    stretched = _phase_vocoder(spec, down / up, hop)  # rate < 1 = longer
     y = torch.istft(stretched, n_fft, hop, window=win).numpy()
     y = ss.resample_poly(y, down, up)
     y = y[: len(x)] if len(y) >= len(x) else np.pad(y, (0, len(x) - len(y)))

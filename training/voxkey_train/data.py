@@ -10,20 +10,17 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import subprocess
-import tempfile
 import time
 import zlib
 
 import numpy as np
-import torch
-import torchaudio
+from .audio_io import ffmpeg_mp3_roundtrip, load_audio, to_i16  # noqa: F401  (re-exported)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAIN_DIR = os.path.dirname(HERE)
 ROOT = os.path.dirname(TRAIN_DIR)
 DEFAULT_DATA = os.path.join(ROOT, "..", "shared", "datasets")
-WORK = os.path.join(TRAIN_DIR, "work")
+WORK = os.environ.get("VOXKEY_WORK", os.path.join(TRAIN_DIR, "work"))  # caches; keep generated audio outside the repo
 CACHE = os.path.join(WORK, "cache")
 # commonvoice is 24 kbit/s; the others widen the codec conditions (LAME low-passes lower at 16k)
 MP3_BITRATES = ("16k", "24k", "32k", "48k")
@@ -44,53 +41,41 @@ def read_manifest(data_dir):
         return list(csv.DictReader(f))
 
 
-def load_audio(path) -> np.ndarray:
-    w, sr = torchaudio.load(path)
-    w = w.mean(0)
-    if sr != 16000:
-        w = torchaudio.functional.resample(w, sr, 16000)
-    return w.numpy().astype(np.float32)
+def _decode(args):
+    data_dir, r, mp3_on = args
+    x = load_audio(os.path.join(data_dir, r["path"]))
+    mp3 = None
+    if mp3_on and r["split"] == "train" and r["corpus"] != "commonvoice":
+        mp3 = to_i16(ffmpeg_mp3_roundtrip(x, mp3_bitrate_for(r["path"])))
+    return to_i16(x), mp3
 
 
-def ffmpeg_mp3_roundtrip(x: np.ndarray, bitrate="24k", tmpdir=None) -> np.ndarray:
-    """16 kHz float -> MP3 (LAME, CBR) -> 16 kHz float, via the ffmpeg CLI."""
-    with tempfile.TemporaryDirectory(dir=tmpdir) as td:
-        src = os.path.join(td, "a.wav")
-        mp3 = os.path.join(td, "a.mp3")
-        torchaudio.save(src, torch.from_numpy(x).unsqueeze(0), 16000, encoding="PCM_S", bits_per_sample=16)
-        subprocess.run(["ffmpeg", "-v", "quiet", "-y", "-i", src, "-c:a", "libmp3lame", "-b:a", bitrate, mp3], check=True)
-        out = subprocess.run(["ffmpeg", "-v", "quiet", "-i", mp3, "-f", "s16le", "-ac", "1", "-ar", "16000", "-"],
-                             check=True, capture_output=True).stdout
-    y = np.frombuffer(out, dtype=np.int16).astype(np.float32) / 32768.0
-    return y
+def build(data_dir, jobs=2, mp3_on=True):
+    """Decode every clip and make the MP3 round trips (mp3_on; ~5,200 ffmpeg runs, most of the time), `jobs`
+    processes in parallel; the output does not depend on `jobs`. Without them (--no-mp3, the v4 spoof runs,
+    whose channel versions come from gen_v4.py) every clip's mp3_len is 0 and the raw clip is used."""
+    from multiprocessing import Pool
 
-
-def to_i16(x):
-    return np.clip(np.round(x * 32767.0), -32768, 32767).astype(np.int16)
-
-
-def build(data_dir):
     os.makedirs(CACHE, exist_ok=True)
     rows = read_manifest(data_dir)
     raws, mp3s = [], []
     off_r = off_m = 0
     t0 = time.time()
-    for i, r in enumerate(rows):
-        x = load_audio(os.path.join(data_dir, r["path"]))
-        xi = to_i16(x)
-        r["raw_off"], r["raw_len"] = off_r, len(xi)
-        raws.append(xi)
-        off_r += len(xi)
-        if r["split"] == "train" and r["corpus"] != "commonvoice":
-            r["mp3_bitrate"] = mp3_bitrate_for(r["path"])
-            y = to_i16(ffmpeg_mp3_roundtrip(x, r["mp3_bitrate"]))
-            r["mp3_off"], r["mp3_len"] = off_m, len(y)
-            mp3s.append(y)
-            off_m += len(y)
-        else:
-            r["mp3_off"], r["mp3_len"], r["mp3_bitrate"] = -1, 0, ""
-        if i % 500 == 0:
-            print(f"{i}/{len(rows)} {time.time()-t0:.0f}s", flush=True)
+    with Pool(jobs) as pool:
+        for i, (xi, y) in enumerate(pool.imap(_decode, [(data_dir, r, mp3_on) for r in rows], chunksize=8)):
+            r = rows[i]
+            r["raw_off"], r["raw_len"] = off_r, len(xi)
+            raws.append(xi)
+            off_r += len(xi)
+            if y is not None:
+                r["mp3_bitrate"] = mp3_bitrate_for(r["path"])
+                r["mp3_off"], r["mp3_len"] = off_m, len(y)
+                mp3s.append(y)
+                off_m += len(y)
+            else:
+                r["mp3_off"], r["mp3_len"], r["mp3_bitrate"] = -1, 0, ""
+            if i % 500 == 0:
+                print(f"{i}/{len(rows)} {time.time()-t0:.0f}s", flush=True)
     np.save(os.path.join(CACHE, "wave_raw.npy"), np.concatenate(raws))
     np.save(os.path.join(CACHE, "wave_mp3.npy"), np.concatenate(mp3s) if mp3s else np.zeros(0, np.int16))
     keys = list(rows[0].keys())
@@ -124,5 +109,7 @@ class Cache:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     data_dir_arg(ap)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--no-mp3", action="store_true", help="skip the MP3 round trips of the non-Common-Voice train clips")
     a = ap.parse_args()
-    build(os.path.abspath(a.data_dir))
+    build(os.path.abspath(a.data_dir), a.jobs, not a.no_mp3)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-import torchaudio
 
 SAMPLE_RATE = 16000
 NUM_MEL_BINS = 80
@@ -31,6 +30,8 @@ def compute_fbank(waveform, cmn: bool = True) -> torch.Tensor:
     the mean over time of each bin is subtracted (per utterance).
     """
     w = _to_tensor(waveform) * 32768.0
+    import torchaudio  # speaker features only (Debian's torch 1.13 stack); the spoof path does not need it
+
     feats = torchaudio.compliance.kaldi.fbank(
         w,
         num_mel_bins=NUM_MEL_BINS,

@@ -21,10 +21,9 @@ import time
 import numpy as np
 import scipy.linalg as sl
 import scipy.signal as ss
-import torch
-import torchaudio
 
 from . import augment as A
+from .audio_io import load_audio
 from .data import MP3_BITRATES, Cache, WORK, ffmpeg_mp3_roundtrip, to_i16
 
 OUT = os.path.join(WORK, "spoofgen")
@@ -92,11 +91,7 @@ VARIANTS = ["", "+m1", "+m2", "+m3", "+m4", "+m5", "+m6", "+m7", "+f1", "+f2", "
 
 
 def read_wav_any(path):
-    w, sr = torchaudio.load(path)
-    w = w.mean(0)
-    if sr != 16000:
-        w = torchaudio.functional.resample(w, sr, 16000)
-    return w.numpy().astype(np.float32)
+    return load_audio(path)
 
 
 def gen_espeak(rng, n, td):
@@ -135,18 +130,8 @@ def gen_flite(rng, n, td):
 
 
 def griffinlim(x, rng):
-    n_fft = int(rng.choice([512, 1024]))
-    hop = n_fft // 4
-    win = torch.hann_window(n_fft)
-    X = torch.stft(torch.from_numpy(x), n_fft, hop, window=win, return_complex=True).abs()
-    if rng.random() < 0.5:  # mel-domain bottleneck (like a mel vocoder)
-        n_mels = int(rng.choice([40, 64, 80]))
-        fb = torchaudio.functional.melscale_fbanks(n_fft // 2 + 1, 0, 8000, n_mels, 16000)  # [F, M]
-        mel = fb.T @ X
-        X = (torch.linalg.pinv(fb.T) @ mel).clamp(min=0)
-    y = torchaudio.functional.griffinlim(X.unsqueeze(0), win, n_fft, hop, n_fft, 1.0,
-                                         int(rng.integers(8, 40)), 0.99, None, True)[0]
-    return y.numpy().astype(np.float32)
+    from .gen_v4 import griffinlim as gl  # torch-only version (no torchaudio)
+    return gl(x, rng)
 
 
 def lpc_vocoder(x, rng, order=18, flen=400, hop=160):

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 from . import augment as A
 from .data import Cache, TRAIN_DIR, WORK, data_dir_arg
-from .families import family_of
+from .families import family_of, lofo_excluded
 from .spoof_model import WIN, build_cm, oc_softmax_loss
 from .warmstart import load_onnx_weights
 
@@ -27,7 +27,7 @@ def log(*a):
     print(time.strftime("%H:%M:%S"), *a, flush=True)
 
 
-def load_pools(cache: Cache, exclude_families=()):
+def load_pools(cache: Cache, exclude_families=(), spoofgen=None):
     """Bona fide train clips (Common Voice; other corpora with their MP3 round trip) and spoof
     clips by family -> attack (kept as int16 to halve memory). exclude_families: left out (LOFO)."""
     rows = cache.rows
@@ -42,23 +42,31 @@ def load_pools(cache: Cache, exclude_families=()):
                     (np.asarray(cache.raw[r["raw_off"]: r["raw_off"] + r["raw_len"]]),
                      np.asarray(mp3) if mp3 is not None else None))
     bona_cv = [(np.asarray(x), None) for x, _ in bona_cv]
-    d = os.path.join(WORK, "spoofgen")
+    d = spoofgen or os.path.join(WORK, "spoofgen")
     wave = np.load(os.path.join(d, "wave.npy"), mmap_mode="r")
     with open(os.path.join(d, "index.csv")) as f:
         idx = list(csv.DictReader(f))
-    fam = {}
+    fam, bona_chan = {}, []
     for r in idx:
-        a = r["attack"]
-        f = family_of(a)
+        o, n = int(r["off"]), int(r["len"])
+        if "ch_off" in r:  # v4 (gen_v4.py): every clip also through a user channel; memory-mapped, not copied
+            clip = (wave[o: o + n], wave[int(r["ch_off"]): int(r["ch_off"]) + int(r["ch_len"])])
+            if r["family"] == "bonafide":
+                bona_chan.append(clip)
+                continue
+            f = r["family"]
+        else:
+            clip = (np.asarray(wave[o: o + n]), None)
+            f = family_of(r["attack"])
         if f in exclude_families:
             continue
-        o, n = int(r["off"]), int(r["len"])
-        fam.setdefault(f, {}).setdefault(a, []).append(np.asarray(wave[o: o + n]))
+        fam.setdefault(f, {}).setdefault(r["attack"], []).append(clip)
     corp = sorted(bona_other)
     w = np.sqrt(np.array([len(bona_other[c]) for c in corp], np.float64))
     log("bona fide cv", len(bona_cv), "other", {c: len(bona_other[c]) for c in corp}, "spoof families",
-        {k: sum(len(x) for x in v.values()) for k, v in fam.items()}, "excluded", list(exclude_families))
-    return bona_cv, (corp, [bona_other[c] for c in corp], w / w.sum()), fam
+        {k: sum(len(x) for x in v.values()) for k, v in fam.items()}, "excluded", list(exclude_families),
+        "bona fide through channels", len(bona_chan))
+    return bona_cv, (corp, [bona_other[c] for c in corp], w / w.sum()), fam, bona_chan
 
 
 def pad_edges(x, rng):
@@ -96,17 +104,21 @@ def augment_common(x, rng, spoof=False, rawboost_p=0.0):
     return A.random_gain(x, rng, -25, 3)
 
 
-def make_batch(pools, step, seed, bs, rawboost_p=0.0):
+def make_batch(pools, step, seed, bs, rawboost_p=0.0, chan_p=0.0):
     """Balanced batches. Bona fide: half Common Voice, half the other corpora (corpus drawn with
     p ~ sqrt(#clips), its MP3 round trip 60% of the time). Spoof: family uniformly, then an attack
-    of that family uniformly, then a clip."""
-    bona_cv, (corp, other, cw), fam = pools
+    of that family uniformly, then a clip. chan_p (v4): that share of the crops of BOTH classes comes
+    through a user channel (Opus/MP3/GSM/G.726/Speex, gen_v4.py): for bona fide a train clip's channel
+    version, for a spoof its own channel version, so a codec is never evidence either way."""
+    bona_cv, (corp, other, cw), fam, bona_chan = pools
     fams = sorted(fam)
     rng = np.random.default_rng([seed, step])
     xs, ys = [], []
     for j in range(bs):
         if j % 2 == 0:
-            if rng.random() < 0.5:
+            if bona_chan and rng.random() < chan_p:
+                x = bona_chan[rng.integers(len(bona_chan))][1]
+            elif rng.random() < 0.5:
                 x = bona_cv[rng.integers(len(bona_cv))][0]
             else:
                 pool = other[int(min(np.searchsorted(np.cumsum(cw), rng.random()), len(other) - 1))]
@@ -117,7 +129,8 @@ def make_batch(pools, step, seed, bs, rawboost_p=0.0):
             f = fam[fams[rng.integers(len(fams))]]
             atts = sorted(f)
             clips = f[atts[rng.integers(len(atts))]]
-            x = clips[rng.integers(len(clips))]
+            clean, chan = clips[rng.integers(len(clips))]
+            x = chan if (chan is not None and rng.random() < chan_p) else clean
             y = 0.0
         x = np.asarray(x, np.float32) / 32768.0
         xs.append(augment_common(x, rng, spoof=y == 0.0, rawboost_p=rawboost_p))
@@ -142,6 +155,8 @@ def main():
     ap.add_argument("--exclude-families", default="", help="comma-separated families left out (LOFO), see families.py")
     ap.add_argument("--rawboost-p", type=float, default=0.0,
                     help="share of crops (both classes) with RawBoost-style noise; >0 also band-limits spoofs like Common Voice")
+    ap.add_argument("--spoofgen", default=None, help="generated-spoof folder (default $VOXKEY_WORK/spoofgen; v4: .../spoofgen-v4)")
+    ap.add_argument("--chan-p", type=float, default=0.0, help="share of crops of both classes through a user channel (v4 data only)")
     ap.add_argument("--save-at", default="", help="comma-separated steps at which a copy of the checkpoint is kept")
     a = ap.parse_args()
     tag = a.tag or a.arch
@@ -149,14 +164,14 @@ def main():
     torch.manual_seed(a.seed)
     os.makedirs(CKPT_DIR, exist_ok=True)
     ck = os.path.join(CKPT_DIR, f"spoof_{tag}.pt")
-    excl = tuple(x for x in a.exclude_families.split(",") if x)
-    pools = load_pools(Cache(), excl)
+    excl = tuple(f for x in a.exclude_families.split(",") if x for f in lofo_excluded(x))
+    pools = load_pools(Cache(), excl, a.spoofgen)
     save_at = {int(x) for x in a.save_at.split(",") if x}
     model = build_cm(a.arch)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=1e-4)
     step = 0
     if os.path.exists(ck):
-        st = torch.load(ck, map_location="cpu")
+        st = torch.load(ck, map_location="cpu", weights_only=False)  # our own checkpoint (holds numpy scalars)
         model.load_state_dict(st["model"]); opt.load_state_dict(st["opt"]); step = st["step"]
         log(f"resumed {ck} at step {step}")
     elif a.init_onnx:
@@ -174,7 +189,7 @@ def main():
     model.train()
     while step < stop:
         torch.manual_seed(a.seed * 7919 + step)  # dropout masks reproducible across resumes
-        x, y = make_batch(pools, step, a.seed, a.batch_size, a.rawboost_p)
+        x, y = make_batch(pools, step, a.seed, a.batch_size, a.rawboost_p, a.chan_p)
         warm = 100
         lr = a.lr * min(1, (step + 1) / warm) * (0.5 * (1 + np.cos(np.pi * min(1, step / a.max_steps))) * 0.97 + 0.03)
         for g in opt.param_groups:
