@@ -1,5 +1,5 @@
 import { VoxkeyError } from './errors.js';
-import type { ErrorCode, FieldError } from './types.js';
+import type { ErrorCode, FieldError, VerificationCompletedEvent } from './types.js';
 import { newRequestUuid } from './voice.js';
 
 /** The subprotocol of verification streams; the token travels as a second entry, `bearer.<token>`. */
@@ -42,23 +42,8 @@ export interface StreamProgressMessage {
 }
 
 /** The fields of the `verification.completed` webhook, plus `final: true`. */
-export interface StreamResultMessage {
-  type: 'result';
-  final: true;
-  event_type: 'verification.completed';
-  request_uuid: string;
-  external_id: string;
-  result: 'verified' | 'rejected' | 'inconclusive';
-  match_score: number;
-  deepfake_detected: boolean;
-  latency_ms: number;
-  created_at: string;
-  deepfake_score: number | null;
-  match_threshold: number;
-  deepfake_threshold: number;
-  failure_reason: string | null;
-  models: { speaker: string; spoof: string };
-}
+/** The `verification.completed` webhook payload, sent on the stream as its final message. */
+export type StreamResultMessage = VerificationCompletedEvent & { type: 'result'; final: true };
 
 export interface StreamErrorMessage {
   type: 'error';
