@@ -23,7 +23,7 @@ COMMON="--data-dir $DATA_DIR --spoofgen $GEN --rawboost-p 0.3 --chan-p 0.5 --lr 
 for s in "${@:-gen}"; do
 case $s in
   gen)
-    [ -f "$VOXKEY_WORK/cache/index.csv" ] || run -m training.voxkey_train.data --data-dir "$DATA_DIR" --jobs "${JOBS:-2}"
+    [ -f "$VOXKEY_WORK/cache/index.csv" ] || run -m training.voxkey_train.data --data-dir "$DATA_DIR" --jobs "${JOBS:-2}" --no-mp3
     run -m training.voxkey_train.gen_v4 --data-dir "$DATA_DIR" --jobs "${JOBS:-2}"
     run -m training.voxkey_train.gen_v4 --data-dir "$DATA_DIR" --pack
     ;;
