@@ -12,7 +12,9 @@ export { fbank, fbankCmn, applyCmn, numFrames, FBANK_BINS } from './features/fba
 export { detectSpeech, speechProbabilities, speechSegments, concatSegments, sileroModelPath, DEFAULT_VAD_OPTIONS } from './features/vad.js';
 export type { SpeechSegment, VadOptions } from './features/vad.js';
 export { embedSpeech, embedFeatures } from './models/embedding.js';
-export { scoreSpoof, spoofWindows, SPOOF_WINDOW, SPOOF_HOP } from './models/spoof.js';
+export { scoreSpoof, spoofWindows, spoofSegments, SPOOF_WINDOW, SPOOF_HOP, SPOOF_MAX_SEGMENT } from './models/spoof.js';
+export type { SpoofInput } from './models/spoof.js';
+export { spoofBands, spoofFrames, SPOOF_BANDS } from './features/spoof-bands.js';
 export { l2normalize, meanEmbedding, sigmoid } from './scoring/scoring.js';
 export { qualityScore, estimateSnrDb, signalStats } from './scoring/quality.js';
 export { eer, minDcf, cllr, ratesAtThreshold, farAtFrr, fitLogisticCalibration } from './scoring/metrics.js';

@@ -9,12 +9,13 @@
 export const FBANK_BINS = 80;
 export const FRAME_LENGTH = 400; // 25 ms at 16 kHz
 export const FRAME_SHIFT = 160; // 10 ms
-const FFT_SIZE = 512;
 const PREEMPHASIS = 0.97;
 const LOW_FREQ = 20;
 const SAMPLE_RATE = 16000;
 export const INT16_INPUT_SCALE = 32768;
 const LOG_FLOOR = 1.1920928955078125e-7; // torch.finfo(torch.float).eps
+
+import { FFT_SIZE, powerSpectrum, realFftBuffers } from './fft.js';
 
 const melScale = (f: number) => 1127 * Math.log(1 + f / 700);
 
@@ -70,84 +71,6 @@ function melBanks(): MelBin[] {
 const WINDOW = poveyWindow(FRAME_LENGTH);
 const BANKS = melBanks();
 
-// A 512-point real FFT computed as a 256-point complex FFT of the even/odd samples packed as re/im.
-const HALF = FFT_SIZE / 2;
-const LOG2_HALF = Math.log2(HALF);
-const BITREV = new Uint16Array(HALF);
-for (let i = 0; i < HALF; i++) {
-  let r = 0;
-  for (let b = 0; b < LOG2_HALF; b++) r |= ((i >> b) & 1) << (LOG2_HALF - 1 - b);
-  BITREV[i] = r;
-}
-const TW_COS = new Float64Array(HALF / 2);
-const TW_SIN = new Float64Array(HALF / 2);
-for (let i = 0; i < HALF / 2; i++) {
-  TW_COS[i] = Math.cos((2 * Math.PI * i) / HALF);
-  TW_SIN[i] = -Math.sin((2 * Math.PI * i) / HALF);
-}
-// e^{-2 pi i k / 512} for the split step
-const SPLIT_COS = new Float64Array(HALF + 1);
-const SPLIT_SIN = new Float64Array(HALF + 1);
-for (let k = 0; k <= HALF; k++) {
-  SPLIT_COS[k] = Math.cos((2 * Math.PI * k) / FFT_SIZE);
-  SPLIT_SIN[k] = -Math.sin((2 * Math.PI * k) / FFT_SIZE);
-}
-
-function complexFft(re: Float64Array, im: Float64Array): void {
-  for (let i = 0; i < HALF; i++) {
-    const j = BITREV[i]!;
-    if (j > i) {
-      const t = re[i]!;
-      re[i] = re[j]!;
-      re[j] = t;
-      const u = im[i]!;
-      im[i] = im[j]!;
-      im[j] = u;
-    }
-  }
-  for (let size = 2; size <= HALF; size <<= 1) {
-    const half = size >> 1;
-    const step = HALF / size;
-    for (let start = 0; start < HALF; start += size) {
-      for (let k = 0; k < half; k++) {
-        const wr = TW_COS[k * step]!;
-        const wi = TW_SIN[k * step]!;
-        const a = start + k;
-        const b = a + half;
-        const xr = re[b]! * wr - im[b]! * wi;
-        const xi = re[b]! * wi + im[b]! * wr;
-        re[b] = re[a]! - xr;
-        im[b] = im[a]! - xi;
-        re[a]! += xr;
-        im[a]! += xi;
-      }
-    }
-  }
-}
-
-/** Power spectrum |X[k]|^2, k = 0..256, of a real 512-sample frame (`frame` is clobbered). */
-function powerSpectrum(frame: Float64Array, re: Float64Array, im: Float64Array, power: Float64Array): void {
-  for (let n = 0; n < HALF; n++) {
-    re[n] = frame[2 * n]!;
-    im[n] = frame[2 * n + 1]!;
-  }
-  complexFft(re, im);
-  for (let k = 0; k <= HALF; k++) {
-    const a = k % HALF;
-    const b = (HALF - k) % HALF;
-    // even part E = (Z[k] + conj Z[N/2-k]) / 2, odd part O = (Z[k] - conj Z[N/2-k]) / 2i
-    const er = (re[a]! + re[b]!) / 2;
-    const ei = (im[a]! - im[b]!) / 2;
-    const or = (im[a]! + im[b]!) / 2;
-    const oi = -(re[a]! - re[b]!) / 2;
-    const c = SPLIT_COS[k]!;
-    const s = SPLIT_SIN[k]!;
-    const xr = er + or * c - oi * s;
-    const xi = ei + or * s + oi * c;
-    power[k] = xr * xr + xi * xi;
-  }
-}
-
 export function numFrames(samples: number): number {
   return samples < FRAME_LENGTH ? 0 : 1 + Math.floor((samples - FRAME_LENGTH) / FRAME_SHIFT);
 }
@@ -158,9 +81,7 @@ export function fbank(samples: Float32Array, inputScale = INT16_INPUT_SCALE): { 
   const out = new Float32Array(frames * FBANK_BINS);
   const frame = new Float64Array(FRAME_LENGTH);
   const padded = new Float64Array(FFT_SIZE);
-  const re = new Float64Array(HALF);
-  const im = new Float64Array(HALF);
-  const power = new Float64Array(HALF + 1);
+  const fft = realFftBuffers();
   for (let f = 0; f < frames; f++) {
     const off = f * FRAME_SHIFT;
     let mean = 0;
@@ -173,12 +94,12 @@ export function fbank(samples: Float32Array, inputScale = INT16_INPUT_SCALE): { 
     for (let i = 0; i < FRAME_LENGTH; i++) frame[i]! -= mean;
     for (let i = FRAME_LENGTH - 1; i > 0; i--) padded[i] = (frame[i]! - PREEMPHASIS * frame[i - 1]!) * WINDOW[i]!;
     padded[0] = (frame[0]! - PREEMPHASIS * frame[0]!) * WINDOW[0]!;
-    powerSpectrum(padded, re, im, power); // padded[400..511] stay zero
+    powerSpectrum(padded, fft); // padded[400..511] stay zero
     const row = f * FBANK_BINS;
     for (let b = 0; b < FBANK_BINS; b++) {
       const { start, weights } = BANKS[b]!;
       let e = 0;
-      for (let k = 0; k < weights.length; k++) e += weights[k]! * power[start + k]!;
+      for (let k = 0; k < weights.length; k++) e += weights[k]! * fft.power[start + k]!;
       out[row + b] = Math.log(Math.max(e, LOG_FLOOR));
     }
   }

@@ -61,6 +61,13 @@ export function speakerInputScale(entry: ModelEntry): number {
   return SPEAKER_FEATURE_SCALES[String(entry.input.features ?? 'kaldi-fbank-80-cmn')]!;
 }
 
+/** Spoof-model inputs (models/spoof.ts): 4 s waveform windows (no `features`), or the engine's band features. */
+const SPOOF_FEATURES = ['spoof-lfb64-mn'] as const;
+
+export function spoofInput(entry: ModelEntry): 'waveform' | (typeof SPOOF_FEATURES)[number] {
+  return entry.input.features === undefined ? 'waveform' : (String(entry.input.features) as (typeof SPOOF_FEATURES)[number]);
+}
+
 /** Repository root `models/` (packages/engine -> ../../models). */
 export function defaultModelsDir(): string {
   return process.env.VOXKEY_MODELS_DIR ?? resolve(PACKAGE_DIR, '..', '..', 'models');
@@ -93,6 +100,9 @@ export function validateManifest(doc: unknown, path = 'manifest'): Manifest {
     }
     if (m.kind === 'speaker' && m.input?.features !== undefined && !(String(m.input.features) in SPEAKER_FEATURE_SCALES)) {
       throw invalid(path, `${where}.input.features must be one of ${Object.keys(SPEAKER_FEATURE_SCALES).join(', ')}`);
+    }
+    if (m.kind === 'spoof' && m.input?.features !== undefined && !(SPOOF_FEATURES as readonly string[]).includes(String(m.input.features))) {
+      throw invalid(path, `${where}.input.features must be one of ${SPOOF_FEATURES.join(', ')} (or absent: waveform windows)`);
     }
     if (names.has(m.name)) throw invalid(path, `duplicate model name ${m.name}`);
     names.add(m.name);

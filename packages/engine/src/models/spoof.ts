@@ -1,13 +1,26 @@
 import * as ort from 'onnxruntime-node';
+import { SPOOF_BANDS, spoofBands, spoofFrames } from '../features/spoof-bands.js';
 import { sigmoid } from '../scoring/scoring.js';
 
 export const SPOOF_WINDOW = 64000; // 4 s at 16 kHz
 export const SPOOF_HOP = 32000; // 2 s
+export const SPOOF_MAX_SEGMENT = 128000; // 8 s
 const MAX_BATCH = 16;
+
+/** What a spoof model takes: 4 s waveform windows, or the engine's band features of whole segments. */
+export type SpoofInput = 'waveform' | 'spoof-lfb64-mn';
 
 export interface SpoofModelIo {
   inputName: string;
   outputName: string;
+  input?: SpoofInput;
+}
+
+/** A recording shorter than 4 s, repeated until it fills 4 s. */
+function repeatPadded(samples: Float32Array): Float32Array {
+  const w = new Float32Array(SPOOF_WINDOW);
+  for (let p = 0; p < SPOOF_WINDOW; p += samples.length) w.set(samples.subarray(0, Math.min(samples.length, SPOOF_WINDOW - p)), p);
+  return w;
 }
 
 /**
@@ -16,11 +29,7 @@ export interface SpoofModelIo {
  */
 export function spoofWindows(samples: Float32Array): Float32Array[] {
   if (samples.length === 0) return [];
-  if (samples.length <= SPOOF_WINDOW) {
-    const w = new Float32Array(SPOOF_WINDOW);
-    for (let p = 0; p < SPOOF_WINDOW; p += samples.length) w.set(samples.subarray(0, Math.min(samples.length, SPOOF_WINDOW - p)), p);
-    return [w];
-  }
+  if (samples.length <= SPOOF_WINDOW) return [repeatPadded(samples)];
   const starts: number[] = [];
   for (let s = 0; s + SPOOF_WINDOW <= samples.length; s += SPOOF_HOP) starts.push(s);
   const lastStart = samples.length - SPOOF_WINDOW;
@@ -34,8 +43,22 @@ export interface SpoofScore {
   windows: number;
 }
 
-/** Mean of per-window logits of P(bona fide), then sigmoid. */
+/**
+ * For models that take band features of any length: the recording split into equal segments of 4-8 s
+ * that do not overlap (a recording shorter than 4 s is repeat-padded to 4 s), so each sample is
+ * analysed once; the models were trained on 4 s crops and score longer ones alike (docs/accuracy.md).
+ */
+export function spoofSegments(samples: Float32Array): Float32Array[] {
+  if (samples.length === 0) return [];
+  if (samples.length <= SPOOF_WINDOW) return [repeatPadded(samples)];
+  const count = Math.ceil(samples.length / SPOOF_MAX_SEGMENT);
+  const length = Math.floor(samples.length / count);
+  return Array.from({ length: count }, (_, i) => samples.subarray(i * length, (i + 1) * length));
+}
+
+/** Mean of per-window (or per-segment) logits of P(bona fide), then sigmoid. */
 export async function scoreSpoof(session: ort.InferenceSession, io: SpoofModelIo, samples: Float32Array, checkpoint?: () => void): Promise<SpoofScore> {
+  if (io.input === 'spoof-lfb64-mn') return scoreSpoofFeatures(session, io, samples, checkpoint);
   const windows = spoofWindows(samples);
   let sum = 0;
   for (let i = 0; i < windows.length; i += MAX_BATCH) {
@@ -49,4 +72,22 @@ export async function scoreSpoof(session: ort.InferenceSession, io: SpoofModelIo
   }
   const meanLogit = windows.length ? sum / windows.length : 0;
   return { bonafideProbability: sigmoid(meanLogit), meanLogit, windows: windows.length };
+}
+
+async function scoreSpoofFeatures(session: ort.InferenceSession, io: SpoofModelIo, samples: Float32Array, checkpoint?: () => void): Promise<SpoofScore> {
+  const segments = spoofSegments(samples);
+  if (segments.length === 0) return { bonafideProbability: sigmoid(0), meanLogit: 0, windows: 0 };
+  checkpoint?.();
+  // Equal lengths, so one batch.
+  const frames = spoofFrames(segments[0]!.length);
+  const size = SPOOF_BANDS * frames;
+  const input = new Float32Array(segments.length * size);
+  segments.forEach((segment, k) => spoofBands(segment, input, k * size));
+  checkpoint?.();
+  const out = await session.run({ [io.inputName]: new ort.Tensor('float32', input, [segments.length, 1, SPOOF_BANDS, frames]) });
+  const logits = out[io.outputName]!.data as Float32Array;
+  let sum = 0;
+  for (let k = 0; k < segments.length; k++) sum += Number.isFinite(logits[k]!) ? logits[k]! : 0;
+  const meanLogit = sum / segments.length;
+  return { bonafideProbability: sigmoid(meanLogit), meanLogit, windows: segments.length };
 }

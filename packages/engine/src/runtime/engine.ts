@@ -4,7 +4,7 @@ import type { Analysis, AnalysisTimings, AnalyseOptions } from './analysis.js';
 import { checkSignalTask, type AudioCheck } from './audio-check-task.js';
 import { EngineError } from '../errors.js';
 import { DEFAULT_INTAKE_LIMITS, inspectBytes, type AudioInfo, type IntakeLimits } from '../audio/intake.js';
-import { compatibilitySpeakerModels, defaultManifestPath, defaultModelsDir, loadManifest, selectModel, speakerInputScale, verifyModelFile, type LogisticCalibration, type ModelEntry } from '../models/manifest.js';
+import { compatibilitySpeakerModels, defaultManifestPath, defaultModelsDir, loadManifest, selectModel, speakerInputScale, spoofInput, verifyModelFile, type LogisticCalibration, type ModelEntry } from '../models/manifest.js';
 import { openSession, resolveIo } from '../models/sessions.js';
 import { qualityScore } from '../scoring/quality.js';
 import { decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, DEFAULT_SAMPLE_SCORING_RULE, matchScore, scoreAgainstSamples, type SampleScoringRule, type VerificationResult } from '../scoring/scoring.js';
@@ -230,7 +230,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   const workerConfig: WorkerConfig = {
     vadPath,
     speakers: speakerRefs,
-    spoof: { path: spoofPath!, ...spoofIo },
+    spoof: { path: spoofPath!, ...spoofIo, input: spoofInput(spoofEntry) },
     intraOpThreads,
     testHooks: opts.testHooks ?? false,
   };

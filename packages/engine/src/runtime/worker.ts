@@ -4,6 +4,7 @@ import { checkSignal } from './audio-check.js';
 import type { IntakeLimits } from '../audio/intake.js';
 import { EngineError, type SerializedEngineError } from '../errors.js';
 import { openSession, resolveIo, type ModelRef } from '../models/sessions.js';
+import type { SpoofInput } from '../models/spoof.js';
 
 export interface SpeakerModelRef extends ModelRef {
   name: string;
@@ -15,7 +16,7 @@ export interface WorkerConfig {
   vadPath: string;
   /** Every speaker model to serve; the first is the default. */
   speakers: SpeakerModelRef[];
-  spoof: ModelRef;
+  spoof: ModelRef & { input: SpoofInput };
   intraOpThreads: number;
   testHooks?: boolean;
 }
@@ -51,7 +52,7 @@ async function loadModels(): Promise<LoadedModels> {
       return [ref.name, { session, io: { ...resolveIo(session, ref), inputScale: ref.inputScale } }] as const;
     }),
   );
-  return { vad, speakers, defaultSpeaker: config.speakers[0]!.name, spoof, spoofIo: resolveIo(spoof, config.spoof) };
+  return { vad, speakers, defaultSpeaker: config.speakers[0]!.name, spoof, spoofIo: { ...resolveIo(spoof, config.spoof), input: config.spoof.input } };
 }
 
 // Each worker loads every model once, when it starts.

@@ -23,7 +23,7 @@ import { createEngine, type EngineOptions, type VoiceEngine } from '../runtime/e
 import { embedFeatures } from '../models/embedding.js';
 import { fbankCmn } from '../features/fbank.js';
 import { decodeAudio } from '../audio/intake.js';
-import { defaultModelsDir, loadManifest, selectModel, speakerInputScale } from '../models/manifest.js';
+import { defaultModelsDir, loadManifest, selectModel, speakerInputScale, spoofInput } from '../models/manifest.js';
 import { openSession, resolveIo } from '../models/sessions.js';
 import { scoreSpoof } from '../models/spoof.js';
 import { concatSegments, detectSpeech, sileroModelPath } from '../features/vad.js';
@@ -69,6 +69,26 @@ async function timeIt(runs: number, fn: () => Promise<unknown> | unknown): Promi
     ts.push(performance.now() - t);
   }
   return median(ts);
+}
+
+/** Two functions timed in alternation (the machine is noisy): medians and the median of per-pair ratios a/b. */
+async function timePaired(runs: number, a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<{ aMs: number; bMs: number; ratio: number }> {
+  await a();
+  await b();
+  const ta: number[] = [];
+  const tb: number[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t1 = performance.now();
+    await a();
+    const t2 = performance.now();
+    await b();
+    const t3 = performance.now();
+    ta.push(t2 - t1);
+    tb.push(t3 - t2);
+    ratios.push((t2 - t1) / (t3 - t2));
+  }
+  return { aMs: median(ta), bMs: median(tb), ratio: median(ratios) };
 }
 
 const mb = (b: number) => Math.round((b / 1048576) * 10) / 10;
@@ -192,6 +212,7 @@ async function main() {
       'profile [dir]': 're-run under node --cpu-prof (profiles in dir, default a temporary folder) and add a per-thread summary',
       'vs <index.js>': 'alternate request by request against another engine build and report medians and ratios',
       'vs-speaker-model <name>': 'the same, against this build with another speaker model as the default (e.g. the previous one); also times that model alone and its 2-worker throughput',
+      'vs-spoof-model <name>': 'time this spoof model beside the default one, in alternation, per clip (and end to end, unless --vs or --vs-speaker-model is given)',
     },
   });
   const runs = num(args.runs, 30);
@@ -221,13 +242,21 @@ async function main() {
   const speaker = await openSession(join(modelsDir, speakerEntry.file), 1);
   const spoof = await openSession(join(modelsDir, spoofEntry.file), 1);
   const speakerIo = resolveIo(speaker, { inputName: speakerEntry.input.name, outputName: speakerEntry.output.name });
-  const spoofIo = resolveIo(spoof, { inputName: spoofEntry.input.name, outputName: spoofEntry.output.name });
+  const spoofIo = { ...resolveIo(spoof, { inputName: spoofEntry.input.name, outputName: spoofEntry.output.name }), input: spoofInput(spoofEntry) };
   const vsName = typeof args['vs-speaker-model'] === 'string' ? args['vs-speaker-model'] : undefined;
   const vsSpeaker = vsName
     ? await (async () => {
         const entry = selectModel(manifest, 'speaker', modelsDir, vsName);
         const session = await openSession(join(modelsDir, entry.file), 1);
         return { entry, session, io: resolveIo(session, { inputName: entry.input.name, outputName: entry.output.name }) };
+      })()
+    : undefined;
+  const vsSpoofName = typeof args['vs-spoof-model'] === 'string' ? args['vs-spoof-model'] : undefined;
+  const vsSpoof = vsSpoofName
+    ? await (async () => {
+        const entry = selectModel(manifest, 'spoof', modelsDir, vsSpoofName);
+        const session = await openSession(join(modelsDir, entry.file), 1);
+        return { entry, session, io: { ...resolveIo(session, { inputName: entry.input.name, outputName: entry.output.name }), input: spoofInput(entry) } };
       })()
     : undefined;
   const stages: Record<string, Record<string, number>> = {};
@@ -246,12 +275,17 @@ async function main() {
       const vsFeats = fbankCmn(speech, speakerInputScale(vsSpeaker.entry));
       s.vsEmbedModelMs = await timeIt(runs, () => embedFeatures(vsSpeaker.session, vsSpeaker.io, vsFeats.data, vsFeats.frames));
     }
-    s.spoofMs = await timeIt(runs, () => scoreSpoof(spoof, spoofIo, decoded.samples));
+    if (vsSpoof) {
+      const paired = await timePaired(runs, () => scoreSpoof(spoof, spoofIo, decoded.samples), () => scoreSpoof(vsSpoof.session, vsSpoof.io, decoded.samples));
+      Object.assign(s, { spoofMs: paired.aMs, vsSpoofMs: paired.bMs, spoofVsRatio: paired.ratio });
+    } else {
+      s.spoofMs = await timeIt(runs, () => scoreSpoof(spoof, spoofIo, decoded.samples));
+    }
     s.netSpeechSeconds = det.netSpeechSeconds;
     stages[name] = s;
     console.error(`  stages ${name}: ${JSON.stringify(s, (_, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v))}`);
   }
-  await Promise.all([vad.release(), speaker.release(), spoof.release(), vsSpeaker?.session.release()]);
+  await Promise.all([vad.release(), speaker.release(), spoof.release(), vsSpeaker?.session.release(), vsSpoof?.session.release()]);
 
   // End to end through the pool: file bytes -> verify decision, one request at a time.
   const e2e: Record<string, { medianMs: number; p90Ms: number; rtf: number }> = {};
@@ -276,7 +310,9 @@ async function main() {
     ? { label: otherBuild, create: async () => ((await import(pathToFileURL(resolve(otherBuild)).href)) as typeof import('../index.js')).createEngine({ ...engineOpts, threads: 1 }) }
     : vsName
       ? { label: `speaker model ${vsName}`, create: () => createEngine({ ...engineOpts, speakerModel: vsName, threads: 1 }) }
-      : undefined;
+      : vsSpoofName
+        ? { label: `spoof model ${vsSpoofName}`, create: () => createEngine({ ...engineOpts, spoofModel: vsSpoofName, threads: 1 }) }
+        : undefined;
   const comparison = other ? await compareWith(other, engineOpts, clips, runs) : undefined;
 
   // Throughput: a burst of 5 s verifications with 1 and 2 workers.
@@ -315,6 +351,7 @@ async function main() {
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, availableParallelism: availableParallelism(), node: process.version, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) },
     speakerModel: { name: speakerEntry.name, sha256: speakerEntry.sha256 },
     spoofModel: { name: spoofEntry.name, sha256: spoofEntry.sha256 },
+    ...(vsSpoof ? { vsSpoofModel: { name: vsSpoof.entry.name, sha256: vsSpoof.entry.sha256 } } : {}),
     runsPerPoint: runs,
     stagesMedianMs: stages,
     endToEndVerify: e2e,
@@ -335,6 +372,9 @@ async function main() {
     const s = stages[name]!;
     const e = e2e[name]!;
     console.log(`| ${name} | ${f(s.base64DecodeMs!)} | ${f(s.decodeAndResampleMs!)} | ${f(s.vadMs!)} | ${f(s.fbankMs!)} | ${f(s.embedModelMs!)} | ${f(s.spoofMs!)} | ${f(e.medianMs)} / ${f(e.p90Ms)} ms | ${e.rtf.toFixed(4)} |`);
+  }
+  if (vsSpoof) {
+    console.log(`\nspoof check, ${spoofEntry.name} vs ${vsSpoof.entry.name} (alternating, one thread): ` + Object.entries(stages).map(([n, s]) => `${n} ${f(s.spoofMs!)} vs ${f(s.vsSpoofMs!)} ms (ratio ${s.spoofVsRatio!.toFixed(2)})`).join('; '));
   }
   console.log(`enrol (10 s, with consistency halves): ${f(enrolMs)} ms median`);
   console.log(`throughput (5 s clips): ${Object.entries(throughput).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`);

@@ -32,7 +32,8 @@ export const STAGE_FUNCTIONS: Record<string, string> = {
   fbank: 'fbank',
   applyCmn: 'CMN',
   embedFeatures: 'speaker model',
-  scoreSpoof: 'spoof model (incl. windowing)',
+  scoreSpoof: 'spoof model (incl. windowing and, for v4, its band features)',
+  spoofBands: 'spoof band features',
   estimateSnrDb: 'SNR estimate',
 };
 

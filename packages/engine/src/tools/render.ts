@@ -82,7 +82,7 @@ export function renderEval(r: EvalResult): string {
     }
   }
   if (r.cm) {
-    lines.push(`Spoof detection: model \`${r.spoofModel.name}\` (sha256 ${r.spoofModel.sha256.slice(0, 12)}...), ${r.cm.trials} clips; score = mean window logit of P(bona fide).`);
+    lines.push(`Spoof detection: model \`${r.spoofModel.name}\` (sha256 ${r.spoofModel.sha256.slice(0, 12)}...), ${r.cm.trials} clips; score = mean logit of P(bona fide) over the model's windows or segments (\`packages/engine/src/models/spoof.ts\`).`);
     lines.push('');
     lines.push(`| subset | bona fide | spoof | EER | FAR at 1% FRR | FAR / FRR at the model threshold (deepfake if P(bona fide) < ${r.cm.defaultThreshold ?? 0.5}) |`);
     lines.push('|---|---:|---:|---:|---:|---:|');

@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Write the spoof front-end's reference fixtures for the engine's TypeScript tests: the band features
+that spoof_model.SpecFrontEnd (the in-graph front-end the spoof models were trained with, float32)
+computes for the same synthetic signals as the fbank fixtures.
+
+Usage (from repo root): /work/venv/bin/python training/export_spoof_band_fixtures.py
+Writes packages/engine/test/fixtures/spoof-bands/<name>.json with {samples, bands ([64][T], band-major)}.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from export_fbank_fixtures import SIGNALS  # noqa: E402
+from voxkey_train.spoof_model import SpecFrontEnd  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "packages", "engine", "test", "fixtures", "spoof-bands")
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    front = SpecFrontEnd(n_bands=64).eval()
+    for name, fn in SIGNALS.items():
+        x = fn().astype(np.float32)
+        with torch.no_grad():
+            bands = front(torch.from_numpy(x)[None])[0, 0].numpy()  # [64, T]
+        doc = {
+            "description": f"spoof front-end reference ({name}); training/voxkey_train/spoof_model.py::SpecFrontEnd",
+            "sampleRate": 16000,
+            "samples": [float(f"{v:.8g}") for v in x.tolist()],
+            "bands": [[float(f"{v:.6g}") for v in row] for row in bands.tolist()],
+        }
+        p = os.path.join(OUT, f"{name}.json")
+        with open(p, "w") as f:
+            json.dump(doc, f, separators=(",", ":"))
+        print(p, len(x), bands.shape, f"{os.path.getsize(p)/1e6:.2f} MB")
+
+
+if __name__ == "__main__":
+    main()
