@@ -52,6 +52,7 @@ case $s in
     ;;
   export)
     run -m training.voxkey_train.export_v4 --data-dir "$DATA_DIR" --ckpt "${V4_CKPT:-training/checkpoints/spoof_v4-bce.pt}" --name voxkey-spoof-v4
+    # then, through the engine: npm run eval -- --sv ... --cm ... --spoof-model voxkey-spoof-v4 --write-spoof-threshold --max-flagged 0.03 --write-enrolment-spoof-threshold
     ;;
 esac
 done

@@ -4,7 +4,9 @@
   VOXKEY_WORK=/work/cache/spoofwork /work/venv/bin/python -m training.voxkey_train.export_v4 \
       --ckpt training/checkpoints/spoof_v4-bce.pt --name voxkey-spoof-v4
 
--> models/<name>.onnx, training/results/cm-<name>.json, training/results/<name>.manifest-entry.json
+-> models/<name>.onnx (the network on engine-computed band features, spoof_features_onnx.py; the waveform graph
+   that cm_v4.py evaluates stays in $VOXKEY_WORK), training/results/cm-<name>.json,
+   training/results/<name>.manifest-entry.json
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import torch
 
 from .data import TRAIN_DIR, data_dir_arg
 from .export import TRAINING_DATA_V3, sha256, training_sources
+from .spoof_features_onnx import MANIFEST_INPUT, convert
 from .spoof_model import build_cm
 
 ROOT = os.path.dirname(TRAIN_DIR)
@@ -56,7 +59,10 @@ def main():
     torch.set_num_threads(1)
     st = torch.load(a.ckpt, map_location="cpu", weights_only=False)  # our own checkpoint
     model = build_cm(st["arch"]); model.load_state_dict(st["model"]); model.eval()
-    out = os.path.join(a.out_dir, f"{a.name}.onnx")
+    work = os.environ.get("VOXKEY_WORK", os.path.join(TRAIN_DIR, "work"))
+    os.makedirs(work, exist_ok=True)
+    out = os.path.join(work, f"{a.name}-waveform.onnx")
+    shipped = os.path.join(a.out_dir, f"{a.name}.onnx")
     torch.onnx.export(model, torch.randn(2, 64000) * 0.1, out, input_names=["waveform"], output_names=["logits"],
                       opset_version=17, dynamic_axes={"waveform": {0: "B"}, "logits": {0: "B"}},
                       do_constant_folding=True, dynamo=False)
@@ -66,15 +72,17 @@ def main():
     with torch.no_grad():
         diff = float(np.abs(sess.run(None, {"waveform": x})[0] - model(torch.from_numpy(x)).numpy()).max())
     print("ONNX vs PyTorch max abs diff", diff, flush=True)
+    features_diff = convert(out, shipped)
+    print("features graph vs waveform graph max abs diff", features_diff, flush=True)
     res_path = os.path.join(TRAIN_DIR, "results", f"cm-{a.name}.json")
     subprocess.run([sys.executable, os.path.join(TRAIN_DIR, "cm_v4.py"), "--data-dir", a.data_dir, "--onnx", out,
                     "--out", res_path], check=True, stdout=subprocess.DEVNULL)
     res = json.load(open(res_path))
     th = res["thresholds"]
     entry = {
-        "name": a.name, "file": f"{a.name}.onnx", "sha256": sha256(out), "kind": "spoof", "bundled": True,
+        "name": a.name, "file": f"{a.name}.onnx", "sha256": sha256(shipped), "kind": "spoof", "bundled": True,
         "default": True,
-        "input": {"name": "waveform", "shape": ["B", 64000], "sampleRate": 16000, "windowSeconds": 4, "hopSeconds": 2},
+        "input": MANIFEST_INPUT,
         "output": {"name": "logits"},
         "defaultThreshold": th["verification3pct"],
         "enrolmentThreshold": th["enrolment0.5pct"],
@@ -94,7 +102,7 @@ def main():
                     "bonafideFlaggedAtDefault": {c: round(v, 4) for c, v in res["bonafideFlagged"]["verification3pct"].items()},
                     "bonafideFlaggedAtEnrolment": {c: round(v, 4) for c, v in res["bonafideFlagged"]["enrolment0.5pct"].items()},
                     "evaluation": f"trials/cm-dev.csv ({res['trials']} clips), training/results/cm-{a.name}.json"},
-        "exportCheck": {"onnxVsTorchMaxAbsDiff": diff, "ckpt": os.path.relpath(a.ckpt, ROOT), "step": st["step"], "arch": st["arch"]},
+        "exportCheck": {"onnxVsTorchMaxAbsDiff": diff, "featuresVsWaveformMaxAbsDiff": features_diff, "ckpt": os.path.relpath(a.ckpt, ROOT), "step": st["step"], "arch": st["arch"]},
     }
     with open(os.path.join(TRAIN_DIR, "results", f"{a.name}.manifest-entry.json"), "w") as f:
         json.dump(entry, f, indent=2, ensure_ascii=False); f.write("\n")
