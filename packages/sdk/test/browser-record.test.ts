@@ -8,17 +8,15 @@
  * Skipped with a notice when Chromium is absent (Debian: `apt-get install -y chromium`, or set CHROMIUM_PATH).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeWav, resample } from '../src/wav.js';
+import { bundleBrowserSdk, chromiumOrNotice, launchWithFakeMicrophone, sdkPageHtml, servePages, type PageServer } from './support/browser-page.js';
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
-if (!CHROMIUM) console.warn('browser-record.test.ts: SKIPPED, Chromium is not installed (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)');
+const HAS_CHROMIUM = chromiumOrNotice('browser-record.test.ts');
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** dist/recorder.js when built (`npm test` builds before vitest). */
@@ -101,52 +99,31 @@ describe('encodeWav and resample (no browser)', () => {
   });
 });
 
-describe.skipIf(!CHROMIUM)('recordVoice in headless Chromium with a fake microphone', () => {
+describe.skipIf(!HAS_CHROMIUM)('recordVoice in headless Chromium with a fake microphone', () => {
   let dir: string;
-  let server: Server;
-  let pageUrl: string;
+  let pages: PageServer;
   let browser: Browser;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'voxkey-sdk-browser-'));
     const microphone = join(dir, 'microphone.wav');
     writeFileSync(microphone, fakeMicrophoneWav(4));
-    const bundle = await build({ entryPoints: ['src/browser.ts'], absWorkingDir: root, bundle: true, write: false, platform: 'browser', format: 'esm', target: 'es2022', logLevel: 'silent' });
     const files: Record<string, [string, string]> = {
-      '/': ['text/html', '<!doctype html><title>recordVoice</title><script type="module">import * as sdk from "/sdk.js"; window.sdk = sdk; document.title = "ready";</script>'],
-      '/sdk.js': ['text/javascript', bundle.outputFiles[0]!.text],
+      '/': ['text/html', sdkPageHtml('recordVoice')],
+      '/sdk.js': ['text/javascript', await bundleBrowserSdk()],
     };
     if (BUILT_RECORDER) {
       // The built ./recorder entry as a page without a bundler loads it: the file as it is.
-      files['/recorder.html'] = ['text/html', '<!doctype html><title>recorder</title><script type="module">import * as sdk from "/recorder.js"; window.sdk = sdk; document.title = "ready";</script>'];
+      files['/recorder.html'] = ['text/html', sdkPageHtml('recorder', '/recorder.js')];
       files['/recorder.js'] = ['text/javascript', readFileSync(BUILT_RECORDER, 'utf8')];
     }
-    server = createServer((request, response) => {
-      const file = files[request.url ?? ''];
-      response.writeHead(file ? 200 : 404, { 'Content-Type': file?.[0] ?? 'text/plain' }).end(file?.[1] ?? 'not found');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    pageUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/`; // a secure context, as getUserMedia needs
-    browser = await chromium.launch({
-      executablePath: CHROMIUM!,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--use-fake-ui-for-media-stream',
-        '--use-fake-device-for-media-stream',
-        `--use-file-for-fake-audio-capture=${microphone}`,
-        '--autoplay-policy=no-user-gesture-required',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    pages = await servePages(files);
+    browser = await launchWithFakeMicrophone(microphone);
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
-    await new Promise((resolve) => server?.close(resolve));
+    await pages?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -156,7 +133,7 @@ describe.skipIf(!CHROMIUM)('recordVoice in headless Chromium with a fake microph
     page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
     try {
-      await page.goto(pageUrl);
+      await page.goto(pages.url);
       await page.waitForFunction(() => document.title === 'ready');
       const result = await page.evaluate(async (capture) => {
         const sdk = (window as unknown as { sdk: typeof import('../src/browser.js') }).sdk;
@@ -194,7 +171,7 @@ describe.skipIf(!CHROMIUM)('recordVoice in headless Chromium with a fake microph
   it.skipIf(!BUILT_RECORDER)('records with the built dist/recorder.js loaded as it is, without a bundler', async () => {
     const page = await browser.newPage();
     try {
-      await page.goto(`${pageUrl}recorder.html`);
+      await page.goto(`${pages.url}recorder.html`);
       await page.waitForFunction(() => document.title === 'ready');
       const outcome = await page.evaluate(async () => {
         const sdk = (window as unknown as { sdk: typeof import('../src/recorder.js') }).sdk;
@@ -210,7 +187,7 @@ describe.skipIf(!CHROMIUM)('recordVoice in headless Chromium with a fake microph
   it('falls back to the ScriptProcessor when the worklet loads but delivers nothing', async () => {
     const page = await browser.newPage();
     try {
-      await page.goto(pageUrl);
+      await page.goto(pages.url);
       await page.waitForFunction(() => document.title === 'ready');
       const outcome = await page.evaluate(async () => {
         // A worklet whose messages never arrive, as when its rendering stalls.
@@ -234,7 +211,7 @@ describe.skipIf(!CHROMIUM)('recordVoice in headless Chromium with a fake microph
   it('rejects with the signal reason when aborted, and validates seconds', async () => {
     const page = await browser.newPage();
     try {
-      await page.goto(pageUrl);
+      await page.goto(pages.url);
       await page.waitForFunction(() => document.title === 'ready');
       const outcome = await page.evaluate(async () => {
         const sdk = (window as unknown as { sdk: typeof import('../src/browser.js') }).sdk;

@@ -9,21 +9,18 @@
  * Skipped with a notice when Chromium is absent (Debian: `apt-get install -y chromium`, or set
  * CHROMIUM_PATH) or apps/server is not built (`npm run build` in the repository root).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVoxkeyClient, type StreamMessage, type VoxkeyClient } from '../src/index.js';
+import { bundleBrowserSdk, chromiumOrNotice, launchWithFakeMicrophone, sdkPageHtml, servePages, type PageServer } from './support/browser-page.js';
 import { ENGINE_SPEECH_CLIPS, SERVER_BUILT, startVoxkeyServer, type VoxkeyServer } from './support/voxkey-server.js';
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
-if (!CHROMIUM) console.warn('browser-stream.test.ts: SKIPPED, Chromium is not installed (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)');
+const HAS_CHROMIUM = chromiumOrNotice('browser-stream.test.ts');
 if (!SERVER_BUILT) console.warn('browser-stream.test.ts: SKIPPED, apps/server is not built (run `npm run build` in the repository root)');
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 /** What the fake microphone plays (looped): 8.5 s of espeak-ng speech, 16 kHz mono. */
 const MICROPHONE_CLIP = 'alice_2.wav';
 /** The same clip as Ogg Opus (apps/server/test/fixtures/audio/README.md). */
@@ -82,11 +79,10 @@ function matchToClip(sent: Float32Array, clip: Float32Array): number {
   return best;
 }
 
-describe.skipIf(!CHROMIUM || !SERVER_BUILT)('verification streams in headless Chromium against a real server', () => {
+describe.skipIf(!HAS_CHROMIUM || !SERVER_BUILT)('verification streams in headless Chromium against a real server', () => {
   let voxkey: VoxkeyServer;
   let vk: VoxkeyClient;
-  let pages: Server;
-  let pageUrl: string;
+  let pages: PageServer;
   let browser: Browser;
 
   beforeAll(async () => {
@@ -98,40 +94,18 @@ describe.skipIf(!CHROMIUM || !SERVER_BUILT)('verification streams in headless Ch
     const record = await vk.enrollments.waitForResult(enrolled.request_uuid, { intervalMs: 100, timeoutMs: 30_000 });
     if (record.status !== 'completed') throw new Error(`enrolment failed: ${JSON.stringify(record)}\n${voxkey.output()}`);
 
-    const bundle = await build({ entryPoints: ['src/browser.ts'], absWorkingDir: root, bundle: true, write: false, platform: 'browser', format: 'esm', target: 'es2022', logLevel: 'silent' });
-    const files: Record<string, [string, string | Buffer]> = {
-      '/': ['text/html', '<!doctype html><title>streams</title><script type="module">import * as sdk from "/sdk.js"; window.sdk = sdk; document.title = "ready";</script>'],
-      '/sdk.js': ['text/javascript', bundle.outputFiles[0]!.text],
+    pages = await servePages({
+      '/': ['text/html', sdkPageHtml('streams')],
+      '/sdk.js': ['text/javascript', await bundleBrowserSdk()],
       '/audio/alice_2.wav': ['audio/wav', readFileSync(join(ENGINE_SPEECH_CLIPS, 'alice_2.wav'))],
       '/audio/alice_2.opus': ['audio/ogg', readFileSync(OPUS_CLIP)],
-    };
-    // The page's own origin (another port than the API's): a WebSocket is not bound by CORS.
-    pages = createServer((request, response) => {
-      const file = files[request.url ?? ''];
-      response.writeHead(file ? 200 : 404, { 'Content-Type': file?.[0] ?? 'text/plain' }).end(file?.[1] ?? 'not found');
-    });
-    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
-    pageUrl = `http://127.0.0.1:${(pages.address() as { port: number }).port}/`; // a secure context, as getUserMedia needs
-    browser = await chromium.launch({
-      executablePath: CHROMIUM!,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--use-fake-ui-for-media-stream',
-        '--use-fake-device-for-media-stream',
-        `--use-file-for-fake-audio-capture=${join(ENGINE_SPEECH_CLIPS, MICROPHONE_CLIP)}`,
-        '--autoplay-policy=no-user-gesture-required',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    }); // the page's own origin (another port than the API's): a WebSocket is not bound by CORS
+    browser = await launchWithFakeMicrophone(join(ENGINE_SPEECH_CLIPS, MICROPHONE_CLIP));
   }, 90_000);
 
   afterAll(async () => {
     await browser?.close();
-    await new Promise((resolve) => pages?.close(resolve));
+    await pages?.close();
     await voxkey?.stop();
   });
 
@@ -142,7 +116,7 @@ describe.skipIf(!CHROMIUM || !SERVER_BUILT)('verification streams in headless Ch
     page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
     try {
-      await page.goto(pageUrl);
+      await page.goto(pages.url);
       await page.waitForFunction(() => document.title === 'ready');
       return await run(page);
     } catch (error) {

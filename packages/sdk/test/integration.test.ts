@@ -1,19 +1,13 @@
 /**
  * The SDK against the real server (apps/server), started as a child process on a free port with
- * a fresh SQLite database. Needs the server built (`npm run build` in the root; the root `npm test`
- * builds first). Skipped with a notice when apps/server/dist is missing.
+ * a fresh SQLite database (test/support/voxkey-server.ts), without engine workers. Needs the server
+ * built (`npm run build` in the root; the root `npm test` builds first). Skipped with a notice when
+ * apps/server/dist is missing.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVoxkeyClient, toVoiceData, VoxkeyError, type VoxkeyClient } from '../src/index.js';
 import { encodeWav } from '../src/wav.js';
+import { freePort, SERVER_BUILT, startVoxkeyServer, type VoxkeyServer } from './support/voxkey-server.js';
 
 /** A 16 kHz mono 16-bit WAV of a voiced, syllable-like harmonic tone. */
 function syntheticVoiceWav(seconds: number): Uint8Array {
@@ -29,84 +23,24 @@ function syntheticVoiceWav(seconds: number): Uint8Array {
   return encodeWav(samples, rate);
 }
 
-const cli = fileURLToPath(new URL('../../../apps/server/bin/voxkey.js', import.meta.url));
-const built = existsSync(fileURLToPath(new URL('../../../apps/server/dist/main.js', import.meta.url)));
-if (!built) console.warn('integration.test.ts skipped: apps/server is not built (run `npm run build` in the repository root)');
+if (!SERVER_BUILT) console.warn('integration.test.ts skipped: apps/server is not built (run `npm run build` in the repository root)');
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The JSON document printed by `voxkey org create --json` (log lines may surround it). */
-function parseCliJson(stdout: string): unknown {
-  const lines = stdout.split('\n');
-  const start = lines.indexOf('{');
-  const end = lines.lastIndexOf('}');
-  if (start < 0 || end < start) throw new Error(`no JSON document in the CLI output:\n${stdout}`);
-  return JSON.parse(lines.slice(start, end + 1).join('\n'));
-}
-
-describe.skipIf(!built)('against the real server', () => {
-  let dir: string;
-  let child: ChildProcess | undefined;
-  let output = '';
+describe.skipIf(!SERVER_BUILT)('against the real server', () => {
+  let server: VoxkeyServer;
   let baseUrl: string;
   let token: string;
   let orgId: number;
   let vk: VoxkeyClient;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'voxkey-sdk-it-'));
-    const port = await freePort();
-    const env = {
-      ...process.env,
-      NODE_ENV: 'test',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`,
-      BOOTSTRAP_DEMO_ORG: 'false',
-      DATA_DIR: dir,
-      // Only non-voice routes here: no engine workers (no models needed), no rate limiter.
-      RUN_WORKERS: 'false',
-      RATE_LIMIT_ENABLED: 'false',
-    };
-    const { stdout } = await promisify(execFile)(process.execPath, [cli, 'org', 'create', '--name', 'SDK Test', '--email', 'sdk@example.com', '--json'], { env });
-    const created = parseCliJson(stdout) as { organisation: { id: number }; token: { bearer: string } };
-    orgId = created.organisation.id;
-    token = created.token.bearer;
-
-    child = spawn(process.execPath, [cli, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    baseUrl = `http://127.0.0.1:${port}/v1`;
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output}`);
-      try {
-        const r = await fetch(`http://127.0.0.1:${port}/healthz`);
-        if (r.ok) break;
-      } catch {}
-      if (Date.now() > deadline) throw new Error(`server did not start within 30 s:\n${output}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    // Only non-voice routes here: no engine workers, no rate limiter.
+    server = await startVoxkeyServer('SDK Test', { RUN_WORKERS: 'false' }, { email: 'sdk@example.com' });
+    ({ baseUrl, token, orgId } = server);
     vk = createVoxkeyClient({ baseUrl, token, orgId });
   });
 
   afterAll(async () => {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((r) => child!.once('exit', r));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await server?.stop();
   });
 
   it('reads the organisation, its settings and plans', async () => {

@@ -1,7 +1,7 @@
 /**
- * A real Voxkey server (apps/server, built) as a child process for the SDK's stream tests: a fresh
- * SQLite database, the engine's tiny fixture models (scores are meaningless; the protocol is what
- * is tested), one organisation created with the CLI, on a free loopback port.
+ * A real Voxkey server (apps/server, built) as a child process for the SDK's tests against a server:
+ * a fresh SQLite database, the engine's tiny fixture models (scores are meaningless; the protocol is
+ * what is tested), one organisation created with the CLI, on a free loopback port.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -30,7 +30,7 @@ export interface VoxkeyServer {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -47,7 +47,7 @@ function parseCliJson(stdout: string): any {
 }
 
 /** `voxkey org create`, then `voxkey serve`; resolves once /healthz answers. */
-export async function startVoxkeyServer(name: string, extraEnv: Record<string, string> = {}): Promise<VoxkeyServer> {
+export async function startVoxkeyServer(name: string, extraEnv: Record<string, string> = {}, { email }: { email?: string } = {}): Promise<VoxkeyServer> {
   const dir = await mkdtemp(join(tmpdir(), 'voxkey-sdk-server-'));
   const port = await freePort();
   const env = {
@@ -69,7 +69,7 @@ export async function startVoxkeyServer(name: string, extraEnv: Record<string, s
   const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-');
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    [cli, 'org', 'create', '--name', name, '--email', `${slug}@example.com`, '--callback-url', 'http://127.0.0.1:9/hook', '--json'],
+    [cli, 'org', 'create', '--name', name, '--email', email ?? `${slug}@example.com`, '--callback-url', 'http://127.0.0.1:9/hook', '--json'],
     { env },
   );
   const created = parseCliJson(stdout);
