@@ -125,6 +125,7 @@ export interface BenchResult {
   comparison?: { other: string; endToEndVerify: Record<string, { thisMedianMs: number; otherMedianMs: number; medianRatio: number; pairs: number }> };
   speakerModel: { name: string; sha256: string };
   spoofModel: { name: string; sha256: string };
+  vsSpoofModel?: { name: string; sha256: string };
   runsPerPoint: number;
   stagesMedianMs: Record<string, Record<string, number>>;
   endToEndVerify: Record<string, { medianMs: number; p90Ms: number; rtf: number }>;
@@ -155,6 +156,10 @@ export function renderBench(r: BenchResult): string {
   if (Object.values(r.stagesMedianMs).some((s) => s.vsEmbedModelMs !== undefined)) {
     lines.push('');
     lines.push(`The speaker model alone, side by side in this run (one thread, ms): ${Object.entries(r.stagesMedianMs).map(([name, s]) => `${name} ${f1(s.embedModelMs)} vs ${f1(s.vsEmbedModelMs)} (${r.comparison?.other ?? 'other'})`).join('; ')}.`);
+  }
+  if (r.vsSpoofModel) {
+    lines.push('');
+    lines.push(`The spoof check alone (its features, windows or segments, and the model), side by side in this run, alternating call by call (one thread, ms): ${Object.entries(r.stagesMedianMs).map(([name, s]) => `${name} ${f1(s.spoofMs)} vs ${f1(s.vsSpoofMs)} with \`${r.vsSpoofModel!.name}\` (ratio ${s.spoofVsRatio?.toFixed(2) ?? '?'})`).join('; ')}.`);
   }
   if (r.comparison) {
     lines.push('');
