@@ -12,8 +12,7 @@ import os
 R = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
-STEPS = {"lofo4-codec-lm-tts": 80, "lofo4-neural-vocoder": 80, "lofo4-oc-codec-lm-tts": 80, "lofo4-oc-neural-vocoder": 80,
-         "lofo4-vc-any": 80, "lofo4-gen-piper": 80, "lofo4-gen-hifigan": 80}
+LOFO4_STEPS = 80  # every lofo4 fold so far (experiments_v4.sh FOLDS="family:80 ...")
 
 
 def load(name):
@@ -62,13 +61,26 @@ def main():
     d = load("cm-lofo-oc-codec-lm-tts.json")
     if d:
         print(f"| codec-lm-tts | v3 recipe, one-class, cm-lofo-oc-codec-lm-tts | {d['model']['step']} | {pct(d['family:codec-lm-tts']['eer'])} | {pct(d['pooled']['eer'])} |")
+    bce = {}
     for p in sorted(glob.glob(os.path.join(R, "cm-lofo4*.json"))):
         d = json.load(open(p))
         tag = os.path.basename(p)[3:-5]
         fam = tag.replace("lofo4-oc-", "").replace("lofo4-", "")
         fam = fam.replace("gen-", "gen:", 1) if fam.startswith("gen-") else fam
         e = d["families"].get(fam, {}).get("eer")
-        print(f"| {fam} | v4 data{', one-class' if '-oc-' in tag else ''}, {tag} | {STEPS.get(tag, '')} | {pct(e)} | {pct(d['pooledEer'])} |")
+        if "-oc-" not in tag and e is not None:
+            bce[fam] = e
+        print(f"| {fam} | v4 data{', one-class' if '-oc-' in tag else ''}, {tag} | {LOFO4_STEPS} | {pct(e)} | {pct(d['pooledEer'])} |")
+    if bce:
+        dataset = {f: e for f, e in bce.items() if not f.startswith("gen:")}
+        generated = {f: e for f, e in bce.items() if f.startswith("gen:")}
+        print("\nv4 data, binary head (the shipped recipe), over its folds:\n")
+        print("| folds | n | mean EER | worst |")
+        print("| --- | ---: | ---: | --- |")
+        for name, group in (("dataset families", dataset), ("generated families", generated), ("all", bce)):
+            if group:
+                worst = max(group, key=group.get)
+                print(f"| {name} | {len(group)} | {pct(sum(group.values()) / len(group))} | {worst} {pct(group[worst])} |")
 
 
 if __name__ == "__main__":
