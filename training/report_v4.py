@@ -71,6 +71,12 @@ def main():
         if "-oc-" not in tag and e is not None:
             bce[fam] = e
         print(f"| {fam} | v4 data{', one-class' if '-oc-' in tag else ''}, {tag} | {LOFO4_STEPS} | {pct(e)} | {pct(d['pooledEer'])} |")
+    for p in sorted(glob.glob(os.path.join(R, "cm-lofo250-*.json"))):  # the same recipe, 250 steps (v3's fold length)
+        d = json.load(open(p))
+        tag = os.path.basename(p)[3:-5]
+        fam = tag.replace("lofo250-", "")
+        fam = fam.replace("gen-", "gen:", 1) if fam.startswith("gen-") else fam
+        print(f"| {fam} | v4 data, {tag} | 250 | {pct(d['families'].get(fam, {}).get('eer'))} | {pct(d['pooledEer'])} |")
     if bce:
         dataset = {f: e for f, e in bce.items() if not f.startswith("gen:")}
         generated = {f: e for f, e in bce.items() if f.startswith("gen:")}
