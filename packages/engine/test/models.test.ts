@@ -38,7 +38,7 @@ describe('model manifest', () => {
     await expect(verifyModelFile({ ...speaker, sha256: '0'.repeat(64) }, FIXTURE_MODELS)).rejects.toMatchObject({ code: 'model_integrity' });
   });
   it('rejects malformed manifests with manifest_invalid', () => {
-    const bad = [null, {}, { models: [{}] }, { models: [entry({ sha256: 'xyz' })] }, { models: [entry({ kind: 'asr' })] }, { models: [entry({ file: '../x.onnx' })] }, { models: [entry(), entry()] }, { models: [entry({ calibration: { type: 'logistic', a: 'x' } })] }];
+    const bad = [null, {}, { models: [{}] }, { models: [entry({ sha256: 'xyz' })] }, { models: [entry({ kind: 'asr' })] }, { models: [entry({ file: '../x.onnx' })] }, { models: [entry(), entry()] }, { models: [entry({ calibration: { type: 'logistic', a: 'x' } })] }, { models: [entry({ kind: 'spoof', input: { features: 'mel-80' } })] }];
     for (const doc of bad) expect(() => validateManifest(doc), JSON.stringify(doc)).toThrow(expect.objectContaining({ code: 'manifest_invalid' }));
   });
   it('reports a missing or unparsable manifest', async () => {

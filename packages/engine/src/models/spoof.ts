@@ -67,16 +67,26 @@ export async function scoreSpoof(session: ort.InferenceSession, io: SpoofModelIo
     const input = new Float32Array(batch.length * SPOOF_WINDOW);
     batch.forEach((w, k) => input.set(w, k * SPOOF_WINDOW));
     const out = await session.run({ [io.inputName]: new ort.Tensor('float32', input, [batch.length, SPOOF_WINDOW]) });
-    const logits = out[io.outputName]!.data as Float32Array;
-    for (let k = 0; k < batch.length; k++) sum += Number.isFinite(logits[k]!) ? logits[k]! : 0;
+    sum += finiteLogitSum(out[io.outputName]!.data as Float32Array, batch.length);
   }
-  const meanLogit = windows.length ? sum / windows.length : 0;
-  return { bonafideProbability: sigmoid(meanLogit), meanLogit, windows: windows.length };
+  return spoofScore(sum, windows.length);
+}
+
+/** A non-finite logit (a degenerate window) counts as 0, i.e. undecided. */
+function finiteLogitSum(logits: Float32Array, count: number): number {
+  let sum = 0;
+  for (let k = 0; k < count; k++) sum += Number.isFinite(logits[k]!) ? logits[k]! : 0;
+  return sum;
+}
+
+function spoofScore(logitSum: number, windows: number): SpoofScore {
+  const meanLogit = windows ? logitSum / windows : 0;
+  return { bonafideProbability: sigmoid(meanLogit), meanLogit, windows };
 }
 
 async function scoreSpoofFeatures(session: ort.InferenceSession, io: SpoofModelIo, samples: Float32Array, checkpoint?: () => void): Promise<SpoofScore> {
   const segments = spoofSegments(samples);
-  if (segments.length === 0) return { bonafideProbability: sigmoid(0), meanLogit: 0, windows: 0 };
+  if (segments.length === 0) return spoofScore(0, 0);
   checkpoint?.();
   // Equal lengths, so one batch.
   const frames = spoofFrames(segments[0]!.length);
@@ -85,9 +95,5 @@ async function scoreSpoofFeatures(session: ort.InferenceSession, io: SpoofModelI
   segments.forEach((segment, k) => spoofBands(segment, input, k * size));
   checkpoint?.();
   const out = await session.run({ [io.inputName]: new ort.Tensor('float32', input, [segments.length, 1, SPOOF_BANDS, frames]) });
-  const logits = out[io.outputName]!.data as Float32Array;
-  let sum = 0;
-  for (let k = 0; k < segments.length; k++) sum += Number.isFinite(logits[k]!) ? logits[k]! : 0;
-  const meanLogit = sum / segments.length;
-  return { bonafideProbability: sigmoid(meanLogit), meanLogit, windows: segments.length };
+  return spoofScore(finiteLogitSum(out[io.outputName]!.data as Float32Array, segments.length), segments.length);
 }

@@ -174,23 +174,9 @@ async function compareWith(other: Other, engineOpts: EngineOptions, clips: Recor
     const { voiceprint } = await a.enrol(clips['10s-wav16k']!);
     const vb = (await b.enrol(clips['10s-wav16k']!)).voiceprint;
     for (const [name, bytes] of Object.entries(clips)) {
-      const ta: number[] = [];
-      const tb: number[] = [];
-      const ratios: number[] = [];
-      await a.verify(bytes, voiceprint);
-      await b.verify(bytes, vb);
-      for (let i = 0; i < runs; i++) {
-        const t1 = performance.now();
-        await a.verify(bytes, voiceprint);
-        const t2 = performance.now();
-        await b.verify(bytes, vb);
-        const t3 = performance.now();
-        ta.push(t2 - t1);
-        tb.push(t3 - t2);
-        ratios.push((t2 - t1) / (t3 - t2));
-      }
-      comparison[name] = { thisMedianMs: r2(median(ta)), otherMedianMs: r2(median(tb)), medianRatio: r2(median(ratios)), pairs: runs };
-      console.error(`  vs ${name}: this ${median(ta).toFixed(1)} ms, other ${median(tb).toFixed(1)} ms, ratio ${median(ratios).toFixed(2)}`);
+      const paired = await timePaired(runs, () => a.verify(bytes, voiceprint), () => b.verify(bytes, vb));
+      comparison[name] = { thisMedianMs: r2(paired.aMs), otherMedianMs: r2(paired.bMs), medianRatio: r2(paired.ratio), pairs: runs };
+      console.error(`  vs ${name}: this ${paired.aMs.toFixed(1)} ms, other ${paired.bMs.toFixed(1)} ms, ratio ${paired.ratio.toFixed(2)}`);
     }
   } finally {
     await Promise.all([a.close(), b.close()]);
@@ -244,20 +230,15 @@ async function main() {
   const speakerIo = resolveIo(speaker, { inputName: speakerEntry.input.name, outputName: speakerEntry.output.name });
   const spoofIo = { ...resolveIo(spoof, { inputName: spoofEntry.input.name, outputName: spoofEntry.output.name }), input: spoofInput(spoofEntry) };
   const vsName = typeof args['vs-speaker-model'] === 'string' ? args['vs-speaker-model'] : undefined;
-  const vsSpeaker = vsName
-    ? await (async () => {
-        const entry = selectModel(manifest, 'speaker', modelsDir, vsName);
-        const session = await openSession(join(modelsDir, entry.file), 1);
-        return { entry, session, io: resolveIo(session, { inputName: entry.input.name, outputName: entry.output.name }) };
-      })()
-    : undefined;
+  const openModel = async (kind: 'speaker' | 'spoof', name: string) => {
+    const entry = selectModel(manifest, kind, modelsDir, name);
+    const session = await openSession(join(modelsDir, entry.file), 1);
+    return { entry, session, io: resolveIo(session, { inputName: entry.input.name, outputName: entry.output.name }) };
+  };
+  const vsSpeaker = vsName ? await openModel('speaker', vsName) : undefined;
   const vsSpoofName = typeof args['vs-spoof-model'] === 'string' ? args['vs-spoof-model'] : undefined;
   const vsSpoof = vsSpoofName
-    ? await (async () => {
-        const entry = selectModel(manifest, 'spoof', modelsDir, vsSpoofName);
-        const session = await openSession(join(modelsDir, entry.file), 1);
-        return { entry, session, io: { ...resolveIo(session, { inputName: entry.input.name, outputName: entry.output.name }), input: spoofInput(entry) } };
-      })()
+    ? await openModel('spoof', vsSpoofName).then((m) => ({ ...m, io: { ...m.io, input: spoofInput(m.entry) } }))
     : undefined;
   const stages: Record<string, Record<string, number>> = {};
   for (const [name, bytes] of Object.entries(clips)) {
