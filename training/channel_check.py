@@ -28,6 +28,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from voxkey_train import audio_io as io  # noqa: E402
+from voxkey_train import metrics  # noqa: E402
 from voxkey_train.gen_v4 import apply_channel  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -90,25 +91,12 @@ def prepare(jobs=1):
     print(f"{len(done)} clips ({len(done) // len(CHANNELS)} per channel) in {OUT}")
 
 
-def eer(bona, spoof):
-    scores = sorted([(s, 1) for s in bona] + [(s, 0) for s in spoof])
-    nb, ns = len(bona), len(spoof)
-    fr, fa, best = 0, ns, 1.0
-    for s, is_bona in scores:  # threshold just above s: bona at or below s rejected
-        if is_bona:
-            fr += 1
-        else:
-            fa -= 1
-        best = min(best, max(fr / nb, fa / ns))
-    return best
-
-
 def report():
     manifest = json.load(open(os.path.join(ROOT, "models", "manifest.json")))
     spoof_model = next(m for m in manifest["models"] if m["kind"] == "spoof" and m.get("default"))
     key = spoof_model["sha256"][:12]
     data_key = hashlib.sha1(OUT.encode()).hexdigest()[:8]
-    caches = [p for p in glob.glob(os.path.join(os.environ.get("TMPDIR", "/tmp"), "voxkey-eval-cache", f"*-{key}-{data_key}.json"))]
+    caches = glob.glob(os.path.join(os.environ.get("TMPDIR", "/tmp"), "voxkey-eval-cache", f"*-{key}-{data_key}.json"))
     if not caches:
         sys.exit(f"no eval cache for spoof model {spoof_model['name']} and {OUT}: run npm run eval first")
     cache = json.load(open(caches[0]))
@@ -139,7 +127,7 @@ def report():
              "flaggedDemoReferencesVerification": sum(b < logit(thr["verification"]) for b in demo),
              "refusedDemoReferencesEnrolment": sum(b < logit(thr["enrolment"]) for b in demo),
              "spoofPassingVerification": float(np.mean([s >= logit(thr["verification"]) for s in spoof])),
-             "eer": eer(bona, spoof)}
+             "eer": metrics.eer(np.array(bona + spoof), np.array([1] * len(bona) + [0] * len(spoof)))[0]}
         out["channels"][name] = c
         print(f"| {name} | {c['real']} | {100 * c['realFlaggedVerification']:.1f}% | {100 * c['realRefusedEnrolment']:.1f}% | "
               f"{c['flaggedDemoReferencesVerification']} / {c['refusedDemoReferencesEnrolment']} of {c['demoReferences']} | "

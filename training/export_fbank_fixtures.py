@@ -64,8 +64,16 @@ SIGNALS = {
 }
 
 
+def write_fixture(out_dir, name, doc, what=""):
+    """One compact JSON fixture (the engine's tests read them)."""
+    os.makedirs(out_dir, exist_ok=True)
+    p = os.path.join(out_dir, f"{name}.json")
+    with open(p, "w") as f:
+        json.dump(doc, f, separators=(",", ":"))
+    print(p, what, f"{os.path.getsize(p)/1e6:.2f} MB")
+
+
 def main():
-    os.makedirs(OUT, exist_ok=True)
     for name, fn in SIGNALS.items():
         x = fn().astype(np.float32)  # the float32 samples ARE the reference input
         raw = compute_fbank(x, cmn=False).numpy().astype(np.float32)
@@ -81,10 +89,7 @@ def main():
             "fbank": [[float(f"{v:.6g}") for v in row] for row in raw.tolist()],
             "fbankCmn": [[float(f"{v:.6g}") for v in row] for row in cmn.tolist()],
         }
-        p = os.path.join(OUT, f"{name}.json")
-        with open(p, "w") as f:
-            json.dump(doc, f, separators=(",", ":"))
-        print(p, len(x), raw.shape, f"{os.path.getsize(p)/1e6:.2f} MB")
+        write_fixture(OUT, name, doc, f"{len(x)} samples, fbank {raw.shape}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ computes for the same synthetic signals as the fbank fixtures.
 Usage (from repo root): /work/venv/bin/python training/export_spoof_band_fixtures.py
 Writes packages/engine/test/fixtures/spoof-bands/<name>.json with {samples, bands ([64][T], band-major)}.
 """
-import json
 import os
 import sys
 
@@ -14,7 +13,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from export_fbank_fixtures import SIGNALS  # noqa: E402
+from export_fbank_fixtures import SIGNALS, write_fixture  # noqa: E402
 from voxkey_train.spoof_model import SpecFrontEnd  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,7 +21,6 @@ OUT = os.path.join(ROOT, "packages", "engine", "test", "fixtures", "spoof-bands"
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
     front = SpecFrontEnd(n_bands=64).eval()
     for name, fn in SIGNALS.items():
         x = fn().astype(np.float32)
@@ -34,10 +32,7 @@ def main():
             "samples": [float(f"{v:.8g}") for v in x.tolist()],
             "bands": [[float(f"{v:.6g}") for v in row] for row in bands.tolist()],
         }
-        p = os.path.join(OUT, f"{name}.json")
-        with open(p, "w") as f:
-            json.dump(doc, f, separators=(",", ":"))
-        print(p, len(x), bands.shape, f"{os.path.getsize(p)/1e6:.2f} MB")
+        write_fixture(OUT, name, doc, f"{len(x)} samples, bands {bands.shape}")
 
 
 if __name__ == "__main__":
