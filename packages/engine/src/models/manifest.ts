@@ -5,7 +5,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { EngineError } from '../errors.js';
 import { PACKAGE_DIR } from '../package-dir.js';
 
-export type ModelKind = 'speaker' | 'spoof' | 'vad';
+export type ModelKind = 'speaker' | 'spoof' | 'vad' | 'speech-encoder';
 
 export interface LogisticCalibration {
   type: 'logistic';
@@ -91,7 +91,7 @@ export function validateManifest(doc: unknown, path = 'manifest'): Manifest {
       if (typeof m[key] !== 'string' || !m[key]) throw invalid(path, `${where}.${key} must be a non-empty string`);
     }
     if (!/^[0-9a-f]{64}$/i.test(m.sha256)) throw invalid(path, `${where}.sha256 must be 64 hex digits`);
-    if (!['speaker', 'spoof', 'vad'].includes(m.kind)) throw invalid(path, `${where}.kind must be speaker, spoof or vad`);
+    if (!['speaker', 'spoof', 'vad', 'speech-encoder'].includes(m.kind)) throw invalid(path, `${where}.kind must be speaker, spoof, vad or speech-encoder`);
     if (typeof m.bundled !== 'boolean') throw invalid(path, `${where}.bundled must be a boolean`);
     if (m.file.includes('..') || isAbsolute(m.file)) throw invalid(path, `${where}.file must be a plain file name inside the models folder`);
     if (m.url !== undefined && (typeof m.url !== 'string' || !/^https?:\/\//.test(m.url))) throw invalid(path, `${where}.url must be an http(s) URL`);
