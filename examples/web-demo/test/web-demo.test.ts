@@ -44,6 +44,8 @@ interface PageOutcome {
   /** Content-Security-Policy violations the page reported. */
   cspViolations: string[];
   phase: string;
+  /** The banner's verdict (data-verdict) after a verification: verified, rejected, deepfake or inconclusive. */
+  verdict: string;
   status: string;
   result: string;
   score: string;
@@ -114,6 +116,7 @@ async function useDemo(
       captures,
       cspViolations,
       phase: (await page.getAttribute('#status', 'data-phase')) ?? '',
+      verdict: (await page.getAttribute('#status', 'data-verdict')) ?? '',
       status: await text('#status'),
       result: await text('#result'),
       score: await text('#match-score'),
@@ -178,6 +181,13 @@ function expectSdkRecorder(outcome: PageOutcome, takes: number): void {
   expect(outcome.loadedSdkRecorder, `the page loaded ${RECORDER_ROUTE}`).toBe(true);
   expect(outcome.captures.length, 'one recordVoice result per take').toBeGreaterThanOrEqual(takes);
   expect(outcome.cspViolations).toEqual([]);
+}
+
+/** The banner's verdict as the page must derive it from the result and the deepfake flag. */
+function expectVerdictShown(outcome: PageOutcome): void {
+  const expected = outcome.deepfake === 'yes' ? 'deepfake' : outcome.result;
+  expect(outcome.verdict, outcome.status).toBe(expected);
+  expect(outcome.status).toMatch({ verified: /^Verified: /, rejected: /^Rejected: /, deepfake: /^Deepfake suspected: /, inconclusive: /^Inconclusive: / }[expected]!);
 }
 
 function expectUploadOf(outcome: PageOutcome, sourceWav: string, seconds: number): void {
@@ -341,12 +351,14 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
     expect(['verified', 'rejected', 'inconclusive']).toContain(same.result);
     expect(same.score).toMatch(/^[01]\.\d{3}$/);
     expect(['yes', 'no']).toContain(same.deepfake);
+    expectVerdictShown(same);
     expectSdkRecorder(same, 1);
     expectUploadOf(same, wav.verifyA, VERIFY_SECONDS);
 
     const other = await useDemo(demo, wav.verifyB, 'verify', 'speaker-a', '3-verify-other-speaker.png');
     expect(other.phase, `${other.status}${context()}`).toBe('done');
     expect(['verified', 'rejected', 'inconclusive']).toContain(other.result);
+    expectVerdictShown(other);
     expectSdkRecorder(other, 1);
     expectUploadOf(other, wav.verifyB, VERIFY_SECONDS);
 
@@ -391,6 +403,7 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
     expect(['verified', 'rejected', 'inconclusive']).toContain(outcome.result);
     expect(outcome.score).toMatch(/^[01]\.\d{3}$/);
     expect(outcome.status).toMatch(/\(decided (early, )?after \d+\.\d s of audio\)$/);
+    expectVerdictShown(outcome);
     expectSdkRecorder(outcome, 1);
     // Voxkey's progress messages reached the page and were shown, then its result.
     const progress = outcome.stream.received.filter((m) => m.type === 'progress');
