@@ -33,14 +33,15 @@ describe('GET /docs script source', () => {
 });
 
 /** Whether "Authentication Required" and the auth type selector beside it (both visible) overlap. */
-function authHeadingOverlap(page: Page) {
-  return page.evaluate(() => {
-    const shown = (el: Element | null | undefined) => (el && el.getBoundingClientRect().width > 0 ? el.getBoundingClientRect() : null);
+function authHeadingOverlap(page: Page): Promise<{ heading: boolean; selector: boolean; overlap: boolean }> {
+  // A string: this package's TypeScript has no DOM types.
+  return page.evaluate(`(() => {
+    const shown = (el) => (el && el.getBoundingClientRect().width > 0 ? el.getBoundingClientRect() : null);
     const heading = shown([...document.querySelectorAll('[data-testid="auth-indicator"]')].find((el) => shown(el)));
-    const selector = shown([...document.querySelectorAll('button')].find((el) => el.textContent?.includes('bearerAuth') && shown(el)));
+    const selector = shown([...document.querySelectorAll('button')].find((el) => el.textContent.includes('bearerAuth') && shown(el)));
     const overlap = !!heading && !!selector && heading.left < selector.right && selector.left < heading.right && heading.top < selector.bottom && selector.top < heading.bottom;
     return { heading: !!heading, selector: !!selector, overlap };
-  });
+  })()`);
 }
 
 describe.skipIf(!CHROMIUM)(`GET /docs offline in headless Chromium (${TEST_DIALECT})`, () => {

@@ -51,10 +51,10 @@ describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
   });
 
   it("the document's server is relative (/v1), so it resolves to whatever origin serves it: any port, any proxy", async () => {
-    const doc = await (await ctx().app.request('/openapi.json')).json();
+    const doc = (await (await ctx().app.request('/openapi.json')).json()) as { servers: { url: string }[] };
     expect(doc.servers).toEqual([{ url: '/v1', description: expect.any(String) }]);
     for (const origin of ['http://127.0.0.1:8080', 'http://localhost:3000', 'https://voice.example.com']) {
-      expect(new URL(doc.servers[0].url, `${origin}/openapi.json`).href).toBe(`${origin}/v1`);
+      expect(new URL(doc.servers[0]!.url, `${origin}/openapi.json`).href).toBe(`${origin}/v1`);
     }
   });
 
