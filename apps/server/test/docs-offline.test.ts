@@ -11,13 +11,14 @@ import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prerequisite } from '../../../scripts/test-prerequisites.mjs';
 import { BUNDLED_DOCS_SCRIPT_PATH } from '../src/http/docs.js';
 import { TEST_DIALECT } from './support/database.js';
 import { createTestContext } from './support/context.js';
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
 const RESULTS_DIR = fileURLToPath(new URL('../test-results', import.meta.url));
-if (!CHROMIUM) console.warn('docs-offline.test.ts: SKIPPED, Chromium is not installed (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)');
+const HAS_CHROMIUM = prerequisite({ testFile: import.meta.url, tests: 'GET /docs offline in headless Chromium', missing: 'Chromium (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)', present: !!CHROMIUM });
 
 describe('GET /docs script source', () => {
   it('DOCS_SCRIPT_URL overrides the bundled script, and only its origin is added to the policy', async () => {
@@ -44,7 +45,7 @@ function authHeadingOverlap(page: Page): Promise<{ heading: boolean; selector: b
   })()`);
 }
 
-describe.skipIf(!CHROMIUM)(`GET /docs offline in headless Chromium (${TEST_DIALECT})`, () => {
+describe.skipIf(!HAS_CHROMIUM)(`GET /docs offline in headless Chromium (${TEST_DIALECT})`, () => {
   let ctx: Awaited<ReturnType<typeof createTestContext>>;
   let server: ServerType;
   let origin: string;

@@ -13,12 +13,14 @@ import { encodeWav } from '@voxkey/engine/dsp';
 import { createVoxkeyClient } from '@voxkey/sdk';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumPresentFor } from '../../test-support/example-server.js';
 import { createDemoApp } from '../src/app.js';
 import { CHROMIUM, EXAMPLE_DIR, launchWithMicrophone } from './demo-harness.js';
 
 const RESULTS_DIR = path.join(EXAMPLE_DIR, 'test-results');
 
-if (!CHROMIUM) console.warn('web-demo-page.test.ts: SKIPPED, Chromium is not installed (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)');
+const PAGE_TESTS = 'web-demo page: verdicts and assets (Voxkey stubbed)';
+const HAS_CHROMIUM = chromiumPresentFor(import.meta.url, PAGE_TESTS, CHROMIUM);
 
 /** The four outcomes a verification can show, as the webhook (or the stream's result) carries them. */
 const OUTCOMES = [
@@ -39,7 +41,7 @@ const eventOf = (outcome: Outcome, requestUuid: string) => ({
   deepfake_detected: outcome.deepfake_detected,
 });
 
-describe.skipIf(!CHROMIUM)('web-demo page: verdicts and assets (Voxkey stubbed)', () => {
+describe.skipIf(!HAS_CHROMIUM)(PAGE_TESTS, () => {
   let server: ServerType;
   let url: string;
   let audioDir: string;

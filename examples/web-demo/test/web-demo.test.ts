@@ -17,7 +17,7 @@ import { decodeWav, encodeWav, parseWavHeader } from '@voxkey/engine/dsp';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { chooseModels, DATASET_DIR, HAS_DATASET, pickSpeakers, REPO_ROOT, startServer, toWav, type ServerHandle } from '../../test-support/example-server.js';
+import { chooseModels, chromiumPresentFor, datasetPresentFor, pickSpeakers, REPO_ROOT, startServer, toWav, type ServerHandle } from '../../test-support/example-server.js';
 import { RECORDER_ROUTE } from '../src/app.js';
 import { CHROMIUM, EXAMPLE_DIR, launchWithMicrophone, startDemo, type Demo } from './demo-harness.js';
 
@@ -31,8 +31,9 @@ const SDK_RECORDER = path.join(REPO_ROOT, 'packages/sdk/dist/recorder.js');
 const ENROL_SECONDS = 6;
 const VERIFY_SECONDS = 7;
 
-if (!HAS_DATASET) console.warn(`web-demo.test.ts: SKIPPED, the development data set is absent (${DATASET_DIR}/manifest.csv); set VOXKEY_DATASET_DIR to run it`);
-if (!CHROMIUM) console.warn('web-demo.test.ts: SKIPPED, Chromium is not installed (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)');
+const END_TO_END = 'web-demo in headless Chromium';
+const HAS_DATASET = datasetPresentFor(import.meta.url, END_TO_END);
+const HAS_CHROMIUM = chromiumPresentFor(import.meta.url, END_TO_END, CHROMIUM);
 
 interface PageOutcome {
   /** The WAV the page uploaded (16 kHz mono 16-bit, made in the browser). */
@@ -200,7 +201,7 @@ function expectUploadOf(outcome: PageOutcome, sourceWav: string, seconds: number
   expect(match, 'the browser recording carries the clip played by the fake microphone').toBeGreaterThan(0.8);
 }
 
-describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () => {
+describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', () => {
   const models = chooseModels();
   let server: ServerHandle;
   let demo: Demo;
