@@ -3,7 +3,7 @@
 #   docker run -p 8080:8080 -e DATABASE_URL=postgres://... -e VOXKEY_ENCRYPTION_KEY=... voxkey
 #   docker run ... voxkey worker
 # The base image is a build argument so the image can be built from a local or mirrored base
-# (scripts/container-smoke.sh builds one with debootstrap); it needs Node.js 20.11+ with npm,
+# (scripts/container-smoke.sh builds one with debootstrap); it needs Node.js 20.19+ with npm,
 # and Debian's apt for the build stage's compiler.
 ARG BASE_IMAGE=node:20-bookworm-slim
 

@@ -10,12 +10,21 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { decodeAudio, encodeWav } from '@voxkey/engine/dsp';
+import { prerequisite } from '../../scripts/test-prerequisites.mjs';
 
 const require = createRequire(import.meta.url);
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const DATASET_DIR = process.env.VOXKEY_DATASET_DIR ?? path.resolve(REPO_ROOT, '..', 'shared', 'datasets');
 export const HAS_DATASET = existsSync(path.join(DATASET_DIR, 'manifest.csv'));
+
+/** Whether `tests` in `testFile` can run: the data set is here; otherwise the skip is recorded (scripts/test-prerequisites.mjs). */
+export const datasetPresentFor = (testFile: string, tests: string) =>
+  prerequisite({ testFile, tests, missing: `the development data set (${path.resolve(DATASET_DIR)})`, present: HAS_DATASET });
+
+/** Whether `tests` in `testFile` can run: Chromium is here; otherwise the skip is recorded (scripts/test-prerequisites.mjs). */
+export const chromiumPresentFor = (testFile: string, tests: string, chromium: string | undefined) =>
+  prerequisite({ testFile, tests, missing: 'Chromium (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)', present: !!chromium });
 
 const SERVER_DIR = path.dirname(require.resolve('@voxkey/server/package.json'));
 const SERVER_BIN = path.join(SERVER_DIR, 'bin', 'voxkey.js');

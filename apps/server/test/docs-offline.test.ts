@@ -9,15 +9,16 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
-import { chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prerequisite } from '../../../scripts/test-prerequisites.mjs';
 import { BUNDLED_DOCS_SCRIPT_PATH } from '../src/http/docs.js';
 import { TEST_DIALECT } from './support/database.js';
 import { createTestContext } from './support/context.js';
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
 const RESULTS_DIR = fileURLToPath(new URL('../test-results', import.meta.url));
-if (!CHROMIUM) console.warn('docs-offline.test.ts: SKIPPED, Chromium is not installed (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)');
+const HAS_CHROMIUM = prerequisite({ testFile: import.meta.url, tests: 'GET /docs offline in headless Chromium', missing: 'Chromium (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)', present: !!CHROMIUM });
 
 describe('GET /docs script source', () => {
   it('DOCS_SCRIPT_URL overrides the bundled script, and only its origin is added to the policy', async () => {
@@ -32,7 +33,19 @@ describe('GET /docs script source', () => {
   });
 });
 
-describe.skipIf(!CHROMIUM)(`GET /docs offline in headless Chromium (${TEST_DIALECT})`, () => {
+/** Whether "Authentication Required" and the auth type selector beside it (both visible) overlap. */
+function authHeadingOverlap(page: Page): Promise<{ heading: boolean; selector: boolean; overlap: boolean }> {
+  // A string: this package's TypeScript has no DOM types.
+  return page.evaluate(`(() => {
+    const shown = (el) => (el && el.getBoundingClientRect().width > 0 ? el.getBoundingClientRect() : null);
+    const heading = shown([...document.querySelectorAll('[data-testid="auth-indicator"]')].find((el) => shown(el)));
+    const selector = shown([...document.querySelectorAll('button')].find((el) => el.textContent.includes('bearerAuth') && shown(el)));
+    const overlap = !!heading && !!selector && heading.left < selector.right && selector.left < heading.right && heading.top < selector.bottom && selector.top < heading.bottom;
+    return { heading: !!heading, selector: !!selector, overlap };
+  })()`);
+}
+
+describe.skipIf(!HAS_CHROMIUM)(`GET /docs offline in headless Chromium (${TEST_DIALECT})`, () => {
   let ctx: Awaited<ReturnType<typeof createTestContext>>;
   let server: ServerType;
   let origin: string;
@@ -93,6 +106,9 @@ describe.skipIf(!CHROMIUM)(`GET /docs offline in headless Chromium (${TEST_DIALE
       try {
         const visible = (text: string) => expect.poll(() => page.getByText(text, { exact: true }).first().isVisible(), { timeout: 60_000 }).toBe(true);
         for (const text of ['Voxkey API', 'Create an API token', 'List API tokens', 'Voice', 'Webhooks']) await visible(text);
+        // The document's server is relative: the reference resolves it to this server, whatever its port.
+        await visible(`${origin}/v1`);
+        expect(await authHeadingOverlap(page)).toEqual({ heading: true, selector: true, overlap: false });
         // The sidebar opens one group at a time: open Voice and see its operations.
         await page.getByText('Voice', { exact: true }).first().click();
         for (const text of ['Enrol a user by voice', 'Verify a user by voice']) await visible(text);

@@ -50,6 +50,14 @@ describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
     expect(doc.openapi).toMatch(/^3\.1\./);
   });
 
+  it("the document's server is relative (/v1), so it resolves to whatever origin serves it: any port, any proxy", async () => {
+    const doc = (await (await ctx().app.request('/openapi.json')).json()) as { servers: { url: string }[] };
+    expect(doc.servers).toEqual([{ url: '/v1', description: expect.any(String) }]);
+    for (const origin of ['http://127.0.0.1:8080', 'http://localhost:3000', 'https://voice.example.com']) {
+      expect(new URL(doc.servers[0]!.url, `${origin}/openapi.json`).href).toBe(`${origin}/v1`);
+    }
+  });
+
   it('GET /docs → an HTML page that loads /openapi.json, without a token', async () => {
     const res = await ctx().app.request('/docs');
     expect(res.status).toBe(200);

@@ -9,13 +9,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chooseModels, DATASET_DIR, HAS_DATASET, pickSpeakers, startServer, toWav, type ServerHandle } from '../../test-support/example-server.js';
+import { chooseModels, datasetPresentFor, pickSpeakers, startServer, toWav, type ServerHandle } from '../../test-support/example-server.js';
 
 const EXAMPLE_DIR = fileURLToPath(new URL('..', import.meta.url));
 
-if (!HAS_DATASET) {
-  console.warn(`quickstart.test.ts: SKIPPED, the development data set is absent (${DATASET_DIR}/manifest.csv); set VOXKEY_DATASET_DIR to run it`);
-}
+const HAS_DATASET = datasetPresentFor(import.meta.url, 'quickstart against a real server with real recordings');
 
 function runQuickstart(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {

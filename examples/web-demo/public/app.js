@@ -31,10 +31,18 @@ const statusBox = $('status');
 const level = /** @type {HTMLMeterElement} */ ($('level'));
 const outcome = $('outcome');
 
-/** @param {string} text @param {'idle' | 'recording' | 'streaming' | 'sending' | 'waiting' | 'done' | 'error'} phase */
-function setStatus(text, phase) {
+/** @typedef {'verified' | 'rejected' | 'deepfake' | 'inconclusive'} Verdict */
+
+/**
+ * @param {string} text
+ * @param {'idle' | 'recording' | 'streaming' | 'sending' | 'waiting' | 'done' | 'error'} phase
+ * @param {Verdict} [verdict] a verification's outcome, which picks the banner's colour
+ */
+function setStatus(text, phase, verdict) {
   statusBox.textContent = text;
   statusBox.dataset.phase = phase;
+  if (verdict) statusBox.dataset.verdict = verdict;
+  else delete statusBox.dataset.verdict;
   const item = document.createElement('li');
   item.textContent = `${new Date().toLocaleTimeString()} ${text}`;
   $('log').append(item);
@@ -209,14 +217,15 @@ function showVerification(event, externalId, how = '') {
     requestUuid: event.request_uuid,
   });
   // Grant access only when verified AND no deepfake was detected; inconclusive means "try again".
-  const message = event.deepfake_detected
-    ? `Denied: a deepfake or replay is suspected (result ${event.result}).`
-    : event.result === 'verified'
-      ? `Verified: this is “${externalId}”.`
-      : event.result === 'rejected'
-        ? `Rejected: the voice does not match “${externalId}”.`
-        : 'Inconclusive: not enough clear speech; try again.';
-  setStatus(how ? `${message} ${how}` : message, 'done');
+  /** @type {Verdict} */
+  const verdict = event.deepfake_detected ? 'deepfake' : event.result === 'verified' || event.result === 'rejected' ? event.result : 'inconclusive';
+  const message = {
+    verified: `Verified: this is “${externalId}”.`,
+    rejected: `Rejected: the voice does not match “${externalId}”.`,
+    deepfake: `Deepfake suspected: access denied, the recording looks synthetic or replayed (result ${event.result}).`,
+    inconclusive: 'Inconclusive: not enough clear speech to decide; try again.',
+  }[verdict];
+  setStatus(how ? `${message} ${how}` : message, 'done', verdict);
 }
 
 /**

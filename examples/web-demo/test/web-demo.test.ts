@@ -17,7 +17,7 @@ import { decodeWav, encodeWav, parseWavHeader } from '@voxkey/engine/dsp';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { chooseModels, DATASET_DIR, HAS_DATASET, pickSpeakers, REPO_ROOT, startServer, toWav, type ServerHandle } from '../../test-support/example-server.js';
+import { chooseModels, chromiumPresentFor, datasetPresentFor, pickSpeakers, REPO_ROOT, startServer, toWav, type ServerHandle } from '../../test-support/example-server.js';
 import { RECORDER_ROUTE } from '../src/app.js';
 import { CHROMIUM, EXAMPLE_DIR, launchWithMicrophone, startDemo, type Demo } from './demo-harness.js';
 
@@ -31,8 +31,9 @@ const SDK_RECORDER = path.join(REPO_ROOT, 'packages/sdk/dist/recorder.js');
 const ENROL_SECONDS = 6;
 const VERIFY_SECONDS = 7;
 
-if (!HAS_DATASET) console.warn(`web-demo.test.ts: SKIPPED, the development data set is absent (${DATASET_DIR}/manifest.csv); set VOXKEY_DATASET_DIR to run it`);
-if (!CHROMIUM) console.warn('web-demo.test.ts: SKIPPED, Chromium is not installed (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)');
+const END_TO_END = 'web-demo in headless Chromium';
+const HAS_DATASET = datasetPresentFor(import.meta.url, END_TO_END);
+const HAS_CHROMIUM = chromiumPresentFor(import.meta.url, END_TO_END, CHROMIUM);
 
 interface PageOutcome {
   /** The WAV the page uploaded (16 kHz mono 16-bit, made in the browser). */
@@ -44,6 +45,8 @@ interface PageOutcome {
   /** Content-Security-Policy violations the page reported. */
   cspViolations: string[];
   phase: string;
+  /** The banner's verdict (data-verdict) after a verification: verified, rejected, deepfake or inconclusive. */
+  verdict: string;
   status: string;
   result: string;
   score: string;
@@ -114,6 +117,7 @@ async function useDemo(
       captures,
       cspViolations,
       phase: (await page.getAttribute('#status', 'data-phase')) ?? '',
+      verdict: (await page.getAttribute('#status', 'data-verdict')) ?? '',
       status: await text('#status'),
       result: await text('#result'),
       score: await text('#match-score'),
@@ -180,6 +184,13 @@ function expectSdkRecorder(outcome: PageOutcome, takes: number): void {
   expect(outcome.cspViolations).toEqual([]);
 }
 
+/** The banner's verdict as the page must derive it from the result and the deepfake flag. */
+function expectVerdictShown(outcome: PageOutcome): void {
+  const expected = outcome.deepfake === 'yes' ? 'deepfake' : outcome.result;
+  expect(outcome.verdict, outcome.status).toBe(expected);
+  expect(outcome.status).toMatch({ verified: /^Verified: /, rejected: /^Rejected: /, deepfake: /^Deepfake suspected: /, inconclusive: /^Inconclusive: / }[expected]!);
+}
+
 function expectUploadOf(outcome: PageOutcome, sourceWav: string, seconds: number): void {
   expect(outcome.uploaded, 'the page uploaded a recording').not.toBeNull();
   const header = parseWavHeader(outcome.uploaded!);
@@ -190,7 +201,7 @@ function expectUploadOf(outcome: PageOutcome, sourceWav: string, seconds: number
   expect(match, 'the browser recording carries the clip played by the fake microphone').toBeGreaterThan(0.8);
 }
 
-describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () => {
+describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', () => {
   const models = chooseModels();
   let server: ServerHandle;
   let demo: Demo;
@@ -341,12 +352,14 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
     expect(['verified', 'rejected', 'inconclusive']).toContain(same.result);
     expect(same.score).toMatch(/^[01]\.\d{3}$/);
     expect(['yes', 'no']).toContain(same.deepfake);
+    expectVerdictShown(same);
     expectSdkRecorder(same, 1);
     expectUploadOf(same, wav.verifyA, VERIFY_SECONDS);
 
     const other = await useDemo(demo, wav.verifyB, 'verify', 'speaker-a', '3-verify-other-speaker.png');
     expect(other.phase, `${other.status}${context()}`).toBe('done');
     expect(['verified', 'rejected', 'inconclusive']).toContain(other.result);
+    expectVerdictShown(other);
     expectSdkRecorder(other, 1);
     expectUploadOf(other, wav.verifyB, VERIFY_SECONDS);
 
@@ -391,6 +404,7 @@ describe.skipIf(!HAS_DATASET || !CHROMIUM)('web-demo in headless Chromium', () =
     expect(['verified', 'rejected', 'inconclusive']).toContain(outcome.result);
     expect(outcome.score).toMatch(/^[01]\.\d{3}$/);
     expect(outcome.status).toMatch(/\(decided (early, )?after \d+\.\d s of audio\)$/);
+    expectVerdictShown(outcome);
     expectSdkRecorder(outcome, 1);
     // Voxkey's progress messages reached the page and were shown, then its result.
     const progress = outcome.stream.received.filter((m) => m.type === 'progress');

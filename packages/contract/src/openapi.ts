@@ -16,7 +16,8 @@ export const openApiConfig = {
       STREAM_PROTOCOL_DESCRIPTION,
     license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
   },
-  servers: [{ url: 'http://localhost:8080/v1', description: 'A local Voxkey server' }],
+  // Relative, so the reference at /docs calls the server it is served from, on any port or behind any proxy.
+  servers: [{ url: API_BASE_PATH, description: 'The server this document is served from' }],
   security: [{ bearerAuth: [] }],
 };
 

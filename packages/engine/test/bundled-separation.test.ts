@@ -4,11 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type VoiceEngine } from '../src/runtime/engine.js';
 import { cosineSimilarity as cosine } from '../src/scoring/scoring.js';
+import { datasetPresentFor } from './helpers.js';
 
 // The committed default models, on real recordings of two dev speakers from ../shared/datasets
 // (skipped when the data set is absent; in CI it is always there). Nothing is trained here.
 const DATASET_DIR = process.env.VOXKEY_DATASET_DIR ?? fileURLToPath(new URL('../../../../shared/datasets', import.meta.url));
-const HAS_DATASET = existsSync(path.join(DATASET_DIR, 'manifest.csv'));
+const HAS_DATASET = datasetPresentFor(import.meta.url, 'committed default models separate two dev speakers', existsSync(path.join(DATASET_DIR, 'manifest.csv')));
 
 function devSpeakers(count: number, clipsEach: number): string[][] {
   const [, ...rows] = readFileSync(path.join(DATASET_DIR, 'manifest.csv'), 'utf8').trim().split('\n');

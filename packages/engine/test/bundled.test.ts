@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../src/runtime/engine.js';
 import { defaultManifestPath, defaultModelsDir, loadManifest, selectModel } from '../src/models/manifest.js';
+import { prerequisite } from '../../../scripts/test-prerequisites.mjs';
 import { audioBytes } from './helpers.js';
 
 async function bundledDefaultsPresent(): Promise<boolean> {
@@ -14,7 +15,12 @@ async function bundledDefaultsPresent(): Promise<boolean> {
   }
 }
 
-const present = await bundledDefaultsPresent();
+const present = prerequisite({
+  testFile: import.meta.url,
+  tests: 'bundled default models in models/',
+  missing: 'the default speaker and spoof models in models/ (manifest.json and their files)',
+  present: await bundledDefaultsPresent(),
+});
 
 describe.skipIf(!present)('bundled default models in models/ (skipped until they are present)', () => {
   it('load with their manifest sha256 and run enrol/verify end to end', async () => {

@@ -2,9 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeAudio, DEFAULT_INTAKE_LIMITS } from '../src/audio/intake.js';
-import { DATASET_DIR } from './helpers.js';
+import { DATASET_DIR, datasetPresentFor } from './helpers.js';
 
-describe.skipIf(!existsSync(DATASET_DIR))('dataset (reads ../shared/datasets): Common Voice MP3 decoding', () => {
+describe.skipIf(!datasetPresentFor(import.meta.url, 'Common Voice MP3 decoding', existsSync(DATASET_DIR)))('dataset (reads ../shared/datasets): Common Voice MP3 decoding', () => {
   it('decodes 30 dev MP3s (MPEG-2 Layer III, 16 kHz) to the durations in manifest.csv', async () => {
     const [header, ...rows] = readFileSync(join(DATASET_DIR, 'manifest.csv'), 'utf8').trim().split('\n');
     const cols = header!.split(',');

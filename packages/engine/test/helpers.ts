@@ -1,9 +1,14 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { prerequisite } from '../../../scripts/test-prerequisites.mjs';
 
 export const FIXTURES = join(import.meta.dirname, 'fixtures');
 export const FIXTURE_MODELS = join(FIXTURES, 'models');
 export const DATASET_DIR = process.env.VOXKEY_DATASET_DIR ?? join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'datasets');
+
+/** Whether `tests` in `testFile` can run: the data set (`present`) is here; otherwise the skip is recorded (scripts/test-prerequisites.mjs). */
+export const datasetPresentFor = (testFile: string, tests: string, present: boolean) =>
+  prerequisite({ testFile, tests, missing: `the development data set (${resolve(DATASET_DIR)})`, present });
 
 export function audioBytes(name: string): Uint8Array {
   return new Uint8Array(readFileSync(join(FIXTURES, 'audio', name)));

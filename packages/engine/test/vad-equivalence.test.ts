@@ -2,10 +2,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compareVad, devClips, NET_SPEECH_TOLERANCE } from '../src/tools/vad-check.js';
-import { DATASET_DIR } from './helpers.js';
+import { DATASET_DIR, datasetPresentFor } from './helpers.js';
 
 const datasetDir = DATASET_DIR;
-const present = existsSync(join(datasetDir, 'trials', 'sv-dev.csv')) && existsSync(join(datasetDir, 'trials', 'cm-dev.csv'));
+const present = datasetPresentFor(
+  import.meta.url,
+  'VAD output against the reference VAD',
+  existsSync(join(datasetDir, 'trials', 'sv-dev.csv')) && existsSync(join(datasetDir, 'trials', 'cm-dev.csv')),
+);
 
 // `npm run check:vad` runs every dev clip; this runs every 40th.
 describe.skipIf(!present)('VAD output against the reference VAD on dev clips (skipped without ../shared/datasets)', () => {

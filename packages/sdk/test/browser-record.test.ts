@@ -14,13 +14,21 @@ import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeWav, resample } from '../src/wav.js';
+import { prerequisite } from '../../../scripts/test-prerequisites.mjs';
 import { bundleBrowserSdk, chromiumOrNotice, launchWithFakeMicrophone, sdkPageHtml, servePages, type PageServer } from './support/browser-page.js';
 
-const HAS_CHROMIUM = chromiumOrNotice('browser-record.test.ts');
+const HAS_CHROMIUM = chromiumOrNotice(import.meta.url, 'recordVoice in headless Chromium');
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** dist/recorder.js when built (`npm test` builds before vitest). */
-const BUILT_RECORDER = existsSync(join(root, 'dist/recorder.js')) ? join(root, 'dist/recorder.js') : undefined;
+const BUILT_RECORDER = prerequisite({
+  testFile: import.meta.url,
+  tests: 'records with the built dist/recorder.js',
+  missing: "the SDK's build, packages/sdk/dist (`npm run build` in the repository root)",
+  present: existsSync(join(root, 'dist/recorder.js')),
+})
+  ? join(root, 'dist/recorder.js')
+  : undefined;
 
 /** A 48 kHz stereo 16-bit WAV: left 440 Hz + 12 kHz, right 12 kHz only. */
 function fakeMicrophoneWav(seconds: number): Uint8Array {

@@ -16,10 +16,11 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVoxkeyClient, type StreamMessage, type VoxkeyClient } from '../src/index.js';
 import { bundleBrowserSdk, chromiumOrNotice, launchWithFakeMicrophone, sdkPageHtml, servePages, type PageServer } from './support/browser-page.js';
-import { ENGINE_SPEECH_CLIPS, SERVER_BUILT, startVoxkeyServer, type VoxkeyServer } from './support/voxkey-server.js';
+import { ENGINE_SPEECH_CLIPS, serverBuiltFor, startVoxkeyServer, type VoxkeyServer } from './support/voxkey-server.js';
 
-const HAS_CHROMIUM = chromiumOrNotice('browser-stream.test.ts');
-if (!SERVER_BUILT) console.warn('browser-stream.test.ts: SKIPPED, apps/server is not built (run `npm run build` in the repository root)');
+const STREAMS_IN_CHROMIUM = 'verification streams in headless Chromium against a real server';
+const HAS_CHROMIUM = chromiumOrNotice(import.meta.url, STREAMS_IN_CHROMIUM);
+const SERVER_BUILT = serverBuiltFor(import.meta.url, STREAMS_IN_CHROMIUM);
 
 /** What the fake microphone plays (looped): 8.5 s of espeak-ng speech, 16 kHz mono. */
 const MICROPHONE_CLIP = 'alice_2.wav';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVoxkeyClient, toVoiceData, VoxkeyError, type VoxkeyClient } from '../src/index.js';
 import { encodeWav } from '../src/wav.js';
-import { freePort, SERVER_BUILT, startVoxkeyServer, type VoxkeyServer } from './support/voxkey-server.js';
+import { freePort, serverBuiltFor, startVoxkeyServer, type VoxkeyServer } from './support/voxkey-server.js';
 
 /** A 16 kHz mono 16-bit WAV of a voiced, syllable-like harmonic tone. */
 function syntheticVoiceWav(seconds: number): Uint8Array {
@@ -23,7 +23,7 @@ function syntheticVoiceWav(seconds: number): Uint8Array {
   return encodeWav(samples, rate);
 }
 
-if (!SERVER_BUILT) console.warn('integration.test.ts skipped: apps/server is not built (run `npm run build` in the repository root)');
+const SERVER_BUILT = serverBuiltFor(import.meta.url, 'against the real server');
 
 describe.skipIf(!SERVER_BUILT)('against the real server', () => {
   let server: VoxkeyServer;

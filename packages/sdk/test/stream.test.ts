@@ -5,17 +5,23 @@
  * database. Skipped with a notice when apps/server/dist or the data set is missing.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createVoxkeyClient, type StreamMessage, VoxkeyError, type VoxkeyClient, type WebSocketConstructor } from '../src/index.js';
-import { SERVER_BUILT as built, startVoxkeyServer, type VoxkeyServer } from './support/voxkey-server.js';
+import { prerequisite } from '../../../scripts/test-prerequisites.mjs';
+import { serverBuiltFor, startVoxkeyServer, type VoxkeyServer } from './support/voxkey-server.js';
 
-if (!built) console.warn('stream.test.ts skipped: apps/server is not built (run `npm run build` in the repository root)');
+const STREAM_TESTS = 'verifications.stream against the real server (Node)';
+const built = serverBuiltFor(import.meta.url, STREAM_TESTS);
 const datasetDir = process.env.VOXKEY_DATASET_DIR ?? fileURLToPath(new URL('../../../../shared/datasets', import.meta.url));
-const hasDataset = existsSync(join(datasetDir, 'manifest.csv'));
-if (!hasDataset) console.warn(`stream.test.ts skipped: the development data set is absent (${datasetDir})`);
+const hasDataset = prerequisite({
+  testFile: import.meta.url,
+  tests: STREAM_TESTS,
+  missing: `the development data set (${resolve(datasetDir)})`,
+  present: existsSync(join(datasetDir, 'manifest.csv')),
+});
 
 /** Two long-enough MP3 recordings of one Common Voice speaker (real speech: the VAD needs it). */
 function speakerClips(): [Uint8Array, Uint8Array] {

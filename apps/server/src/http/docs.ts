@@ -16,6 +16,16 @@ export function bundledDocsScriptFile(): string {
   return path.join(path.dirname(entry), 'browser', 'standalone.js');
 }
 
+/**
+ * Scalar 1.47+ (loadable with DOCS_SCRIPT_URL) prints the auth selector's label "Selected Auth Type:"
+ * as visible text, and the row squeezes "Authentication Required" under it at 1280 px: the heading
+ * keeps its width and the selector wraps below it instead.
+ */
+const AUTH_HEADER_CSS = `
+div:has(> button [data-testid="auth-indicator"]) { flex-wrap: wrap !important; }
+button:has([data-testid="auth-indicator"]) { flex: 1 0 auto !important; }
+`;
+
 function renderDocsPage(scriptUrl: string): string {
   return getHtmlDocument(
     {
@@ -28,6 +38,7 @@ function renderDocsPage(scriptUrl: string): string {
       agent: { disabled: true },
       mcp: { disabled: true },
       showDeveloperTools: 'never',
+      customCss: AUTH_HEADER_CSS,
       _integration: 'hono',
     } as Parameters<typeof getHtmlDocument>[0],
   );

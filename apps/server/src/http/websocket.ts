@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from 'node:http';
+import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { ServerType } from '@hono/node-server';
 import type { Duplex } from 'node:stream';
 import { STREAM_SUBPROTOCOL } from '@voxkey/contract';
@@ -36,7 +36,9 @@ function toRequest(incoming: IncomingMessage): Request {
 /** A refusal written on the raw socket: the app's status, headers and JSON body, as the REST API answers. */
 async function refuse(socket: Duplex, response: Response): Promise<void> {
   const body = Buffer.from(await response.arrayBuffer());
-  const lines = [`HTTP/1.1 ${response.status} ${response.statusText || ''}`.trimEnd()];
+  // The status line needs a reason phrase: strict clients (Python's websockets) reject `HTTP/1.1 401` alone.
+  const reason = response.statusText || STATUS_CODES[response.status] || 'Error';
+  const lines = [`HTTP/1.1 ${response.status} ${reason}`];
   response.headers.forEach((value, key) => {
     if (!['connection', 'content-length', 'transfer-encoding'].includes(key)) lines.push(`${key}: ${value}`);
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TEST_DIALECT } from '../support/database.js';
 import { HostileObservations, type HostileOrganisation, type HostileTrafficOptions, queuePoisonJobs, runHostileTraffic, sendVoice, unfinishedWork } from '../support/hostile-traffic.js';
 import { rssMiB } from '../support/process-memory.js';
-import { HAS_DATASET, speakerRecordings } from '../support/recordings.js';
+import { datasetPresentFor, speakerRecordings } from '../support/recordings.js';
 import { createServerEnvironment, runCli, type ServerEnvironment, type ServerProcess, startServerProcess } from '../support/server-process.js';
 import { type ReceivedWebhook, startWebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -33,7 +33,7 @@ const HEALTHZ_P95_MS = 1000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe.skipIf(!HAS_DATASET)(`hostile run: chunked floods, a cross-organisation flood and poison jobs at once (${TEST_DIALECT})`, () => {
+describe.skipIf(!datasetPresentFor(import.meta.url, 'hostile run'))(`hostile run: chunked floods, a cross-organisation flood and poison jobs at once (${TEST_DIALECT})`, () => {
   it('keeps answering within bounded memory, and every accepted request gets exactly one webhook', async () => {
     const [enrolmentVoice, verificationVoice] = speakerRecordings({ speakers: 1, count: 2 })[0]!;
     const receiver = await startWebhookReceiver();

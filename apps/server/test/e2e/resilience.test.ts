@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connection.js';
 import { TEST_DIALECT } from '../support/database.js';
-import { HAS_DATASET, speakerRecordings } from '../support/recordings.js';
+import { datasetPresentFor, speakerRecordings } from '../support/recordings.js';
 import { createServerEnvironment, runCli, type ServerEnvironment, startServerProcess } from '../support/server-process.js';
 import { signatureIsValid, startWebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -16,7 +16,7 @@ async function post(baseUrl: string, token: string, path: string, body: unknown)
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 
-describe.skipIf(!HAS_DATASET)(`crashes, backpressure and rotation, with dataset recordings (${TEST_DIALECT})`, () => {
+describe.skipIf(!datasetPresentFor(import.meta.url, 'crashes, backpressure and rotation'))(`crashes, backpressure and rotation, with dataset recordings (${TEST_DIALECT})`, () => {
   let recordings: string[][];
   beforeAll(() => {
     recordings = speakerRecordings({ speakers: 1, count: 3 });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connection.js';
 import { TEST_DIALECT } from '../support/database.js';
-import { HAS_DATASET, speakerRecordings } from '../support/recordings.js';
+import { datasetPresentFor, speakerRecordings } from '../support/recordings.js';
 import { createServerEnvironment, runCli, startServerProcess, startWorkerProcess } from '../support/server-process.js';
 import { signatureIsValid, startWebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -14,6 +14,8 @@ async function post(baseUrl: string, token: string, path: string, body: unknown)
   });
   return res.status;
 }
+
+const HAS_DATASET = datasetPresentFor(import.meta.url, 'graceful shutdown; scale-out on PostgreSQL');
 
 describe.skipIf(!HAS_DATASET)(`graceful shutdown, with dataset recordings (${TEST_DIALECT})`, () => {
   it('stops on SIGTERM without losing accepted jobs', async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DIALECT } from '../support/database.js';
-import { DATASET_DIR, HAS_DATASET } from '../support/recordings.js';
+import { DATASET_DIR, datasetPresentFor } from '../support/recordings.js';
 import { createServerEnvironment, ENGINE_FIXTURE_MODELS, runCli, type ServerEnvironment, type ServerProcess, startServerProcess } from '../support/server-process.js';
 import { connectStream } from '../support/stream-server.js';
 import { signatureIsValid, startWebhookReceiver } from '../support/webhook-receiver.js';
@@ -39,7 +39,7 @@ function pickSpeakers(perSpeaker: number): Buffer[][] {
 }
 
 // Real server processes, real recordings streamed as MP3 pieces, real signed webhooks.
-describe.skipIf(!HAS_DATASET)(`verification streams end to end, with dataset recordings (${TEST_DIALECT})`, () => {
+describe.skipIf(!datasetPresentFor(import.meta.url, 'verification streams end to end'))(`verification streams end to end, with dataset recordings (${TEST_DIALECT})`, () => {
   const models = chooseModels();
   let environment: ServerEnvironment;
   let server: ServerProcess;

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DIALECT } from '../support/database.js';
-import { HAS_DATASET, speakerRecordings } from '../support/recordings.js';
+import { datasetPresentFor, speakerRecordings } from '../support/recordings.js';
 import { createServerEnvironment, runCli, type ServerEnvironment, type ServerProcess, startServerProcess } from '../support/server-process.js';
 import { signatureIsValid, startWebhookReceiver } from '../support/webhook-receiver.js';
 
 // Real server processes, real recordings from ../shared/datasets (skipped without them), real webhooks.
-describe.skipIf(!HAS_DATASET)(`enrolment and verification end to end, with dataset recordings (${TEST_DIALECT})`, () => {
+describe.skipIf(!datasetPresentFor(import.meta.url, 'enrolment and verification end to end'))(`enrolment and verification end to end, with dataset recordings (${TEST_DIALECT})`, () => {
   let environment: ServerEnvironment;
   let server: ServerProcess;
   let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;

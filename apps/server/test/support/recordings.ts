@@ -1,10 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { prerequisite } from '../../../../scripts/test-prerequisites.mjs';
 
 /** The development data beside the repository (absent for outside contributors; always present in CI). */
 export const DATASET_DIR = process.env.VOXKEY_DATASET_DIR ?? fileURLToPath(new URL('../../../../../shared/datasets', import.meta.url));
 export const HAS_DATASET = existsSync(path.join(DATASET_DIR, 'manifest.csv'));
+
+/** Whether `tests` in `testFile` can run: the data set is here; otherwise the skip is recorded (scripts/test-prerequisites.mjs). */
+export const datasetPresentFor = (testFile: string, tests: string) =>
+  prerequisite({ testFile, tests, missing: `the development data set (${path.resolve(DATASET_DIR)})`, present: HAS_DATASET });
 
 interface Clip {
   path: string;

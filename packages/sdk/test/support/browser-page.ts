@@ -8,13 +8,13 @@ import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
+import { prerequisite } from '../../../../scripts/test-prerequisites.mjs';
 
 export const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
 
-/** Prints why a browser test file is skipped on this machine; true when it can run. */
-export function chromiumOrNotice(testFile: string): boolean {
-  if (!CHROMIUM) console.warn(`${testFile}: SKIPPED, Chromium is not installed (Debian: \`apt-get install -y chromium\`; or set CHROMIUM_PATH)`);
-  return !!CHROMIUM;
+/** Whether `tests` in `testFile` can run here; a skip is recorded (scripts/test-prerequisites.mjs). */
+export function chromiumOrNotice(testFile: string, tests: string): boolean {
+  return prerequisite({ testFile, tests, missing: 'Chromium (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)', present: !!CHROMIUM });
 }
 
 const SDK_ROOT = fileURLToPath(new URL('../..', import.meta.url));

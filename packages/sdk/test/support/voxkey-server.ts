@@ -11,12 +11,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { prerequisite } from '../../../../scripts/test-prerequisites.mjs';
 
 const cli = fileURLToPath(new URL('../../../../apps/server/bin/voxkey.js', import.meta.url));
 const fixtureModels = fileURLToPath(new URL('../../../engine/test/fixtures/models', import.meta.url));
 
 /** Whether apps/server is built (`npm run build` in the repository root); the tests that need it skip otherwise. */
 export const SERVER_BUILT = existsSync(fileURLToPath(new URL('../../../../apps/server/dist/main.js', import.meta.url)));
+
+/** Whether `tests` in `testFile` can run: the server is built; otherwise the skip is recorded (scripts/test-prerequisites.mjs). */
+export const serverBuiltFor = (testFile: string, tests: string) =>
+  prerequisite({ testFile, tests, missing: 'the built server, apps/server/dist (`npm run build` in the repository root)', present: SERVER_BUILT });
 
 /** The engine's espeak-ng speech clips (16 kHz mono 16-bit WAV, committed): speech the VAD detects, no data set needed. */
 export const ENGINE_SPEECH_CLIPS = fileURLToPath(new URL('../../../engine/test/fixtures/audio/', import.meta.url));
