@@ -62,10 +62,15 @@ export function speakerInputScale(entry: ModelEntry): number {
 }
 
 /** Spoof-model inputs (models/spoof.ts): 4 s waveform windows (no `features`), or the engine's band features. */
-const SPOOF_FEATURES = ['spoof-lfb64-mn'] as const;
+const SPOOF_FEATURES = ['spoof-lfb64-mn', 'whisper-hidden-states'] as const;
 
 export function spoofInput(entry: ModelEntry): 'waveform' | (typeof SPOOF_FEATURES)[number] {
   return entry.input.features === undefined ? 'waveform' : (String(entry.input.features) as (typeof SPOOF_FEATURES)[number]);
+}
+
+/** The speech-encoder model a spoof model reads (its `input.encoder`), or null when it reads the audio itself. */
+export function spoofEncoderName(entry: ModelEntry): string | null {
+  return spoofInput(entry) === 'whisper-hidden-states' ? String(entry.input.encoder) : null;
 }
 
 /** Repository root `models/` (packages/engine -> ../../models). */
@@ -103,6 +108,9 @@ export function validateManifest(doc: unknown, path = 'manifest'): Manifest {
     }
     if (m.kind === 'spoof' && m.input?.features !== undefined && !(SPOOF_FEATURES as readonly string[]).includes(String(m.input.features))) {
       throw invalid(path, `${where}.input.features must be one of ${SPOOF_FEATURES.join(', ')} (or absent: waveform windows)`);
+    }
+    if (m.kind === 'spoof' && m.input?.features === 'whisper-hidden-states' && typeof m.input.encoder !== 'string') {
+      throw invalid(path, `${where}.input.encoder must name the speech-encoder model whose hidden states it reads`);
     }
     if (names.has(m.name)) throw invalid(path, `duplicate model name ${m.name}`);
     names.add(m.name);

@@ -1,14 +1,16 @@
 import * as ort from 'onnxruntime-node';
 import { SPOOF_BANDS, spoofBands, spoofFrames } from '../features/spoof-bands.js';
 import { sigmoid } from '../scoring/scoring.js';
+import { EngineError } from '../errors.js';
+import type { EncodedSpeech } from './speech-encoder.js';
 
 export const SPOOF_WINDOW = 64000; // 4 s at 16 kHz
 export const SPOOF_HOP = 32000; // 2 s
 export const SPOOF_MAX_SEGMENT = 128000; // 8 s
 const MAX_BATCH = 16;
 
-/** What a spoof model takes: 4 s waveform windows, or the engine's band features of whole segments. */
-export type SpoofInput = 'waveform' | 'spoof-lfb64-mn';
+/** What a spoof model takes: 4 s waveform windows, the engine's band features of whole segments, or the speech encoder's hidden states. */
+export type SpoofInput = 'waveform' | 'spoof-lfb64-mn' | 'whisper-hidden-states';
 
 export interface SpoofModelIo {
   inputName: string;
@@ -57,8 +59,15 @@ export function spoofSegments(samples: Float32Array): Float32Array[] {
 }
 
 /** Mean of per-window (or per-segment) logits of P(bona fide), then sigmoid. */
-export async function scoreSpoof(session: ort.InferenceSession, io: SpoofModelIo, samples: Float32Array, checkpoint?: () => void): Promise<SpoofScore> {
+export async function scoreSpoof(
+  session: ort.InferenceSession,
+  io: SpoofModelIo,
+  samples: Float32Array,
+  checkpoint?: () => void,
+  encoded?: EncodedSpeech,
+): Promise<SpoofScore> {
   if (io.input === 'spoof-lfb64-mn') return scoreSpoofFeatures(session, io, samples, checkpoint);
+  if (io.input === 'whisper-hidden-states') return scoreSpoofEncoded(session, io, encoded);
   const windows = spoofWindows(samples);
   let sum = 0;
   for (let i = 0; i < windows.length; i += MAX_BATCH) {
@@ -96,4 +105,13 @@ async function scoreSpoofFeatures(session: ort.InferenceSession, io: SpoofModelI
   checkpoint?.();
   const out = await session.run({ [io.inputName]: new ort.Tensor('float32', input, [segments.length, 1, SPOOF_BANDS, frames]) });
   return spoofScore(finiteLogitSum(out[io.outputName]!.data as Float32Array, segments.length), segments.length);
+}
+
+/** One logit for the whole recording from the encoder's hidden states (the head pools over time itself). */
+async function scoreSpoofEncoded(session: ort.InferenceSession, io: SpoofModelIo, encoded: EncodedSpeech | undefined): Promise<SpoofScore> {
+  if (!encoded) throw new EngineError('model_invalid', 'this spoof model reads the speech encoder, which is not loaded');
+  if (encoded.frames === 0) return spoofScore(0, 0);
+  const input = new ort.Tensor('float32', encoded.hiddenStates, [1, encoded.layers, encoded.frames, encoded.dim]);
+  const out = await session.run({ [io.inputName]: input });
+  return spoofScore(finiteLogitSum(out[io.outputName]!.data as Float32Array, 1), 1);
 }

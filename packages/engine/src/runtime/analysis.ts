@@ -7,6 +7,7 @@ import { estimateSnrDb, signalStats } from '../scoring/quality.js';
 import { cosineSimilarity, meanEmbedding } from '../scoring/scoring.js';
 import { scoreSpoof, type SpoofModelIo, type SpoofScore } from '../models/spoof.js';
 import { concatSegments, detectSpeech } from '../features/vad.js';
+import { encodeSpeech } from '../models/speech-encoder.js';
 
 export interface LoadedSpeakerModel {
   session: ort.InferenceSession;
@@ -21,6 +22,8 @@ export interface LoadedModels {
   defaultSpeaker: string;
   spoof: ort.InferenceSession;
   spoofIo: SpoofModelIo;
+  /** Whisper's encoder, run once per recording when a model reads its hidden states. */
+  speechEncoder?: ort.InferenceSession;
 }
 
 export interface AnalyseOptions {
@@ -44,6 +47,8 @@ export interface AnalysisTimings {
   resampleMs: number;
   vadMs: number;
   embedMs: number;
+  /** the speech encoder (0 when no model reads it) */
+  encoderMs: number;
   spoofMs: number;
   workerMs: number;
 }
@@ -135,8 +140,11 @@ export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: Ana
   const embedMs = performance.now() - tEmbed;
   // onnxruntime-node runs sessions synchronously on this thread, so running the spoof model
   // "concurrently" with VAD would only interleave them; sequential keeps the stage timings honest.
+  const tEncoder = performance.now();
+  const encoded = models.spoofIo.input === 'whisper-hidden-states' && models.speechEncoder ? await encodeSpeech(models.speechEncoder, samples, checkpoint) : undefined;
+  const encoderMs = performance.now() - tEncoder;
   const tSpoof = performance.now();
-  const spoof = await scoreSpoof(models.spoof, models.spoofIo, samples, checkpoint);
+  const spoof = await scoreSpoof(models.spoof, models.spoofIo, samples, checkpoint, encoded);
   const spoofMs = performance.now() - tSpoof;
   const embeddings: Record<string, Float32Array> = {};
   for (const [name, list] of partEmbeddings) {
@@ -162,6 +170,7 @@ export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: Ana
       resampleMs: decoded.timings.resampleMs,
       vadMs,
       embedMs,
+      encoderMs,
       spoofMs,
       workerMs: performance.now() - t0,
     },

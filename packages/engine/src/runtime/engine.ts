@@ -4,7 +4,7 @@ import type { Analysis, AnalysisTimings, AnalyseOptions } from './analysis.js';
 import { checkSignalTask, type AudioCheck } from './audio-check-task.js';
 import { EngineError } from '../errors.js';
 import { DEFAULT_INTAKE_LIMITS, inspectBytes, type AudioInfo, type IntakeLimits } from '../audio/intake.js';
-import { compatibilitySpeakerModels, defaultManifestPath, defaultModelsDir, loadManifest, selectModel, speakerInputScale, spoofInput, verifyModelFile, type LogisticCalibration, type ModelEntry } from '../models/manifest.js';
+import { compatibilitySpeakerModels, defaultManifestPath, defaultModelsDir, loadManifest, selectModel, speakerInputScale, spoofEncoderName, spoofInput, verifyModelFile, type LogisticCalibration, type ModelEntry } from '../models/manifest.js';
 import { openSession, resolveIo } from '../models/sessions.js';
 import { qualityScore } from '../scoring/quality.js';
 import { decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, DEFAULT_SAMPLE_SCORING_RULE, matchScore, scoreAgainstSamples, type SampleScoringRule, type VerificationResult } from '../scoring/scoring.js';
@@ -190,7 +190,10 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   const speakerEntry = selectModel(manifest, 'speaker', modelsDir, opts.speakerModel);
   const speakerEntries = [speakerEntry, ...compatibilitySpeakerModels(manifest, modelsDir, speakerEntry)];
   const spoofEntry = selectModel(manifest, 'spoof', modelsDir, opts.spoofModel);
+  const encoderName = spoofEncoderName(spoofEntry);
+  const encoderEntry = encoderName === null ? null : selectModel(manifest, 'speech-encoder', modelsDir, encoderName);
   const [spoofPath, ...speakerPaths] = await Promise.all([spoofEntry, ...speakerEntries].map((entry) => verifyModelFile(entry, modelsDir)));
+  const encoderPath = encoderEntry ? await verifyModelFile(encoderEntry, modelsDir) : null;
 
   // Load once here to fail early with a clear error and to resolve the I/O names.
   const ioOf = async (path: string, entry: ModelEntry) => {
@@ -231,6 +234,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     vadPath,
     speakers: speakerRefs,
     spoof: { path: spoofPath!, ...spoofIo, input: spoofInput(spoofEntry) },
+    ...(encoderPath ? { speechEncoder: { path: encoderPath } } : {}),
     intraOpThreads,
     testHooks: opts.testHooks ?? false,
   };

@@ -17,6 +17,8 @@ export interface WorkerConfig {
   /** Every speaker model to serve; the first is the default. */
   speakers: SpeakerModelRef[];
   spoof: ModelRef & { input: SpoofInput };
+  /** The speech encoder (Whisper's), when the spoof model reads its hidden states. */
+  speechEncoder?: ModelRef;
   intraOpThreads: number;
   testHooks?: boolean;
 }
@@ -41,9 +43,10 @@ export type WorkerReply<T> = { ok: true; value: T } | { ok: false; error: Serial
 const config = workerData as WorkerConfig;
 
 async function loadModels(): Promise<LoadedModels> {
-  const [vad, spoof, ...speakerSessions] = await Promise.all([
+  const [vad, spoof, speechEncoder, ...speakerSessions] = await Promise.all([
     openSession(config.vadPath, 1, 'silero-vad'),
     openSession(config.spoof.path, config.intraOpThreads),
+    config.speechEncoder ? openSession(config.speechEncoder.path, config.intraOpThreads, 'speech-encoder') : undefined,
     ...config.speakers.map((ref) => openSession(ref.path, config.intraOpThreads, ref.name)),
   ]);
   const speakers = new Map(
@@ -52,7 +55,7 @@ async function loadModels(): Promise<LoadedModels> {
       return [ref.name, { session, io: { ...resolveIo(session, ref), inputScale: ref.inputScale } }] as const;
     }),
   );
-  return { vad, speakers, defaultSpeaker: config.speakers[0]!.name, spoof, spoofIo: { ...resolveIo(spoof, config.spoof), input: config.spoof.input } };
+  return { vad, speakers, defaultSpeaker: config.speakers[0]!.name, spoof, spoofIo: { ...resolveIo(spoof, config.spoof), input: config.spoof.input }, speechEncoder };
 }
 
 // Each worker loads every model once, when it starts.
