@@ -1,23 +1,15 @@
 import { LIMITS, type VoiceEngine } from '@voxkey/engine';
 import { STREAM_CLOSE_CODES, STREAM_ERROR_CODES, type StreamErrorCode, type StreamStart, streamCloseCodeFor } from '@voxkey/contract';
-import type { AppDeps, AuthContext } from '../deps.js';
+import type { AppDeps, AuthContext, OpenStream, StreamSocket } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { findJobByRequest } from '../repositories/jobs.js';
 import { findJobEventPayload } from '../repositories/webhooks.js';
-import { createStreamDecoder, encodeWav, StreamAudioError, type StreamDecoder } from './stream-audio.js';
-import { loadStreamSubject, type StreamSubject } from './stream-subject.js';
-import { acceptRecording, checkVerificationStart } from './voice-requests.js';
+import { createStreamDecoder, encodeWav, StreamAudioError, type StreamDecoder } from './audio.js';
+import { loadStreamSubject, type StreamSubject } from './subject.js';
+import { acceptRecording, checkVerificationStart } from '../services/voice-requests.js';
 
 /** The engine calls a stream makes before its job: speech measurement for progress, probes for an early decision. */
 export type StreamEngine = Pick<VoiceEngine, 'checkAudio' | 'verify'>;
-
-/** The socket as the session sees it (ws in production, anything alike in tests). */
-export interface StreamSocket {
-  send(text: string): void;
-  close(code: number, reason?: string): void;
-  terminate(): void;
-  readonly bufferedAmount: number;
-}
 
 /** An error of a stream's own (protocol, timeout) beside the API's ApiError. */
 export class StreamError extends Error {
@@ -56,7 +48,7 @@ export interface StreamSessionOptions {
  * One verification stream: `start`, audio frames, progress and early-decision probes, then the
  * same job, record, outcome and webhook as a posted verification, whose payload is the `result`.
  */
-export class VerificationStream {
+export class VerificationStream implements OpenStream {
   private state: State = 'awaiting_start';
   private start?: StreamStart;
   private decoder?: StreamDecoder;
