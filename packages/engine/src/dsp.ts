@@ -15,6 +15,7 @@ export { embedSpeech, embedFeatures } from './models/embedding.js';
 export { scoreSpoof, spoofWindows, spoofSegments, SPOOF_WINDOW, SPOOF_HOP, SPOOF_MAX_SEGMENT } from './models/spoof.js';
 export type { SpoofInput } from './models/spoof.js';
 export { spoofBands, spoofFrames, SPOOF_BANDS } from './features/spoof-bands.js';
-export { l2normalize, meanEmbedding, sigmoid } from './scoring/scoring.js';
+export { sigmoid } from './math.js';
+export { l2normalize, meanEmbedding } from './scoring/scoring.js';
 export { qualityScore, estimateSnrDb, signalStats } from './scoring/quality.js';
 export { eer, minDcf, cllr, ratesAtThreshold, farAtFrr, fitLogisticCalibration } from './scoring/metrics.js';

@@ -1,6 +1,6 @@
 import * as ort from 'onnxruntime-node';
 import { SPOOF_BANDS, spoofBands, spoofFrames } from '../features/spoof-bands.js';
-import { sigmoid } from '../scoring/scoring.js';
+import { sigmoid } from '../math.js';
 
 export const SPOOF_WINDOW = 64000; // 4 s at 16 kHz
 export const SPOOF_HOP = 32000; // 2 s
