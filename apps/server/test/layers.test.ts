@@ -58,9 +58,10 @@ const ALLOWED: Record<string, string[]> = {
   repositories: ['db'],
   security: ['config.ts', 'db', 'repositories'],
   'deps.ts': ['config.ts', 'db', 'observability', 'security'],
-  workers: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security'],
-  services: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security'],
-  streams: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security', 'services'],
+  decisions: ['config.ts', 'deps.ts', 'db', 'repositories', 'security'],
+  workers: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security', 'decisions'],
+  services: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security', 'decisions'],
+  streams: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security', 'decisions', 'services'],
   http: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security'],
   routes: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security', 'services', 'streams', 'http'],
   'app.ts': ['config.ts', 'errors.ts', 'deps.ts', 'observability', 'http', 'routes'],
@@ -107,7 +108,7 @@ describe('layers', () => {
     expect(importedFolders(path.join(SRC, 'deps.ts')).map((i) => i.folder)).toEqual(expect.arrayContaining(['security']));
   });
 
-  it.each(['repositories', 'security', 'workers', 'services', 'streams'])('nothing in %s/ imports http/ or routes/', (layer) => {
+  it.each(['repositories', 'security', 'decisions', 'workers', 'services', 'streams'])('nothing in %s/ imports http/ or routes/', (layer) => {
     expect(violations(layer, ['http', 'routes'])).toEqual([]);
   });
 

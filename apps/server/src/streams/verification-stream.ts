@@ -1,11 +1,12 @@
-import { LIMITS, type VoiceEngine } from '@voxkey/engine';
+import { LIMITS, type VoiceEngine, type Voiceprint } from '@voxkey/engine';
 import { STREAM_CLOSE_CODES, STREAM_ERROR_CODES, type StreamErrorCode, type StreamStart, streamCloseCodeFor } from '@voxkey/contract';
 import type { AppDeps, AuthContext, OpenStream, StreamSocket } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { findJobByRequest } from '../repositories/jobs.js';
 import { findJobEventPayload } from '../repositories/webhooks.js';
 import { createStreamDecoder, encodeWav, StreamAudioError, type StreamDecoder } from './audio.js';
-import { loadStreamSubject, type StreamSubject } from './subject.js';
+import { loadDecisionSettings } from '../decisions/settings.js';
+import { loadVerificationSubject } from '../decisions/subject.js';
 import { acceptRecording, checkVerificationStart } from '../services/voice-requests.js';
 
 /** The engine calls a stream makes before its job: speech measurement for progress, probes for an early decision. */
@@ -21,6 +22,20 @@ export class StreamError extends Error {
     super(message);
     this.status = STREAM_ERROR_CODES[error].status;
   }
+}
+
+/** What a stream's early-decision probes compare with: the user's samples and the threshold their job will apply. */
+interface ProbeSubject {
+  voiceprints: Voiceprint[];
+  matchThreshold: number;
+}
+
+/** Loaded once at `start`; undefined when there is nothing to compare with (the job then decides, as for a posted request). */
+async function loadProbeSubject(deps: AppDeps, orgId: number, externalId: string): Promise<ProbeSubject | undefined> {
+  const subject = await loadVerificationSubject(deps, orgId, externalId);
+  if (!subject) return undefined;
+  const { matchThreshold } = await loadDecisionSettings(deps, orgId);
+  return { voiceprints: subject.samples, matchThreshold };
 }
 
 type State = 'awaiting_start' | 'starting' | 'streaming' | 'deciding' | 'closed';
@@ -52,7 +67,7 @@ export class VerificationStream implements OpenStream {
   private state: State = 'awaiting_start';
   private start?: StreamStart;
   private decoder?: StreamDecoder;
-  private subject?: StreamSubject;
+  private subject?: ProbeSubject;
   /** Mono PCM received so far, grown by doubling up to the longest stream allowed. */
   private pcm = new Int16Array(0);
   private samples = 0;
@@ -172,7 +187,7 @@ export class VerificationStream implements OpenStream {
     const { deps, auth } = this.options;
     await checkVerificationStart(deps, auth.orgId, start);
     this.start = start;
-    this.subject = await loadStreamSubject(deps, auth.orgId, start.external_id);
+    this.subject = await loadProbeSubject(deps, auth.orgId, start.external_id);
     const decoder = await this.decodeStep(() => createStreamDecoder(start));
     this.decoder = decoder;
     await decoder.ready();
