@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MAX_VOICEPRINT_SAMPLES } from '@voxkey/contract';
 import { type EngineError, isEngineError, type VerificationAnalysis, type VoiceEngine } from '@voxkey/engine';
 import type { Executor } from '../db/connection.js';
-import type { EnrollmentMode, JobRow } from '../db/types.js';
+import type { EnrollmentMode, FailureReason, JobRow } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
 import { loadDecisionSettings } from '../decisions/settings.js';
 import { loadVerificationSubject } from '../decisions/subject.js';
@@ -77,7 +77,7 @@ async function analyseEnrolment(deps: AppDeps, engine: VoiceAnalyzer, job: JobRo
   const current = await currentVoiceprint(deps.database.db, job);
   const common = { mode, models: modelsOf(engine), deepfakeThreshold: null as number | null };
   // A failed request leaves the voiceprint as it was: its sample count is reported unchanged.
-  const failed = (failureReason: string, measured: { qualityScore: number | null; deepfakeScore: number | null } = { qualityScore: null, deepfakeScore: null }): JobOutcome => ({
+  const failed = (failureReason: FailureReason, measured: { qualityScore: number | null; deepfakeScore: number | null } = { qualityScore: null, deepfakeScore: null }): JobOutcome => ({
     kind: 'enrollment',
     outcome: { ...common, status: 'failed', failureReason, samples: mode === 'new' ? 0 : current.samples, ...measured, ...finishedNow(job) },
   });
@@ -137,7 +137,7 @@ async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: Jo
       },
     };
   };
-  const rejected = (reason: string, userId: number | null) =>
+  const rejected = (reason: FailureReason, userId: number | null) =>
     verification({ result: 'rejected', matchScore: 0, deepfakeScore: null, failureReason: reason, userId, deviceMismatch: null, recordDevice: false });
 
   // The user may have been deleted or deactivated after the request was accepted.
@@ -170,7 +170,7 @@ async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: Jo
 }
 
 /** The outcome of a job that kept failing for reasons outside the recording. */
-async function failedAfterRetries(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow, code: string): Promise<JobOutcome> {
+async function failedAfterRetries(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow, code: FailureReason): Promise<JobOutcome> {
   const models = modelsOf(engine);
   if (job.kind === 'enrollment') {
     const mode = job.mode ?? 'new';

@@ -7,7 +7,7 @@ import { DEFAULT_INTAKE_LIMITS, inspectBytes, type AudioInfo, type IntakeLimits 
 import { compatibilitySpeakerModels, defaultManifestPath, defaultModelsDir, loadManifest, selectModel, speakerInputScale, spoofInput, verifyModelFile, type ModelEntry } from '../models/manifest.js';
 import { openSession, resolveIo } from '../models/sessions.js';
 import { qualityScore } from '../scoring/quality.js';
-import { decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, type SampleScoringRule, type VerificationResult } from '../scoring/scoring.js';
+import { decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, type SampleScoringRule, type VerificationDecision, type VerificationResult } from '../scoring/scoring.js';
 import { createTaskRunner } from './task-runner.js';
 import { sileroModelPath } from '../features/vad.js';
 import { loadCohort } from '../scoring/score-norm.js';
@@ -95,7 +95,7 @@ export interface VerificationAnalysis {
   /** Why the result is inconclusive, when it is. */
   inconclusiveReason?: string;
   /** Its stable code (`low_snr`). */
-  inconclusiveCode?: string;
+  inconclusiveCode?: VerificationDecision['inconclusiveCode'];
   audio: AudioInfo;
   timings: EngineTimings;
 }
