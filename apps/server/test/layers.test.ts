@@ -63,7 +63,7 @@ const ALLOWED: Record<string, string[]> = {
   services: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security', 'decisions'],
   streams: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security', 'decisions', 'services'],
   http: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security'],
-  routes: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security', 'services', 'streams', 'http'],
+  routes: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security', 'services', 'http'],
   'app.ts': ['config.ts', 'errors.ts', 'deps.ts', 'observability', 'http', 'routes'],
   'worker-app.ts': ['config.ts', 'errors.ts', 'deps.ts', 'observability', 'http'],
   'runtime.ts': ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'security', 'workers', 'streams'],
