@@ -1,3 +1,4 @@
+import type { StreamStart } from '@voxkey/contract';
 import type { VoiceEngine } from '@voxkey/engine';
 import type { AppConfig } from './config.js';
 import type { Database } from './db/connection.js';
@@ -5,7 +6,6 @@ import type { TokenKind } from './db/types.js';
 import type { Logger } from './observability/logger.js';
 import type { Metrics } from './observability/metrics.js';
 import type { Sealer } from './security/sealing.js';
-import type { StreamRegistry } from './services/verification-streams.js';
 
 /** Who is calling: resolved from the bearer token on every request. */
 export interface AuthContext {
@@ -21,6 +21,37 @@ export interface JobSignals {
   jobQueued(): void;
   /** Wakes this process's webhook dispatcher. */
   deliveryQueued(): void;
+}
+
+/** The socket a verification stream writes to (ws in production, anything alike in tests). */
+export interface StreamSocket {
+  send(text: string): void;
+  close(code: number, reason?: string): void;
+  terminate(): void;
+  readonly bufferedAmount: number;
+}
+
+/** An open verification stream, as its socket's events reach it. */
+export interface OpenStream {
+  receiveText(text: string): void;
+  receiveBinary(bytes: Uint8Array): void;
+  socketClosed(): void;
+}
+
+/** A slot for one stream, taken before the upgrade: `open` once the WebSocket is up, `release` if it never is. */
+export interface StreamTicket {
+  /** `parseStart` validates the `start` message like a posted request's body; it throws ApiError. */
+  open(socket: StreamSocket, parseStart: (message: unknown) => StreamStart): OpenStream;
+  release(): void;
+}
+
+/** The open verification streams of this process (built by streams/registry.ts). */
+export interface StreamRegistry {
+  /** The checks a stream passes before its upgrade; throws ApiError when it may not open. */
+  admit(auth: Pick<AuthContext, 'orgId' | 'tokenKind'>): Promise<StreamTicket>;
+  count(): number;
+  /** Refuses new streams and lets each open one finish its decision. */
+  shutdown(): Promise<void>;
 }
 
 export interface Observability {

@@ -1,7 +1,7 @@
-import { ERROR_CODES, type ErrorCode, type FieldErrorCode } from '@voxkey/contract';
+import { type ErrorCode, type FieldErrorCode, SERVER_ERROR_CODES, type ServerErrorCode } from '@voxkey/contract';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
-export type { ErrorCode, FieldErrorCode };
+export type { ErrorCode, FieldErrorCode, ServerErrorCode };
 
 /** One validation problem: which field, a stable code, and a message for people. */
 export interface FieldError {
@@ -30,8 +30,9 @@ export interface ApiErrorOptions {
 }
 
 /**
- * The one error the API throws; the HTTP layer turns it into `{code, error, message[, errors]}`.
- * `error` is the contract's code; the HTTP status comes with it.
+ * The one error the API throws, on REST routes and verification streams alike; the HTTP layer turns
+ * it into `{code, error, message[, errors]}`, a stream into the same body plus `type`. `error` is
+ * the contract's code; the HTTP status comes with it.
  */
 export class ApiError extends Error {
   readonly status: ContentfulStatusCode;
@@ -39,12 +40,12 @@ export class ApiError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(
-    readonly error: ErrorCode,
+    readonly error: ServerErrorCode,
     message: string,
     options: ApiErrorOptions = {},
   ) {
     super(message);
-    this.status = ERROR_CODES[error].status;
+    this.status = SERVER_ERROR_CODES[error].status;
     this.errors = options.errors && capFieldErrors(options.errors);
     this.headers = options.headers ?? {};
   }

@@ -11,7 +11,7 @@ import { type EngineWatchdog, watchEngine } from './workers/engine-watchdog.js';
 import { startRetentionSweeps } from './workers/retention.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhook-dispatcher.js';
 import { createIdempotencyPurger } from './workers/idempotency-purge.js';
-import { createStreamRegistry } from './services/verification-streams.js';
+import { createStreamRegistry } from './streams/registry.js';
 
 export interface Runtime {
   deps: AppDeps;

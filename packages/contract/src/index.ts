@@ -1,6 +1,7 @@
 export { z, EMPTY_MESSAGE, REQUIRED_MESSAGE } from './zod.js';
 export * from './schemas/common.js';
 export * from './schemas/error-codes.js';
+export * from './schemas/failure-reasons.js';
 export * from './schemas/list.js';
 export * from './schemas/tokens.js';
 export * from './schemas/organisations.js';

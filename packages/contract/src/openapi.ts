@@ -1,6 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { apiRoutes, webhookEvents} from './routes/index.js';
-import { STREAM_PROTOCOL_DESCRIPTION } from './schemas/streams.js';
+import { STREAM_MESSAGE_SCHEMAS, STREAM_PROTOCOL_DESCRIPTION } from './schemas/streams.js';
 
 export const API_BASE_PATH = '/v1';
 export const API_VERSION = '0.1.0';
@@ -39,5 +39,6 @@ export function buildOpenApiDocument(): OpenApiDocument {
   for (const event of Object.values(webhookEvents)) {
     app.openAPIRegistry.registerWebhook(event);
   }
+  for (const [name, schema] of Object.entries(STREAM_MESSAGE_SCHEMAS)) app.openAPIRegistry.register(name, schema);
   return app.getOpenAPI31Document(openApiConfig);
 }

@@ -17,6 +17,7 @@ export type { SpoofInput } from './models/spoof.js';
 export { spoofBands, spoofFrames, SPOOF_BANDS } from './features/spoof-bands.js';
 export { whisperLogMel, WHISPER_MEL_BINS, WHISPER_HOP, WHISPER_CHUNK_FRAMES } from './features/whisper-mel.js';
 export type { WhisperMel } from './features/whisper-mel.js';
-export { l2normalize, meanEmbedding, sigmoid } from './scoring/scoring.js';
+export { sigmoid } from './math.js';
+export { l2normalize, meanEmbedding } from './scoring/scoring.js';
 export { qualityScore, estimateSnrDb, signalStats } from './scoring/quality.js';
 export { eer, minDcf, cllr, ratesAtThreshold, farAtFrr, fitLogisticCalibration } from './scoring/metrics.js';

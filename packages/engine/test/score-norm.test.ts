@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { fitDecisionCalibration, fitQualityWeight, qualityAdjustedScore } from '../src/scoring/calibration.js';
 import type { ModelEntry } from '../src/models/manifest.js';
 import { asNorm, cohortStats, loadCohort, normalisedScore } from '../src/scoring/score-norm.js';
-import { matchScore } from '../src/scoring/scoring.js';
+import { matchScore, scoreAgainstSamples } from '../src/scoring/scoring.js';
+import { scoreProbe } from '../src/scoring/probe-score.js';
 
 function unit(v: number[]): Float32Array {
   const n = Math.hypot(...v);
@@ -79,5 +80,26 @@ describe('quality-aware calibration', () => {
     });
     const non = Array.from({ length: 2000 }, () => ({ s: (rnd() - 0.5) * 2, q: Math.log(0.5 + 8 * rnd()) }));
     expect(fitQualityWeight(tar, non)).toBeGreaterThan(0);
+  });
+});
+
+describe('scoreProbe: the whole chain from cosine to match score', () => {
+  const a = Float32Array.from([1, 0, 0]);
+  const b = Float32Array.from([0, 1, 0]);
+  const probe = Float32Array.from([0.8, 0.6, 0]);
+  const calibration = { type: 'logistic' as const, a: 10, b: -5, quality: { testLogDuration: 0.1, enrolSamplesLog: -0.05 } };
+
+  it('without a cohort or quality terms it is scoreAgainstSamples with the calibration', () => {
+    const plain = { type: 'logistic' as const, a: 10, b: -5 };
+    for (const rule of ['mean_embedding', 'mean_score', 'best_of'] as const) {
+      expect(scoreProbe([a, b], probe, 6, { cohort: null, calibration: plain }, rule)).toEqual(scoreAgainstSamples([a, b], probe, rule, (cosine) => matchScore(cosine, plain)));
+    }
+  });
+
+  it('adds the speech term per comparison and the samples term only to the mean embedding', () => {
+    const pooled = scoreProbe([a, b], probe, 6, { cohort: null, calibration }, 'mean_embedding');
+    expect(pooled.matchScore).toBeCloseTo(matchScore(qualityAdjustedScore(pooled.cosine, 6, calibration, 2), calibration), 9);
+    const best = scoreProbe([a, b], probe, 6, { cohort: null, calibration }, 'best_of');
+    expect(best.matchScore).toBeCloseTo(matchScore(qualityAdjustedScore(best.cosine, 6, calibration, 1), calibration), 9);
   });
 });

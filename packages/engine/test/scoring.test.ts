@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { cllr, eer, farAtFrr, fitLogisticCalibration, minDcf, ratesAtThreshold } from '../src/scoring/metrics.js';
 import { estimateSnrDb, qualityScore, signalStats } from '../src/scoring/quality.js';
-import { cosineSimilarity, decideVerification, l2normalize, matchScore, meanEmbedding, sigmoid } from '../src/scoring/scoring.js';
+import { cosineSimilarity, decideVerification, l2normalize, matchScore, meanEmbedding } from '../src/scoring/scoring.js';
+import { sigmoid } from '../src/math.js';
 import { spoofWindows, SPOOF_WINDOW } from '../src/models/spoof.js';
 import { concatSegments, speechSegments } from '../src/features/vad.js';
 import { rng } from './helpers.js';

@@ -2,10 +2,10 @@ import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import { VoxkeyError } from './errors.js';
 import type { paths } from './generated/openapi.js';
 import type { ListParams, Page } from './pagination.js';
+import type { AcceptedRequest, RequestOptions } from './request.js';
 import { listResource, voiceRequestResource, type RawResult, type WaitForResultOptions } from './resources.js';
 import { createTransport, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type FetchLike, type RetryOptions, type VoxkeyLogger } from './transport.js';
 import type {
-  Accepted,
   ApiToken,
   AudioCheck,
   CreatedApiToken,
@@ -31,7 +31,7 @@ import { SDK_VERSION } from './version.js';
 import { openVerificationStream, type StreamVerificationInput, type VerificationStream, type WebSocketConstructor, webSocketUrl } from './stream.js';
 import { voiceDataOf, type VoiceInput } from './voice.js';
 
-export type { VoiceInput, WaitForResultOptions };
+export type { AcceptedRequest, RequestOptions, VoiceInput, WaitForResultOptions };
 
 /** The fully typed openapi-fetch client over every route of the OpenAPI document. */
 export type VoxkeyRawClient = Client<paths, 'application/json'>;
@@ -62,25 +62,6 @@ export interface VoxkeyClientOptions {
    */
   WebSocket?: WebSocketConstructor;
 }
-
-/** Per-call options accepted as the last argument of every resource method. */
-export interface RequestOptions {
-  /** Aborts the call, including any backoff wait; the signal's reason is thrown. */
-  signal?: AbortSignal;
-  /** Overrides the client's per-attempt timeout for this call. */
-  timeoutMs?: number;
-  /** Overrides the client's retry count for this call. */
-  retries?: number;
-  /** Extra headers for this call. */
-  headers?: Record<string, string>;
-}
-
-/** Accepted enrolment or verification: the server's answer plus the `request_uuid` that was sent. */
-export interface AcceptedRequest extends Accepted {
-  /** The `request_uuid` sent (generated when omitted); the webhook and `get()` use it. */
-  request_uuid: string;
-}
-
 
 export type CreateEnrollmentInput = Omit<EnrollmentRequest, 'request_uuid' | 'voice_data'> & {
   voice_data: VoiceInput;

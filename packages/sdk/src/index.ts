@@ -22,11 +22,6 @@ export { backoffDelay, type RetryOptions, type VoxkeyLogger } from './transport.
 export { SDK_VERSION } from './version.js';
 export {
   STREAM_SUBPROTOCOL,
-  type StreamAudioFormat,
-  type StreamErrorMessage,
-  type StreamMessage,
-  type StreamProgressMessage,
-  type StreamResultMessage,
   type StreamVerificationInput,
   type VerificationStream,
   type WebSocketConstructor,

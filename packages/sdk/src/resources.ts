@@ -1,5 +1,5 @@
-import type { AcceptedRequest, RequestOptions } from './client.js';
 import { VoxkeyError } from './errors.js';
+import type { AcceptedRequest, RequestOptions } from './request.js';
 import { pageFrom, paginate, toQuery, type ListParams, type Page } from './pagination.js';
 import { anySignal, sleep } from './transport.js';
 import type { Accepted, RequestRecord } from './types.js';

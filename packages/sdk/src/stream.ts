@@ -1,5 +1,5 @@
 import { VoxkeyError } from './errors.js';
-import type { ErrorCode, FieldError, VerificationCompletedEvent } from './types.js';
+import type { ErrorCode, StreamAudioFormat, StreamErrorMessage, StreamMessage, StreamResultMessage, StreamStartMessage } from './types.js';
 import { newRequestUuid } from './voice.js';
 
 /** The subprotocol of verification streams; the token travels as a second entry, `bearer.<token>`. */
@@ -18,42 +18,13 @@ export interface WebSocketLike {
   addEventListener(type: string, listener: (event: any) => void): void;
 }
 
-export type StreamAudioFormat = 'pcm_s16le' | 'wav' | 'mp3' | 'opus';
-
-export interface StreamVerificationInput {
-  external_id: string;
+/** The `start` message's fields a caller gives; the SDK fills in `type` and the defaults. */
+export type StreamVerificationInput = Omit<StreamStartMessage, 'type' | 'request_uuid' | 'format'> & {
   /** Generated when omitted. A stream cannot be replayed: a used request_uuid is refused (409). */
   request_uuid?: string;
   /** Default `pcm_s16le` (mono, 16-bit little-endian). `wav`, `mp3` and `opus` (Ogg) are the bytes of a file, in any split. */
   format?: StreamAudioFormat;
-  /** Samples per second of `pcm_s16le` audio; default 16000. */
-  sample_rate?: number;
-  language?: string;
-  device_fingerprint?: string;
-  device_type?: number;
-}
-
-export interface StreamProgressMessage {
-  type: 'progress';
-  /** Seconds of audio received. */
-  received_s: number;
-  /** Seconds of speech in it, as measured so far. */
-  net_speech_s: number;
-}
-
-/** The fields of the `verification.completed` webhook, plus `final: true`. */
-/** The `verification.completed` webhook payload, sent on the stream as its final message. */
-export type StreamResultMessage = VerificationCompletedEvent & { type: 'result'; final: true };
-
-export interface StreamErrorMessage {
-  type: 'error';
-  code: number;
-  error: ErrorCode | 'stream_protocol_error' | 'stream_timeout';
-  message: string;
-  errors?: FieldError[];
-}
-
-export type StreamMessage = StreamProgressMessage | StreamResultMessage | StreamErrorMessage;
+};
 
 /**
  * A live verification: `send` audio chunks, `end()` when the caller stops speaking, iterate the
@@ -99,7 +70,7 @@ export function openVerificationStream(connection: StreamConnection, input: Stre
   const Ctor = connection.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
   if (!Ctor) throw new TypeError('verifications.stream needs a WebSocket: pass WebSocket (e.g. from the "ws" package) to createVoxkeyClient() on Node < 22');
   const request_uuid = input.request_uuid ?? newRequestUuid();
-  const start = {
+  const start: StreamStartMessage = {
     type: 'start',
     external_id: input.external_id,
     request_uuid,

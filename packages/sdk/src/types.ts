@@ -77,5 +77,21 @@ export type WebhookTestEvent = Schemas['WebhookTestEvent'];
 export type VoxkeyEvent = VerificationCompletedEvent | EnrollmentCompletedEvent | WebhookTestEvent;
 export type VoxkeyEventType = VoxkeyEvent['event_type'];
 
+/** Why a voice request did not end in a decision on the voice, or why an enrolment failed (`failure_reason`). */
+export type FailureReason = Schemas['FailureReason'];
+
+/** The audio format a verification stream declares in its `start` message. */
+export type StreamAudioFormat = Schemas['StreamAudioFormat'];
+/** The first message of a verification stream. */
+export type StreamStartMessage = Schemas['StreamStartMessage'];
+/** Sent at least once a second while a stream's audio arrives. */
+export type StreamProgressMessage = Schemas['StreamProgressMessage'];
+/** The `verification.completed` webhook payload, sent on the stream as its final message. */
+export type StreamResultMessage = Schemas['StreamResultMessage'];
+/** A stream's error: the REST API's error body plus `type`; the server then closes the stream. */
+export type StreamErrorMessage = Schemas['StreamErrorMessage'];
+/** Every message the server sends on a verification stream; narrow on `type`. */
+export type StreamMessage = Schemas['StreamServerMessage'];
+
 /** An identifier accepted in a path: the numeric id as a number or a string. */
 export type Id = number | string;

@@ -17,7 +17,7 @@ function record(status: RequestRecord['status'], kind: RequestRecord['kind'] = '
     match_score: completed && kind === 'verification' ? 0.91 : null,
     deepfake_detected: completed && kind === 'verification' ? false : null,
     quality_score: null,
-    failure_reason: status === 'failed' ? 'speech_too_short' : null,
+    failure_reason: status === 'failed' ? 'insufficient_speech' : null,
     device_mismatch: null,
     user_id: completed ? 1 : null,
     created_at: '2026-11-21T10:00:00.000Z',

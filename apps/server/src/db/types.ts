@@ -1,4 +1,4 @@
-import type { EnrollmentModeSchema, JobStatusSchema, RequestRecordSchema, VerificationResultSchema, WebhookDeliverySchema } from '@voxkey/contract';
+import type { EnrollmentModeSchema, FailureReason, JobStatusSchema, RequestRecordSchema, VerificationResultSchema, WebhookDeliverySchema } from '@voxkey/contract';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { z } from 'zod';
 
@@ -8,6 +8,7 @@ export type EnrollmentMode = z.infer<typeof EnrollmentModeSchema>;
 export type JobKind = z.infer<typeof RequestRecordSchema>['kind'];
 export type JobStatus = z.infer<typeof JobStatusSchema>;
 export type VerificationResult = z.infer<typeof VerificationResultSchema>;
+export type { FailureReason };
 export type DeliveryStatus = z.infer<typeof WebhookDeliverySchema>['status'];
 export type WebhookEventType = z.infer<typeof WebhookDeliverySchema>['event_type'];
 
@@ -145,7 +146,7 @@ export interface JobsTable {
   match_score: number | null;
   deepfake_detected: Flag | null;
   quality_score: number | null;
-  failure_reason: string | null;
+  failure_reason: FailureReason | null;
   device_mismatch: Flag | null;
   latency_ms: number | null;
   completed_at: Timestamp | null;

@@ -1,6 +1,6 @@
 import { type ExpressionBuilder, sql } from 'kysely';
 import type { Executor } from '../db/connection.js';
-import type { DB } from '../db/types.js';
+import type { DB, FailureReason } from '../db/types.js';
 import { nowIso } from './clock.js';
 
 type JobFilter = (eb: ExpressionBuilder<DB, 'jobs'>) => ReturnType<ExpressionBuilder<DB, 'jobs'>['and']>;
@@ -12,7 +12,7 @@ type JobFilter = (eb: ExpressionBuilder<DB, 'jobs'>) => ReturnType<ExpressionBui
  * `erased:<job id>`; fingerprints, user id, scores and results are cleared; GETs answer 404.
  * Jobs still queued or processing end as `failed` with `user_deleted`, so no worker sends them.
  */
-export async function eraseJobs(db: Executor, filter: JobFilter, options: { inFlightReason?: string } = {}): Promise<number> {
+export async function eraseJobs(db: Executor, filter: JobFilter, options: { inFlightReason?: FailureReason } = {}): Promise<number> {
   const now = nowIso();
   const selected = db.selectFrom('jobs').select('id').where(filter).where('erased_at', 'is', null);
   await db.deleteFrom('webhook_deliveries').where('job_id', 'in', selected).execute();

@@ -1,7 +1,7 @@
 import type { AudioInfo } from '@voxkey/engine';
 import { type ExpressionBuilder, sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
-import type { DB, EnrollmentMode, JobKind, JobRow, JobStatus, VerificationResult } from '../db/types.js';
+import type { DB, EnrollmentMode, FailureReason, JobKind, JobRow, JobStatus, VerificationResult } from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
 import { takeTurn } from './queue-turns.js';
 
@@ -191,7 +191,7 @@ export interface JobCompletion {
   matchScore?: number | null;
   deepfakeDetected?: boolean | null;
   qualityScore?: number | null;
-  failureReason?: string | null;
+  failureReason?: FailureReason | null;
   deviceMismatch?: boolean | null;
   samples?: number | null;
   deepfakeScore?: number | null;

@@ -1,6 +1,6 @@
 import type { EnrollmentCompletedEventSchema, VerificationCompletedEventSchema } from '@voxkey/contract';
 import type { z } from 'zod';
-import type { EnrollmentMode, JobRow, VerificationResult } from '../db/types.js';
+import type { EnrollmentMode, FailureReason, JobRow, VerificationResult } from '../db/types.js';
 import type { JobCompletion } from '../repositories/jobs.js';
 
 export type EnrollmentCompletedEvent = z.infer<typeof EnrollmentCompletedEventSchema>;
@@ -28,14 +28,14 @@ export type EnrolmentOutcome = Timing & {
   deepfakeScore: number | null;
   deepfakeThreshold: number | null;
   models: Models;
-} & ({ status: 'enrolled'; qualityScore: number; voiceprint: { modelId: string; embedding: Float32Array } } | { status: 'failed'; failureReason: string });
+} & ({ status: 'enrolled'; qualityScore: number; voiceprint: { modelId: string; embedding: Float32Array } } | { status: 'failed'; failureReason: FailureReason });
 
 /** How a verification ended. `userId` is the user compared with (null when none was found or no comparison ran). */
 export interface VerificationOutcome extends Timing {
   result: VerificationResult;
   matchScore: number;
   deepfakeDetected: boolean;
-  failureReason: string | null;
+  failureReason: FailureReason | null;
   userId: number | null;
   deviceMismatch: boolean | null;
   /** True when the request came from a known, active user, so its device is recorded. */

@@ -2,17 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { MAX_VOICEPRINT_SAMPLES } from '@voxkey/contract';
 import { type EngineError, isEngineError, type VerificationAnalysis, type VoiceEngine } from '@voxkey/engine';
 import type { Executor } from '../db/connection.js';
-import type { EnrollmentMode, JobRow } from '../db/types.js';
+import type { EnrollmentMode, FailureReason, JobRow } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
-import { fromFlag } from '../repositories/clock.js';
+import { loadDecisionSettings } from '../decisions/settings.js';
+import { loadVerificationSubject } from '../decisions/subject.js';
 import { completeJob, jobRecording, releaseJob } from '../repositories/jobs.js';
-import { findSettings } from '../repositories/organisations.js';
 import { findUserByExternalId, insertUser, upsertDevice } from '../repositories/users.js';
-import { countSamples, deleteVoiceprint, findVoiceprint, insertSample, insertVoiceprint, listSamples, refreshVoiceprintQuality } from '../repositories/voiceprints.js';
+import { countSamples, deleteVoiceprint, findVoiceprint, insertSample, insertVoiceprint, refreshVoiceprintQuality } from '../repositories/voiceprints.js';
 import { storeUpgradeSample } from './voiceprint-upgrade.js';
 import { insertDelivery } from '../repositories/webhooks.js';
 import { openRecording } from '../security/recordings.js';
-import { openEmbedding, sealEmbedding } from '../security/voiceprints.js';
+import { sealEmbedding } from '../security/voiceprints.js';
 import {
   type EnrolmentOutcome,
   enrollmentCompleted,
@@ -35,14 +35,6 @@ interface Analysed {
   timings?: Record<string, number>;
 }
 
-/** The organisation's decision settings with the server's defaults filled in. */
-interface DecisionSettings {
-  matchThreshold: number;
-  deepfakeThreshold: number;
-  enrolmentDeepfakeThreshold: number;
-  rejectDeepfakeEnrollments: boolean;
-}
-
 const isRetryable = (err: EngineError) => err.category === 'capacity' || err.category === 'internal' || err.category === 'model';
 const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
 const modelsOf = (engine: VoiceAnalyzer): Models => ({ speaker: engine.speakerModelId, spoof: engine.spoofModelId });
@@ -54,14 +46,13 @@ function finishedNow(job: JobRow) {
   return { latencyMs: Math.max(0, Date.now() - Date.parse(job.created_at)), completedAt: new Date().toISOString() };
 }
 
-/** Read when the job runs, so a change applies to requests still queued. */
-async function decisionSettings(deps: AppDeps, engine: VoiceAnalyzer, orgId: number): Promise<DecisionSettings> {
-  const row = await findSettings(deps.database.db, orgId);
+/** The organisation's decision settings with the engine's defaults filled in too. */
+async function decisionSettings(deps: AppDeps, engine: VoiceAnalyzer, orgId: number) {
+  const settings = await loadDecisionSettings(deps, orgId);
   return {
-    matchThreshold: row?.match_threshold ?? deps.config.MATCH_THRESHOLD,
-    deepfakeThreshold: row?.deepfake_threshold ?? engine.defaultDeepfakeThreshold,
-    enrolmentDeepfakeThreshold: row?.enrollment_deepfake_threshold ?? engine.defaultEnrolmentDeepfakeThreshold,
-    rejectDeepfakeEnrollments: row ? fromFlag(row.reject_deepfake_enrollments) : true,
+    ...settings,
+    deepfakeThreshold: settings.deepfakeThreshold ?? engine.defaultDeepfakeThreshold,
+    enrolmentDeepfakeThreshold: settings.enrolmentDeepfakeThreshold ?? engine.defaultEnrolmentDeepfakeThreshold,
   };
 }
 
@@ -86,7 +77,7 @@ async function analyseEnrolment(deps: AppDeps, engine: VoiceAnalyzer, job: JobRo
   const current = await currentVoiceprint(deps.database.db, job);
   const common = { mode, models: modelsOf(engine), deepfakeThreshold: null as number | null };
   // A failed request leaves the voiceprint as it was: its sample count is reported unchanged.
-  const failed = (failureReason: string, measured: { qualityScore: number | null; deepfakeScore: number | null } = { qualityScore: null, deepfakeScore: null }): JobOutcome => ({
+  const failed = (failureReason: FailureReason, measured: { qualityScore: number | null; deepfakeScore: number | null } = { qualityScore: null, deepfakeScore: null }): JobOutcome => ({
     kind: 'enrollment',
     outcome: { ...common, status: 'failed', failureReason, samples: mode === 'new' ? 0 : current.samples, ...measured, ...finishedNow(job) },
   });
@@ -126,7 +117,6 @@ async function analyseEnrolment(deps: AppDeps, engine: VoiceAnalyzer, job: JobRo
 }
 
 async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow): Promise<Analysed> {
-  const db = deps.database.db;
   const settings = await decisionSettings(deps, engine, job.org_id);
   type Fields = Omit<VerificationOutcome, 'latencyMs' | 'completedAt' | 'deepfakeDetected' | 'matchThreshold' | 'deepfakeThreshold' | 'models' | 'upgradeSample'>;
   const verification = (fields: Fields, analysis?: VerificationAnalysis): JobOutcome => {
@@ -147,24 +137,19 @@ async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: Jo
       },
     };
   };
-  const rejected = (reason: string, userId: number | null) =>
+  const rejected = (reason: FailureReason, userId: number | null) =>
     verification({ result: 'rejected', matchScore: 0, deepfakeScore: null, failureReason: reason, userId, deviceMismatch: null, recordDevice: false });
 
   // The user may have been deleted or deactivated after the request was accepted.
-  const user = await findUserByExternalId(db, job.org_id, job.external_id);
-  const voiceprint = user ? await findVoiceprint(db, job.org_id, user.id) : undefined;
-  const samples = voiceprint ? await listSamples(db, voiceprint.id) : [];
-  if (!user || !voiceprint || samples.length === 0) return { outcome: rejected('user_not_found', null) };
+  const subject = await loadVerificationSubject(deps, job.org_id, job.external_id);
+  if (!subject) return { outcome: rejected('user_not_found', null) };
+  const { user, voiceprint } = subject;
   if (!user.is_active) return { outcome: rejected('user_inactive', user.id) };
 
   const deviceMismatch = job.device_fingerprint && voiceprint.enrolment_fingerprint ? job.device_fingerprint !== voiceprint.enrolment_fingerprint : null;
   const { bytes, options } = recordingOf(deps, job);
   try {
-    const voiceprints = samples.map((sample) => ({
-      modelId: sample.model_id,
-      embedding: openEmbedding(deps.sealer, { orgId: job.org_id, userId: user.id, modelId: sample.model_id }, sample.sealed_embedding, sample.seal_version),
-    }));
-    const analysis = await engine.verify(bytes, voiceprints, { ...options, threshold: settings.matchThreshold });
+    const analysis = await engine.verify(bytes, subject.samples, { ...options, threshold: settings.matchThreshold });
     const outcome = verification(
       {
         result: analysis.result,
@@ -185,7 +170,7 @@ async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: Jo
 }
 
 /** The outcome of a job that kept failing for reasons outside the recording. */
-async function failedAfterRetries(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow, code: string): Promise<JobOutcome> {
+async function failedAfterRetries(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow, code: FailureReason): Promise<JobOutcome> {
   const models = modelsOf(engine);
   if (job.kind === 'enrollment') {
     const mode = job.mode ?? 'new';

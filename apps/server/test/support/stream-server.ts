@@ -1,11 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
+import { StreamServerMessageSchema } from '@voxkey/contract';
 import { WebSocket } from 'ws';
 import { attachWebSockets } from '../../src/http/websocket.js';
 import { insertSample, insertVoiceprint } from '../../src/repositories/voiceprints.js';
 import { sealEmbedding } from '../../src/security/voiceprints.js';
-import type { StreamEngine } from '../../src/services/verification-stream.js';
-import { createStreamRegistry } from '../../src/services/verification-streams.js';
+import type { StreamEngine } from '../../src/streams/verification-stream.js';
+import { createStreamRegistry } from '../../src/streams/registry.js';
 import { createJobRunner } from '../../src/workers/job-runner.js';
 import type { VoiceAnalyzer } from '../../src/workers/job-processor.js';
 import { createTestContext } from './context.js';
@@ -146,7 +147,13 @@ export function connectStream(url: string, options: { token?: string; protocols?
   const messages: any[] = [];
   const waiters: Array<() => void> = [];
   ws.on('message', (data, isBinary) => {
-    if (!isBinary) messages.push(JSON.parse(data.toString()));
+    if (!isBinary) {
+      const message = JSON.parse(data.toString());
+      // Every message the server sends must be one the contract documents (a failure here fails the run).
+      const checked = StreamServerMessageSchema.safeParse(message);
+      if (!checked.success) throw new Error(`the server sent a message outside the contract: ${JSON.stringify(message)}: ${checked.error.message}`);
+      messages.push(message);
+    }
     for (const w of waiters.splice(0)) w();
   });
   const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));

@@ -1,7 +1,8 @@
 import { z } from '../zod.js';
 import { ERROR_CODES, type ErrorCode, errorCodeNames, FIELD_ERROR_CODES, fieldErrorCodeNames } from './error-codes.js';
 
-const codeTable = (rows: Array<[string, string]>) => rows.map(([code, meaning]) => `- \`${code}\`: ${meaning}`).join('\n');
+/** A Markdown list of codes and their meanings, for a schema's description. */
+export const codeTable = (rows: Array<[string, string]>) => rows.map(([code, meaning]) => `- \`${code}\`: ${meaning}`).join('\n');
 
 export const ErrorCodeSchema = z.enum(errorCodeNames).openapi('ErrorCode', {
   description: `Machine-readable reason of an error response; each response lists the values it can carry.\n\n${codeTable(

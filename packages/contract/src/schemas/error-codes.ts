@@ -34,6 +34,23 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/**
+ * Errors only a stream can have, beside the REST API's `ErrorCode`s (which a stream uses with the
+ * same meaning); kept out of the REST list, as no route answers with them.
+ */
+export const STREAM_ERROR_CODES = {
+  stream_protocol_error: {
+    status: 400,
+    meaning: 'A message out of order (audio before `start`, a second `start`, an unknown message type, text that is not JSON) or audio bytes that are not the declared format.',
+  },
+  stream_timeout: { status: 408, meaning: 'Nothing arrived for too long, the stream stayed open too long, or the client did not read what the server sent.' },
+} as const satisfies Record<string, { status: number; meaning: string }>;
+export type StreamErrorCode = keyof typeof STREAM_ERROR_CODES;
+
+/** The one table the server renders every error from, REST and stream alike. */
+export const SERVER_ERROR_CODES = { ...ERROR_CODES, ...STREAM_ERROR_CODES } as const;
+export type ServerErrorCode = keyof typeof SERVER_ERROR_CODES;
+
 /** The `code` of each entry of a 400's `errors[]`. */
 export const FIELD_ERROR_CODES = {
   required: 'A required field is missing.',
@@ -68,4 +85,5 @@ export type FieldErrorCode = keyof typeof FIELD_ERROR_CODES;
 
 export const errorCodeNames = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
 export const fieldErrorCodeNames = Object.keys(FIELD_ERROR_CODES) as [FieldErrorCode, ...FieldErrorCode[]];
+export const streamErrorCodeNames = Object.keys(STREAM_ERROR_CODES) as [StreamErrorCode, ...StreamErrorCode[]];
 

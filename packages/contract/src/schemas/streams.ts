@@ -1,10 +1,13 @@
 import { z } from '../zod.js';
-import { VerificationRequestSchema } from './voice.js';
+import { codeTable, ErrorCodeSchema, FieldErrorSchema } from './common.js';
+import { STREAM_ERROR_CODES, streamErrorCodeNames } from './error-codes.js';
+import { VerificationCompletedEventSchema, VerificationRequestSchema } from './voice.js';
 
 /**
  * Real-time verification over WebSocket (`GET /organisations/{org_id}/verifications/stream`).
- * OpenAPI cannot describe the frames, so the messages are defined here and described in prose in
- * the document's description (STREAM_PROTOCOL_DESCRIPTION) and in docs/decisions.md.
+ * OpenAPI has no operation for the frames: the messages are components of the document
+ * (STREAM_MESSAGE_SCHEMAS), and the protocol is described in prose in the document's description
+ * (STREAM_PROTOCOL_DESCRIPTION) and in docs/decisions.md.
  */
 export const STREAM_SUBPROTOCOL = 'voxkey.v1';
 /** Prefix of the subprotocol entry that carries the token for clients that cannot set headers (browsers). */
@@ -12,31 +15,75 @@ export const STREAM_BEARER_PREFIX = 'bearer.';
 export const STREAM_PATH = '/organisations/{org_id}/verifications/stream';
 
 export const STREAM_AUDIO_FORMATS = ['pcm_s16le', 'wav', 'mp3', 'opus'] as const;
-export const StreamAudioFormatSchema = z.enum(STREAM_AUDIO_FORMATS);
+export const StreamAudioFormatSchema = z.enum(STREAM_AUDIO_FORMATS).openapi('StreamAudioFormat', {
+  description: '`pcm_s16le`: mono 16-bit little-endian samples at `sample_rate`; `wav`, `mp3` and `opus` (Ogg Opus): the bytes of a file, in any split.',
+});
+export type StreamAudioFormat = z.infer<typeof StreamAudioFormatSchema>;
 
 /** The first message: the fields of `POST .../verifications` without `voice_data`, plus the audio's format. */
-export const StreamStartSchema = VerificationRequestSchema.omit({ voice_data: true }).extend({
-  type: z.literal('start'),
-  format: StreamAudioFormatSchema,
-  /** Samples per second of `pcm_s16le` audio (mono). Other formats carry their own rate; it is checked from the audio. */
-  sample_rate: z.number().int().min(1).max(192_000).default(16_000),
-});
+export const StreamStartSchema = VerificationRequestSchema.omit({ voice_data: true })
+  .extend({
+    type: z.literal('start'),
+    format: StreamAudioFormatSchema,
+    sample_rate: z
+      .number()
+      .int()
+      .min(1)
+      .max(192_000)
+      .default(16_000)
+      .openapi({ description: 'Samples per second of `pcm_s16le` audio (mono). Other formats carry their own rate; it is checked from the audio.' }),
+  })
+  .openapi('StreamStartMessage', { description: 'Verification stream, client to server, first text message: the fields of `POST .../verifications` without `voice_data`, plus the audio\'s format.' });
 export type StreamStart = z.infer<typeof StreamStartSchema>;
 
-export const StreamEndSchema = z.strictObject({ type: z.literal('end') });
+export const StreamEndSchema = z
+  .strictObject({ type: z.literal('end') })
+  .openapi('StreamEndMessage', { description: 'Verification stream, client to server, optional: the caller stopped speaking; the server decides on the audio so far.' });
 
-/**
- * Errors only a stream can have, beside the REST API's `ErrorCode`s (which a stream uses with the
- * same meaning). Each comes with the HTTP status its close code is derived from.
- */
-export const STREAM_ERROR_CODES = {
-  stream_protocol_error: {
-    status: 400,
-    meaning: 'A message out of order (audio before `start`, a second `start`, an unknown message type, text that is not JSON) or audio bytes that are not the declared format.',
-  },
-  stream_timeout: { status: 408, meaning: 'Nothing arrived for too long, the stream stayed open too long, or the client did not read what the server sent.' },
-} as const satisfies Record<string, { status: number; meaning: string }>;
-export type StreamErrorCode = keyof typeof STREAM_ERROR_CODES;
+export const StreamProgressMessageSchema = z
+  .object({
+    type: z.literal('progress'),
+    received_s: z.number().min(0).openapi({ description: 'Seconds of audio received.' }),
+    net_speech_s: z.number().min(0).openapi({ description: 'Seconds of speech in it, as measured so far.' }),
+  })
+  .openapi('StreamProgressMessage', { description: 'Verification stream, server to client: sent at least once a second while audio arrives.' });
+
+export const StreamResultMessageSchema = VerificationCompletedEventSchema.extend({
+  type: z.literal('result'),
+  final: z.literal(true),
+}).openapi('StreamResultMessage', {
+  description: 'Verification stream, server to client, last message: exactly the fields of the `verification.completed` webhook, plus `type` and `final`; the server then closes with 1000.',
+});
+
+export type StreamResultMessage = z.infer<typeof StreamResultMessageSchema>;
+
+export const StreamErrorCodeSchema = z.enum(streamErrorCodeNames).openapi('StreamErrorCode', {
+  description: `The error codes only a stream can have, beside \`ErrorCode\` (which a stream uses with the same meaning).\n\n${codeTable(
+    streamErrorCodeNames.map((code) => [code, `(${STREAM_ERROR_CODES[code].status}) ${STREAM_ERROR_CODES[code].meaning}`]),
+  )}`,
+});
+
+export const StreamErrorMessageSchema = z
+  .object({
+    type: z.literal('error'),
+    code: z.number().int().openapi({ description: 'The HTTP status of `error`; the close code that follows is 4000 + it.', example: 400 }),
+    error: z.union([ErrorCodeSchema, StreamErrorCodeSchema]),
+    message: z.string(),
+    errors: z.array(FieldErrorSchema).optional().openapi({ description: 'With `validation_failed`: one entry per faulty field of the `start` message.' }),
+  })
+  .openapi('StreamErrorMessage', { description: 'Verification stream, server to client: the REST API\'s error body plus `type`; the server then closes with 4000 + `code`.' });
+
+export const StreamServerMessageSchema = z
+  .discriminatedUnion('type', [StreamProgressMessageSchema, StreamResultMessageSchema, StreamErrorMessageSchema])
+  .openapi('StreamServerMessage', { description: 'Every text message the server sends on a verification stream.' });
+export type StreamServerMessage = z.infer<typeof StreamServerMessageSchema>;
+
+/** The stream's messages, which no route references: registered as components of the document by name. */
+export const STREAM_MESSAGE_SCHEMAS = {
+  StreamStartMessage: StreamStartSchema,
+  StreamEndMessage: StreamEndSchema,
+  StreamServerMessage: StreamServerMessageSchema,
+};
 
 /** WebSocket close codes. An error closes with 4000 + the HTTP status of its `error` code (4400, 4404, 4429, ...). */
 export const STREAM_CLOSE_CODES = {

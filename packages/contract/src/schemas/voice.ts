@@ -1,6 +1,7 @@
 import type { FieldTypes } from '../list-query.js';
 import { z } from '../zod.js';
 import { languageTag, recordId, timestamp } from './common.js';
+import { FailureReasonSchema } from './failure-reasons.js';
 
 export const UUID_V4_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$/;
 export const DEFAULT_LANGUAGE = 'en-UK';
@@ -86,7 +87,7 @@ export const VerificationCompletedEventSchema = z
     deepfake_score: deepfakeScore().nullable().openapi({ description: 'How likely the recording is synthetic or replayed, 0..1; null when the audio could not be analysed.' }),
     match_threshold: z.number().min(0).max(1).openapi({ description: "The threshold applied: the organisation's match_threshold, else the server default." }),
     deepfake_threshold: z.number().min(0).max(1).openapi({ description: "The threshold applied: the organisation's deepfake_threshold, else the spoof model's default." }),
-    failure_reason: z.string().nullable().openapi({ description: 'null, or an engine code (e.g. insufficient_speech, low_snr) or user_not_found / user_inactive when the result is not a decision on the voice.' }),
+    failure_reason: z.union([FailureReasonSchema, z.null()]).openapi({ description: 'null, or why the result is not a decision on the voice (e.g. insufficient_speech, low_snr, user_not_found).' }),
     models: ModelsSchema,
     voiceprint_upgraded: voiceprintUpgraded(),
   })
@@ -100,7 +101,7 @@ export const EnrollmentCompletedEventSchema = z
     user_id: z.number().int().nullable().openapi({ description: 'The new user; null when enrolment failed.' }),
     status: z.enum(['enrolled', 'failed']),
     quality_score: z.number().min(0).max(1).nullable().openapi({ description: 'Voiceprint quality 0..1; null when the audio could not be analysed.' }),
-    failure_reason: z.string().nullable().openapi({ description: 'An engine error code (e.g. insufficient_speech), deepfake_detected, or null.' }),
+    failure_reason: z.union([FailureReasonSchema, z.null()]).openapi({ description: 'null, or why the enrolment failed (e.g. insufficient_speech, deepfake_detected).' }),
     latency_ms: z.number().int(),
     created_at: timestamp(),
     mode: EnrollmentModeSchema,
@@ -130,7 +131,7 @@ export const RequestRecordSchema = z
     match_score: z.number().nullable(),
     deepfake_detected: z.boolean().nullable(),
     quality_score: z.number().nullable(),
-    failure_reason: z.string().nullable(),
+    failure_reason: z.union([FailureReasonSchema, z.null()]).openapi({ description: 'null, or why the request did not end in a decision on the voice (see `FailureReason`).' }),
     device_mismatch: z.boolean().nullable().openapi({ description: 'True when the verification came from a device fingerprint other than the enrolment\'s.' }),
     user_id: z.number().int().nullable(),
     created_at: timestamp(),

@@ -1,6 +1,6 @@
 import * as ort from 'onnxruntime-node';
 import { SPOOF_BANDS, spoofBands, spoofFrames } from '../features/spoof-bands.js';
-import { sigmoid } from '../scoring/scoring.js';
+import { sigmoid } from '../math.js';
 import { EngineError } from '../errors.js';
 import type { EncodedSpeech } from './speech-encoder.js';
 

@@ -4,14 +4,14 @@ import type { Analysis, AnalysisTimings, AnalyseOptions } from './analysis.js';
 import { checkSignalTask, type AudioCheck } from './audio-check-task.js';
 import { EngineError } from '../errors.js';
 import { DEFAULT_INTAKE_LIMITS, inspectBytes, type AudioInfo, type IntakeLimits } from '../audio/intake.js';
-import { compatibilitySpeakerModels, defaultManifestPath, defaultModelsDir, loadManifest, selectModel, speakerInputScale, spoofEncoderName, spoofInput, verifyModelFile, type LogisticCalibration, type ModelEntry } from '../models/manifest.js';
+import { compatibilitySpeakerModels, defaultManifestPath, defaultModelsDir, loadManifest, selectModel, speakerInputScale, spoofEncoderName, spoofInput, verifyModelFile, type ModelEntry } from '../models/manifest.js';
 import { openSession, resolveIo } from '../models/sessions.js';
 import { qualityScore } from '../scoring/quality.js';
-import { decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, DEFAULT_SAMPLE_SCORING_RULE, matchScore, scoreAgainstSamples, type SampleScoringRule, type VerificationResult } from '../scoring/scoring.js';
+import { decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, type SampleScoringRule, type VerificationDecision, type VerificationResult } from '../scoring/scoring.js';
 import { createTaskRunner } from './task-runner.js';
 import { sileroModelPath } from '../features/vad.js';
-import { loadCohort, normalisedScore, type Cohort } from '../scoring/score-norm.js';
-import { qualityAdjustedScore } from '../scoring/calibration.js';
+import { loadCohort } from '../scoring/score-norm.js';
+import { scoreProbe, type ModelScoring } from '../scoring/probe-score.js';
 import { planVoiceprint } from '../models/voiceprint-models.js';
 import type { SpeakerModelRef, WorkerConfig, WorkerTask } from './worker.js';
 
@@ -95,7 +95,7 @@ export interface VerificationAnalysis {
   /** Why the result is inconclusive, when it is. */
   inconclusiveReason?: string;
   /** Its stable code (`low_snr`). */
-  inconclusiveCode?: string;
+  inconclusiveCode?: VerificationDecision['inconclusiveCode'];
   audio: AudioInfo;
   timings: EngineTimings;
 }
@@ -175,11 +175,9 @@ function transferable(bytes: Uint8Array, handOver: boolean): ArrayBuffer {
   return bytes.slice().buffer as ArrayBuffer;
 }
 
-/** How one speaker model's scores become match scores. */
-interface SpeakerScoring {
+/** How one speaker model's scores become match scores, and its default threshold. */
+interface SpeakerScoring extends ModelScoring {
   entry: ModelEntry;
-  cohort: Cohort | null;
-  calibration: LogisticCalibration;
   defaultThreshold: number;
 }
 
@@ -306,12 +304,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
       const { analysis: a, audio, timings } = await analyseBytes(bytes, { gating: true, consistency: false, limits, speakerModels: [plan.scoringModel, ...upgradeWith] }, o);
       const misfit = plan.scoringSamples.find((sample) => sample.length !== a.embedding.length);
       if (misfit) throw new EngineError('invalid_voiceprint', `voiceprint has ${misfit.length} dimensions, the model ${plan.scoringModel} produces ${a.embedding.length}`);
-      const rule = o.rule ?? DEFAULT_SAMPLE_SCORING_RULE;
-      // The samples term applies to the mean of the samples, not to each one.
-      const pooledSamples = rule === 'mean_embedding' ? plan.scoringSamples.length : 1;
-      const { matchScore: score, cosine } = scoreAgainstSamples(plan.scoringSamples, a.embedding, rule, (similarity, enrolled) =>
-        matchScore(qualityAdjustedScore(normalisedScore(similarity, enrolled, a.embedding, scoring.cohort), a.netSpeechSeconds, scoring.calibration, pooledSamples), scoring.calibration),
-      );
+      const { matchScore: score, cosine } = scoreProbe(plan.scoringSamples, a.embedding, a.netSpeechSeconds, scoring, o.rule);
       const bonafideProbability = a.spoof.bonafideProbability;
       return {
         ...decideVerification({ matchScore: score, threshold, snrDb: a.snrDb }),

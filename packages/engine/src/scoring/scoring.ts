@@ -1,7 +1,6 @@
 import { LIMITS } from '../limits.js';
+import { sigmoid } from '../math.js';
 import type { LogisticCalibration } from '../models/manifest.js';
-
-export const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
 
 export function l2normalize(v: Float32Array): Float32Array {
   let n = 0;

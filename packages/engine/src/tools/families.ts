@@ -1,19 +1,5 @@
-/** Spoof attack families of the dev-data bundle (mirrors training/voxkey_train/families.py; used for per-family rows in eval). */
-export const FAMILIES: Record<string, string[]> = {
-  'vc-any': ['adain-vc', 'again-vc', 'autovc', 'autovc-f0', 'blow', 'nvc-net', 'lvc-vc', 'lvc-vc-xl', 'flowcpcvc', 'fragmentvc', 'mediumvc', 'quickvc-sr', 'quickvc-nosr', 'starganv2-vc', 'starganv2-vc-no-advcls', 'starganv2-vc-no-asr', 'starganv2-vc-no-f0', 'starganv2-vc-no-norm', 'glow-tts-vc'],
-  'neural-vocoder': ['vocos', 'hifigan', 'hifigan-v1', 'bigvgan', 'bigvgan-base', 'bigvgan-base-nofilter', 'bigvgan-base-nofilter-nosnake', 'univnet-c16', 'univnet-c32', 'univnet-c16-mindslab', 'univnet-c32-mindslab', 'melgan-fb', 'melgan-universal', 'waveglow', 'wavernn', 'wavernn-sc', 'istftnet', 'parallel-wavegan'],
-  'neural-codec': ['encodec-1.5kbps', 'encodec-3kbps', 'encodec-6kbps', 'encodec-12kbps', 'vocos-encodec-1.5kbps', 'vocos-encodec-3kbps', 'vocos-encodec-6kbps', 'vocos-encodec-12kbps', 'snac', 'speechtokenizer', 'speechtokenizer-rvq1'],
-  'codec-lm-tts': ['maskgct', 'mobilespeech', 'voicecraft', 'cosyvoice', 'cosyvoice2', 'cosyvoice-advprompt-antifake', 'cosyvoice-advprompt-advspeech', 'firered-tts', 'spark-tts', 'bark', 'bark-vocos', 'zipvoice', 'zipvoice-distill'],
-  'yourtts': ['yourtts-exp2', 'yourtts-exp2-scl', 'yourtts-exp3', 'yourtts-exp3-scl', 'yourtts-exp4-scl', 'yourtts-exp4-scl-mos', 'yourtts-exp5-finetuned', 'yourtts-exp5-zeroshot'],
-  'classic-tts': ['voiceloop', 'tacotron2', 'glow-tts', 'vs-tts', 'speecht5', 'world-vocoder'],
-  'rule-tts': ['espeak-ng', 'flite'],
-  'gen:tts': ['tts-espeak', 'tts-flite'],
-  'gen:griffinlim': ['griffinlim'],
-  'gen:lpc-vocoder': ['lpc-vocoder'],
-  'gen:replay': ['replay'],
-  'heldout:festival': ['festival'],
-  'heldout:seed-tts': ['seed-tts'],
-  'heldout:yourtts-vc': ['yourtts-vc'],
-};
+import { FAMILIES } from './families-data.js';
+
 const FAMILY_OF = new Map(Object.entries(FAMILIES).flatMap(([f, atts]) => atts.map((a) => [a, f] as const)));
+/** An attack label's family, for the per-family rows of eval; `other` when no family lists it. */
 export const familyOf = (attack: string): string => FAMILY_OF.get(attack) ?? 'other';

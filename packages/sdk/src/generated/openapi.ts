@@ -520,14 +520,54 @@ export interface components {
             match_threshold: number;
             /** @description The threshold applied: the organisation's deepfake_threshold, else the spoof model's default. */
             deepfake_threshold: number;
-            /** @description null, or an engine code (e.g. insufficient_speech, low_snr) or user_not_found / user_inactive when the result is not a decision on the voice. */
-            failure_reason: string | null;
+            /** @description null, or why the result is not a decision on the voice (e.g. insufficient_speech, low_snr, user_not_found). */
+            failure_reason: components["schemas"]["FailureReason"] | null;
             models: components["schemas"]["Models"];
             /** @description True when this verification gave the user's voiceprint a sample of the server's default speaker model: the voiceprint was made with an older model (it is still scored with that model, see `models.speaker`), the result is `verified` and no deepfake was detected. Voiceprints move to a new default model this way without re-enrolment. */
             voiceprint_upgraded: boolean;
         };
         /** @enum {string} */
         VerificationResult: "verified" | "rejected" | "inconclusive";
+        /**
+         * @description Why a voice request did not end in a decision on the voice, or why an enrolment failed.
+         *
+         *     - `user_not_found`: Verification: the user or their voiceprint was deleted after the request was accepted.
+         *     - `user_inactive`: Verification: the user was deactivated after the request was accepted.
+         *     - `user_deleted`: The user was deleted while the request was queued or processing (request records only; no webhook is sent).
+         *     - `already_enrolled`: Enrolment (mode `new`): the external_id was enrolled after the request was accepted.
+         *     - `voiceprint_not_found`: Enrolment (mode `add`): the user or their voiceprint was deleted after the request was accepted.
+         *     - `max_samples_reached`: Enrolment (mode `add`): the voiceprint reached its maximum number of recordings meanwhile.
+         *     - `deepfake_detected`: Enrolment: the recording was judged synthetic or replayed and the organisation rejects such enrolments.
+         *     - `low_snr`: Verification `inconclusive`: the recording is too noisy (its signal-to-noise ratio is below the minimum).
+         *     - `low_quality`: Verification `inconclusive` for a reason the engine did not name.
+         *     - `processing_error`: A server-side fault that outlasted the retries (see the server logs); not a verdict on the audio.
+         *     - `invalid_base64`: The recording is not valid base64.
+         *     - `unsupported_format`: The recording is neither WAV nor MP3.
+         *     - `corrupt_audio`: The recording's header or frames cannot be read.
+         *     - `sample_rate_too_low`: The recording's sample rate is below 16 kHz.
+         *     - `audio_too_short`: The recording is shorter than the minimum duration.
+         *     - `audio_too_long`: The recording is longer than the maximum duration.
+         *     - `audio_too_large`: The decoded recording is larger than the maximum size.
+         *     - `silent_audio`: The recording is silent.
+         *     - `clipped_audio`: The recording is clipped too much to be analysed.
+         *     - `insufficient_speech`: The recording has too little speech for a reliable decision.
+         *     - `voiceprint_model_mismatch`: The voiceprint was made with a speaker model this server does not load.
+         *     - `invalid_voiceprint`: The stored voiceprint cannot be used (wrong size or values).
+         *     - `model_missing`: A server-side fault that outlasted the retries (see the server logs); not a verdict on the audio.
+         *     - `model_integrity`: A server-side fault that outlasted the retries (see the server logs); not a verdict on the audio.
+         *     - `model_invalid`: A server-side fault that outlasted the retries (see the server logs); not a verdict on the audio.
+         *     - `manifest_invalid`: A server-side fault that outlasted the retries (see the server logs); not a verdict on the audio.
+         *     - `model_not_found`: A server-side fault that outlasted the retries (see the server logs); not a verdict on the audio.
+         *     - `download_failed`: A server-side fault that outlasted the retries (see the server logs); not a verdict on the audio.
+         *     - `queue_full`: A server-side fault that outlasted the retries (see the server logs); not a verdict on the audio.
+         *     - `timeout`: A server-side fault that outlasted the retries (see the server logs); not a verdict on the audio.
+         *     - `aborted`: A server-side fault that outlasted the retries (see the server logs); not a verdict on the audio.
+         *     - `engine_closed`: A server-side fault that outlasted the retries (see the server logs); not a verdict on the audio.
+         *     - `worker_crashed`: A server-side fault that outlasted the retries (see the server logs); not a verdict on the audio.
+         *     - `internal`: A server-side fault that outlasted the retries (see the server logs); not a verdict on the audio.
+         * @enum {string}
+         */
+        FailureReason: "user_not_found" | "user_inactive" | "user_deleted" | "already_enrolled" | "voiceprint_not_found" | "max_samples_reached" | "deepfake_detected" | "low_snr" | "low_quality" | "processing_error" | "invalid_base64" | "unsupported_format" | "corrupt_audio" | "sample_rate_too_low" | "audio_too_short" | "audio_too_long" | "audio_too_large" | "silent_audio" | "clipped_audio" | "insufficient_speech" | "voiceprint_model_mismatch" | "invalid_voiceprint" | "model_missing" | "model_integrity" | "model_invalid" | "manifest_invalid" | "model_not_found" | "download_failed" | "queue_full" | "timeout" | "aborted" | "engine_closed" | "worker_crashed" | "internal";
         /** @description The models that processed the recording. */
         Models: {
             /**
@@ -552,8 +592,8 @@ export interface components {
             status: "enrolled" | "failed";
             /** @description Voiceprint quality 0..1; null when the audio could not be analysed. */
             quality_score: number | null;
-            /** @description An engine error code (e.g. insufficient_speech), deepfake_detected, or null. */
-            failure_reason: string | null;
+            /** @description null, or why the enrolment failed (e.g. insufficient_speech, deepfake_detected). */
+            failure_reason: components["schemas"]["FailureReason"] | null;
             latency_ms: number;
             /**
              * Format: date-time
@@ -591,6 +631,166 @@ export interface components {
              */
             created_at: string;
         };
+        /** @description Verification stream, client to server, first text message: the fields of `POST .../verifications` without `voice_data`, plus the audio's format. */
+        StreamStartMessage: {
+            /**
+             * Format: uuid
+             * @description UUID v4 generated by the caller; echoed in the webhook. Repeating it makes the request idempotent.
+             * @example 9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d
+             */
+            request_uuid: string;
+            /**
+             * @description Language of the audio; default en-UK.
+             * @default en-UK
+             * @example en-UK
+             */
+            language?: string;
+            /** @description Device identifier, for device analytics. */
+            device_fingerprint?: string;
+            /** @description 0 unknown, 1 mobile phone, 2 desktop or laptop, 3 IP phone. */
+            device_type?: number;
+            /**
+             * @description Must equal the external_id used at enrolment. Required by this service.
+             * @example customer-42
+             */
+            external_id: string;
+            /** @enum {string} */
+            type: "start";
+            format: components["schemas"]["StreamAudioFormat"];
+            /**
+             * @description Samples per second of `pcm_s16le` audio (mono). Other formats carry their own rate; it is checked from the audio.
+             * @default 16000
+             */
+            sample_rate?: number;
+        };
+        /**
+         * @description `pcm_s16le`: mono 16-bit little-endian samples at `sample_rate`; `wav`, `mp3` and `opus` (Ogg Opus): the bytes of a file, in any split.
+         * @enum {string}
+         */
+        StreamAudioFormat: "pcm_s16le" | "wav" | "mp3" | "opus";
+        /** @description Verification stream, client to server, optional: the caller stopped speaking; the server decides on the audio so far. */
+        StreamEndMessage: {
+            /** @enum {string} */
+            type: "end";
+        };
+        /** @description Every text message the server sends on a verification stream. */
+        StreamServerMessage: components["schemas"]["StreamProgressMessage"] | components["schemas"]["StreamResultMessage"] | components["schemas"]["StreamErrorMessage"];
+        /** @description Verification stream, server to client: sent at least once a second while audio arrives. */
+        StreamProgressMessage: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "progress";
+            /** @description Seconds of audio received. */
+            received_s: number;
+            /** @description Seconds of speech in it, as measured so far. */
+            net_speech_s: number;
+        };
+        /** @description Verification stream, server to client, last message: exactly the fields of the `verification.completed` webhook, plus `type` and `final`; the server then closes with 1000. */
+        StreamResultMessage: components["schemas"]["VerificationCompletedEvent"] & {
+            /** @enum {string} */
+            type: "result";
+            /** @enum {boolean} */
+            final: true;
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "result";
+        };
+        /** @description Verification stream, server to client: the REST API's error body plus `type`; the server then closes with 4000 + `code`. */
+        StreamErrorMessage: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "error";
+            /**
+             * @description The HTTP status of `error`; the close code that follows is 4000 + it.
+             * @example 400
+             */
+            code: number;
+            error: components["schemas"]["ErrorCode"] | components["schemas"]["StreamErrorCode"];
+            message: string;
+            /** @description With `validation_failed`: one entry per faulty field of the `start` message. */
+            errors?: components["schemas"]["FieldError"][];
+        };
+        /**
+         * @description Machine-readable reason of an error response; each response lists the values it can carry.
+         *
+         *     - `validation_failed`: (400) The request failed validation; `errors` has one entry per faulty field, each with its own `code`.
+         *     - `unauthorized`: (401) The bearer token is missing, malformed, unknown, expired or disabled.
+         *     - `forbidden`: (403) The token may not act on this organisation (another organisation's id gets this whether or not it exists).
+         *     - `user_inactive`: (403) The user is deactivated and cannot be verified.
+         *     - `not_found`: (404) No such resource (or route) in this organisation.
+         *     - `user_not_enrolled`: (404) No enrolled user has this external_id, so there is nothing to verify against or add a recording to.
+         *     - `no_callback_url`: (409) The organisation has no callback URL, so a voice request's result (or a test event) could not be delivered.
+         *     - `already_enrolled`: (409) This external_id is already enrolled; enrol with mode `add` or `replace`, or delete the user.
+         *     - `voiceprint_full`: (409) The voiceprint already holds the maximum number of recordings (10); enrol with mode `replace` to start again.
+         *     - `enrollment_in_progress`: (409) An enrolment of this external_id is queued or processing.
+         *     - `request_uuid_reused`: (409) This request_uuid was already used for a different request (a replay with the same body is answered again instead).
+         *     - `idempotency_key_reused`: (409) This Idempotency-Key was already used in the last 24 hours with another request (a different body or operation); use a new key per request.
+         *     - `idempotency_key_in_progress`: (409) A request with this Idempotency-Key is still being processed; retry after `Retry-After` seconds to get its response.
+         *     - `already_exists`: (409) A predefined text with this (language, text_code) pair already exists in the organisation.
+         *     - `payload_too_large`: (413) The request body is larger than the server accepts.
+         *     - `unsupported_media_type`: (415) The request has a body that is not `application/json`.
+         *     - `rate_limited`: (429) The token's or organisation's request rate is exceeded; retry after `Retry-After` seconds.
+         *     - `queue_full`: (429) The voice processing queue is full, or this organisation has as many unfinished requests as it may; retry after `Retry-After` seconds.
+         *     - `quota_exceeded`: (429) A Sandbox organisation (any token), or a trial token on any plan, has used this month's sandbox quota; `Retry-After` points at the next month.
+         *     - `internal_error`: (500) An unexpected server fault; the message never carries internals.
+         *     - `unavailable`: (503) The server cannot do this now (e.g. voice processing without an installed model).
+         * @enum {string}
+         */
+        ErrorCode: "validation_failed" | "unauthorized" | "forbidden" | "user_inactive" | "not_found" | "user_not_enrolled" | "no_callback_url" | "already_enrolled" | "voiceprint_full" | "enrollment_in_progress" | "request_uuid_reused" | "idempotency_key_reused" | "idempotency_key_in_progress" | "already_exists" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "queue_full" | "quota_exceeded" | "internal_error" | "unavailable";
+        /**
+         * @description The error codes only a stream can have, beside `ErrorCode` (which a stream uses with the same meaning).
+         *
+         *     - `stream_protocol_error`: (400) A message out of order (audio before `start`, a second `start`, an unknown message type, text that is not JSON) or audio bytes that are not the declared format.
+         *     - `stream_timeout`: (408) Nothing arrived for too long, the stream stayed open too long, or the client did not read what the server sent.
+         * @enum {string}
+         */
+        StreamErrorCode: "stream_protocol_error" | "stream_timeout";
+        FieldError: {
+            /** @example request_uuid */
+            field: string;
+            code: components["schemas"]["FieldErrorCode"];
+            /** @example This field is required */
+            message: string;
+        };
+        /**
+         * @description Machine-readable reason of one validation problem.
+         *
+         *     - `required`: A required field is missing.
+         *     - `unknown_field`: The object has a field the API does not know.
+         *     - `invalid_type`: The value has the wrong JSON type (e.g. a string for a number, a fraction for an integer).
+         *     - `invalid_value`: The value is not one of those allowed.
+         *     - `invalid_format`: A string does not have the required format (pattern, date-time, email, URL, identifier).
+         *     - `invalid_uuid`: The value is not a UUID v4.
+         *     - `invalid_json`: The body is not well-formed JSON.
+         *     - `too_short`: A string or list is shorter than allowed (an empty required string included).
+         *     - `too_long`: A string or list is longer than allowed.
+         *     - `out_of_range`: A number (or identifier) is outside its allowed range.
+         *     - `invalid_filter`: A `filter` condition names an unknown field or operator, or a value of the wrong type.
+         *     - `invalid_sort`: `sort` names an unknown field or direction.
+         *     - `contains_nul`: Text holds a NUL (U+0000) character.
+         *     - `too_deeply_nested`: The body nests objects or arrays too deeply.
+         *     - `must_match_path`: The body names another organisation than the path.
+         *     - `must_be_in_future`: A date-time that must lie in the future does not.
+         *     - `too_many_errors`: The last entry of a list cut at 20 problems: its message says how many more were not listed (its `field` is empty).
+         *     - `outlives_creator`: A token would expire after the token that creates it (e.g. a trial token creating a longer-lived token).
+         *     - `callback_url_not_allowed`: The callback URL is not allowed (not http(s), has credentials, cannot be resolved, or points at a forbidden address).
+         *     - `invalid_base64`: `voice_data` is not valid base64.
+         *     - `unsupported_audio_format`: `voice_data` is neither WAV nor MP3.
+         *     - `corrupt_audio`: `voice_data` is a WAV or MP3 whose header or frames cannot be read.
+         *     - `sample_rate_too_low`: The recording's sample rate is below 16 kHz.
+         *     - `audio_too_short`: The recording is shorter than the minimum duration.
+         *     - `audio_too_long`: The recording is longer than the maximum duration.
+         *     - `audio_too_large`: The decoded recording is larger than the maximum file size.
+         * @enum {string}
+         */
+        FieldErrorCode: "required" | "unknown_field" | "invalid_type" | "invalid_value" | "invalid_format" | "invalid_uuid" | "invalid_json" | "too_short" | "too_long" | "out_of_range" | "invalid_filter" | "invalid_sort" | "contains_nul" | "too_deeply_nested" | "must_match_path" | "must_be_in_future" | "too_many_errors" | "outlives_creator" | "callback_url_not_allowed" | "invalid_base64" | "unsupported_audio_format" | "corrupt_audio" | "sample_rate_too_low" | "audio_too_short" | "audio_too_long" | "audio_too_large";
         CreatedApiToken: {
             /**
              * @description The raw token. Shown only here, once.
@@ -634,45 +834,6 @@ export interface components {
             message: string;
             errors: components["schemas"]["FieldError"][];
         };
-        FieldError: {
-            /** @example request_uuid */
-            field: string;
-            code: components["schemas"]["FieldErrorCode"];
-            /** @example This field is required */
-            message: string;
-        };
-        /**
-         * @description Machine-readable reason of one validation problem.
-         *
-         *     - `required`: A required field is missing.
-         *     - `unknown_field`: The object has a field the API does not know.
-         *     - `invalid_type`: The value has the wrong JSON type (e.g. a string for a number, a fraction for an integer).
-         *     - `invalid_value`: The value is not one of those allowed.
-         *     - `invalid_format`: A string does not have the required format (pattern, date-time, email, URL, identifier).
-         *     - `invalid_uuid`: The value is not a UUID v4.
-         *     - `invalid_json`: The body is not well-formed JSON.
-         *     - `too_short`: A string or list is shorter than allowed (an empty required string included).
-         *     - `too_long`: A string or list is longer than allowed.
-         *     - `out_of_range`: A number (or identifier) is outside its allowed range.
-         *     - `invalid_filter`: A `filter` condition names an unknown field or operator, or a value of the wrong type.
-         *     - `invalid_sort`: `sort` names an unknown field or direction.
-         *     - `contains_nul`: Text holds a NUL (U+0000) character.
-         *     - `too_deeply_nested`: The body nests objects or arrays too deeply.
-         *     - `must_match_path`: The body names another organisation than the path.
-         *     - `must_be_in_future`: A date-time that must lie in the future does not.
-         *     - `too_many_errors`: The last entry of a list cut at 20 problems: its message says how many more were not listed (its `field` is empty).
-         *     - `outlives_creator`: A token would expire after the token that creates it (e.g. a trial token creating a longer-lived token).
-         *     - `callback_url_not_allowed`: The callback URL is not allowed (not http(s), has credentials, cannot be resolved, or points at a forbidden address).
-         *     - `invalid_base64`: `voice_data` is not valid base64.
-         *     - `unsupported_audio_format`: `voice_data` is neither WAV nor MP3.
-         *     - `corrupt_audio`: `voice_data` is a WAV or MP3 whose header or frames cannot be read.
-         *     - `sample_rate_too_low`: The recording's sample rate is below 16 kHz.
-         *     - `audio_too_short`: The recording is shorter than the minimum duration.
-         *     - `audio_too_long`: The recording is longer than the maximum duration.
-         *     - `audio_too_large`: The decoded recording is larger than the maximum file size.
-         * @enum {string}
-         */
-        FieldErrorCode: "required" | "unknown_field" | "invalid_type" | "invalid_value" | "invalid_format" | "invalid_uuid" | "invalid_json" | "too_short" | "too_long" | "out_of_range" | "invalid_filter" | "invalid_sort" | "contains_nul" | "too_deeply_nested" | "must_match_path" | "must_be_in_future" | "too_many_errors" | "outlives_creator" | "callback_url_not_allowed" | "invalid_base64" | "unsupported_audio_format" | "corrupt_audio" | "sample_rate_too_low" | "audio_too_short" | "audio_too_long" | "audio_too_large";
         UnauthorizedError: components["schemas"]["Error"] & {
             /** @enum {string} */
             error?: "unauthorized";
@@ -687,33 +848,6 @@ export interface components {
             /** @example Not found */
             message: string;
         };
-        /**
-         * @description Machine-readable reason of an error response; each response lists the values it can carry.
-         *
-         *     - `validation_failed`: (400) The request failed validation; `errors` has one entry per faulty field, each with its own `code`.
-         *     - `unauthorized`: (401) The bearer token is missing, malformed, unknown, expired or disabled.
-         *     - `forbidden`: (403) The token may not act on this organisation (another organisation's id gets this whether or not it exists).
-         *     - `user_inactive`: (403) The user is deactivated and cannot be verified.
-         *     - `not_found`: (404) No such resource (or route) in this organisation.
-         *     - `user_not_enrolled`: (404) No enrolled user has this external_id, so there is nothing to verify against or add a recording to.
-         *     - `no_callback_url`: (409) The organisation has no callback URL, so a voice request's result (or a test event) could not be delivered.
-         *     - `already_enrolled`: (409) This external_id is already enrolled; enrol with mode `add` or `replace`, or delete the user.
-         *     - `voiceprint_full`: (409) The voiceprint already holds the maximum number of recordings (10); enrol with mode `replace` to start again.
-         *     - `enrollment_in_progress`: (409) An enrolment of this external_id is queued or processing.
-         *     - `request_uuid_reused`: (409) This request_uuid was already used for a different request (a replay with the same body is answered again instead).
-         *     - `idempotency_key_reused`: (409) This Idempotency-Key was already used in the last 24 hours with another request (a different body or operation); use a new key per request.
-         *     - `idempotency_key_in_progress`: (409) A request with this Idempotency-Key is still being processed; retry after `Retry-After` seconds to get its response.
-         *     - `already_exists`: (409) A predefined text with this (language, text_code) pair already exists in the organisation.
-         *     - `payload_too_large`: (413) The request body is larger than the server accepts.
-         *     - `unsupported_media_type`: (415) The request has a body that is not `application/json`.
-         *     - `rate_limited`: (429) The token's or organisation's request rate is exceeded; retry after `Retry-After` seconds.
-         *     - `queue_full`: (429) The voice processing queue is full, or this organisation has as many unfinished requests as it may; retry after `Retry-After` seconds.
-         *     - `quota_exceeded`: (429) A Sandbox organisation (any token), or a trial token on any plan, has used this month's sandbox quota; `Retry-After` points at the next month.
-         *     - `internal_error`: (500) An unexpected server fault; the message never carries internals.
-         *     - `unavailable`: (503) The server cannot do this now (e.g. voice processing without an installed model).
-         * @enum {string}
-         */
-        ErrorCode: "validation_failed" | "unauthorized" | "forbidden" | "user_inactive" | "not_found" | "user_not_enrolled" | "no_callback_url" | "already_enrolled" | "voiceprint_full" | "enrollment_in_progress" | "request_uuid_reused" | "idempotency_key_reused" | "idempotency_key_in_progress" | "already_exists" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "queue_full" | "quota_exceeded" | "internal_error" | "unavailable";
         ForbiddenError: components["schemas"]["Error"] & {
             /** @enum {string} */
             error?: "forbidden";
@@ -1190,7 +1324,8 @@ export interface components {
             match_score: number | null;
             deepfake_detected: boolean | null;
             quality_score: number | null;
-            failure_reason: string | null;
+            /** @description null, or why the request did not end in a decision on the voice (see `FailureReason`). */
+            failure_reason: components["schemas"]["FailureReason"] | null;
             /** @description True when the verification came from a device fingerprint other than the enrolment's. */
             device_mismatch: boolean | null;
             user_id: number | null;

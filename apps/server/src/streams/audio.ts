@@ -1,16 +1,10 @@
-import type { StreamStart } from '@voxkey/contract';
+import type { StreamAudioFormat, StreamStart } from '@voxkey/contract';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { OggOpusDecoder } from 'ogg-opus-decoder';
+import { ApiError } from '../errors.js';
 
-/** Why a stream's audio cannot be used; the session turns it into an error message. */
-export class StreamAudioError extends Error {
-  constructor(
-    readonly kind: 'not_audio' | 'sample_rate_too_low' | 'sample_rate_too_high',
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** Audio bytes that are not the format the `start` message declared. */
+const notAudio = (format: StreamAudioFormat, detail: string) => new ApiError('stream_protocol_error', `The audio is not ${format}: ${detail}`);
 
 const MIN_SAMPLE_RATE = 16_000;
 const MAX_SAMPLE_RATE = 48_000;
@@ -24,7 +18,7 @@ export interface StreamDecoder {
   /** Known once the first samples are out (pcm: from the start message). */
   readonly sampleRate: number | null;
   ready(): Promise<void>;
-  /** The PCM samples these bytes complete (possibly none yet); throws (or rejects with) StreamAudioError. */
+  /** The PCM samples these bytes complete (possibly none yet); throws (or rejects with) ApiError when they are not the declared audio. */
   push(bytes: Uint8Array): Int16Array | Promise<Int16Array>;
   /** At the end of the stream: the samples the decoder still holds (an Ogg decoder keeps the last page back). */
   flush(): Promise<Int16Array>;
@@ -32,8 +26,8 @@ export interface StreamDecoder {
 }
 
 function checkRate(rate: number): number {
-  if (rate < MIN_SAMPLE_RATE) throw new StreamAudioError('sample_rate_too_low', `sample rate ${rate} Hz is below the required ${MIN_SAMPLE_RATE} Hz`);
-  if (rate > MAX_SAMPLE_RATE) throw new StreamAudioError('sample_rate_too_high', `sample rate ${rate} Hz is above the ${MAX_SAMPLE_RATE} Hz a stream accepts`);
+  if (rate < MIN_SAMPLE_RATE) throw ApiError.field('sample_rate', 'sample_rate_too_low', `sample rate ${rate} Hz is below the required ${MIN_SAMPLE_RATE} Hz`);
+  if (rate > MAX_SAMPLE_RATE) throw ApiError.field('sample_rate', 'out_of_range', `sample rate ${rate} Hz is above the ${MAX_SAMPLE_RATE} Hz a stream accepts`);
   return rate;
 }
 
@@ -66,7 +60,7 @@ class PcmDecoder implements StreamDecoder {
     if (this.first && bytes.length >= 4) {
       this.first = false;
       const signature = fileSignature(bytes);
-      if (signature) throw new StreamAudioError('not_audio', `the audio declared as pcm_s16le starts like ${signature}`);
+      if (signature) throw notAudio('pcm_s16le', `the audio declared as pcm_s16le starts like ${signature}`);
     }
     let data = bytes;
     if (this.carry) {
@@ -107,7 +101,7 @@ class WavDecoder implements StreamDecoder {
     this.header = joined;
     const parsed = this.parseHeader();
     if (!parsed) {
-      if (this.header.length > MAX_WAV_HEADER_BYTES) throw new StreamAudioError('not_audio', 'no WAV data chunk in the first 4 KiB');
+      if (this.header.length > MAX_WAV_HEADER_BYTES) throw notAudio('wav', 'no WAV data chunk in the first 4 KiB');
       return new Int16Array(0);
     }
     this.pcm = new PcmDecoder(parsed.sampleRate, false);
@@ -121,14 +115,14 @@ class WavDecoder implements StreamDecoder {
   private parseHeader(): { sampleRate: number; channels: number; dataOffset: number } | null {
     const h = Buffer.from(this.header.buffer, this.header.byteOffset, this.header.length);
     if (h.length < 12) return null;
-    if (h.toString('latin1', 0, 4) !== 'RIFF' || h.toString('latin1', 8, 12) !== 'WAVE') throw new StreamAudioError('not_audio', 'the audio declared as wav is not a RIFF/WAVE file');
+    if (h.toString('latin1', 0, 4) !== 'RIFF' || h.toString('latin1', 8, 12) !== 'WAVE') throw notAudio('wav', 'the audio declared as wav is not a RIFF/WAVE file');
     let offset = 12;
     let fmt: { sampleRate: number; channels: number } | null = null;
     while (offset + 8 <= h.length) {
       const id = h.toString('latin1', offset, offset + 4);
       const size = h.readUInt32LE(offset + 4);
       if (id === 'data') {
-        if (!fmt) throw new StreamAudioError('not_audio', 'the WAV data chunk comes before its fmt chunk');
+        if (!fmt) throw notAudio('wav', 'the WAV data chunk comes before its fmt chunk');
         return { ...fmt, dataOffset: offset + 8 };
       }
       if (offset + 8 + size > h.length) return null;
@@ -138,7 +132,7 @@ class WavDecoder implements StreamDecoder {
         const sampleRate = h.readUInt32LE(offset + 12);
         const bits = h.readUInt16LE(offset + 22);
         if ((format !== 1 && format !== 0xfffe) || bits !== 16 || channels < 1 || channels > 2) {
-          throw new StreamAudioError('not_audio', 'a streamed WAV must be 16-bit PCM, mono or stereo');
+          throw notAudio('wav', 'a streamed WAV must be 16-bit PCM, mono or stereo');
         }
         fmt = { sampleRate: checkRate(sampleRate), channels };
       }
@@ -195,7 +189,7 @@ class CompressedDecoder implements StreamDecoder {
 
   constructor(
     private readonly decoder: WasmDecoder,
-    private readonly label: string,
+    private readonly format: StreamAudioFormat,
   ) {}
 
   ready() {
@@ -207,12 +201,12 @@ class CompressedDecoder implements StreamDecoder {
     try {
       decoded = await this.decoder.decode(bytes);
     } catch {
-      throw new StreamAudioError('not_audio', `the audio declared as ${this.label} cannot be decoded`);
+      throw notAudio(this.format, `the audio declared as ${this.format} cannot be decoded`);
     }
     if (decoded.samplesDecoded === 0) {
       this.bytesWithoutSamples += bytes.length;
       if (this.sampleRate === null && this.bytesWithoutSamples > MAX_BYTES_BEFORE_SAMPLES) {
-        throw new StreamAudioError('not_audio', `no ${this.label} audio in the first ${MAX_BYTES_BEFORE_SAMPLES / 1024} KiB`);
+        throw notAudio(this.format, `no ${this.format} audio in the first ${MAX_BYTES_BEFORE_SAMPLES / 1024} KiB`);
       }
       return new Int16Array(0);
     }
@@ -225,7 +219,7 @@ class CompressedDecoder implements StreamDecoder {
     try {
       decoded = await this.decoder.flush();
     } catch {
-      throw new StreamAudioError('not_audio', `the end of the audio declared as ${this.label} cannot be decoded`);
+      throw notAudio(this.format, `the end of the audio declared as ${this.format} cannot be decoded`);
     }
     return decoded.samplesDecoded === 0 ? new Int16Array(0) : this.toMono(decoded);
   }

@@ -1,34 +1,29 @@
-import { LIMITS, type VoiceEngine } from '@voxkey/engine';
-import { STREAM_CLOSE_CODES, STREAM_ERROR_CODES, type StreamErrorCode, type StreamStart, streamCloseCodeFor } from '@voxkey/contract';
-import type { AppDeps, AuthContext } from '../deps.js';
+import { LIMITS, type VoiceEngine, type Voiceprint } from '@voxkey/engine';
+import { STREAM_CLOSE_CODES, type StreamResultMessage, type StreamServerMessage, type StreamStart, streamCloseCodeFor } from '@voxkey/contract';
+import type { AppDeps, AuthContext, OpenStream, StreamSocket } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { findJobByRequest } from '../repositories/jobs.js';
 import { findJobEventPayload } from '../repositories/webhooks.js';
-import { createStreamDecoder, encodeWav, StreamAudioError, type StreamDecoder } from './stream-audio.js';
-import { loadStreamSubject, type StreamSubject } from './stream-subject.js';
-import { acceptRecording, checkVerificationStart } from './voice-requests.js';
+import { createStreamDecoder, encodeWav, type StreamDecoder } from './audio.js';
+import { loadDecisionSettings } from '../decisions/settings.js';
+import { loadVerificationSubject } from '../decisions/subject.js';
+import { acceptRecording, checkVerificationStart } from '../services/voice-requests.js';
 
 /** The engine calls a stream makes before its job: speech measurement for progress, probes for an early decision. */
 export type StreamEngine = Pick<VoiceEngine, 'checkAudio' | 'verify'>;
 
-/** The socket as the session sees it (ws in production, anything alike in tests). */
-export interface StreamSocket {
-  send(text: string): void;
-  close(code: number, reason?: string): void;
-  terminate(): void;
-  readonly bufferedAmount: number;
+/** What a stream's early-decision probes compare with: the user's samples and the threshold their job will apply. */
+interface ProbeSubject {
+  voiceprints: Voiceprint[];
+  matchThreshold: number;
 }
 
-/** An error of a stream's own (protocol, timeout) beside the API's ApiError. */
-export class StreamError extends Error {
-  readonly status: number;
-  constructor(
-    readonly error: StreamErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.status = STREAM_ERROR_CODES[error].status;
-  }
+/** Loaded once at `start`; undefined when there is nothing to compare with (the job then decides, as for a posted request). */
+async function loadProbeSubject(deps: AppDeps, orgId: number, externalId: string): Promise<ProbeSubject | undefined> {
+  const subject = await loadVerificationSubject(deps, orgId, externalId);
+  if (!subject) return undefined;
+  const { matchThreshold } = await loadDecisionSettings(deps, orgId);
+  return { voiceprints: subject.samples, matchThreshold };
 }
 
 type State = 'awaiting_start' | 'starting' | 'streaming' | 'deciding' | 'closed';
@@ -56,11 +51,11 @@ export interface StreamSessionOptions {
  * One verification stream: `start`, audio frames, progress and early-decision probes, then the
  * same job, record, outcome and webhook as a posted verification, whose payload is the `result`.
  */
-export class VerificationStream {
+export class VerificationStream implements OpenStream {
   private state: State = 'awaiting_start';
   private start?: StreamStart;
   private decoder?: StreamDecoder;
-  private subject?: StreamSubject;
+  private subject?: ProbeSubject;
   /** Mono PCM received so far, grown by doubling up to the longest stream allowed. */
   private pcm = new Int16Array(0);
   private samples = 0;
@@ -87,7 +82,7 @@ export class VerificationStream {
     const { config } = options.deps;
     this.resetIdle();
     this.wallTimer = setTimeout(() => {
-      if (this.state !== 'deciding') this.fail(new StreamError('stream_timeout', `The stream stayed open longer than ${config.STREAM_MAX_WALL_MS / 1000} s without ending`));
+      if (this.state !== 'deciding') this.fail(new ApiError('stream_timeout', `The stream stayed open longer than ${config.STREAM_MAX_WALL_MS / 1000} s without ending`));
     }, config.STREAM_MAX_WALL_MS);
   }
 
@@ -159,19 +154,19 @@ export class VerificationStream {
     try {
       message = JSON.parse(text);
     } catch {
-      throw new StreamError('stream_protocol_error', 'Text messages must be JSON: {"type":"start",...} or {"type":"end"}');
+      throw new ApiError('stream_protocol_error', 'Text messages must be JSON: {"type":"start",...} or {"type":"end"}');
     }
     const type = typeof message === 'object' && message !== null ? (message as { type?: unknown }).type : undefined;
     if (type === 'start') {
-      if (this.state !== 'awaiting_start') throw new StreamError('stream_protocol_error', 'The stream has already started; send a second verification on a new stream');
+      if (this.state !== 'awaiting_start') throw new ApiError('stream_protocol_error', 'The stream has already started; send a second verification on a new stream');
       return this.begin(message);
     }
     if (type === 'end') {
-      if (this.state === 'awaiting_start') throw new StreamError('stream_protocol_error', 'The first message must be {"type":"start",...}');
+      if (this.state === 'awaiting_start') throw new ApiError('stream_protocol_error', 'The first message must be {"type":"start",...}');
       if (this.state === 'streaming') await this.finish('end');
       return;
     }
-    throw new StreamError('stream_protocol_error', `Unknown message type ${JSON.stringify(type ?? null)}; expected "start" or "end"`);
+    throw new ApiError('stream_protocol_error', `Unknown message type ${JSON.stringify(type ?? null)}; expected "start" or "end"`);
   }
 
   private async begin(message: unknown): Promise<void> {
@@ -180,8 +175,8 @@ export class VerificationStream {
     const { deps, auth } = this.options;
     await checkVerificationStart(deps, auth.orgId, start);
     this.start = start;
-    this.subject = await loadStreamSubject(deps, auth.orgId, start.external_id);
-    const decoder = await this.decodeStep(() => createStreamDecoder(start));
+    this.subject = await loadProbeSubject(deps, auth.orgId, start.external_id);
+    const decoder = createStreamDecoder(start);
     this.decoder = decoder;
     await decoder.ready();
     if (this.state !== 'starting') return;
@@ -191,27 +186,15 @@ export class VerificationStream {
 
   private async handleAudio(bytes: Uint8Array): Promise<void> {
     if (this.state === 'deciding' || this.decidedSamples !== undefined) return; // decided early: the rest of the audio is not needed
-    if (this.state !== 'streaming' || !this.decoder) throw new StreamError('stream_protocol_error', 'Audio arrived before the {"type":"start",...} message');
+    if (this.state !== 'streaming' || !this.decoder) throw new ApiError('stream_protocol_error', 'Audio arrived before the {"type":"start",...} message');
     const decoder = this.decoder;
-    const samples = await this.decodeStep(() => decoder.push(bytes));
+    const samples = await decoder.push(bytes);
     if (samples.length === 0 || this.state !== 'streaming' || this.decidedSamples !== undefined) return;
     this.addSamples(samples);
     this.audioSinceProgress = true;
     // The first progress goes out at once, so a client sees its audio is arriving.
     if (!this.progressSent) this.sendProgress();
     this.analyse();
-  }
-
-  /** Runs a decoder step, turning its refusal into the stream's error (the field errors of a posted recording where they apply). */
-  private async decodeStep<T>(step: () => T | Promise<T>): Promise<T> {
-    try {
-      return await step();
-    } catch (err) {
-      if (!(err instanceof StreamAudioError)) throw err;
-      if (err.kind === 'sample_rate_too_low') throw ApiError.field('sample_rate', 'sample_rate_too_low', err.message);
-      if (err.kind === 'sample_rate_too_high') throw ApiError.field('sample_rate', 'out_of_range', err.message);
-      throw new StreamError('stream_protocol_error', `The audio is not ${this.start?.format ?? 'audio'}: ${err.message}`);
-    }
   }
 
   /** Keeps decoded samples, within the longest stream allowed. */
@@ -305,7 +288,7 @@ export class VerificationStream {
     const start = this.start!;
     // The audio the decoder still holds (the last Ogg page), unless a probe already fixed the audio.
     const decoder = this.decoder;
-    if (decoder && this.decidedSamples === undefined) this.addSamples(await this.decodeStep(() => decoder.flush()));
+    if (decoder && this.decidedSamples === undefined) this.addSamples(await decoder.flush());
     if (this.state !== 'deciding') return;
     const rate = this.sampleRate;
     this.decoder?.free();
@@ -349,7 +332,7 @@ export class VerificationStream {
       try {
         return await step();
       } catch (err) {
-        if (err instanceof ApiError || err instanceof StreamError || Date.now() + pause >= deadline) throw err;
+        if (err instanceof ApiError || Date.now() + pause >= deadline) throw err;
         this.options.deps.observability.logger.warn({ err, orgId: this.options.auth.orgId, requestUuid }, 'verification stream: a database step failed; trying again');
         await sleep(pause);
         pause = Math.min(2000, pause * 2);
@@ -358,7 +341,7 @@ export class VerificationStream {
   }
 
   /** The job's `verification.completed` payload, read back once the job has completed (a failed read is tried again). */
-  private async waitForOutcome(requestUuid: string, deadline: number): Promise<Record<string, unknown>> {
+  private async waitForOutcome(requestUuid: string, deadline: number): Promise<Omit<StreamResultMessage, 'type' | 'final'>> {
     const { deps, auth } = this.options;
     let pause = 20;
     while (Date.now() < deadline) {
@@ -366,7 +349,7 @@ export class VerificationStream {
         const job = await findJobByRequest(deps.database.db, auth.orgId, requestUuid);
         if (job && (job.status === 'completed' || job.status === 'failed')) {
           const payload = await findJobEventPayload(deps.database.db, auth.orgId, job.id);
-          if (payload) return JSON.parse(payload) as Record<string, unknown>;
+          if (payload) return JSON.parse(payload) as Omit<StreamResultMessage, 'type' | 'final'>;
         }
       } catch (err) {
         deps.observability.logger.warn({ err, orgId: auth.orgId, requestUuid }, 'verification stream: reading the outcome failed; trying again');
@@ -381,12 +364,12 @@ export class VerificationStream {
     clearTimeout(this.idleTimer);
     if (this.state === 'deciding' || this.state === 'closed') return;
     this.idleTimer = setTimeout(
-      () => this.fail(new StreamError('stream_timeout', `Nothing arrived for ${this.config.STREAM_IDLE_TIMEOUT_MS / 1000} s`)),
+      () => this.fail(new ApiError('stream_timeout', `Nothing arrived for ${this.config.STREAM_IDLE_TIMEOUT_MS / 1000} s`)),
       this.config.STREAM_IDLE_TIMEOUT_MS,
     );
   }
 
-  private send(message: Record<string, unknown>): void {
+  private send(message: StreamServerMessage): void {
     if (!this.socketOpen) return;
     const { socket } = this.options;
     if (socket.bufferedAmount > this.config.STREAM_MAX_BUFFERED_BYTES) {
@@ -405,9 +388,6 @@ export class VerificationStream {
     if (this.state === 'closed') return;
     if (err instanceof ApiError) {
       this.send({ type: 'error', ...err.toBody() });
-      this.close(closeCode ?? streamCloseCodeFor(err.status));
-    } else if (err instanceof StreamError) {
-      this.send({ type: 'error', code: err.status, error: err.error, message: err.message });
       this.close(closeCode ?? streamCloseCodeFor(err.status));
     } else {
       this.options.deps.observability.logger.error({ err, orgId: this.options.auth.orgId }, 'verification stream failed');

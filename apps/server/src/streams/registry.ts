@@ -1,20 +1,14 @@
-import type { AppDeps, AuthContext } from '../deps.js';
+import type { AppDeps, AuthContext, StreamRegistry } from '../deps.js';
 import { ApiError } from '../errors.js';
-import { checkJobRoom } from './job-admission.js';
-import { requireCallbackUrl } from './voice-requests.js';
-import { type StreamEngine, type StreamSessionOptions, type StreamSocket, VerificationStream } from './verification-stream.js';
-
-/** A slot for one stream, taken before the upgrade: `open` once the WebSocket is up, `release` if it never is. */
-export interface StreamTicket {
-  open(socket: StreamSocket, parseStart: StreamSessionOptions['parseStart']): VerificationStream;
-  release(): void;
-}
+import { checkJobRoom } from '../services/job-admission.js';
+import { requireCallbackUrl } from '../services/voice-requests.js';
+import { type StreamEngine, VerificationStream } from './verification-stream.js';
 
 /**
  * The open verification streams of this process: the per-organisation cap, and shutdown (every
  * stream finishes its decision, then closes with 1001).
  */
-export function createStreamRegistry(deps: AppDeps, engine: () => StreamEngine | undefined) {
+export function createStreamRegistry(deps: AppDeps, engine: () => StreamEngine | undefined): StreamRegistry {
   const perOrg = new Map<number, number>();
   const streams = new Set<VerificationStream>();
   let closing = false;
@@ -31,7 +25,7 @@ export function createStreamRegistry(deps: AppDeps, engine: () => StreamEngine |
      * is not shutting down, voice processing works, a callback URL exists, the quota and the queue
      * have room, and the organisation is under its cap of open streams.
      */
-    async admit(auth: Pick<AuthContext, 'orgId' | 'tokenKind'>): Promise<StreamTicket> {
+    async admit(auth: Pick<AuthContext, 'orgId' | 'tokenKind'>) {
       if (closing) throw new ApiError('unavailable', 'The server is shutting down; connect again', { headers: { 'Retry-After': '1' } });
       await requireCallbackUrl(deps, auth.orgId);
       await checkJobRoom(deps, auth);
@@ -67,12 +61,9 @@ export function createStreamRegistry(deps: AppDeps, engine: () => StreamEngine |
       };
     },
     count: () => streams.size,
-    /** Refuses new streams and lets each open one finish its decision. */
     async shutdown(): Promise<void> {
       closing = true;
       await Promise.all([...streams].map((stream) => stream.shutdown()));
     },
   };
 }
-
-export type StreamRegistry = ReturnType<typeof createStreamRegistry>;

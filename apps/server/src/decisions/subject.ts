@@ -1,0 +1,29 @@
+import type { Voiceprint } from '@voxkey/engine';
+import type { UserRow, VoiceprintRow } from '../db/types.js';
+import type { AppDeps } from '../deps.js';
+import { findUserByExternalId } from '../repositories/users.js';
+import { findVoiceprint, listSamples } from '../repositories/voiceprints.js';
+import { openEmbedding } from '../security/voiceprints.js';
+
+/** Whom a verification compares with: the user, their voiceprint and its samples, opened. */
+export interface VerificationSubject {
+  user: UserRow;
+  voiceprint: VoiceprintRow;
+  /** At least one. */
+  samples: Voiceprint[];
+}
+
+/** The subject of a verification of `externalId`; undefined when the user, their voiceprint or its samples are missing. */
+export async function loadVerificationSubject(deps: Pick<AppDeps, 'database' | 'sealer'>, orgId: number, externalId: string): Promise<VerificationSubject | undefined> {
+  const db = deps.database.db;
+  const user = await findUserByExternalId(db, orgId, externalId);
+  const voiceprint = user ? await findVoiceprint(db, orgId, user.id) : undefined;
+  if (!user || !voiceprint) return undefined;
+  const rows = await listSamples(db, voiceprint.id);
+  if (rows.length === 0) return undefined;
+  const samples = rows.map((sample) => ({
+    modelId: sample.model_id,
+    embedding: openEmbedding(deps.sealer, { orgId, userId: user.id, modelId: sample.model_id }, sample.sealed_embedding, sample.seal_version),
+  }));
+  return { user, voiceprint, samples };
+}
