@@ -23,9 +23,10 @@ import { createEngine, type EngineOptions, type VoiceEngine } from '../runtime/e
 import { embedFeatures } from '../models/embedding.js';
 import { fbankCmn } from '../features/fbank.js';
 import { decodeAudio } from '../audio/intake.js';
-import { defaultModelsDir, loadManifest, selectModel, speakerInputScale, spoofInput } from '../models/manifest.js';
+import { defaultModelsDir, loadManifest, selectModel, speakerInputScale, spoofEncoderName, spoofInput, type ModelEntry } from '../models/manifest.js';
 import { openSession, resolveIo } from '../models/sessions.js';
 import { scoreSpoof } from '../models/spoof.js';
+import { encodeSpeech } from '../models/speech-encoder.js';
 import { concatSegments, detectSpeech, sileroModelPath } from '../features/vad.js';
 import { decodeWav, encodeWav } from '../audio/wav.js';
 import { median, num, parseArgs, percentile, userPath } from './args.js';
@@ -240,6 +241,14 @@ async function main() {
   const vsSpoof = vsSpoofName
     ? await openModel('spoof', vsSpoofName).then((m) => ({ ...m, io: { ...m.io, input: spoofInput(m.entry) } }))
     : undefined;
+  // The spoof check as the worker runs it: the speech encoder first when the model reads its hidden states.
+  const openEncoder = async (entry: ModelEntry) => {
+    const name = spoofEncoderName(entry);
+    return name === null ? undefined : openSession(join(modelsDir, selectModel(manifest, 'speech-encoder', modelsDir, name).file), 1);
+  };
+  const [encoder, vsEncoder] = await Promise.all([openEncoder(spoofEntry), vsSpoof ? openEncoder(vsSpoof.entry) : undefined]);
+  const spoofCheck = (session: typeof spoof, io: typeof spoofIo, encoderSession: typeof encoder) => async (samples: Float32Array) =>
+    scoreSpoof(session, io, samples, undefined, encoderSession ? await encodeSpeech(encoderSession, samples) : undefined);
   const stages: Record<string, Record<string, number>> = {};
   for (const [name, bytes] of Object.entries(clips)) {
     const decoded = await decodeAudio(bytes);
@@ -257,16 +266,16 @@ async function main() {
       s.vsEmbedModelMs = await timeIt(runs, () => embedFeatures(vsSpeaker.session, vsSpeaker.io, vsFeats.data, vsFeats.frames));
     }
     if (vsSpoof) {
-      const paired = await timePaired(runs, () => scoreSpoof(spoof, spoofIo, decoded.samples), () => scoreSpoof(vsSpoof.session, vsSpoof.io, decoded.samples));
+      const paired = await timePaired(runs, () => spoofCheck(spoof, spoofIo, encoder)(decoded.samples), () => spoofCheck(vsSpoof.session, vsSpoof.io, vsEncoder)(decoded.samples));
       Object.assign(s, { spoofMs: paired.aMs, vsSpoofMs: paired.bMs, spoofVsRatio: paired.ratio });
     } else {
-      s.spoofMs = await timeIt(runs, () => scoreSpoof(spoof, spoofIo, decoded.samples));
+      s.spoofMs = await timeIt(runs, () => spoofCheck(spoof, spoofIo, encoder)(decoded.samples));
     }
     s.netSpeechSeconds = det.netSpeechSeconds;
     stages[name] = s;
     console.error(`  stages ${name}: ${JSON.stringify(s, (_, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v))}`);
   }
-  await Promise.all([vad.release(), speaker.release(), spoof.release(), vsSpeaker?.session.release(), vsSpoof?.session.release()]);
+  await Promise.all([vad.release(), speaker.release(), spoof.release(), vsSpeaker?.session.release(), vsSpoof?.session.release(), encoder?.release(), vsEncoder?.release()]);
 
   // End to end through the pool: file bytes -> verify decision, one request at a time.
   const e2e: Record<string, { medianMs: number; p90Ms: number; rtf: number }> = {};
