@@ -26,6 +26,8 @@ import re
 import unicodedata
 from pathlib import Path
 
+import numpy as np
+
 FIRST_SPECIAL = 50256  # <|endoftext|>; every id from here on is a special token in Whisper's English vocabulary
 
 DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -64,6 +66,17 @@ class BpeVocab:
         (the byte-level alphabet never contains a newline). The same table as tokenizer.json's, smaller to ship."""
         lines = Path(path).read_text(encoding="utf-8").split("\n")
         return cls({i: t for i, t in enumerate(lines) if t})
+
+    def digit_tokens(self) -> np.ndarray:
+        """bool [V]: tokens made only of digits, spaces and the separators Whisper writes between digits
+        (",", ".", "-"), at least one digit among them: the vocabulary of a constrained digit-challenge decode."""
+        mask = np.zeros(max(self.id_to_token) + 1, bool)
+        for i, t in self.id_to_token.items():
+            if i >= FIRST_SPECIAL:
+                continue
+            text = bytes(self.byte_of[c] for c in t).decode("utf-8", errors="replace")
+            mask[i] = any(c.isdigit() for c in text) and all(c in "0123456789 ,.-" for c in text)
+        return mask
 
     def decode(self, ids) -> str:
         raw = bytearray()

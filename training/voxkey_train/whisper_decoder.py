@@ -116,11 +116,12 @@ def suppress(logits: np.ndarray, ids: list[int]) -> np.ndarray:
 
 
 def greedy_decode(step_fn, cross_kv, empty_past, gen: dict, prompt=PROMPT, max_new_tokens: int = MAX_NEW_TOKENS,
-                  return_logits: bool = False):
+                  return_logits: bool = False, allowed: np.ndarray | None = None):
     """Greedy decoding for one recording (batch 1) with any step function
     step_fn(tokens [1, S] int64, past, cross_kv) -> (logits [1, V], present): the PyTorch module or an ONNX
     session. Returns the generated token ids (without the prompt and the final end-of-text) and, with
-    return_logits, each step's raw logits [V]. At most max_new_tokens tokens (CTranslate2's generate stops at 224
+    return_logits, each step's raw logits [V]. `allowed` (bool [V], optional): constrained decoding, every other
+    token's logit set to -inf (end-of-text is always allowed), e.g. digit tokens for a digit challenge. At most max_new_tokens tokens (CTranslate2's generate stops at 224
     = its max_length 448 // 2, like openai-whisper's sample_len; a phrase checker can stop far earlier)."""
     tokens = np.array([list(prompt)], np.int64)
     past = empty_past
@@ -131,7 +132,11 @@ def greedy_decode(step_fn, cross_kv, empty_past, gen: dict, prompt=PROMPT, max_n
         if return_logits:
             logits_seen.append(logits)
         banned = gen["suppress_ids"] + (gen["suppress_ids_begin"] if not out else [])
-        token = int(np.argmax(suppress(logits, banned)))
+        scores = suppress(logits, banned)
+        if allowed is not None:
+            scores[~allowed] = -np.inf
+            scores[EOT] = logits[EOT] if out else -np.inf
+        token = int(np.argmax(scores))
         if token == EOT:
             break
         out.append(token)
