@@ -2,7 +2,7 @@ import type { Voiceprint } from '@voxkey/engine';
 import type { AppDeps } from '../deps.js';
 import { findSettings } from '../repositories/organisations.js';
 import { findUserByExternalId } from '../repositories/users.js';
-import { findVoiceprint, listSamples } from '../repositories/voiceprints.js';
+import { findVoiceprint, listSamples, sampleRecordingQuality } from '../repositories/voiceprints.js';
 import { openEmbedding } from '../security/voiceprints.js';
 
 /** What a stream's early-decision probes compare with: the user's samples and the threshold their job will apply. */
@@ -24,6 +24,7 @@ export async function loadStreamSubject(deps: AppDeps, orgId: number, externalId
     voiceprints: samples.map((sample) => ({
       modelId: sample.model_id,
       embedding: openEmbedding(deps.sealer, { orgId, userId: user.id, modelId: sample.model_id }, sample.sealed_embedding, sample.seal_version),
+      quality: sampleRecordingQuality(sample),
     })),
     matchThreshold: settings?.match_threshold ?? deps.config.MATCH_THRESHOLD,
   };

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import type { Analysis, AnalysisTimings, AnalyseOptions } from './analysis.js';
+import { recordingQualityOf, type Analysis, type AnalysisTimings, type AnalyseOptions } from './analysis.js';
 import { checkSignalTask, type AudioCheck } from './audio-check-task.js';
 import { EngineError } from '../errors.js';
 import { DEFAULT_INTAKE_LIMITS, inspectBytes, type AudioInfo, type IntakeLimits } from '../audio/intake.js';
@@ -11,7 +11,7 @@ import { decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, DEFAU
 import { createTaskRunner } from './task-runner.js';
 import { sileroModelPath } from '../features/vad.js';
 import { loadCohort, normalisedScore, type Cohort } from '../scoring/score-norm.js';
-import { qualityAdjustedScore } from '../scoring/calibration.js';
+import { channelTerm, meanQuality, qualityAdjustedScore, type RecordingQuality } from '../scoring/calibration.js';
 import { planVoiceprint } from '../models/voiceprint-models.js';
 import type { SpeakerModelRef, WorkerConfig, WorkerTask } from './worker.js';
 
@@ -47,6 +47,8 @@ export interface EngineOptions {
 export interface Voiceprint {
   modelId: string;
   embedding: Float32Array;
+  /** The enrolment recording's measured quality, when stored with the sample (the calibration's channel terms use it). */
+  quality?: RecordingQuality | null;
 }
 
 export interface EngineTimings extends AnalysisTimings {
@@ -69,6 +71,8 @@ export interface EnrolmentAnalysis {
   clippingRatio: number;
   /** Cosine between the embeddings of the two halves of the speech (null under 4 s of speech). */
   consistency: number | null;
+  /** Measured quality (speech, SNR, bandwidth, codec holes, reverberation): store it with the voiceprint sample. */
+  recordingQuality: RecordingQuality;
   spoof: SpoofResult;
   audio: AudioInfo;
   timings: EngineTimings;
@@ -92,6 +96,8 @@ export interface VerificationAnalysis {
   bonafideProbability: number;
   netSpeechSeconds: number;
   snrDb: number;
+  /** Measured quality of this recording (and of `upgradeSample`). */
+  recordingQuality: RecordingQuality;
   /** Why the result is inconclusive, when it is. */
   inconclusiveReason?: string;
   /** Its stable code (`low_snr`). */
@@ -107,6 +113,7 @@ export interface ClipEmbedding {
   spoofLogit: number;
   netSpeechSeconds: number;
   snrDb: number;
+  recordingQuality: RecordingQuality;
   timings: EngineTimings;
 }
 
@@ -279,6 +286,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         snrDb: a.snrDb,
         clippingRatio: a.clippingRatio,
         consistency: a.consistency,
+        recordingQuality: recordingQualityOf(a),
         spoof: { bonafideProbability, deepfakeDetected: bonafideProbability < enrolmentSpoofThreshold },
         audio,
         timings,
@@ -305,9 +313,13 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
       const rule = o.rule ?? DEFAULT_SAMPLE_SCORING_RULE;
       // The samples term applies to the mean of the samples, not to each one.
       const pooledSamples = rule === 'mean_embedding' ? plan.scoringSamples.length : 1;
-      const { matchScore: score, cosine } = scoreAgainstSamples(plan.scoringSamples, a.embedding, rule, (similarity, enrolled) =>
-        matchScore(qualityAdjustedScore(normalisedScore(similarity, enrolled, a.embedding, scoring.cohort), a.netSpeechSeconds, scoring.calibration, pooledSamples), scoring.calibration),
-      );
+      const testQuality = recordingQualityOf(a);
+      const sampleQuality = new Map(plan.scoringSamples.map((embedding) => [embedding, samples.find((sample) => sample.embedding === embedding)?.quality ?? null]));
+      const pooledQuality = meanQuality([...sampleQuality.values()]);
+      const { matchScore: score, cosine } = scoreAgainstSamples(plan.scoringSamples, a.embedding, rule, (similarity, enrolled) => {
+        const channelShift = channelTerm(scoring.calibration, sampleQuality.get(enrolled) ?? pooledQuality, testQuality);
+        return matchScore(qualityAdjustedScore(normalisedScore(similarity, enrolled, a.embedding, scoring.cohort), a.netSpeechSeconds, scoring.calibration, pooledSamples) + channelShift, scoring.calibration);
+      });
       const bonafideProbability = a.spoof.bonafideProbability;
       return {
         ...decideVerification({ matchScore: score, threshold, snrDb: a.snrDb }),
@@ -321,6 +333,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         bonafideProbability,
         netSpeechSeconds: a.netSpeechSeconds,
         snrDb: a.snrDb,
+        recordingQuality: testQuality,
         audio,
         timings,
       };
@@ -339,6 +352,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         spoofLogit: a.spoof.meanLogit,
         netSpeechSeconds: a.netSpeechSeconds,
         snrDb: a.snrDb,
+        recordingQuality: recordingQualityOf(a),
         timings,
       };
     },
