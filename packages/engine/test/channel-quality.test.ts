@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type VoiceEngine } from '../src/runtime/engine.js';
-import { channelFeatures, channelTerm, meanQuality, type RecordingQuality } from '../src/scoring/calibration.js';
+import { channelFeatures, channelTerm, fitTailWeights, meanQuality, type RecordingQuality } from '../src/scoring/calibration.js';
 import { sigmoid } from '../src/scoring/scoring.js';
-import { audioBytes, FIXTURE_MODELS } from './helpers.js';
+import { audioBytes, FIXTURE_MODELS, rng } from './helpers.js';
 
 // The fixtures: the first 4 s of alice_1.wav as it is and through four channels (training/export_channel_fixtures.py).
 describe('channel quality measures (features/channel-quality.ts) on one recording through four channels', () => {
@@ -67,6 +67,24 @@ describe('channel terms of the calibration (calibration.ts)', () => {
     expect(channelTerm({ quality: { channel: terms } }, null, telephone)).toBeCloseTo(channelTerm({ quality: { channel: terms } }, neutral, telephone));
     expect(meanQuality([null, undefined])).toBeNull();
     expect(meanQuality([wideband, null, telephone])!.bandwidthHz).toBeCloseTo(5700);
+  });
+  it('narrowband features: one side below 5.5 kHz, or both', () => {
+    expect(channelFeatures(wideband, wideband, neutral).narrowEitherKHz).toBe(0);
+    expect(channelFeatures(wideband, telephone, neutral).narrowEitherKHz).toBeCloseTo(1.9);
+    expect(channelFeatures(wideband, telephone, neutral).narrowBothKHz).toBe(0);
+    expect(channelFeatures(telephone, { ...telephone, bandwidthHz: 4000 }, neutral).narrowBothKHz).toBeCloseTo(1.5);
+  });
+  it('the tail weights level the impostor scores: a feature that lifts their 99th percentile gets minus that lift', () => {
+    const r = rng(31);
+    const gauss = () => Math.sqrt(-2 * Math.log(r() + 1e-12)) * Math.cos(2 * Math.PI * r());
+    // impostor cosines 0.2 + 0.05 * feature + noise: the tail moves by 0.05 per unit of the feature
+    const nontargets = Array.from({ length: 20000 }, () => {
+      const q = [r() * 4, r()];
+      return { s: 0.2 + 0.05 * q[0]! + 0.1 * gauss(), q };
+    });
+    const [w0, w1] = fitTailWeights(nontargets, 0.99);
+    expect(w0).toBeCloseTo(-0.05, 2);
+    expect(Math.abs(w1!)).toBeLessThan(0.01);
   });
 });
 

@@ -20,7 +20,9 @@ export interface LogisticCalibration {
     testLogDuration?: number;
     enrolSamplesLog?: number;
     channel?: {
-      weights: Partial<Record<'minBandwidthKHz' | 'bandwidthGapKHz' | 'minDecayHundredDbPerS' | 'maxSpectralHoleRatio' | 'minSnrTenDb' | 'minLogSpeech', number>>;
+      weights: Partial<
+        Record<'minBandwidthKHz' | 'bandwidthGapKHz' | 'minDecayHundredDbPerS' | 'maxSpectralHoleRatio' | 'minSnrTenDb' | 'minLogSpeech' | 'narrowEitherKHz' | 'narrowBothKHz', number>
+      >;
       neutral: { netSpeechSeconds: number; snrDb: number; bandwidthHz: number; spectralHoleRatio: number; decayRateDbPerS: number };
     };
   };
@@ -87,7 +89,7 @@ export function defaultManifestPath(modelsDir = defaultModelsDir()): string {
   return process.env.VOXKEY_MODELS_MANIFEST ?? join(modelsDir, 'manifest.json');
 }
 
-const CHANNEL_WEIGHTS = ['minBandwidthKHz', 'bandwidthGapKHz', 'minDecayHundredDbPerS', 'maxSpectralHoleRatio', 'minSnrTenDb', 'minLogSpeech'];
+const CHANNEL_WEIGHTS = ['minBandwidthKHz', 'bandwidthGapKHz', 'minDecayHundredDbPerS', 'maxSpectralHoleRatio', 'minSnrTenDb', 'minLogSpeech', 'narrowEitherKHz', 'narrowBothKHz'];
 const CHANNEL_NEUTRAL = ['netSpeechSeconds', 'snrDb', 'bandwidthHz', 'spectralHoleRatio', 'decayRateDbPerS'];
 
 function validChannelTerms(c: unknown): boolean {

@@ -97,6 +97,9 @@ export interface RecordingQuality {
 }
 
 const clamp = (x: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, Number.isFinite(x) ? x : lo));
+const kHz = (q: RecordingQuality) => clamp(q.bandwidthHz, 0, 8000) / 1000;
+/** Below about 5.5 kHz a recording has lost the band CAM++ separates voices with (8 kHz codecs, telephone, Opus at 6-8 kb/s). */
+const NARROWBAND_KNEE_KHZ = 5.5;
 
 /**
  * The trial features the channel terms weigh, from the enrolment's and the test's measured quality; scaled to
@@ -109,6 +112,10 @@ export const CHANNEL_FEATURES = {
   maxSpectralHoleRatio: (e: RecordingQuality, t: RecordingQuality) => Math.max(clamp(e.spectralHoleRatio, 0, 1), clamp(t.spectralHoleRatio, 0, 1)),
   minSnrTenDb: (e: RecordingQuality, t: RecordingQuality) => Math.min(clamp(e.snrDb, 0, 40), clamp(t.snrDb, 0, 40)) / 10,
   minLogSpeech: (e: RecordingQuality, t: RecordingQuality) => Math.log(Math.min(clamp(e.netSpeechSeconds, 0, 600), clamp(t.netSpeechSeconds, 0, 600)) + 0.5),
+  /** kHz below the knee of the narrower side: one recording is narrowband. */
+  narrowEitherKHz: (e: RecordingQuality, t: RecordingQuality) => Math.max(0, NARROWBAND_KNEE_KHZ - Math.min(kHz(e), kHz(t))),
+  /** kHz below the knee of the wider side: both are narrowband, and impostors sound alike through the same band. */
+  narrowBothKHz: (e: RecordingQuality, t: RecordingQuality) => Math.max(0, NARROWBAND_KNEE_KHZ - Math.max(kHz(e), kHz(t))),
 } as const;
 export type ChannelFeature = keyof typeof CHANNEL_FEATURES;
 export const CHANNEL_FEATURE_NAMES = Object.keys(CHANNEL_FEATURES) as ChannelFeature[];
@@ -150,6 +157,43 @@ export function qualityAdjustedScore(score: number, testSpeechSeconds: number, c
   const samplesTerm = (calibration.quality?.enrolSamplesLog ?? 0) * Math.log(Math.max(1, enrolSamples));
   if (!w || !Number.isFinite(testSpeechSeconds)) return score + samplesTerm;
   return score + w * Math.log(Math.max(0, testSpeechSeconds) + 0.5) + samplesTerm;
+}
+
+/**
+ * The channel weights that keep the impostor score tail level across conditions: a linear quantile regression
+ * (`quantile`, e.g. 0.99 for a 1% FAR) of the non-target scores on the trial features (iteratively reweighted
+ * least squares on the check loss; trials weighted by `w`). Returns minus the slopes, so that
+ * `score + weights . features` has about the same `quantile` in every condition.
+ */
+export function fitTailWeights(nontargets: { s: number; q: number[]; w?: number }[], quantile: number, iterations = 200): number[] {
+  const n = nontargets[0]!.q.length + 1;
+  const rows = nontargets.map((t) => [...t.q, 1]);
+  const ls = (weight: (i: number) => number) => {
+    const A = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1e-8 : 0)));
+    const g = new Array<number>(n).fill(0);
+    rows.forEach((x, k) => {
+      const w = weight(k);
+      for (let i = 0; i < n; i++) {
+        g[i]! += w * x[i]! * nontargets[k]!.s;
+        for (let j = 0; j < n; j++) A[i]![j]! += w * x[i]! * x[j]!;
+      }
+    });
+    return solve(A, g);
+  };
+  let beta = ls((k) => nontargets[k]!.w ?? 1);
+  if (!beta) return new Array<number>(n - 1).fill(0);
+  for (let iter = 0; iter < iterations; iter++) {
+    const current = beta;
+    const next = ls((k) => {
+      const r = nontargets[k]!.s - rows[k]!.reduce((a, x, i) => a + x * current[i]!, 0);
+      return ((nontargets[k]!.w ?? 1) * (r > 0 ? quantile : 1 - quantile)) / Math.max(Math.abs(r), 1e-4);
+    });
+    if (!next) break;
+    const change = Math.max(...next.map((v, i) => Math.abs(v - current[i]!)));
+    beta = next;
+    if (change < 1e-7) break;
+  }
+  return beta.slice(0, n - 1).map((c) => -c);
 }
 
 /** Class-balanced logistic regression on [score, q] (Newton); returns the weight of q in score units (c / a). */

@@ -27,7 +27,7 @@ import { defaultManifestPath, defaultModelsDir, loadManifest } from '../models/m
 import { cllr, eer, farAtFrr, fitLogisticCalibration, logit, minDcf, ratesAtThreshold } from '../scoring/metrics.js';
 import { DEFAULT_CALIBRATION, matchScore } from '../scoring/scoring.js';
 import { asNorm, cohortStats, loadCohort, type CohortStats } from '../scoring/score-norm.js';
-import { channelFeatures, channelTerm, CHANNEL_FEATURE_NAMES, fitDecisionCalibration, fitQualityWeight, fitQualityWeights, type ChannelTerms, type RecordingQuality } from '../scoring/calibration.js';
+import { channelFeatures, channelTerm, CHANNEL_FEATURE_NAMES, fitDecisionCalibration, fitQualityWeight, fitTailWeights, type ChannelTerms, type RecordingQuality } from '../scoring/calibration.js';
 import type { LogisticCalibration } from '../models/manifest.js';
 import { buildCohort } from './cohort.js';
 import { familyOf } from './families.js';
@@ -109,7 +109,7 @@ async function main() {
     options: {
       'sv <trials.csv>': 'speaker-verification trials',
       'channels <trials.csv>': 'with --sv: the channel dev set (training/voxkey_train/channel_devset.py: enrol_channel, test_channel columns; clips relative to the folder above the CSV\'s)',
-      'channel-terms': 'with --write-calibration: fit the calibration\'s channel terms (measured quality of both recordings) too',
+      'channel-terms': 'with --write-calibration: fit the calibration\'s channel terms (measured quality of both recordings; the impostor-score tail at 1 - max-far levelled across conditions) too',
       'cm <trials.csv>': 'spoof (countermeasure) trials',
       'out <file>': 'result file (default bench/results/engine-eval-<speaker model>.json)',
       'threads <n>': 'inference threads (default: all cores)',
@@ -290,8 +290,14 @@ async function main() {
         const clean = raw.filter((p) => p.row.set === 'clean' && p.qe && p.qt);
         const med = (f: keyof RecordingQuality) => Number(median(clean.flatMap((p) => [p.qe![f], p.qt![f]])).toFixed(3));
         const neutral: RecordingQuality = { netSpeechSeconds: med('netSpeechSeconds'), snrDb: med('snrDb'), bandwidthHz: med('bandwidthHz'), spectralHoleRatio: med('spectralHoleRatio'), decayRateDbPerS: med('decayRateDbPerS') };
-        const pts = raw.filter((p) => p.qe && p.qt).map((p) => ({ s: p.s + qualityW * qOf(p.row), q: Object.values(channelFeatures(p.qe, p.qt!, neutral)), y: p.y }));
-        const w = fitQualityWeights(pts.filter((p) => p.y), pts.filter((p) => !p.y));
+        // The impostor tail of each kind of trial weighs the same: clean pairs, channel pairs with different
+        // channels and the (fewer) pairs with the same channel on both sides.
+        const kindOf = (p: (typeof raw)[number]) => (p.row.set === 'clean' ? 'clean' : p.row.enrol_channel === p.row.test_channel ? 'same' : 'different');
+        const non = raw.filter((p) => !p.y && p.qe && p.qt);
+        const count = new Map<string, number>();
+        for (const p of non) count.set(kindOf(p), (count.get(kindOf(p)) ?? 0) + 1);
+        const pts = non.map((p) => ({ s: p.s + qualityW * qOf(p.row), q: Object.values(channelFeatures(p.qe, p.qt!, neutral)), w: non.length / count.size / count.get(kindOf(p))! }));
+        const w = fitTailWeights(pts, 1 - num(args['max-far'], 0.02));
         channelTerms = { weights: Object.fromEntries(CHANNEL_FEATURE_NAMES.map((f, i) => [f, Number(w[i]!.toFixed(6))])), neutral };
       }
     }
