@@ -21,7 +21,7 @@ export interface LogisticCalibration {
     enrolSamplesLog?: number;
     channel?: {
       weights: Partial<
-        Record<'minBandwidthKHz' | 'bandwidthGapKHz' | 'minDecayHundredDbPerS' | 'maxSpectralHoleRatio' | 'minSnrTenDb' | 'minLogSpeech' | 'narrowEitherKHz' | 'narrowBothKHz', number>
+        Record<'minBandwidthKHz' | 'bandwidthGapKHz' | 'minDecayHundredDbPerS' | 'maxSpectralHoleRatio' | 'minSnrTenDb' | 'minLogSpeech' | 'narrowEitherKHz', number>
       >;
       neutral: { netSpeechSeconds: number; snrDb: number; bandwidthHz: number; spectralHoleRatio: number; decayRateDbPerS: number };
     };
@@ -89,7 +89,7 @@ export function defaultManifestPath(modelsDir = defaultModelsDir()): string {
   return process.env.VOXKEY_MODELS_MANIFEST ?? join(modelsDir, 'manifest.json');
 }
 
-const CHANNEL_WEIGHTS = ['minBandwidthKHz', 'bandwidthGapKHz', 'minDecayHundredDbPerS', 'maxSpectralHoleRatio', 'minSnrTenDb', 'minLogSpeech', 'narrowEitherKHz', 'narrowBothKHz'];
+const CHANNEL_WEIGHTS = ['minBandwidthKHz', 'bandwidthGapKHz', 'minDecayHundredDbPerS', 'maxSpectralHoleRatio', 'minSnrTenDb', 'minLogSpeech', 'narrowEitherKHz'];
 const CHANNEL_NEUTRAL = ['netSpeechSeconds', 'snrDb', 'bandwidthHz', 'spectralHoleRatio', 'decayRateDbPerS'];
 
 function validChannelTerms(c: unknown): boolean {

@@ -112,10 +112,8 @@ export const CHANNEL_FEATURES = {
   maxSpectralHoleRatio: (e: RecordingQuality, t: RecordingQuality) => Math.max(clamp(e.spectralHoleRatio, 0, 1), clamp(t.spectralHoleRatio, 0, 1)),
   minSnrTenDb: (e: RecordingQuality, t: RecordingQuality) => Math.min(clamp(e.snrDb, 0, 40), clamp(t.snrDb, 0, 40)) / 10,
   minLogSpeech: (e: RecordingQuality, t: RecordingQuality) => Math.log(Math.min(clamp(e.netSpeechSeconds, 0, 600), clamp(t.netSpeechSeconds, 0, 600)) + 0.5),
-  /** kHz below the knee of the narrower side: one recording is narrowband. */
+  /** kHz below the knee of the narrower side: a narrowband recording (a "both sides" twin was dropped: docs/accuracy.md). */
   narrowEitherKHz: (e: RecordingQuality, t: RecordingQuality) => Math.max(0, NARROWBAND_KNEE_KHZ - Math.min(kHz(e), kHz(t))),
-  /** kHz below the knee of the wider side: both are narrowband, and impostors sound alike through the same band. */
-  narrowBothKHz: (e: RecordingQuality, t: RecordingQuality) => Math.max(0, NARROWBAND_KNEE_KHZ - Math.max(kHz(e), kHz(t))),
 } as const;
 export type ChannelFeature = keyof typeof CHANNEL_FEATURES;
 export const CHANNEL_FEATURE_NAMES = Object.keys(CHANNEL_FEATURES) as ChannelFeature[];
