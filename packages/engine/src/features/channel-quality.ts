@@ -42,29 +42,33 @@ export function measureChannelQuality(samples: Float32Array, segments: SpeechSeg
   }
   const buffers = realFftBuffers();
   const frame = new Float64Array(FFT_SIZE);
-  const speechSpectra: Float64Array[] = [];
+  const speechFrames: number[] = [];
   const speechLtas = new Float64Array(POWER_BINS);
   const pauseLtas = new Float64Array(POWER_BINS);
   let pauses = 0;
   const decayLow = Math.ceil(DECAY_LOW_HZ / BIN_HZ);
   const decayHigh = Math.floor(DECAY_HIGH_HZ / BIN_HZ);
   const bandEnergyDb = new Float64Array(frames);
-  for (let f = 0; f < frames; f++) {
+  const spectrumOf = (f: number) => {
     for (let i = 0; i < FFT_SIZE; i++) frame[i] = samples[f * HOP + i]! * hann[i]!;
     powerSpectrum(frame, buffers);
+    return buffers.power;
+  };
+  for (let f = 0; f < frames; f++) {
+    spectrumOf(f);
     let e = 0;
     for (let k = decayLow; k <= decayHigh; k++) e += buffers.power[k]!;
     bandEnergyDb[f] = db(e);
     if (inSpeech[f]) {
-      speechSpectra.push(Float64Array.from(buffers.power));
+      speechFrames.push(f);
       for (let k = 0; k < POWER_BINS; k++) speechLtas[k]! += buffers.power[k]!;
     } else {
       pauses++;
       for (let k = 0; k < POWER_BINS; k++) pauseLtas[k]! += buffers.power[k]!;
     }
   }
-  if (speechSpectra.length === 0) return { bandwidthHz: 0, spectralHoleRatio: 0, decayRateDbPerS: decayRate(bandEnergyDb) };
-  const speechDb = Array.from(speechLtas, (p) => db(p / speechSpectra.length));
+  if (speechFrames.length === 0) return { bandwidthHz: 0, spectralHoleRatio: 0, decayRateDbPerS: decayRate(bandEnergyDb) };
+  const speechDb = Array.from(speechLtas, (p) => db(p / speechFrames.length));
   // Too few pauses to know the floor: the speech level alone decides.
   const floorDb = pauses >= 5 ? Array.from(pauseLtas, (p) => db(p / pauses)) : null;
   const refDb = percentile(speechDb.slice(Math.round(300 / BIN_HZ), Math.round(3000 / BIN_HZ) + 1).sort((x, y) => x - y), 0.5);
@@ -76,14 +80,17 @@ export function measureChannelQuality(samples: Float32Array, segments: SpeechSeg
     if (count >= 0.75 * EDGE_BINS) top = k;
   }
   const bandwidthHz = top * BIN_HZ;
-  return { bandwidthHz, spectralHoleRatio: holeRatio(speechSpectra, Math.round(300 / BIN_HZ), Math.max(top, Math.round(1000 / BIN_HZ))), decayRateDbPerS: decayRate(bandEnergyDb) };
+  // a second pass over the speech frames (recomputed, not kept: a 60 s recording would hold megabytes of spectra)
+  const holes = holeRatio(speechFrames.map((f) => () => spectrumOf(f)), Math.round(300 / BIN_HZ), Math.max(top, Math.round(1000 / BIN_HZ)));
+  return { bandwidthHz, spectralHoleRatio: holes, decayRateDbPerS: decayRate(bandEnergyDb) };
 }
 
-function holeRatio(spectra: Float64Array[], low: number, high: number): number {
+function holeRatio(spectra: (() => Float64Array)[], low: number, high: number): number {
   let holes = 0;
   let cells = 0;
   const cell = new Array<number>(high - low + 1);
-  for (const p of spectra) {
+  for (const spectrum of spectra) {
+    const p = spectrum();
     for (let k = low; k <= high; k++) cell[k - low] = db(p[k]!);
     const median = percentile([...cell].sort((x, y) => x - y), 0.5);
     for (const c of cell) if (c < median - HOLE_DB) holes++;
