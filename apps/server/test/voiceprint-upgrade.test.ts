@@ -142,6 +142,15 @@ describe(`speaker-model upgrade: older voiceprints keep verifying and move to th
     const added = await complete(c, current, 'enrollments', { external_id: 'carol', mode: 'add', voice_data: clip('alice_2.wav') });
     expect(added.event).toMatchObject({ status: 'enrolled', mode: 'add', samples: 2, models: { speaker: NEW_MODEL } });
     expect(await sampleModels(c, 'carol')).toEqual([OLD_MODEL, NEW_MODEL]);
+    // Issue 31: each sample keeps its recording's measured quality, and the result reports it.
+    expect(added.event.recording_quality).toMatchObject({ bandwidth_hz: expect.any(Number), decay_rate_db_per_s: expect.any(Number) });
+    expect(added.record).toMatchObject({ recording_quality: added.event.recording_quality });
+    const stored = await c.db.selectFrom('voiceprint_samples').select('recording_quality').where('model_id', '=', NEW_MODEL).execute();
+    expect(stored.every((s) => s.recording_quality !== null)).toBe(true);
+    // Samples stored before issue 31 have none: they still verify (the calibration's neutral enrolment quality).
+    await c.db.updateTable('voiceprint_samples').set({ recording_quality: null }).execute();
+    const legacy = await verify(c, 'carol', clip('alice_2.wav'));
+    expect(legacy.event, JSON.stringify(legacy.event)).toMatchObject({ result: 'verified', recording_quality: { bandwidth_hz: expect.any(Number) } });
     const fresh = await complete(c, current, 'enrollments', { external_id: 'dave', voice_data: clip('bob_1.wav') });
     expect(fresh.event).toMatchObject({ status: 'enrolled', models: { speaker: NEW_MODEL } });
     expect(await sampleModels(c, 'dave')).toEqual([NEW_MODEL]);

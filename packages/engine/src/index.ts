@@ -24,6 +24,7 @@ export { cosineSimilarity, matchScore, decideVerification, DEFAULT_CALIBRATION, 
 export type { VerificationDecision, VerificationResult } from './scoring/scoring.js';
 export { loadManifest, validateManifest, selectModel, compatibilitySpeakerModels, speakerInputScale, verifyModelFile, sha256File, defaultModelsDir, defaultManifestPath } from './models/manifest.js';
 export type { Manifest, ModelEntry, ModelKind, LogisticCalibration } from './models/manifest.js';
+export type { RecordingQuality } from './scoring/calibration.js';
 export { pullModel } from './models/pull.js';
 export type { PullOptions, PullResult } from './models/pull.js';
 export { scoreAgainstSamples, DEFAULT_SAMPLE_SCORING_RULE, SAMPLE_SCORING_RULES } from './scoring/scoring.js';

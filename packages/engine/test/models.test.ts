@@ -39,6 +39,10 @@ describe('model manifest', () => {
   });
   it('rejects malformed manifests with manifest_invalid', () => {
     const bad = [null, {}, { models: [{}] }, { models: [entry({ sha256: 'xyz' })] }, { models: [entry({ kind: 'asr' })] }, { models: [entry({ file: '../x.onnx' })] }, { models: [entry(), entry()] }, { models: [entry({ calibration: { type: 'logistic', a: 'x' } })] }, { models: [entry({ kind: 'spoof', input: { features: 'mel-80' } })] }];
+    const neutral = { netSpeechSeconds: 3, snrDb: 40, bandwidthHz: 6000, spectralHoleRatio: 0.05, decayRateDbPerS: 450 };
+    bad.push({ models: [entry({ calibration: { type: 'logistic', a: 30, b: -19, quality: { channel: { weights: { unknownFeature: 0.01 }, neutral } } } })] });
+    bad.push({ models: [entry({ calibration: { type: 'logistic', a: 30, b: -19, quality: { channel: { weights: { minBandwidthKHz: 0.01 }, neutral: { ...neutral, snrDb: 'x' } } } } })] });
+    expect(() => validateManifest({ models: [entry({ calibration: { type: 'logistic', a: 30, b: -19, quality: { channel: { weights: { minBandwidthKHz: 0.01 }, neutral } } } })] })).not.toThrow();
     for (const doc of bad) expect(() => validateManifest(doc), JSON.stringify(doc)).toThrow(expect.objectContaining({ code: 'manifest_invalid' }));
   });
   it('reports a missing or unparsable manifest', async () => {

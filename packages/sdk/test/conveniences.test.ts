@@ -29,6 +29,7 @@ function record(status: RequestRecord['status'], kind: RequestRecord['kind'] = '
     deepfake_threshold: completed ? 0.5 : null,
     models: completed ? { speaker: 'voxkey-speaker-v2', spoof: 'voxkey-spoof-v2' } : null,
     voiceprint_upgraded: completed && kind === 'verification' ? false : null,
+    recording_quality: null,
   };
 }
 

@@ -20,6 +20,7 @@ const verification: VoxkeyEvent = {
   failure_reason: null,
   models: { speaker: 'voxkey-speaker-v2', spoof: 'voxkey-spoof-v2' },
   voiceprint_upgraded: false,
+  recording_quality: { net_speech_s: 4.1, snr_db: 24.5, bandwidth_hz: 3875, spectral_hole_ratio: 0.04, decay_rate_db_per_s: 512 },
 };
 const enrollment: VoxkeyEvent = {
   event_type: 'enrollment.completed',
@@ -35,6 +36,7 @@ const enrollment: VoxkeyEvent = {
   samples: 1,
   deepfake_score: 0.03,
   models: { speaker: 'voxkey-speaker-v2', spoof: 'voxkey-spoof-v2' },
+  recording_quality: null,
 };
 
 function signed(payload: unknown, options: { secrets?: string[]; at?: Date; id?: string } = {}) {

@@ -11,6 +11,7 @@ import * as webhookTestEvents from './migrations/2026-11-25T0606_webhook_test_ev
 import * as idempotencyKeys from './migrations/2026-11-25T0611_idempotency_keys.js';
 import * as voiceprintUpgrades from './migrations/2026-11-27T0400_voiceprint_upgrades.js';
 import * as enrollmentDeepfakeThreshold from './migrations/2026-11-27T0430_enrollment_deepfake_threshold.js';
+import * as sampleRecordingQuality from './migrations/2026-11-27T2200_sample_recording_quality.js';
 import type { DB } from './types.js';
 
 /** Migrations in order; names are timestamps so they sort by creation. */
@@ -27,6 +28,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T0630_voiceprint_samples': voiceprintSamples,
   '2026-11-27T0400_voiceprint_upgrades': voiceprintUpgrades,
   '2026-11-27T0430_enrollment_deepfake_threshold': enrollmentDeepfakeThreshold,
+  '2026-11-27T2200_sample_recording_quality': sampleRecordingQuality,
 };
 
 function createMigrator(db: Kysely<DB>): Migrator {

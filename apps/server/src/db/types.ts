@@ -162,6 +162,8 @@ export interface JobsTable {
   spoof_model: string | null;
   /** Verifications: whether the verification gave the voiceprint a sample of the default speaker model. */
   voiceprint_upgraded: Flag | null;
+  /** The recording's measured quality (the engine's RecordingQuality as JSON); null when not analysed. */
+  recording_quality: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -193,6 +195,8 @@ export interface VoiceprintSamplesTable {
   /** Which associated data sealed it (see security/voiceprints.ts). */
   seal_version: number;
   quality_score: number | null;
+  /** The enrolment recording's measured quality (the engine's RecordingQuality as JSON); null for samples stored before issue 31. */
+  recording_quality: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

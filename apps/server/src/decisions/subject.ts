@@ -2,7 +2,7 @@ import type { Voiceprint } from '@voxkey/engine';
 import type { UserRow, VoiceprintRow } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
 import { findUserByExternalId } from '../repositories/users.js';
-import { findVoiceprint, listSamples } from '../repositories/voiceprints.js';
+import { findVoiceprint, listSamples, sampleRecordingQuality } from '../repositories/voiceprints.js';
 import { openEmbedding } from '../security/voiceprints.js';
 
 /** Whom a verification compares with: the user, their voiceprint and its samples, opened. */
@@ -24,6 +24,7 @@ export async function loadVerificationSubject(deps: Pick<AppDeps, 'database' | '
   const samples = rows.map((sample) => ({
     modelId: sample.model_id,
     embedding: openEmbedding(deps.sealer, { orgId, userId: user.id, modelId: sample.model_id }, sample.sealed_embedding, sample.seal_version),
+    quality: sampleRecordingQuality(sample),
   }));
   return { user, voiceprint, samples };
 }

@@ -37,6 +37,7 @@ export async function eraseJobs(db: Executor, filter: JobFilter, options: { inFl
       match_score: null,
       deepfake_detected: null,
       quality_score: null,
+      recording_quality: null,
       device_mismatch: null,
       erased_at: now,
       updated_at: now,

@@ -1,9 +1,10 @@
-import type { AudioInfo } from '@voxkey/engine';
+import type { AudioInfo, RecordingQuality } from '@voxkey/engine';
 import { type ExpressionBuilder, sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
 import type { DB, EnrollmentMode, FailureReason, JobKind, JobRow, JobStatus, VerificationResult } from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
 import { takeTurn } from './queue-turns.js';
+import { parseRecordingQuality, recordingQualityFields } from './recording-quality.js';
 
 export interface NewJob {
   orgId: number;
@@ -56,7 +57,13 @@ export function toRequestRecord(row: JobRow) {
     deepfake_threshold: row.deepfake_threshold,
     models: row.speaker_model && row.spoof_model ? { speaker: row.speaker_model, spoof: row.spoof_model } : null,
     voiceprint_upgraded: row.voiceprint_upgraded === null ? null : fromFlag(row.voiceprint_upgraded),
+    recording_quality: recordingQualityOfRow(row),
   };
+}
+
+function recordingQualityOfRow(row: JobRow) {
+  const q = parseRecordingQuality(row.recording_quality);
+  return q ? recordingQualityFields(q) : null;
 }
 
 export async function insertJob(db: Executor, job: NewJob): Promise<JobRow> {
@@ -199,6 +206,7 @@ export interface JobCompletion {
   deepfakeThreshold?: number | null;
   models?: { speaker: string; spoof: string } | null;
   voiceprintUpgraded?: boolean | null;
+  recordingQuality?: RecordingQuality | null;
   latencyMs: number;
   completedAt: string;
 }
@@ -230,6 +238,7 @@ export async function completeJob(db: Executor, jobId: number, owner: string, ou
       speaker_model: outcome.models?.speaker ?? null,
       spoof_model: outcome.models?.spoof ?? null,
       voiceprint_upgraded: outcome.voiceprintUpgraded == null ? null : toFlag(outcome.voiceprintUpgraded),
+      recording_quality: outcome.recordingQuality ? JSON.stringify(outcome.recordingQuality) : null,
       latency_ms: outcome.latencyMs,
       completed_at: outcome.completedAt,
       updated_at: nowIso(),

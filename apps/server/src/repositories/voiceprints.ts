@@ -1,5 +1,7 @@
+import type { RecordingQuality } from '@voxkey/engine';
 import type { Executor } from '../db/connection.js';
 import type { VoiceprintRow, VoiceprintSampleRow } from '../db/types.js';
+import { parseRecordingQuality } from './recording-quality.js';
 import { nowIso } from './clock.js';
 
 export interface NewSample {
@@ -7,6 +9,8 @@ export interface NewSample {
   sealedEmbedding: string;
   sealVersion: number;
   qualityScore: number;
+  /** The recording's measured quality (absent or null when not measured). */
+  recordingQuality?: RecordingQuality | null;
 }
 
 export async function insertVoiceprint(
@@ -51,10 +55,16 @@ export async function insertSample(db: Executor, voiceprint: VoiceprintRow, samp
       sealed_embedding: sample.sealedEmbedding,
       seal_version: sample.sealVersion,
       quality_score: sample.qualityScore,
+      recording_quality: sample.recordingQuality ? JSON.stringify(sample.recordingQuality) : null,
       created_at: now,
       updated_at: now,
     })
     .execute();
+}
+
+/** A stored sample's recording quality; null when none was stored (samples enrolled before issue 31). */
+export function sampleRecordingQuality(sample: VoiceprintSampleRow): RecordingQuality | null {
+  return parseRecordingQuality(sample.recording_quality);
 }
 
 export function listSamples(db: Executor, voiceprintId: number): Promise<VoiceprintSampleRow[]> {

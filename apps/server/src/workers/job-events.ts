@@ -1,7 +1,9 @@
 import type { EnrollmentCompletedEventSchema, VerificationCompletedEventSchema } from '@voxkey/contract';
+import type { RecordingQuality } from '@voxkey/engine';
 import type { z } from 'zod';
 import type { EnrollmentMode, FailureReason, JobRow, VerificationResult } from '../db/types.js';
 import type { JobCompletion } from '../repositories/jobs.js';
+import { recordingQualityFields } from '../repositories/recording-quality.js';
 
 export type EnrollmentCompletedEvent = z.infer<typeof EnrollmentCompletedEventSchema>;
 export type VerificationCompletedEvent = z.infer<typeof VerificationCompletedEventSchema>;
@@ -28,6 +30,8 @@ export type EnrolmentOutcome = Timing & {
   deepfakeScore: number | null;
   deepfakeThreshold: number | null;
   models: Models;
+  /** The recording as measured (stored with the sample); null when it could not be analysed. */
+  recordingQuality: RecordingQuality | null;
 } & ({ status: 'enrolled'; qualityScore: number; voiceprint: { modelId: string; embedding: Float32Array } } | { status: 'failed'; failureReason: FailureReason });
 
 /** How a verification ended. `userId` is the user compared with (null when none was found or no comparison ran). */
@@ -45,8 +49,10 @@ export interface VerificationOutcome extends Timing {
   matchThreshold: number;
   deepfakeThreshold: number;
   models: Models;
+  /** The recording as measured; null when it could not be analysed. */
+  recordingQuality: RecordingQuality | null;
   /** A sample of the default speaker model to add to the voiceprint (an upgrade from an older model). */
-  upgradeSample: { modelId: string; embedding: Float32Array; qualityScore: number } | null;
+  upgradeSample: { modelId: string; embedding: Float32Array; qualityScore: number; recordingQuality?: RecordingQuality | null } | null;
 }
 
 export type JobOutcome = { kind: 'enrollment'; outcome: EnrolmentOutcome } | { kind: 'verification'; outcome: VerificationOutcome };
@@ -71,6 +77,7 @@ export function enrollmentCompleted(job: JobRow, outcome: EnrolmentOutcome, user
       deepfakeScore: outcome.deepfakeScore,
       deepfakeThreshold: outcome.deepfakeThreshold,
       models: outcome.models,
+      recordingQuality: outcome.recordingQuality,
       latencyMs: outcome.latencyMs,
       completedAt: outcome.completedAt,
     },
@@ -88,6 +95,7 @@ export function enrollmentCompleted(job: JobRow, outcome: EnrolmentOutcome, user
       samples: outcome.samples,
       deepfake_score: outcome.deepfakeScore,
       models: outcome.models,
+      recording_quality: outcome.recordingQuality ? recordingQualityFields(outcome.recordingQuality) : null,
     },
   };
 }
@@ -107,6 +115,7 @@ export function verificationCompleted(job: JobRow, outcome: VerificationOutcome)
       deepfakeThreshold: outcome.deepfakeThreshold,
       models: outcome.models,
       voiceprintUpgraded: outcome.upgradeSample !== null,
+      recordingQuality: outcome.recordingQuality,
       latencyMs: outcome.latencyMs,
       completedAt: outcome.completedAt,
     },
@@ -125,6 +134,7 @@ export function verificationCompleted(job: JobRow, outcome: VerificationOutcome)
       failure_reason: outcome.failureReason,
       models: outcome.models,
       voiceprint_upgraded: outcome.upgradeSample !== null,
+      recording_quality: outcome.recordingQuality ? recordingQualityFields(outcome.recordingQuality) : null,
     },
   };
 }

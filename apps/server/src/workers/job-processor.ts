@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_VOICEPRINT_SAMPLES } from '@voxkey/contract';
-import { type EngineError, isEngineError, type VerificationAnalysis, type VoiceEngine } from '@voxkey/engine';
+import { type EngineError, isEngineError, type RecordingQuality, type VerificationAnalysis, type VoiceEngine } from '@voxkey/engine';
 import type { Executor } from '../db/connection.js';
 import type { EnrollmentMode, FailureReason, JobRow } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
@@ -75,7 +75,7 @@ async function currentVoiceprint(db: Executor, job: JobRow) {
 async function analyseEnrolment(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow): Promise<Analysed> {
   const mode: EnrollmentMode = job.mode ?? 'new';
   const current = await currentVoiceprint(deps.database.db, job);
-  const common = { mode, models: modelsOf(engine), deepfakeThreshold: null as number | null };
+  const common = { mode, models: modelsOf(engine), deepfakeThreshold: null as number | null, recordingQuality: null as RecordingQuality | null };
   // A failed request leaves the voiceprint as it was: its sample count is reported unchanged.
   const failed = (failureReason: FailureReason, measured: { qualityScore: number | null; deepfakeScore: number | null } = { qualityScore: null, deepfakeScore: null }): JobOutcome => ({
     kind: 'enrollment',
@@ -94,6 +94,7 @@ async function analyseEnrolment(deps: AppDeps, engine: VoiceAnalyzer, job: JobRo
     const settings = await decisionSettings(deps, engine, job.org_id);
     common.deepfakeThreshold = settings.enrolmentDeepfakeThreshold;
     const analysis = await engine.enrol(bytes, options);
+    common.recordingQuality = analysis.recordingQuality ?? null;
     const timings = numericTimings(analysis.timings);
     const qualityScore = round(analysis.qualityScore, 3);
     const deepfakeScore = deepfakeScoreOf(analysis.spoof.bonafideProbability);
@@ -118,7 +119,7 @@ async function analyseEnrolment(deps: AppDeps, engine: VoiceAnalyzer, job: JobRo
 
 async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow): Promise<Analysed> {
   const settings = await decisionSettings(deps, engine, job.org_id);
-  type Fields = Omit<VerificationOutcome, 'latencyMs' | 'completedAt' | 'deepfakeDetected' | 'matchThreshold' | 'deepfakeThreshold' | 'models' | 'upgradeSample'>;
+  type Fields = Omit<VerificationOutcome, 'latencyMs' | 'completedAt' | 'deepfakeDetected' | 'matchThreshold' | 'deepfakeThreshold' | 'models' | 'upgradeSample' | 'recordingQuality'>;
   const verification = (fields: Fields, analysis?: VerificationAnalysis): JobOutcome => {
     const deepfakeDetected = fields.deepfakeScore !== null && fields.deepfakeScore >= settings.deepfakeThreshold;
     // Only a passed, genuine-looking verification may give the voiceprint a sample of the default model.
@@ -132,7 +133,8 @@ async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: Jo
         matchThreshold: settings.matchThreshold,
         deepfakeThreshold: settings.deepfakeThreshold,
         models: { ...modelsOf(engine), speaker: analysis?.speakerModelId ?? engine.speakerModelId },
-        upgradeSample: upgrade ? { ...upgrade, qualityScore: round(analysis!.qualityScore, 3) } : null,
+        recordingQuality: analysis?.recordingQuality ?? null,
+        upgradeSample: upgrade ? { ...upgrade, qualityScore: round(analysis!.qualityScore, 3), recordingQuality: analysis!.recordingQuality } : null,
         ...finishedNow(job),
       },
     };
@@ -177,7 +179,7 @@ async function failedAfterRetries(deps: AppDeps, engine: VoiceAnalyzer, job: Job
     const samples = mode === 'new' ? 0 : (await currentVoiceprint(deps.database.db, job)).samples;
     return {
       kind: 'enrollment',
-      outcome: { status: 'failed', failureReason: code, mode, samples, qualityScore: null, deepfakeScore: null, deepfakeThreshold: null, models, ...finishedNow(job) },
+      outcome: { status: 'failed', failureReason: code, mode, samples, qualityScore: null, deepfakeScore: null, deepfakeThreshold: null, models, recordingQuality: null, ...finishedNow(job) },
     };
   }
   const settings = await decisionSettings(deps, engine, job.org_id);
@@ -195,6 +197,7 @@ async function failedAfterRetries(deps: AppDeps, engine: VoiceAnalyzer, job: Job
       matchThreshold: settings.matchThreshold,
       deepfakeThreshold: settings.deepfakeThreshold,
       models,
+      recordingQuality: null,
       upgradeSample: null,
       ...finishedNow(job),
     },
@@ -241,7 +244,7 @@ async function commitOutcome(deps: AppDeps, trx: Executor, job: JobRow, { kind, 
     const target = await voiceprintToExtend(trx, job, outcome.mode, modelId, outcome.qualityScore);
     userId = target.userId;
     const sealed = sealEmbedding(deps.sealer, { orgId: job.org_id, userId, modelId }, embedding);
-    await insertSample(trx, target.voiceprint, { modelId, sealedEmbedding: sealed.sealed, sealVersion: sealed.version, qualityScore: outcome.qualityScore });
+    await insertSample(trx, target.voiceprint, { modelId, sealedEmbedding: sealed.sealed, sealVersion: sealed.version, qualityScore: outcome.qualityScore, recordingQuality: outcome.recordingQuality });
     await refreshVoiceprintQuality(trx, target.voiceprint.id);
     await recordDevice(userId);
   }

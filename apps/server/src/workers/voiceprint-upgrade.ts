@@ -1,5 +1,6 @@
 import { MAX_VOICEPRINT_SAMPLES } from '@voxkey/contract';
 import { UPGRADE_TARGET_SAMPLES } from '@voxkey/engine';
+import type { RecordingQuality } from '@voxkey/engine';
 import type { Executor } from '../db/connection.js';
 import type { AppDeps } from '../deps.js';
 import { deleteSamples, findVoiceprint, insertSample, listSamples, refreshVoiceprintQuality, setVoiceprintModel } from '../repositories/voiceprints.js';
@@ -9,6 +10,7 @@ export interface UpgradeSample {
   modelId: string;
   embedding: Float32Array;
   qualityScore: number;
+  recordingQuality?: RecordingQuality | null;
 }
 
 /**
@@ -27,7 +29,7 @@ export async function storeUpgradeSample(deps: AppDeps, trx: Executor, orgId: nu
   // A full voiceprint makes room by dropping its oldest older-model sample.
   if (samples.length >= MAX_VOICEPRINT_SAMPLES) await deleteSamples(trx, voiceprint.id, [older[0]!.id]);
   const sealed = sealEmbedding(deps.sealer, { orgId, userId, modelId: sample.modelId }, sample.embedding);
-  await insertSample(trx, voiceprint, { modelId: sample.modelId, sealedEmbedding: sealed.sealed, sealVersion: sealed.version, qualityScore: sample.qualityScore });
+  await insertSample(trx, voiceprint, { modelId: sample.modelId, sealedEmbedding: sealed.sealed, sealVersion: sealed.version, qualityScore: sample.qualityScore, recordingQuality: sample.recordingQuality ?? null });
   if (current + 1 >= UPGRADE_TARGET_SAMPLES) {
     await deleteSamples(trx, voiceprint.id, older.map((s) => s.id));
     await setVoiceprintModel(trx, voiceprint.id, sample.modelId);

@@ -68,6 +68,21 @@ export const ModelsSchema = z
 const deepfakeScore = () =>
   z.number().min(0).max(1).openapi({ description: 'How likely the recording is synthetic or replayed, 0..1 (higher = more likely).' });
 
+export const RecordingQualitySchema = z
+  .object({
+    net_speech_s: z.number().openapi({ description: 'Seconds of speech the voice activity detector found.', example: 4.1 }),
+    snr_db: z.number().openapi({ description: 'Estimated signal-to-noise ratio of the speech (60 = no measurable noise).', example: 24.5 }),
+    bandwidth_hz: z.number().openapi({ description: 'Highest frequency the speech reaches above the noise: about 8000 for wideband audio, 3400-4500 for telephone or 8 kHz codecs.', example: 7800 }),
+    spectral_hole_ratio: z.number().min(0).max(1).openapi({ description: 'Share of the speech spectrum (inside the band) a codec left empty: higher for coded audio, near 0 for noisy audio.', example: 0.03 }),
+    decay_rate_db_per_s: z.number().openapi({ description: 'How fast the speech energy falls after a sound (dB/s): about 400-700 in a dry recording, below 300 in a reverberant room.', example: 520 }),
+  })
+  .openapi('RecordingQuality', {
+    description:
+      "What the engine measured of the recording's channel. The speaker model's calibration weighs the enrolment's and the verification's measures, so match_score means the same in every condition (docs/decisions.md).",
+  });
+
+const recordingQuality = () => RecordingQualitySchema.nullable().openapi({ description: 'The recording as measured; null when the audio could not be analysed (and for requests completed before this field existed).' });
+
 const voiceprintUpgraded = () =>
   z.boolean().openapi({
     description:
@@ -90,6 +105,7 @@ export const VerificationCompletedEventSchema = z
     failure_reason: z.union([FailureReasonSchema, z.null()]).openapi({ description: 'null, or why the result is not a decision on the voice (e.g. insufficient_speech, low_snr, user_not_found).' }),
     models: ModelsSchema,
     voiceprint_upgraded: voiceprintUpgraded(),
+    recording_quality: recordingQuality(),
   })
   .openapi('VerificationCompletedEvent');
 
@@ -108,6 +124,7 @@ export const EnrollmentCompletedEventSchema = z
     samples: z.number().int().min(0).max(MAX_VOICEPRINT_SAMPLES).openapi({ description: 'How many recordings the voiceprint holds now (after a failure: as before; 0 when there is none).' }),
     deepfake_score: deepfakeScore().nullable().openapi({ description: 'How likely the recording is synthetic or replayed, 0..1; null when the audio could not be analysed.' }),
     models: ModelsSchema,
+    recording_quality: recordingQuality(),
   })
   .openapi('EnrollmentCompletedEvent');
 
@@ -143,6 +160,7 @@ export const RequestRecordSchema = z
     deepfake_threshold: z.number().nullable().openapi({ description: 'The deepfake threshold applied; null until completed.' }),
     models: z.union([ModelsSchema, z.null()]).openapi({ description: 'The models that processed the recording; null until completed.' }),
     voiceprint_upgraded: voiceprintUpgraded().nullable().openapi({ description: 'Verifications: see `verification.completed`; null for enrolments and until completed.' }),
+    recording_quality: recordingQuality(),
   })
   .openapi('RequestRecord');
 

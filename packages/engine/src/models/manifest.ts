@@ -12,8 +12,20 @@ export interface LogisticCalibration {
   /** match_score = sigmoid(a * score + b); score = the cosine, AS-normed when the model has a cohort */
   a: number;
   b: number;
-  /** optional quality-aware term (calibration.ts): score += testLogDuration * ln(test net speech s + 0.5) */
-  quality?: { testLogDuration?: number; enrolSamplesLog?: number };
+  /**
+   * optional quality-aware terms (calibration.ts): score += testLogDuration * ln(test net speech s + 0.5),
+   * enrolSamplesLog * ln(samples), and the channel terms in the measured quality of both recordings
+   */
+  quality?: {
+    testLogDuration?: number;
+    enrolSamplesLog?: number;
+    channel?: {
+      weights: Partial<
+        Record<'minBandwidthKHz' | 'bandwidthGapKHz' | 'minDecayHundredDbPerS' | 'maxSpectralHoleRatio' | 'minSnrTenDb' | 'minLogSpeech' | 'narrowEitherKHz', number>
+      >;
+      neutral: { netSpeechSeconds: number; snrDb: number; bandwidthHz: number; spectralHoleRatio: number; decayRateDbPerS: number };
+    };
+  };
 }
 
 export interface ModelEntry {
@@ -82,6 +94,16 @@ export function defaultManifestPath(modelsDir = defaultModelsDir()): string {
   return process.env.VOXKEY_MODELS_MANIFEST ?? join(modelsDir, 'manifest.json');
 }
 
+const CHANNEL_WEIGHTS = ['minBandwidthKHz', 'bandwidthGapKHz', 'minDecayHundredDbPerS', 'maxSpectralHoleRatio', 'minSnrTenDb', 'minLogSpeech', 'narrowEitherKHz'];
+const CHANNEL_NEUTRAL = ['netSpeechSeconds', 'snrDb', 'bandwidthHz', 'spectralHoleRatio', 'decayRateDbPerS'];
+
+function validChannelTerms(c: unknown): boolean {
+  if (!c || typeof c !== 'object') return false;
+  const { weights, neutral } = c as { weights?: Record<string, unknown>; neutral?: Record<string, unknown> };
+  if (!weights || typeof weights !== 'object' || !neutral || typeof neutral !== 'object') return false;
+  return Object.entries(weights).every(([k, v]) => CHANNEL_WEIGHTS.includes(k) && Number.isFinite(v)) && CHANNEL_NEUTRAL.every((k) => Number.isFinite(neutral[k]));
+}
+
 function invalid(path: string, message: string): EngineError {
   return new EngineError('manifest_invalid', `model manifest ${path}: ${message}`);
 }
@@ -102,6 +124,10 @@ export function validateManifest(doc: unknown, path = 'manifest'): Manifest {
     if (m.url !== undefined && (typeof m.url !== 'string' || !/^https?:\/\//.test(m.url))) throw invalid(path, `${where}.url must be an http(s) URL`);
     if (m.calibration && (m.calibration.type !== 'logistic' || !Number.isFinite(m.calibration.a) || !Number.isFinite(m.calibration.b))) {
       throw invalid(path, `${where}.calibration must be {"type":"logistic","a":number,"b":number}`);
+    }
+    const channel = m.calibration?.quality?.channel;
+    if (channel !== undefined && !validChannelTerms(channel)) {
+      throw invalid(path, `${where}.calibration.quality.channel must be {"weights":{${CHANNEL_WEIGHTS.join('|')}: number},"neutral":{${CHANNEL_NEUTRAL.join(', ')}: number}}`);
     }
     if (m.kind === 'speaker' && m.input?.features !== undefined && !(String(m.input.features) in SPEAKER_FEATURE_SCALES)) {
       throw invalid(path, `${where}.input.features must be one of ${Object.keys(SPEAKER_FEATURE_SCALES).join(', ')}`);

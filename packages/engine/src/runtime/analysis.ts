@@ -5,9 +5,11 @@ import { decodeAudio, DEFAULT_INTAKE_LIMITS, type AudioInfo, type IntakeLimits }
 import { LIMITS } from '../limits.js';
 import { estimateSnrDb, signalStats } from '../scoring/quality.js';
 import { cosineSimilarity, meanEmbedding } from '../scoring/scoring.js';
+import type { RecordingQuality } from '../scoring/calibration.js';
 import { scoreSpoof, type SpoofModelIo, type SpoofScore } from '../models/spoof.js';
 import { concatSegments, detectSpeech } from '../features/vad.js';
 import { encodeSpeech } from '../models/speech-encoder.js';
+import { measureChannelQuality, type ChannelQuality } from '../features/channel-quality.js';
 
 export interface LoadedSpeakerModel {
   session: ort.InferenceSession;
@@ -64,10 +66,17 @@ export interface Analysis {
   netSpeechSeconds: number;
   speechSegments: number;
   snrDb: number;
+  /** Bandwidth, codec holes and reverberation of the recording (features/channel-quality.ts). */
+  channelQuality: ChannelQuality;
   clippingRatio: number;
   peak: number;
   spoof: SpoofScore;
   timings: AnalysisTimings;
+}
+
+/** What the calibration's channel terms read of an analysed recording. */
+export function recordingQualityOf(a: Pick<Analysis, 'netSpeechSeconds' | 'snrDb' | 'channelQuality'>): RecordingQuality {
+  return { netSpeechSeconds: a.netSpeechSeconds, snrDb: a.snrDb, ...a.channelQuality };
 }
 
 const SEGMENT_SECONDS = 20;
@@ -162,6 +171,7 @@ export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: Ana
     netSpeechSeconds: vad.netSpeechSeconds,
     speechSegments: vad.segments.length,
     snrDb: estimateSnrDb(samples, vad.segments),
+    channelQuality: measureChannelQuality(samples, vad.segments),
     clippingRatio: stats.clippingRatio,
     peak: stats.peak,
     spoof,

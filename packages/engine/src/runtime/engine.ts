@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import type { Analysis, AnalysisTimings, AnalyseOptions } from './analysis.js';
+import { recordingQualityOf, type Analysis, type AnalysisTimings, type AnalyseOptions } from './analysis.js';
 import { checkSignalTask, type AudioCheck } from './audio-check-task.js';
 import { EngineError } from '../errors.js';
 import { DEFAULT_INTAKE_LIMITS, inspectBytes, type AudioInfo, type IntakeLimits } from '../audio/intake.js';
@@ -12,6 +12,7 @@ import { createTaskRunner } from './task-runner.js';
 import { sileroModelPath } from '../features/vad.js';
 import { loadCohort } from '../scoring/score-norm.js';
 import { scoreProbe, type ModelScoring } from '../scoring/probe-score.js';
+import type { RecordingQuality } from '../scoring/calibration.js';
 import { planVoiceprint } from '../models/voiceprint-models.js';
 import type { SpeakerModelRef, WorkerConfig, WorkerTask } from './worker.js';
 
@@ -47,6 +48,8 @@ export interface EngineOptions {
 export interface Voiceprint {
   modelId: string;
   embedding: Float32Array;
+  /** The enrolment recording's measured quality, when stored with the sample (the calibration's channel terms use it). */
+  quality?: RecordingQuality | null;
 }
 
 export interface EngineTimings extends AnalysisTimings {
@@ -69,6 +72,8 @@ export interface EnrolmentAnalysis {
   clippingRatio: number;
   /** Cosine between the embeddings of the two halves of the speech (null under 4 s of speech). */
   consistency: number | null;
+  /** Measured quality (speech, SNR, bandwidth, codec holes, reverberation): store it with the voiceprint sample. */
+  recordingQuality: RecordingQuality;
   spoof: SpoofResult;
   audio: AudioInfo;
   timings: EngineTimings;
@@ -92,6 +97,8 @@ export interface VerificationAnalysis {
   bonafideProbability: number;
   netSpeechSeconds: number;
   snrDb: number;
+  /** Measured quality of this recording (and of `upgradeSample`). */
+  recordingQuality: RecordingQuality;
   /** Why the result is inconclusive, when it is. */
   inconclusiveReason?: string;
   /** Its stable code (`low_snr`). */
@@ -107,6 +114,7 @@ export interface ClipEmbedding {
   spoofLogit: number;
   netSpeechSeconds: number;
   snrDb: number;
+  recordingQuality: RecordingQuality;
   timings: EngineTimings;
 }
 
@@ -281,6 +289,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         snrDb: a.snrDb,
         clippingRatio: a.clippingRatio,
         consistency: a.consistency,
+        recordingQuality: recordingQualityOf(a),
         spoof: { bonafideProbability, deepfakeDetected: bonafideProbability < enrolmentSpoofThreshold },
         audio,
         timings,
@@ -304,7 +313,10 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
       const { analysis: a, audio, timings } = await analyseBytes(bytes, { gating: true, consistency: false, limits, speakerModels: [plan.scoringModel, ...upgradeWith] }, o);
       const misfit = plan.scoringSamples.find((sample) => sample.length !== a.embedding.length);
       if (misfit) throw new EngineError('invalid_voiceprint', `voiceprint has ${misfit.length} dimensions, the model ${plan.scoringModel} produces ${a.embedding.length}`);
-      const { matchScore: score, cosine } = scoreProbe(plan.scoringSamples, a.embedding, a.netSpeechSeconds, scoring, o.rule);
+      const { matchScore: score, cosine } = scoreProbe(plan.scoringSamples, a.embedding, a.netSpeechSeconds, scoring, o.rule, {
+        probe: recordingQualityOf(a),
+        samples: plan.scoringSamples.map((embedding) => samples.find((sample) => sample.embedding === embedding)?.quality ?? null),
+      });
       const bonafideProbability = a.spoof.bonafideProbability;
       return {
         ...decideVerification({ matchScore: score, threshold, snrDb: a.snrDb }),
@@ -318,6 +330,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         bonafideProbability,
         netSpeechSeconds: a.netSpeechSeconds,
         snrDb: a.snrDb,
+        recordingQuality: recordingQualityOf(a),
         audio,
         timings,
       };
@@ -336,6 +349,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         spoofLogit: a.spoof.meanLogit,
         netSpeechSeconds: a.netSpeechSeconds,
         snrDb: a.snrDb,
+        recordingQuality: recordingQualityOf(a),
         timings,
       };
     },

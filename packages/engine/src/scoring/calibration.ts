@@ -83,6 +83,71 @@ export interface QualityTerms {
    * decision lets more impostors through at 3 or 5 samples (training/sv_study.py multi fits it).
    */
   enrolSamplesLog?: number;
+  /** Terms in the measured quality of both recordings (bandwidth, codec holes, reverberation, SNR, speech). */
+  channel?: ChannelTerms;
+}
+
+/** What the engine measured of one recording, as the channel terms read it. */
+export interface RecordingQuality {
+  netSpeechSeconds: number;
+  snrDb: number;
+  bandwidthHz: number;
+  spectralHoleRatio: number;
+  decayRateDbPerS: number;
+}
+
+const clamp = (x: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, Number.isFinite(x) ? x : lo));
+const kHz = (q: RecordingQuality) => clamp(q.bandwidthHz, 0, 8000) / 1000;
+/** Below about 5.5 kHz a recording has lost the band CAM++ separates voices with (8 kHz codecs, telephone, Opus at 6-8 kb/s). */
+const NARROWBAND_KNEE_KHZ = 5.5;
+
+/**
+ * The trial features the channel terms weigh, from the enrolment's and the test's measured quality; scaled to
+ * about unit range. The poorer side counts (min), and so does how far the two channels are apart.
+ */
+export const CHANNEL_FEATURES = {
+  minBandwidthKHz: (e: RecordingQuality, t: RecordingQuality) => Math.min(clamp(e.bandwidthHz, 0, 8000), clamp(t.bandwidthHz, 0, 8000)) / 1000,
+  bandwidthGapKHz: (e: RecordingQuality, t: RecordingQuality) => Math.abs(clamp(e.bandwidthHz, 0, 8000) - clamp(t.bandwidthHz, 0, 8000)) / 1000,
+  minDecayHundredDbPerS: (e: RecordingQuality, t: RecordingQuality) => Math.min(clamp(e.decayRateDbPerS, 0, 1000), clamp(t.decayRateDbPerS, 0, 1000)) / 100,
+  maxSpectralHoleRatio: (e: RecordingQuality, t: RecordingQuality) => Math.max(clamp(e.spectralHoleRatio, 0, 1), clamp(t.spectralHoleRatio, 0, 1)),
+  minSnrTenDb: (e: RecordingQuality, t: RecordingQuality) => Math.min(clamp(e.snrDb, 0, 40), clamp(t.snrDb, 0, 40)) / 10,
+  minLogSpeech: (e: RecordingQuality, t: RecordingQuality) => Math.log(Math.min(clamp(e.netSpeechSeconds, 0, 600), clamp(t.netSpeechSeconds, 0, 600)) + 0.5),
+  /** kHz below the knee of the narrower side: a narrowband recording (a "both sides" twin was dropped: docs/accuracy.md). */
+  narrowEitherKHz: (e: RecordingQuality, t: RecordingQuality) => Math.max(0, NARROWBAND_KNEE_KHZ - Math.min(kHz(e), kHz(t))),
+} as const;
+export type ChannelFeature = keyof typeof CHANNEL_FEATURES;
+export const CHANNEL_FEATURE_NAMES = Object.keys(CHANNEL_FEATURES) as ChannelFeature[];
+
+/**
+ * Channel terms of a calibration: `score += sum of weights[f] * feature f (enrolment quality, test quality)`.
+ * `neutral` stands in for a side whose quality was not measured (voiceprints enrolled before the terms existed).
+ */
+export interface ChannelTerms {
+  weights: Partial<Record<ChannelFeature, number>>;
+  neutral: RecordingQuality;
+}
+
+export function channelFeatures(enrol: RecordingQuality | null | undefined, test: RecordingQuality, neutral: RecordingQuality): Record<ChannelFeature, number> {
+  const e = enrol ?? neutral;
+  return Object.fromEntries(CHANNEL_FEATURE_NAMES.map((f) => [f, CHANNEL_FEATURES[f](e, test)])) as Record<ChannelFeature, number>;
+}
+
+/** The score shift the calibration's channel terms give this pair of recordings (0 without channel terms). */
+export function channelTerm(calibration: { quality?: QualityTerms }, enrol: RecordingQuality | null | undefined, test: RecordingQuality | null | undefined): number {
+  const terms = calibration.quality?.channel;
+  if (!terms || !test) return 0;
+  const x = channelFeatures(enrol, test, terms.neutral);
+  let shift = 0;
+  for (const f of CHANNEL_FEATURE_NAMES) shift += (terms.weights[f] ?? 0) * x[f];
+  return shift;
+}
+
+/** Per-feature mean of the qualities known (a voiceprint's samples); null when none is. */
+export function meanQuality(qualities: (RecordingQuality | null | undefined)[]): RecordingQuality | null {
+  const known = qualities.filter((q): q is RecordingQuality => !!q);
+  if (!known.length) return null;
+  const mean = (f: keyof RecordingQuality) => known.reduce((a, q) => a + q[f], 0) / known.length;
+  return { netSpeechSeconds: mean('netSpeechSeconds'), snrDb: mean('snrDb'), bandwidthHz: mean('bandwidthHz'), spectralHoleRatio: mean('spectralHoleRatio'), decayRateDbPerS: mean('decayRateDbPerS') };
 }
 
 export function qualityAdjustedScore(score: number, testSpeechSeconds: number, calibration: { quality?: QualityTerms }, enrolSamples = 1): number {
@@ -92,49 +157,98 @@ export function qualityAdjustedScore(score: number, testSpeechSeconds: number, c
   return score + w * Math.log(Math.max(0, testSpeechSeconds) + 0.5) + samplesTerm;
 }
 
+/**
+ * The channel weights that keep the impostor score tail level across conditions: a linear quantile regression
+ * (`quantile`, e.g. 0.99 for a 1% FAR) of the non-target scores on the trial features (iteratively reweighted
+ * least squares on the check loss; trials weighted by `w`). Returns minus the slopes, so that
+ * `score + weights . features` has about the same `quantile` in every condition.
+ */
+export function fitTailWeights(nontargets: { s: number; q: number[]; w?: number }[], quantile: number, iterations = 200): number[] {
+  const n = nontargets[0]!.q.length + 1;
+  const rows = nontargets.map((t) => [...t.q, 1]);
+  const ls = (weight: (i: number) => number) => {
+    const A = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1e-8 : 0)));
+    const g = new Array<number>(n).fill(0);
+    rows.forEach((x, k) => {
+      const w = weight(k);
+      for (let i = 0; i < n; i++) {
+        g[i]! += w * x[i]! * nontargets[k]!.s;
+        for (let j = 0; j < n; j++) A[i]![j]! += w * x[i]! * x[j]!;
+      }
+    });
+    return solve(A, g);
+  };
+  let beta = ls((k) => nontargets[k]!.w ?? 1);
+  if (!beta) return new Array<number>(n - 1).fill(0);
+  for (let iter = 0; iter < iterations; iter++) {
+    const current = beta;
+    const next = ls((k) => {
+      const r = nontargets[k]!.s - rows[k]!.reduce((a, x, i) => a + x * current[i]!, 0);
+      return ((nontargets[k]!.w ?? 1) * (r > 0 ? quantile : 1 - quantile)) / Math.max(Math.abs(r), 1e-4);
+    });
+    if (!next) break;
+    const change = Math.max(...next.map((v, i) => Math.abs(v - current[i]!)));
+    beta = next;
+    if (change < 1e-7) break;
+  }
+  return beta.slice(0, n - 1).map((c) => -c);
+}
+
 /** Class-balanced logistic regression on [score, q] (Newton); returns the weight of q in score units (c / a). */
 export function fitQualityWeight(targets: { s: number; q: number }[], nontargets: { s: number; q: number }[]): number {
-  let w = [1, 0, 0];
-  const wt = 0.5 / targets.length;
-  const wn = 0.5 / nontargets.length;
+  return fitQualityWeights(
+    targets.map((t) => ({ s: t.s, q: [t.q] })),
+    nontargets.map((t) => ({ s: t.s, q: [t.q] })),
+  )[0]!;
+}
+
+/**
+ * Class-balanced logistic regression on [score, q_1..q_n, 1] (Newton, trials weighted by `w` when given);
+ * returns the weights of the q_i in score units (c_i / a).
+ */
+export function fitQualityWeights(targets: { s: number; q: number[]; w?: number }[], nontargets: { s: number; q: number[]; w?: number }[]): number[] {
+  const n = (targets[0] ?? nontargets[0])!.q.length + 2;
+  let w: number[] = Array.from({ length: n }, (_, i) => (i === 0 ? 1 : 0));
+  const sumW = (xs: { w?: number }[]) => xs.reduce((a, x) => a + (x.w ?? 1), 0);
+  const wt = 0.5 / sumW(targets);
+  const wn = 0.5 / sumW(nontargets);
   for (let iter = 0; iter < 60; iter++) {
-    const g = [0, 0, 0];
-    const H = [
-      [1e-6, 0, 0],
-      [0, 1e-6, 0],
-      [0, 0, 1e-6],
-    ];
+    const g = new Array<number>(n).fill(0);
+    const H = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1e-6 : 0)));
     const acc = (x: number[], y: number, cw: number) => {
-      const p = 1 / (1 + Math.exp(-(w[0]! * x[0]! + w[1]! * x[1]! + w[2]! * x[2]!)));
+      let z = 0;
+      for (let i = 0; i < n; i++) z += w[i]! * x[i]!;
+      const p = 1 / (1 + Math.exp(-z));
       const r = (p - y) * cw;
       const h = Math.max(p * (1 - p), 1e-12) * cw;
-      for (let i = 0; i < 3; i++) {
+      for (let i = 0; i < n; i++) {
         g[i]! += r * x[i]!;
-        for (let j = 0; j < 3; j++) H[i]![j]! += h * x[i]! * x[j]!;
+        for (let j = 0; j < n; j++) H[i]![j]! += h * x[i]! * x[j]!;
       }
     };
-    for (const t of targets) acc([t.s, t.q, 1], 1, wt);
-    for (const t of nontargets) acc([t.s, t.q, 1], 0, wn);
-    const d = solve3(H, g);
+    for (const t of targets) acc([t.s, ...t.q, 1], 1, wt * (t.w ?? 1));
+    for (const t of nontargets) acc([t.s, ...t.q, 1], 0, wn * (t.w ?? 1));
+    const d = solve(H, g);
     if (!d) break;
     w = w.map((v, i) => v - d[i]!);
     if (Math.max(...d.map(Math.abs)) < 1e-9) break;
   }
-  return w[1]! / w[0]!;
+  return w.slice(1, n - 1).map((c) => c / w[0]!);
 }
 
-function solve3(A: number[][], b: number[]): number[] | null {
+function solve(A: number[][], b: number[]): number[] | null {
+  const n = b.length;
   const M = A.map((r, i) => [...r, b[i]!]);
-  for (let c = 0; c < 3; c++) {
+  for (let c = 0; c < n; c++) {
     let p = c;
-    for (let r = c + 1; r < 3; r++) if (Math.abs(M[r]![c]!) > Math.abs(M[p]![c]!)) p = r;
+    for (let r = c + 1; r < n; r++) if (Math.abs(M[r]![c]!) > Math.abs(M[p]![c]!)) p = r;
     if (Math.abs(M[p]![c]!) < 1e-15) return null;
     [M[c], M[p]] = [M[p]!, M[c]!];
-    for (let r = 0; r < 3; r++) {
+    for (let r = 0; r < n; r++) {
       if (r === c) continue;
       const f = M[r]![c]! / M[c]![c]!;
-      for (let k = c; k < 4; k++) M[r]![k]! -= f * M[c]![k]!;
+      for (let k = c; k <= n; k++) M[r]![k]! -= f * M[c]![k]!;
     }
   }
-  return [0, 1, 2].map((i) => M[i]![3]! / M[i]![i]!);
+  return Array.from({ length: n }, (_, i) => M[i]![n]! / M[i]![i]!);
 }

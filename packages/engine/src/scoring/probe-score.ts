@@ -1,5 +1,5 @@
 import type { LogisticCalibration } from '../models/manifest.js';
-import { qualityAdjustedScore } from './calibration.js';
+import { channelTerm, meanQuality, qualityAdjustedScore, type RecordingQuality } from './calibration.js';
 import { normalisedScore, type Cohort } from './score-norm.js';
 import { DEFAULT_SAMPLE_SCORING_RULE, matchScore, scoreAgainstSamples, type SampleScoringRule } from './scoring.js';
 
@@ -9,10 +9,17 @@ export interface ModelScoring {
   calibration: LogisticCalibration;
 }
 
+/** The measured channel quality of the probe and of each sample (null where a sample predates the measure). */
+export interface ProbeQuality {
+  probe: RecordingQuality | null;
+  samples: (RecordingQuality | null)[];
+}
+
 /**
  * A probe's match score against a voiceprint's samples, every comparison through the whole chain:
  * cosine, AS-norm against the model's cohort, the quality terms (the probe's net speech, the samples
- * pooled), then the logistic calibration; `rule` combines the samples (scoreAgainstSamples).
+ * pooled), the channel terms in the quality of both recordings, then the logistic calibration; `rule` combines the
+ * samples (scoreAgainstSamples). A sample without a measured quality counts as the mean of those with one.
  */
 export function scoreProbe(
   samples: Float32Array[],
@@ -20,10 +27,14 @@ export function scoreProbe(
   netSpeechSeconds: number,
   scoring: ModelScoring,
   rule: SampleScoringRule = DEFAULT_SAMPLE_SCORING_RULE,
+  quality: ProbeQuality = { probe: null, samples: [] },
 ): { matchScore: number; cosine: number } {
   // The samples term applies to the mean of the samples, not to each one.
   const pooledSamples = rule === 'mean_embedding' ? samples.length : 1;
-  return scoreAgainstSamples(samples, probe, rule, (cosine, enrolled) =>
-    matchScore(qualityAdjustedScore(normalisedScore(cosine, enrolled, probe, scoring.cohort), netSpeechSeconds, scoring.calibration, pooledSamples), scoring.calibration),
-  );
+  const sampleQuality = new Map(samples.map((embedding, i) => [embedding, quality.samples[i] ?? null]));
+  const pooledQuality = meanQuality(quality.samples);
+  return scoreAgainstSamples(samples, probe, rule, (cosine, enrolled) => {
+    const channelShift = channelTerm(scoring.calibration, sampleQuality.get(enrolled) ?? pooledQuality, quality.probe);
+    return matchScore(qualityAdjustedScore(normalisedScore(cosine, enrolled, probe, scoring.cohort), netSpeechSeconds, scoring.calibration, pooledSamples) + channelShift, scoring.calibration);
+  });
 }

@@ -27,10 +27,11 @@ import { defaultManifestPath, defaultModelsDir, loadManifest } from '../models/m
 import { cllr, eer, farAtFrr, fitLogisticCalibration, logit, minDcf, ratesAtThreshold } from '../scoring/metrics.js';
 import { DEFAULT_CALIBRATION, matchScore } from '../scoring/scoring.js';
 import { asNorm, cohortStats, loadCohort, type CohortStats } from '../scoring/score-norm.js';
-import { fitDecisionCalibration, fitQualityWeight } from '../scoring/calibration.js';
+import { channelFeatures, channelTerm, CHANNEL_FEATURE_NAMES, fitDecisionCalibration, fitQualityWeight, fitTailWeights, type ChannelTerms, type RecordingQuality } from '../scoring/calibration.js';
+import type { LogisticCalibration } from '../models/manifest.js';
 import { buildCohort } from './cohort.js';
 import { familyOf } from './families.js';
-import { num, parseArgs, userPath } from './args.js';
+import { median, num, parseArgs, userPath } from './args.js';
 import { renderEval, type EvalResult } from './render.js';
 
 const run = promisify(execFile);
@@ -41,7 +42,12 @@ interface ClipResult {
   logit: number;
   speech: number;
   snr?: number;
+  /** bandwidth (Hz), spectral hole ratio, decay rate (dB/s): features/channel-quality.ts */
+  q?: [number, number, number];
 }
+
+/** Cache keys of the channel dev set's clips (paths relative to its own folder). */
+const CHANNEL_KEY = 'channels:';
 
 function readCsv(path: string): Record<string, string>[] {
   const [header, ...lines] = readFileSync(path, 'utf8').trim().split(/\r?\n/);
@@ -102,6 +108,8 @@ async function main() {
     description: 'Score the engine on speaker-verification (--sv) and/or spoof (--cm) trial lists; writes bench/results/engine-eval-<model>.json.',
     options: {
       'sv <trials.csv>': 'speaker-verification trials',
+      'channels <trials.csv>': 'with --sv: the channel dev set (training/voxkey_train/channel_devset.py: enrol_channel, test_channel columns; clips relative to the folder above the CSV\'s)',
+      'channel-terms': 'with --write-calibration: fit the calibration\'s channel terms (measured quality of both recordings; the impostor-score tail at 1 - max-far levelled across conditions) too',
       'cm <trials.csv>': 'spoof (countermeasure) trials',
       'out <file>': 'result file (default bench/results/engine-eval-<speaker model>.json)',
       'threads <n>': 'inference threads (default: all cores)',
@@ -154,15 +162,25 @@ async function main() {
     sv = every(sv);
     cm = every(cm);
   }
+  const channelPath = typeof args.channels === 'string' ? userPath(args.channels) : undefined;
+  const channelDir = channelPath ? dirname(dirname(channelPath)) : '';
+  let channelTrials = channelPath ? readCsv(channelPath) : [];
+  if (Number.isFinite(limit)) channelTrials = channelTrials.filter((_, i) => i % Math.max(1, Math.ceil(channelTrials.length / limit)) === 0);
   const clips = [...new Set([...sv.flatMap((t) => [t.enrol!, t.test!]), ...cm.map((t) => t.path!)])];
+  const channelClips = [...new Set(channelTrials.flatMap((t) => [t.enrol!, t.test!]))];
 
   const key = `${engine.speakerModel.sha256.slice(0, 12)}-${engine.spoofModel.sha256.slice(0, 12)}`;
   const cacheDir = typeof args['cache-dir'] === 'string' ? userPath(args['cache-dir']) : join(tmpdir(), 'voxkey-eval-cache');
-  const cacheFile = join(cacheDir, `${key}-${createHash('sha1').update(datasetDir).digest('hex').slice(0, 8)}.json`);
-  const cache: Record<string, ClipResult> = args['no-cache'] || !existsSync(cacheFile) ? {} : JSON.parse(readFileSync(cacheFile, 'utf8'));
-  const todo = clips.filter((c) => !cache[c]);
+  const cacheFileOf = (dir: string) => join(cacheDir, `${key}-${createHash('sha1').update(dir).digest('hex').slice(0, 8)}.json`);
+  const readCache = (file: string): Record<string, ClipResult> => (args['no-cache'] || !existsSync(file) ? {} : JSON.parse(readFileSync(file, 'utf8')));
+  const cacheFile = cacheFileOf(datasetDir);
+  const cache = readCache(cacheFile);
+  const channelCacheFile = channelPath ? cacheFileOf(channelDir) : '';
+  if (channelPath) for (const [clip, r] of Object.entries(readCache(channelCacheFile))) cache[CHANNEL_KEY + clip] = r;
+  // entries cached before the channel-quality measures existed are embedded again
+  const todo = [...clips, ...channelClips.map((c) => CHANNEL_KEY + c)].filter((c) => !cache[c]?.q);
   const failed: Record<string, string> = {};
-  console.error(`eval: ${clips.length} clips (${todo.length} to embed, ${clips.length - todo.length} cached), ${sv.length} SV trials, ${cm.length} CM trials, speaker ${engine.speakerModelId}, spoof ${engine.spoofModelId}, ${threads} threads`);
+  console.error(`eval: ${clips.length + channelClips.length} clips (${todo.length} to embed, ${clips.length + channelClips.length - todo.length} cached), ${sv.length} SV trials, ${channelTrials.length} channel trials, ${cm.length} CM trials, speaker ${engine.speakerModelId}, spoof ${engine.spoofModelId}, ${threads} threads`);
   let done = 0;
   let next = 0;
   const workerMs: number[] = [];
@@ -172,8 +190,15 @@ async function main() {
       while (next < todo.length) {
         const clip = todo[next++]!;
         try {
-          const r = await engine.embedBytes(await loadClip(datasetDir, clip));
-          cache[clip] = { e: Buffer.from(r.embedding.buffer, r.embedding.byteOffset, r.embedding.byteLength).toString('base64'), logit: logit(r.bonafideProbability), speech: r.netSpeechSeconds, snr: r.snrDb };
+          const r = await engine.embedBytes(await (clip.startsWith(CHANNEL_KEY) ? loadClip(channelDir, clip.slice(CHANNEL_KEY.length)) : loadClip(datasetDir, clip)));
+          const q = r.recordingQuality;
+          cache[clip] = {
+            e: Buffer.from(r.embedding.buffer, r.embedding.byteOffset, r.embedding.byteLength).toString('base64'),
+            logit: logit(r.bonafideProbability),
+            speech: r.netSpeechSeconds,
+            snr: r.snrDb,
+            q: [Number(q.bandwidthHz.toFixed(1)), Number(q.spectralHoleRatio.toFixed(5)), Number(q.decayRateDbPerS.toFixed(2))],
+          };
           workerMs.push(r.timings.workerMs);
         } catch (e) {
           failed[clip] = e instanceof EngineError ? `${e.code}: ${e.message}` : String(e);
@@ -199,7 +224,9 @@ async function main() {
   if (args['plain-cosine']) delete engine.speakerModel.scoreNormalization;
   const cohort = await loadCohort(engine.speakerModel, modelsDir);
   mkdirSync(cacheDir, { recursive: true });
-  await writeFile(cacheFile, JSON.stringify(cache));
+  const channelCache = Object.fromEntries(Object.entries(cache).filter(([c]) => c.startsWith(CHANNEL_KEY)).map(([c, r]) => [c.slice(CHANNEL_KEY.length), r]));
+  await writeFile(cacheFile, JSON.stringify(Object.fromEntries(Object.entries(cache).filter(([c]) => !c.startsWith(CHANNEL_KEY)))));
+  if (channelPath) await writeFile(channelCacheFile, JSON.stringify(channelCache));
   const emb = new Map<string, Float32Array>();
   const vec = (c: string) => {
     let v = emb.get(c);
@@ -237,27 +264,73 @@ async function main() {
   const threshold = engine.defaultThreshold;
 
   if (sv.length) {
-    // quality-aware term (calibration.ts): fitted with --write-calibration --quality-duration, else the manifest's
+    const qualityOf = (clip: string): RecordingQuality | null => {
+      const r = cache[clip]!;
+      return r.q ? { netSpeechSeconds: r.speech, snrDb: r.snr ?? 0, bandwidthHz: r.q[0], spectralHoleRatio: r.q[1], decayRateDbPerS: r.q[2] } : null;
+    };
+    const rows: (Record<string, string> & { set: 'clean' | 'channels' })[] = [
+      ...sv.map((t) => ({ ...t, set: 'clean' as const })),
+      ...channelTrials.map((t) => ({ ...t, enrol: CHANNEL_KEY + t.enrol, test: CHANNEL_KEY + t.test, set: 'channels' as const })),
+    ];
+    const scored = rows.filter((t) => cache[t.enrol!] && cache[t.test!]);
+    const manifestQuality = (engine.speakerModel.calibration as LogisticCalibration | undefined)?.quality;
+    // quality-aware terms (calibration.ts): fitted with --write-calibration (--quality-duration, --channel-terms), else the manifest's
     const qOf = (t: Record<string, string>) => Math.log(Math.max(0, cache[t.test!]!.speech) + 0.5);
-    const svOk = sv.filter((t) => cache[t.enrol!] && cache[t.test!]);
-    let qualityW = (engine.speakerModel.calibration as { quality?: { testLogDuration?: number } } | undefined)?.quality?.testLogDuration ?? 0;
+    let qualityW = manifestQuality?.testLogDuration ?? 0;
+    let channelTerms: ChannelTerms | undefined = manifestQuality?.channel;
+    const raw = scored.map((t) => ({ row: t, s: trialScore(t.enrol!, t.test!), qe: qualityOf(t.enrol!), qt: qualityOf(t.test!), y: t.target === '1' }));
     if (args['write-calibration']) {
       qualityW = 0;
+      channelTerms = undefined;
       if (args['quality-duration']) {
-        const pts = svOk.map((t) => ({ s: trialScore(t.enrol!, t.test!), q: qOf(t), y: t.target === '1' }));
+        const pts = raw.map((p) => ({ s: p.s, q: qOf(p.row), y: p.y }));
         qualityW = Number(fitQualityWeight(pts.filter((p) => p.y), pts.filter((p) => !p.y)).toFixed(6));
       }
+      if (args['channel-terms']) {
+        const clean = raw.filter((p) => p.row.set === 'clean' && p.qe && p.qt);
+        const med = (f: keyof RecordingQuality) => Number(median(clean.flatMap((p) => [p.qe![f], p.qt![f]])).toFixed(3));
+        const neutral: RecordingQuality = { netSpeechSeconds: med('netSpeechSeconds'), snrDb: med('snrDb'), bandwidthHz: med('bandwidthHz'), spectralHoleRatio: med('spectralHoleRatio'), decayRateDbPerS: med('decayRateDbPerS') };
+        // The impostor tail of each kind of trial weighs the same: clean pairs, channel pairs with different
+        // channels and the (fewer) pairs with the same channel on both sides.
+        const kindOf = (p: (typeof raw)[number]) => (p.row.set === 'clean' ? 'clean' : p.row.enrol_channel === p.row.test_channel ? 'same' : 'different');
+        const non = raw.filter((p) => !p.y && p.qe && p.qt);
+        const count = new Map<string, number>();
+        for (const p of non) count.set(kindOf(p), (count.get(kindOf(p)) ?? 0) + 1);
+        const pts = non.map((p) => ({ s: p.s + qualityW * qOf(p.row), q: Object.values(channelFeatures(p.qe, p.qt!, neutral)), w: non.length / count.size / count.get(kindOf(p))! }));
+        const w = fitTailWeights(pts, 1 - num(args['max-far'], 0.02));
+        channelTerms = { weights: Object.fromEntries(CHANNEL_FEATURE_NAMES.map((f, i) => [f, Number(w[i]!.toFixed(6))])), neutral };
+      }
     }
-    const trials = svOk
-      .map((t) => ({ cos: trialScore(t.enrol!, t.test!) + qualityW * qOf(t), target: t.target === '1', ce: corpusOf(t.enrol!), ct: corpusOf(t.test!), lang: t.lang ?? '', speech: Math.min(cache[t.enrol!]!.speech, cache[t.test!]!.speech) }));
-    const groups: Record<string, typeof trials> = { pooled: trials };
-    for (const c of [...new Set(trials.map((t) => t.ce))].sort()) groups[`corpus:${c}`] = trials.filter((t) => t.ce === c && t.ct === c);
-    const cv = trials.filter((t) => t.ce === 'commonvoice' && t.ct === 'commonvoice');
+    const trialCal = { quality: { channel: channelTerms } };
+    const trials = raw.map((p) => ({
+      cos: p.s + qualityW * qOf(p.row) + channelTerm(trialCal, p.qe, p.qt),
+      target: p.y,
+      enrol: p.row.enrol!,
+      test: p.row.test!,
+      set: p.row.set,
+      ce: corpusOf(p.row.enrol!),
+      ct: corpusOf(p.row.test!),
+      lang: p.row.lang ?? '',
+      speech: Math.min(cache[p.row.enrol!]!.speech, cache[p.row.test!]!.speech),
+      enrolChannel: p.row.enrol_channel ?? '',
+      testChannel: p.row.test_channel ?? '',
+    }));
+    const cleanTrials = trials.filter((t) => t.set === 'clean');
+    const groups: Record<string, typeof trials> = { pooled: cleanTrials };
+    for (const c of [...new Set(cleanTrials.map((t) => t.ce))].sort()) groups[`corpus:${c}`] = cleanTrials.filter((t) => t.ce === c && t.ct === c);
+    const cv = cleanTrials.filter((t) => t.ce === 'commonvoice' && t.ct === 'commonvoice');
     groups['commonvoice:same-language-nontargets'] = cv.filter((t) => t.target || !t.lang.includes('/'));
     groups['commonvoice:cross-language-nontargets'] = cv.filter((t) => t.target || t.lang.includes('/'));
-    groups['other-corpora (incl. cross-corpus nontargets)'] = trials.filter((t) => t.ce !== 'commonvoice' && t.ct !== 'commonvoice');
-    groups['cross-corpus nontargets (+ all targets)'] = trials.filter((t) => t.target || t.ce !== t.ct);
-    groups['both clips >= 3 s net speech'] = trials.filter((t) => t.speech >= 3);
+    groups['other-corpora (incl. cross-corpus nontargets)'] = cleanTrials.filter((t) => t.ce !== 'commonvoice' && t.ct !== 'commonvoice');
+    groups['cross-corpus nontargets (+ all targets)'] = cleanTrials.filter((t) => t.target || t.ce !== t.ct);
+    groups['both clips >= 3 s net speech'] = cleanTrials.filter((t) => t.speech >= 3);
+    const channelSet = trials.filter((t) => t.set === 'channels');
+    if (channelSet.length) {
+      groups['channels:pooled'] = channelSet;
+      groups['channels:pair:same'] = channelSet.filter((t) => t.enrolChannel === t.testChannel);
+      groups['channels:pair:different'] = channelSet.filter((t) => t.enrolChannel !== t.testChannel);
+      for (const c of [...new Set(channelSet.map((t) => t.testChannel))].sort()) groups[`channels:test:${c}`] = channelSet.filter((t) => t.testChannel === c);
+    }
     const tar = trials.filter((t) => t.target).map((t) => t.cos);
     const non = trials.filter((t) => !t.target).map((t) => t.cos);
     const fitted = fitLogisticCalibration(tar, non);
@@ -272,9 +345,7 @@ async function main() {
     // other way round): the figures docs/accuracy.md reports are not fitted on the trials they report.
     const speakerOf = (clip: string) => clip.split('/').slice(1, 3).join('/');
     const foldOf = (clip: string) => createHash('sha1').update(`voxkey-cv:${speakerOf(clip)}`).digest()[0]! % 2;
-    const foldTrials = sv
-      .filter((t) => cache[t.enrol!] && cache[t.test!])
-      .map((t, i) => ({ trial: trials[i]!, fold: foldOf(t.enrol!) === foldOf(t.test!) ? foldOf(t.enrol!) : -1 }));
+    const foldTrials = trials.map((trial) => ({ trial, fold: foldOf(trial.enrol) === foldOf(trial.test) ? foldOf(trial.enrol) : -1 }));
     const groupSets = new Map(Object.entries(groups).map(([name, ts]) => [name, new Set(ts)]));
     const heldOut: Record<string, { targets: number; nontargets: number; falseAccepts: number; falseRejects: number }> = {};
     for (const fold of [0, 1]) {
@@ -288,7 +359,7 @@ async function main() {
         minNontargets: minNontargetsFor(num(args['max-far'], 0.02)),
       });
       for (const name of ['pooled', ...blockNames]) {
-        const { targets, nontargets } = split(name === 'pooled' ? test : blockOf(test, name));
+        const { targets, nontargets } = split(blockOf(test, name));
         const h = (heldOut[name] ??= { targets: 0, nontargets: 0, falseAccepts: 0, falseRejects: 0 });
         h.targets += targets.length;
         h.nontargets += nontargets.length;
@@ -299,24 +370,28 @@ async function main() {
     const crossValidated = Object.fromEntries(
       Object.entries(heldOut).map(([name, h]) => [name, { targets: h.targets, nontargets: h.nontargets, far: h.falseAccepts / Math.max(1, h.nontargets), frr: h.falseRejects / Math.max(1, h.targets) }]),
     );
+    // a trial's score already carries its quality terms: the decision maps it with a and b only
+    const scoreCal = { type: 'logistic' as const, a: cal.a, b: cal.b };
     result.sv = {
       crossValidatedOperatingPoint: {
         method: '2-fold by speaker (sha1 of corpus/speaker): the decision calibration fitted on one fold, FAR/FRR counted on the other; cross-fold nontargets left out',
         maxFar: num(args['max-far'], 0.02),
         groups: crossValidated,
       },
-      trials: trials.length,
-      skippedTrials: sv.length - trials.length,
+      trials: cleanTrials.length,
+      channelTrials: channelSet.length,
+      skippedTrials: sv.length + channelTrials.length - trials.length,
       calibration: { ...cal, source: engine.speakerModel.calibration ? 'manifest' : 'engine default (none in manifest)' },
       qualityTestLogDuration: qualityW,
+      channelTerms: channelTerms ?? null,
       scoreNormalization: cohort ? { method: cohort.spec.method, file: cohort.spec.file, cohortSpeakers: cohort.spec.count, topK: cohort.spec.topK } : null,
       decisionCalibrationOnTheseTrials: decision,
       fittedCalibrationOnTheseTrials: fitted,
-      groups: Object.fromEntries(Object.entries(groups).map(([k, g]) => [k, svMetrics(g, cal, threshold)])),
-      pooledWithFittedCalibration: svMetrics(trials, fitted, threshold),
+      groups: Object.fromEntries(Object.entries(groups).map(([k, g]) => [k, svMetrics(g, scoreCal, threshold)])),
+      pooledWithFittedCalibration: svMetrics(cleanTrials, fitted, threshold),
       pooledOperatingPoints: [0.5, 0.85, 0.95].map((t) => {
-        const score = (c: number) => matchScore(c, cal);
-        return { matchScore: t, ...ratesAtThreshold(tar.map(score), non.map(score), t) };
+        const score = (c: number) => matchScore(c, scoreCal);
+        return { matchScore: t, ...ratesAtThreshold(cleanTrials.filter((x) => x.target).map((x) => score(x.cos)), cleanTrials.filter((x) => !x.target).map((x) => score(x.cos)), t) };
       }),
     };
     if (args['write-calibration']) {
@@ -324,10 +399,14 @@ async function main() {
       const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
       const entry = m.models.find((x: { name: string }) => x.name === engine.speakerModelId);
       // The enrolment-samples term comes from training/sv_study.py multi and is kept.
-      const quality = { ...(qualityW ? { testLogDuration: Number(qualityW.toFixed(6)) } : {}), ...(entry.calibration?.quality?.enrolSamplesLog ? { enrolSamplesLog: entry.calibration.quality.enrolSamplesLog } : {}) };
+      const quality = {
+        ...(qualityW ? { testLogDuration: Number(qualityW.toFixed(6)) } : {}),
+        ...(entry.calibration?.quality?.enrolSamplesLog ? { enrolSamplesLog: entry.calibration.quality.enrolSamplesLog } : {}),
+        ...(channelTerms ? { channel: channelTerms } : {}),
+      };
       entry.calibration = { type: 'logistic', a: Number(decision.a.toFixed(6)), b: Number(decision.b.toFixed(6)), ...(Object.keys(quality).length ? { quality } : {}) };
       entry.defaultThreshold = decision.threshold;
-      entry.thresholdNote = `match_score >= ${decision.threshold} keeps FAR <= ${decision.maxFar} in every dev block (worst: ${decision.worstBlock}); slope a fitted by logistic regression on all dev trials${cohort ? ', scores AS-normed against the cohort' : ''}`;
+      entry.thresholdNote = `match_score >= ${decision.threshold} keeps FAR <= ${decision.maxFar} in every dev block${channelSet.length ? ' (clean and channel dev sets)' : ''} (worst: ${decision.worstBlock}); slope a fitted by logistic regression on all dev trials${cohort ? ', scores AS-normed against the cohort' : ''}${channelTerms ? '; channel terms in the measured quality of both recordings (npm run eval -- --channel-terms)' : ''}`;
       writeFileSync(manifestPath, JSON.stringify(m, null, 2) + '\n');
       console.error(`wrote calibration a=${decision.a.toFixed(6)} b=${decision.b.toFixed(6)} (worst block ${decision.worstBlock}) for ${engine.speakerModelId} into ${manifestPath}`);
     }

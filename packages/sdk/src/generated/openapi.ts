@@ -525,6 +525,7 @@ export interface components {
             models: components["schemas"]["Models"];
             /** @description True when this verification gave the user's voiceprint a sample of the server's default speaker model: the voiceprint was made with an older model (it is still scored with that model, see `models.speaker`), the result is `verified` and no deepfake was detected. Voiceprints move to a new default model this way without re-enrolment. */
             voiceprint_upgraded: boolean;
+            recording_quality: components["schemas"]["RecordingQuality"];
         };
         /** @enum {string} */
         VerificationResult: "verified" | "rejected" | "inconclusive";
@@ -581,6 +582,34 @@ export interface components {
              */
             spoof: string;
         };
+        /** @description The recording as measured; null when the audio could not be analysed (and for requests completed before this field existed). */
+        RecordingQuality: {
+            /**
+             * @description Seconds of speech the voice activity detector found.
+             * @example 4.1
+             */
+            net_speech_s: number;
+            /**
+             * @description Estimated signal-to-noise ratio of the speech (60 = no measurable noise).
+             * @example 24.5
+             */
+            snr_db: number;
+            /**
+             * @description Highest frequency the speech reaches above the noise: about 8000 for wideband audio, 3400-4500 for telephone or 8 kHz codecs.
+             * @example 7800
+             */
+            bandwidth_hz: number;
+            /**
+             * @description Share of the speech spectrum (inside the band) a codec left empty: higher for coded audio, near 0 for noisy audio.
+             * @example 0.03
+             */
+            spectral_hole_ratio: number;
+            /**
+             * @description How fast the speech energy falls after a sound (dB/s): about 400-700 in a dry recording, below 300 in a reverberant room.
+             * @example 520
+             */
+            decay_rate_db_per_s: number;
+        } | null;
         EnrollmentCompletedEvent: {
             /** @enum {string} */
             event_type: "enrollment.completed";
@@ -606,6 +635,7 @@ export interface components {
             /** @description How likely the recording is synthetic or replayed, 0..1; null when the audio could not be analysed. */
             deepfake_score: number | null;
             models: components["schemas"]["Models"];
+            recording_quality: components["schemas"]["RecordingQuality"];
         };
         /**
          * @description `new` (default): enrol a new user, 409 when the external_id is enrolled or being enrolled. `add`: the recording becomes one more sample of the user's voiceprint (404 when there is none, 409 when it holds 10 samples); a failed sample leaves the voiceprint as it was. `replace`: a fresh voiceprint from this recording; the old one keeps working until the new one is stored; works whether or not the user exists (also the way to move a user to a new speaker model).
@@ -1352,6 +1382,7 @@ export interface components {
             models: components["schemas"]["Models"] | null;
             /** @description Verifications: see `verification.completed`; null for enrolments and until completed. */
             voiceprint_upgraded: boolean | null;
+            recording_quality: components["schemas"]["RecordingQuality"];
         };
         /** @enum {string} */
         JobStatus: "queued" | "processing" | "completed" | "failed";

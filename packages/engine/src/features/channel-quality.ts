@@ -1,0 +1,120 @@
+import { FFT_SIZE, POWER_BINS, powerSpectrum, realFftBuffers } from './fft.js';
+import type { SpeechSegment } from './vad.js';
+
+/**
+ * What the channel did to a recording, measured from its speech (VAD segments) and its pauses:
+ * the cues that tell a codec, a telephone line, a room or noise apart (docs/accuracy.md, "Channels").
+ */
+export interface ChannelQuality {
+  /** Highest frequency the speech reaches above the noise floor (Hz): about 8000 wideband, 3400-4000 telephone. */
+  bandwidthHz: number;
+  /** Share of speech time-frequency cells inside the band more than 30 dB below their frame's median (codec holes). */
+  spectralHoleRatio: number;
+  /** Steepest energy decay of the speech (dB/s, 5th percentile of 48 ms slopes): lower in a reverberant room. */
+  decayRateDbPerS: number;
+}
+
+const SR = 16000;
+const HOP = 128; // 8 ms
+const BIN_HZ = SR / FFT_SIZE;
+const IN_BAND_BELOW_REF_DB = 40;
+const IN_BAND_ABOVE_NOISE_DB = 6;
+const EDGE_BINS = 8; // 250 Hz
+const HOLE_DB = 30;
+const SLOPE_FRAMES = 6;
+const DECAY_ACTIVE_DB = 35;
+const DECAY_LOW_HZ = 500;
+const DECAY_HIGH_HZ = 4000;
+
+const hann = Float64Array.from({ length: FFT_SIZE }, (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / FFT_SIZE));
+const db = (p: number) => 10 * Math.log10(p + 1e-12);
+
+function percentile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.floor(q * sorted.length)))]!;
+}
+
+export function measureChannelQuality(samples: Float32Array, segments: SpeechSegment[]): ChannelQuality {
+  const frames = samples.length >= FFT_SIZE ? Math.floor((samples.length - FFT_SIZE) / HOP) + 1 : 0;
+  if (frames < SLOPE_FRAMES + 1) return { bandwidthHz: 0, spectralHoleRatio: 0, decayRateDbPerS: 0 };
+  const inSpeech = new Uint8Array(frames);
+  for (const s of segments) {
+    for (let f = Math.max(0, Math.ceil((s.start - FFT_SIZE / 2) / HOP)); f < frames && f * HOP + FFT_SIZE / 2 <= s.end; f++) inSpeech[f] = 1;
+  }
+  const buffers = realFftBuffers();
+  const frame = new Float64Array(FFT_SIZE);
+  const speechFrames: number[] = [];
+  const speechLtas = new Float64Array(POWER_BINS);
+  const pauseLtas = new Float64Array(POWER_BINS);
+  let pauses = 0;
+  const decayLow = Math.ceil(DECAY_LOW_HZ / BIN_HZ);
+  const decayHigh = Math.floor(DECAY_HIGH_HZ / BIN_HZ);
+  const bandEnergyDb = new Float64Array(frames);
+  const spectrumOf = (f: number) => {
+    for (let i = 0; i < FFT_SIZE; i++) frame[i] = samples[f * HOP + i]! * hann[i]!;
+    powerSpectrum(frame, buffers);
+    return buffers.power;
+  };
+  for (let f = 0; f < frames; f++) {
+    spectrumOf(f);
+    let e = 0;
+    for (let k = decayLow; k <= decayHigh; k++) e += buffers.power[k]!;
+    bandEnergyDb[f] = db(e);
+    if (inSpeech[f]) {
+      speechFrames.push(f);
+      for (let k = 0; k < POWER_BINS; k++) speechLtas[k]! += buffers.power[k]!;
+    } else {
+      pauses++;
+      for (let k = 0; k < POWER_BINS; k++) pauseLtas[k]! += buffers.power[k]!;
+    }
+  }
+  if (speechFrames.length === 0) return { bandwidthHz: 0, spectralHoleRatio: 0, decayRateDbPerS: decayRate(bandEnergyDb) };
+  const speechDb = Array.from(speechLtas, (p) => db(p / speechFrames.length));
+  // Too few pauses to know the floor: the speech level alone decides.
+  const floorDb = pauses >= 5 ? Array.from(pauseLtas, (p) => db(p / pauses)) : null;
+  const refDb = percentile(speechDb.slice(Math.round(300 / BIN_HZ), Math.round(3000 / BIN_HZ) + 1).sort((x, y) => x - y), 0.5);
+  const inBand = speechDb.map((l, k) => l > refDb - IN_BAND_BELOW_REF_DB && (!floorDb || l > floorDb[k]! + IN_BAND_ABOVE_NOISE_DB));
+  let top = 0;
+  for (let k = POWER_BINS - 1; k >= EDGE_BINS - 1 && !top; k--) {
+    let count = 0;
+    for (let j = k - EDGE_BINS + 1; j <= k; j++) count += inBand[j] ? 1 : 0;
+    if (count >= 0.75 * EDGE_BINS) top = k;
+  }
+  const bandwidthHz = top * BIN_HZ;
+  // a second pass over the speech frames (recomputed, not kept: a 60 s recording would hold megabytes of spectra)
+  const holes = holeRatio(speechFrames.map((f) => () => spectrumOf(f)), Math.round(300 / BIN_HZ), Math.max(top, Math.round(1000 / BIN_HZ)));
+  return { bandwidthHz, spectralHoleRatio: holes, decayRateDbPerS: decayRate(bandEnergyDb) };
+}
+
+function holeRatio(spectra: (() => Float64Array)[], low: number, high: number): number {
+  let holes = 0;
+  let cells = 0;
+  const cell = new Array<number>(high - low + 1);
+  for (const spectrum of spectra) {
+    const p = spectrum();
+    for (let k = low; k <= high; k++) cell[k - low] = db(p[k]!);
+    const median = percentile([...cell].sort((x, y) => x - y), 0.5);
+    for (const c of cell) if (c < median - HOLE_DB) holes++;
+    cells += cell.length;
+  }
+  return cells ? holes / cells : 0;
+}
+
+/** Minus the 5th percentile of least-squares slopes of the 500-4000 Hz energy over 6 frames, where it is within 35 dB of its peak. */
+function decayRate(energyDb: Float64Array): number {
+  let peak = -Infinity;
+  for (const e of energyDb) peak = Math.max(peak, e);
+  const t = Array.from({ length: SLOPE_FRAMES }, (_, i) => ((i - (SLOPE_FRAMES - 1) / 2) * HOP) / SR);
+  const tt = t.reduce((a, v) => a + v * v, 0);
+  const slopes: number[] = [];
+  for (let f = 0; f + SLOPE_FRAMES <= energyDb.length; f++) {
+    if (energyDb[f]! < peak - DECAY_ACTIVE_DB) continue;
+    let mean = 0;
+    for (let i = 0; i < SLOPE_FRAMES; i++) mean += energyDb[f + i]!;
+    mean /= SLOPE_FRAMES;
+    let s = 0;
+    for (let i = 0; i < SLOPE_FRAMES; i++) s += (energyDb[f + i]! - mean) * t[i]!;
+    slopes.push(s / tt);
+  }
+  if (slopes.length < 20) return 0;
+  return -percentile(slopes.sort((x, y) => x - y), 0.05);
+}

@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""Robust comparison through user channels (issue 31, item 3): which scoring, beside the quality-aware calibration,
+holds up on BOTH the clean dev trials and the channel dev set?
+
+Reads the engine's per-clip eval caches (embeddings and measured quality, `npm run eval`), so every method scores
+the embeddings the engine made. Methods (each followed by the same quality-aware calibration as `npm run eval --
+--write-calibration --channel-terms`: channel weights that level the impostor-score tail, then the offset that keeps
+FAR <= --max-far in every block with >= 1/max-far non-targets):
+  cosine         the engine's scoring
+  bw-match       bandwidth matching: when the test is narrowband (measured < NARROW_HZ) and the enrolment wider,
+                 the enrolment recording low-passed to 3.8 kHz is embedded instead (a voiceprint would keep a
+                 second, narrowband embedding per sample)
+  asnorm-chan    adaptive s-norm (top-100) against a cohort of train speakers whose clips come through channels
+  lda-chan       LDA (192 -> LDA_DIM) + length norm, trained on train speakers' clips as they are and through a
+                 channel, then cosine
+Figures: EER per set and per test channel, and FAR/FRR at the fitted decision (fitted on all trials of both sets,
+as --write-calibration does). In-sample only: check a winner on `npm run eval`'s held-out operating point before
+shipping it (AS-norm won here and lost there: docs/accuracy.md, "A more robust comparison").
+
+  # after channel_devset --study and an eval of each of its lists (the caches' names are printed by npm run eval):
+  /work/venv/bin/python training/sv_channel_study.py --clean-cache C --channel-cache H --lowpass-cache L --train-cache T \
+      --out training/results/sv-channel-study-voxkey-speaker-v4.json
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import csv
+import json
+import os
+
+import numpy as np
+
+DATA = os.environ.get("VOXKEY_DATA_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "datasets"))
+NARROW_HZ = 4700
+LDA_DIM = 128
+FEATURES = ["minBandwidthKHz", "bandwidthGapKHz", "minDecayHundredDbPerS", "maxSpectralHoleRatio", "minSnrTenDb", "minLogSpeech",
+            "narrowEitherKHz"]
+KNEE_KHZ = 5.5
+
+
+def load_cache(path, prefix=""):
+    out = {}
+    for clip, r in json.load(open(path)).items():
+        e = np.frombuffer(base64.b64decode(r["e"]), dtype=np.float32)
+        q = r.get("q") or [0.0, 0.0, 0.0]
+        out[prefix + clip] = (e, np.array([r["speech"], r.get("snr", 0.0), *q], np.float64))
+    return out
+
+
+def features(qe, qt):
+    """calibration.ts CHANNEL_FEATURES; columns of q: speech, snr, bandwidth, holes, decay."""
+    c = lambda x, lo, hi: np.clip(x, lo, hi)  # noqa: E731
+    bwe, bwt = c(qe[:, 2], 0, 8000), c(qt[:, 2], 0, 8000)
+    return np.stack([
+        np.minimum(bwe, bwt) / 1000, np.abs(bwe - bwt) / 1000,
+        np.minimum(c(qe[:, 4], 0, 1000), c(qt[:, 4], 0, 1000)) / 100,
+        np.maximum(c(qe[:, 3], 0, 1), c(qt[:, 3], 0, 1)),
+        np.minimum(c(qe[:, 1], 0, 40), c(qt[:, 1], 0, 40)) / 10,
+        np.log(np.minimum(c(qe[:, 0], 0, 600), c(qt[:, 0], 0, 600)) + 0.5),
+        np.maximum(0, KNEE_KHZ - np.minimum(bwe, bwt) / 1000),
+    ], 1)
+
+
+def tail_weights(F, s, quantile, sample_weight, iters=200):
+    """calibration.ts fitTailWeights: quantile regression (IRLS) of non-target scores on the features; minus the slopes."""
+    X = np.hstack([F, np.ones((len(F), 1))])
+    b = np.linalg.solve((X * sample_weight[:, None]).T @ X + 1e-8 * np.eye(X.shape[1]), (X * sample_weight[:, None]).T @ s)
+    for _ in range(iters):
+        r = s - X @ b
+        w = sample_weight * np.where(r > 0, quantile, 1 - quantile) / np.maximum(np.abs(r), 1e-4)
+        nb = np.linalg.solve((X * w[:, None]).T @ X + 1e-8 * np.eye(X.shape[1]), (X * w[:, None]).T @ s)
+        done = np.abs(nb - b).max() < 1e-7
+        b = nb
+        if done:
+            break
+    return -b[:-1]
+
+
+def eer(s, y):
+    order = np.argsort(-s)
+    y = y[order]
+    tp = np.cumsum(y) / max(1, y.sum())
+    fp = np.cumsum(~y) / max(1, (~y).sum())
+    i = np.argmin(np.abs((1 - tp) - fp))
+    return float(((1 - tp[i]) + fp[i]) / 2)
+
+
+def block_threshold(non, max_far):
+    s = np.sort(non)[::-1]
+    return s[min(int(np.floor(max_far * len(s) + 1e-9)), len(s) - 1)] + 1e-9
+
+
+class Trials:
+    def __init__(self, rows, set_name):
+        self.rows, self.set = rows, set_name
+        self.y = np.array([r["target"] == "1" for r in rows])
+        self.test_channel = np.array([r.get("test_channel", "") for r in rows])
+        self.enrol_channel = np.array([r.get("enrol_channel", "") for r in rows])
+        self.corpus = np.array([r["enrol"].split("/")[1] if r["enrol"].split("/")[1] == r["test"].split("/")[1] else "" for r in rows])
+
+
+def blocks(clean, chan):
+    """(name, set, mask) of the blocks the decision is fitted on: the eval's clean corpus blocks and the channel ones."""
+    out = [("clean:pooled", "clean", np.ones(len(clean.y), bool)), ("channels:pooled", "chan", np.ones(len(chan.y), bool)),
+           ("channels:pair:same", "chan", chan.enrol_channel == chan.test_channel), ("channels:pair:different", "chan", chan.enrol_channel != chan.test_channel)]
+    out += [(f"clean:corpus:{c}", "clean", clean.corpus == c) for c in sorted(set(clean.corpus)) if c]
+    out += [(f"channels:test:{c}", "chan", chan.test_channel == c) for c in sorted(set(chan.test_channel))]
+    return out
+
+
+def evaluate(name, s_clean, s_chan, qc, qh, clean, chan, max_far):
+    """Fit the quality-aware calibration on both sets (as eval --channel-terms), then report EERs and FAR/FRR at the
+    fitted decision."""
+    F = np.vstack([features(*qc), features(*qh)])
+    s = np.concatenate([s_clean, s_chan])
+    y = np.concatenate([clean.y, chan.y])
+    same = chan.enrol_channel == chan.test_channel
+    kind = np.concatenate([np.zeros(len(s_clean), int), np.where(same, 2, 1)])
+    non = ~y
+    counts = np.bincount(kind[non], minlength=3)
+    sw = (non.sum() / 3 / counts)[kind[non]]
+    wts = tail_weights(F[non], s[non], 1 - max_far, sw)
+    adj = s + F @ wts
+    adj_clean, adj_chan = adj[: len(clean.y)], adj[len(clean.y):]
+    min_non = int(np.ceil(1 / max_far - 1e-9))
+    bl = blocks(clean, chan)
+    thr = max(block_threshold((adj_clean if st == "clean" else adj_chan)[m & ~(clean.y if st == "clean" else chan.y)], max_far)
+              for _, st, m in bl if (m & ~(clean.y if st == "clean" else chan.y)).sum() >= min_non)
+    rep = {"method": name, "channelWeights": dict(zip(FEATURES, wts.round(5).tolist())), "blocks": {}}
+    for bname, st, m in bl:
+        a, yy, raw = (adj_clean, clean.y, s_clean) if st == "clean" else (adj_chan, chan.y, s_chan)
+        a, yy, raw = a[m], yy[m], raw[m]
+        if yy.sum() == 0 or (~yy).sum() == 0:
+            continue
+        rep["blocks"][bname] = {"targets": int(yy.sum()), "nontargets": int((~yy).sum()), "eerRaw": eer(raw, yy), "eer": eer(a, yy),
+                                "far": float((a[~yy] >= thr).mean()), "frr": float((a[yy] < thr).mean())}
+    chan_blocks = {k: v for k, v in rep["blocks"].items() if k.startswith("channels:test:")}
+    worst = max(chan_blocks, key=lambda k: chan_blocks[k]["eer"])
+    rep["summary"] = {"cleanEer": rep["blocks"]["clean:pooled"]["eer"], "cleanFrr": rep["blocks"]["clean:pooled"]["frr"],
+                      "channelEer": rep["blocks"]["channels:pooled"]["eer"], "channelFrr": rep["blocks"]["channels:pooled"]["frr"],
+                      "worstTestChannel": worst, "worstTestChannelEer": chan_blocks[worst]["eer"],
+                      "maxFarAnyBlock": max(v["far"] for v in rep["blocks"].values() if v["nontargets"] >= min_non)}
+    return rep
+
+
+def asnorm(s, e_enrol, e_test, cohort, topk=100):
+    se, st = e_enrol @ cohort.T, e_test @ cohort.T
+    te, tt = -np.sort(-se, 1)[:, :topk], -np.sort(-st, 1)[:, :topk]
+    return 0.5 * ((s - te.mean(1)) / (te.std(1) + 1e-9) + (s - tt.mean(1)) / (tt.std(1) + 1e-9))
+
+
+def lda(X, labels, dim):
+    classes = np.unique(labels)
+    mu = X.mean(0)
+    Sw = np.zeros((X.shape[1], X.shape[1]))
+    Sb = np.zeros_like(Sw)
+    for c in classes:
+        Xc = X[labels == c]
+        mc = Xc.mean(0)
+        Sw += (Xc - mc).T @ (Xc - mc)
+        Sb += len(Xc) * np.outer(mc - mu, mc - mu)
+    Sw = Sw / len(X) + 1e-3 * np.eye(X.shape[1])
+    vals, vecs = np.linalg.eig(np.linalg.solve(Sw, Sb / len(X)))
+    order = np.argsort(-vals.real)[:dim]
+    return mu, vecs[:, order].real
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--clean-cache", required=True)
+    p.add_argument("--channel-cache", required=True)
+    p.add_argument("--lowpass-cache", required=True)
+    p.add_argument("--train-cache", required=True)
+    p.add_argument("--channel-dir", default=os.path.join(os.environ.get("VOXKEY_WORK", "training/work"), "sv-channel-dev"))
+    p.add_argument("--max-far", type=float, default=0.01)
+    p.add_argument("--out")
+    p.add_argument("--write-cohort", metavar="F32", help="write the channel-augmented cohort (float32 rows) there and print its manifest spec")
+    a = p.parse_args()
+    cache = {**load_cache(a.clean_cache), **load_cache(a.channel_cache, "ch:"), **load_cache(a.lowpass_cache, "ch:")}
+    train = load_cache(a.train_cache)
+    clean_rows = list(csv.DictReader(open(os.path.join(DATA, "trials", "sv-dev.csv"))))
+    chan_rows = [{**r, "enrol": "ch:" + r["enrol"], "test": "ch:" + r["test"]}
+                 for r in csv.DictReader(open(os.path.join(a.channel_dir, "trials", "sv-dev-channels.csv")))]
+    clean_rows = [r for r in clean_rows if r["enrol"] in cache and r["test"] in cache]
+    chan_rows = [r for r in chan_rows if r["enrol"] in cache and r["test"] in cache]
+    clean, chan = Trials(clean_rows, "clean"), Trials(chan_rows, "chan")
+    E = lambda rows, side: np.stack([cache[r[side]][0] for r in rows])  # noqa: E731
+    Q = lambda rows, side: np.stack([cache[r[side]][1] for r in rows])  # noqa: E731
+    ce, ct, he, ht = E(clean_rows, "enrol"), E(clean_rows, "test"), E(chan_rows, "enrol"), E(chan_rows, "test")
+    qc, qh = (Q(clean_rows, "enrol"), Q(clean_rows, "test")), (Q(chan_rows, "enrol"), Q(chan_rows, "test"))
+    cos = lambda x, y: np.sum(x * y, 1)  # noqa: E731
+    results = [evaluate("cosine", cos(ce, ct), cos(he, ht), qc, qh, clean, chan, a.max_far)]
+
+    # bandwidth matching: the low-passed enrolment where the test is narrowband and the enrolment is not
+    lp_key = lambda k: k[: -len(".wav")] + ".lowpass.wav"  # noqa: E731
+    match = np.array([qt[2] < NARROW_HZ <= qe[2] and lp_key(r["enrol"]) in cache for r, qe, qt in zip(chan_rows, qh[0], qh[1])])
+    he_m, qe_m = he.copy(), qh[0].copy()
+    for i in np.where(match)[0]:
+        he_m[i], qe_m[i] = cache[lp_key(chan_rows[i]["enrol"])]
+    # the clean set has no narrowband recording (Common Voice's MP3 keeps ~6 kHz): unchanged there
+    match_clean = (qc[1][:, 2] < NARROW_HZ) & (qc[0][:, 2] >= NARROW_HZ)
+    results.append(evaluate("bw-match", cos(ce, ct), cos(he_m, ht), qc, (qe_m, qh[1]), clean, chan, a.max_far))
+    results[-1]["matchedTrials"] = {"channels": int(match.sum()), "clean": int(match_clean.sum())}
+
+    # train speakers' embeddings (as they are and through channels): cohort and LDA
+    keys = sorted(train)
+    spk = np.array([k.split("/")[1] + "/" + k.split("/")[2] for k in keys])
+    T = np.stack([train[k][0] for k in keys])
+    cohort = []
+    for s in np.unique(spk):
+        m = T[spk == s].mean(0)
+        cohort.append(m / np.linalg.norm(m))
+    cohort = np.stack(cohort)
+    results.append(evaluate("asnorm-chan", asnorm(cos(ce, ct), ce, ct, cohort), asnorm(cos(he, ht), he, ht, cohort), qc, qh, clean, chan, a.max_far))
+    results[-1]["cohortSpeakers"] = len(cohort)
+    if a.write_cohort:
+        import hashlib
+        blob = cohort.astype("<f4").tobytes()
+        with open(a.write_cohort, "wb") as f:
+            f.write(blob)
+        print(json.dumps({"method": "as-norm", "file": os.path.basename(a.write_cohort), "sha256": hashlib.sha256(blob).hexdigest(),
+                          "count": len(cohort), "dim": cohort.shape[1], "topK": 100}))
+    mu, W = lda(T, spk, LDA_DIM)
+    proj = lambda X: (lambda Y: Y / np.linalg.norm(Y, axis=1, keepdims=True))((X - mu) @ W)  # noqa: E731
+    results.append(evaluate("lda-chan", cos(proj(ce), proj(ct)), cos(proj(he), proj(ht)), qc, qh, clean, chan, a.max_far))
+    results[-1]["lda"] = {"dim": LDA_DIM, "trainEmbeddings": len(T), "trainSpeakers": len(cohort)}
+
+    print("| method | clean EER | clean FRR | channel EER | channel FRR | worst test channel (EER) | max FAR in a block |")
+    print("|---|---:|---:|---:|---:|---|---:|")
+    for r in results:
+        s = r["summary"]
+        print(f"| {r['method']} | {100 * s['cleanEer']:.2f}% | {100 * s['cleanFrr']:.1f}% | {100 * s['channelEer']:.2f}% | "
+              f"{100 * s['channelFrr']:.1f}% | {s['worstTestChannel'].split(':')[-1]} ({100 * s['worstTestChannelEer']:.2f}%) | {100 * s['maxFarAnyBlock']:.2f}% |")
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump({"maxFar": a.max_far, "narrowHz": NARROW_HZ, "methods": results}, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

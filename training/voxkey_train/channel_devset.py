@@ -1,0 +1,154 @@
+"""The speaker channel dev set: the dev speaker trials (trials/sv-dev.csv) with enrolment and test each through a
+user channel (channels.py), as 16 kHz WAV files outside the repository, plus a trials CSV `npm run eval` reads.
+
+  VOXKEY_WORK=/work/cache/voxkey nice -n 10 /work/venv/bin/python -m training.voxkey_train.channel_devset --jobs 2
+  npm run eval -- --sv ../shared/datasets/trials/sv-dev.csv --channels $VOXKEY_WORK/sv-channel-dev/trials/sv-dev-channels.csv --max-far 0.01 --threads 1
+
+For the robust-comparison study (training/sv_channel_study.py), --study also writes
+  speech/.../<utt>.enrol-<channel>.lowpass.wav   each enrolment-side version low-passed to LOWPASS_HZ (bandwidth matching)
+  trials/sv-dev-channels-lowpassed-enrol.csv      the trials with those as enrolments
+and, under $VOXKEY_WORK/sv-channel-train, TRAIN_SPEAKERS seeded train speakers x TRAIN_CLIPS clips, each as it is
+and through one drawn channel (trials/train-channels.csv pairs them, only so that `npm run eval -- --sv` embeds them).
+
+Output (default $VOXKEY_WORK/sv-channel-dev; VOXKEY_WORK defaults to training/work, data.py):
+  speech/<corpus>/<speaker>/<utt>.<side>-<channel>.wav   side: enrol | test | same (see below)
+  trials/sv-dev-channels.csv   enrol,test,target,lang,enrol_channel,test_channel (sv-dev.csv's rows, in its order)
+
+Every distinct clip of sv-dev.csv gets an enrolment-side channel and a test-side channel, each drawn uniformly
+from channels.CHANNELS with an RNG seeded by (SEED, the clip's path, the side); a trial pairs the enrolment clip's
+enrolment-side version with the test clip's test-side version. Independent draws give the same channel on both
+sides in only about 1 trial in 30, so a seeded SAME_SHARE of the trials instead put the test clip through the
+enrolment clip's channel (side `same`): the "same channel" pair kind. Everything depends on the seed only (not on
+--jobs or finishing order); existing files are kept, so an interrupted run continues.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import zlib
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+from . import audio_io as io
+from . import channels as C
+from .data import WORK, data_dir_arg
+
+SEED = 20261127
+SAME_SHARE = 0.06
+DEFAULT_OUT = os.path.join(WORK, "sv-channel-dev")
+TRAIN_OUT = os.path.join(WORK, "sv-channel-train")
+LOWPASS_HZ = 3800
+LOWPASS = C.Channel(f"lowpass-{LOWPASS_HZ}", "band", (("high_hz", LOWPASS_HZ), ("low_hz", 20)))
+TRAIN_SPEAKERS, TRAIN_CLIPS = 200, 3
+
+
+def clip_rng(path: str, side: str) -> np.random.Generator:
+    return np.random.default_rng([SEED, zlib.crc32(path.encode()), zlib.crc32(side.encode())])
+
+
+def version_path(path: str, side: str, channel: str) -> str:
+    return f"{path.rsplit('.', 1)[0]}.{side}-{channel}.wav"
+
+
+def plan(trials):
+    """-> (the trial rows with enrol/test replaced by channel versions and channel columns, the files to write:
+    (dataset path, side, channel))."""
+    clips = sorted({t["enrol"] for t in trials} | {t["test"] for t in trials})
+    side_channel = {(c, side): C.draw_channel(clip_rng(c, side)).name for c in clips for side in ("enrol", "test")}
+    same_draw = np.random.default_rng([SEED, 1]).random(len(trials)) < SAME_SHARE
+    rows, files = [], set()
+    for t, same in zip(trials, same_draw):
+        enrol_channel = side_channel[(t["enrol"], "enrol")]
+        test_side, test_channel = ("same", enrol_channel) if same else ("test", side_channel[(t["test"], "test")])
+        files.add((t["enrol"], "enrol", enrol_channel))
+        files.add((t["test"], test_side, test_channel))
+        rows.append({"enrol": version_path(t["enrol"], "enrol", enrol_channel), "test": version_path(t["test"], test_side, test_channel),
+                     "target": t["target"], "lang": t["lang"], "enrol_channel": enrol_channel, "test_channel": test_channel})
+    return rows, sorted(files)
+
+
+def _write(job):
+    data_dir, out_dir, path, side, channel = job[:5]
+    lowpass = len(job) > 5 and job[5]
+    dst = os.path.join(out_dir, version_path(path, side, channel))
+    if lowpass:
+        dst = dst[: -len(".wav")] + ".lowpass.wav"
+    if os.path.exists(dst):
+        return
+    x = io.load_audio(os.path.join(data_dir, path))
+    y = C.apply_channel(x, channel, clip_rng(path, f"{side}:{channel}"))
+    if lowpass:
+        y = C.apply_channel(y, LOWPASS)
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    io.save_wav(dst + ".tmp", y)
+    os.replace(dst + ".tmp", dst)
+
+
+def train_plan(data_dir):
+    """TRAIN_SPEAKERS seeded train bona fide speakers with >= TRAIN_CLIPS clips of >= 2 s, TRAIN_CLIPS clips each."""
+    with open(os.path.join(data_dir, "manifest.csv")) as f:
+        rows = [r for r in csv.DictReader(f) if r["split"] == "train" and r["kind"] == "bonafide" and float(r["duration_s"]) >= 2]
+    by_speaker = {}
+    for r in rows:
+        by_speaker.setdefault(f"{r['corpus']}/{r['speaker']}", []).append(r["path"])
+    speakers = sorted(k for k, v in by_speaker.items() if len(v) >= TRAIN_CLIPS)
+    rng = np.random.default_rng([SEED, 2])
+    chosen = [speakers[i] for i in sorted(rng.choice(len(speakers), min(TRAIN_SPEAKERS, len(speakers)), replace=False))]
+    files = []
+    for spk in chosen:
+        for path in sorted(str(p) for p in rng.choice(sorted(by_speaker[spk]), TRAIN_CLIPS, replace=False)):
+            files.append((path, "train", "none"))
+            files.append((path, "train", C.draw_channel(clip_rng(path, "train")).name))
+    return files
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    data_dir_arg(p)
+    p.add_argument("--out", default=DEFAULT_OUT, help="output folder (default $VOXKEY_WORK/sv-channel-dev)")
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--study", action="store_true", help="also write the robust-comparison study's sets (see above)")
+    args = p.parse_args()
+    with open(os.path.join(args.data_dir, "trials", "sv-dev.csv")) as f:
+        trials = list(csv.DictReader(f))
+    rows, files = plan(trials)
+    C.noise_bank(args.data_dir)  # built once here, not by every worker
+    jobs = [(args.data_dir, args.out, path, side, channel) for path, side, channel in files]
+    with ProcessPoolExecutor(args.jobs, initializer=os.nice, initargs=(10,)) as pool:
+        for i, _ in enumerate(pool.map(_write, jobs, chunksize=16)):
+            if (i + 1) % 500 == 0:
+                print(f"  {i + 1}/{len(jobs)} files", flush=True)
+    os.makedirs(os.path.join(args.out, "trials"), exist_ok=True)
+    with open(os.path.join(args.out, "trials", "sv-dev-channels.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["enrol", "test", "target", "lang", "enrol_channel", "test_channel"])
+        w.writeheader()
+        w.writerows(rows)
+    same = sum(r["enrol_channel"] == r["test_channel"] for r in rows)
+    print(f"{len(files)} files, {len(rows)} trials ({same} with the same channel on both sides) in {args.out}")
+    if args.study:
+        write_study_sets(args, rows, files)
+
+
+def write_study_sets(args, rows, files):
+    enrol_files = [(path, side, channel, True) for path, side, channel in files if side == "enrol"]
+    train_files = train_plan(args.data_dir)
+    jobs = [(args.data_dir, args.out, *f) for f in enrol_files] + [(args.data_dir, TRAIN_OUT, *f) for f in train_files]
+    with ProcessPoolExecutor(args.jobs, initializer=os.nice, initargs=(10,)) as pool:
+        list(pool.map(_write, jobs, chunksize=16))
+    with open(os.path.join(args.out, "trials", "sv-dev-channels-lowpassed-enrol.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["enrol", "test", "target", "lang", "enrol_channel", "test_channel"])
+        w.writeheader()
+        w.writerows({**r, "enrol": r["enrol"][: -len(".wav")] + ".lowpass.wav"} for r in rows)
+    os.makedirs(os.path.join(TRAIN_OUT, "trials"), exist_ok=True)
+    with open(os.path.join(TRAIN_OUT, "trials", "train-channels.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["enrol", "test", "target", "lang", "enrol_channel", "test_channel"])
+        for (path, _, _), (_, _, channel) in zip(train_files[::2], train_files[1::2]):
+            w.writerow([version_path(path, "train", "none"), version_path(path, "train", channel), 1, "", "none", channel])
+    print(f"{len(enrol_files)} low-passed enrolment versions; {len(train_files)} train files in {TRAIN_OUT}")
+
+
+if __name__ == "__main__":
+    main()
