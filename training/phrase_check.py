@@ -214,10 +214,10 @@ def impostor_pairs(recs: list[dict], per_clip: int = 20) -> list[tuple[int, str]
     return pairs
 
 
-def rates(recs: list[dict], config: str, thresholds: np.ndarray, pairs=None) -> dict:
-    genuine = np.array([match_score(r["text"], r["hyps"][config]["text"]) for r in recs])
+def rates(recs: list[dict], config: str, thresholds: np.ndarray, pairs=None, window: bool = False) -> dict:
+    genuine = np.array([match_score(r["text"], r["hyps"][config]["text"], window) for r in recs])
     pairs = pairs if pairs is not None else impostor_pairs(recs)
-    impostor = np.array([match_score(text, recs[i]["hyps"][config]["text"]) for i, text in pairs])
+    impostor = np.array([match_score(text, recs[i]["hyps"][config]["text"], window) for i, text in pairs])
     return {"genuine": genuine, "impostor": impostor,
             "genuinePass": [float((genuine >= t).mean()) for t in thresholds],
             "impostorPass": [float((impostor >= t).mean()) for t in thresholds]}
@@ -232,41 +232,30 @@ def cmd_report(args) -> None:
         have = [r for r in recs if config in r["hyps"]]
         result["wer"][config] = {name: wer(rs, config) for name, rs in blocks(have).items() if rs}
 
-    serve = args.serve
-    thresholds = np.round(np.arange(0.0, 1.0001, 0.01), 2)
-    adults = [r for r in recs if serve in r["hyps"] and r["group"] in ("adult", "cv")]
-    children = [r for r in recs if serve in r["hyps"] and r["group"] == "child"]
-    ra, rc = rates(adults, serve, thresholds), rates(children, serve, thresholds)
-    ok = [t for t, g, i in zip(thresholds, ra["genuinePass"], ra["impostorPass"]) if g >= 0.98 and i <= 0.005]
-    at_imp = max((t for t, i in zip(thresholds, ra["impostorPass"]) if i <= 0.005), default=None)
-    lowest_safe = min((t for t, i in zip(thresholds, ra["impostorPass"]) if i <= 0.005), default=None)
+    # The padded-to-30 s subset: every mode on the same clips.
+    paired = [r for r in recs if "pad30/int8" in r["hyps"]]
+    result["sameClipsPad30Subset"] = {c: {name: wer(rs, c) for name, rs in blocks(paired).items() if rs}
+                                      for c in ("own/int8", "pad10/int8", "pad30/int8")} if paired else {}
 
-    def at(r, t):
-        k = int(round(t * 100))
-        return {"genuinePass": round(r["genuinePass"][k], 4), "impostorPass": round(r["impostorPass"][k], 5)}
-    chosen = max(ok) if ok else lowest_safe
-    result["threshold"] = {
-        "config": serve, "adultClips": len(adults), "adultImpostorPairs": int(len(ra["impostor"])),
-        "childClips": len(children), "childImpostorPairs": int(len(rc["impostor"])),
-        "meetsBoth": bool(ok), "chosen": None if chosen is None else float(chosen),
-        "rule": "the highest threshold (0.01 steps) with adult genuine pass >= 98% and impostor pass <= 0.5%; where none "
-                "meets both, the lowest with impostor pass <= 0.5% (adult = speechocean762 adults + Common Voice en)",
-        "atChosen": None if chosen is None else {"adult": at(ra, chosen), "child": at(rc, chosen), **{
-            name: at(rates(rs, serve, thresholds), chosen) for name, rs in blocks(recs).items()
-            if rs and name.startswith(("speechocean762 adult", "commonvoice", "speechocean762 digit"))}},
-        "curve": {f"{t:.2f}": {"adult": at(ra, t), "child": at(rc, t)} for t in thresholds[::5]},
-        "genuineScoreQuantilesAdult": {q: round(float(np.quantile(ra["genuine"], q)), 3) for q in (0.02, 0.05, 0.1, 0.25, 0.5)},
-    }
-    result["threshold"]["highestImpostorSafe"] = None if at_imp is None else float(at_imp)
+    serve = args.serve
+    result["threshold"] = choose_threshold(recs, serve, window=False)
+    result["thresholdWindow"] = choose_threshold(recs, serve, window=True)
 
     # Digit strings: per-digit error and the model for random 6-8 digit challenges.
     result["digits"] = {}
     for group in ("adult", "child"):
         digit_recs = [r for r in recs if r["digits"] and serve in r["hyps"] and r["group"] == group]
-        if not digit_recs:
+        if len(digit_recs) < 20:
+            result["digits"][group] = {"clips": len(digit_recs), "note": "too few digit-string clips for a rate"}
             continue
         w = wer(digit_recs, serve)
-        result["digits"][group] = dict(w, digitErrorRate=w["wer"], challenges=digit_challenges(w["wer"]))
+        result["digits"][group] = dict(w, digitErrorRate=w["wer"], challenges=digit_challenges(min(w["wer"], 1.0)))
+    constrained = WORK / "digits-summary.json"
+    if constrained.exists():
+        for key, by_group in json.loads(constrained.read_text()).items():
+            w = by_group.get("child", {})
+            if key.endswith("digits-only") and w.get("clips", 0) >= 20:
+                result["digits"]["child digits-only decoding"] = dict(w, challenges=digit_challenges(min(w["wer"], 1.0)))
     for extra, key in (("timing.json", "timing"), ("digits-summary.json", "digitsConstrained")):
         if (WORK / extra).exists():
             result[key] = json.loads((WORK / extra).read_text())
@@ -275,6 +264,33 @@ def cmd_report(args) -> None:
     out.with_suffix(".tables.md").write_text(tables_md(result))
     print(json.dumps({k: result[k] for k in ("wer", "threshold") if k in result}, indent=1)[:6000])
     print(f"wrote {out}")
+
+
+def choose_threshold(recs: list[dict], serve: str, window: bool) -> dict:
+    thresholds = np.round(np.arange(0.0, 1.0001, 0.01), 2)
+    adults = [r for r in recs if serve in r["hyps"] and r["group"] in ("adult", "cv")]
+    children = [r for r in recs if serve in r["hyps"] and r["group"] == "child"]
+    ra, rc = rates(adults, serve, thresholds, window=window), rates(children, serve, thresholds, window=window)
+    ok = [t for t, g, i in zip(thresholds, ra["genuinePass"], ra["impostorPass"]) if g >= 0.98 and i <= 0.005]
+    lowest_safe = min((t for t, i in zip(thresholds, ra["impostorPass"]) if i <= 0.005), default=None)
+
+    def at(r, t):
+        k = int(round(t * 100))
+        return {"genuinePass": round(r["genuinePass"][k], 4), "impostorPass": round(r["impostorPass"][k], 5)}
+    chosen = max(ok) if ok else lowest_safe
+    return {
+        "config": serve, "scoring": "window" if window else "full", "adultClips": len(adults), "adultImpostorPairs": int(len(ra["impostor"])),
+        "childClips": len(children), "childImpostorPairs": int(len(rc["impostor"])),
+        "meetsBoth": bool(ok), "chosen": None if chosen is None else float(chosen),
+        "rule": "the highest threshold (0.01 steps) with adult genuine pass >= 98% and impostor pass <= 0.5%; where none "
+                "meets both, the lowest with impostor pass <= 0.5% (adult = speechocean762 adults + Common Voice en)",
+        "atChosen": None if chosen is None else {"adult": at(ra, chosen), "child": at(rc, chosen), **{
+            name: at(rates(rs, serve, thresholds, window=window), chosen) for name, rs in blocks(recs).items()
+            if len(rs) >= 20 and name.startswith(("speechocean762 adult", "commonvoice", "speechocean762 digit"))}},
+        "curve": {f"{t:.2f}": {"adult": at(ra, t), "child": at(rc, t)} for t in thresholds[::5]},
+        "genuineScoreQuantilesAdult": {q: round(float(np.quantile(ra["genuine"], q)), 3) for q in (0.02, 0.05, 0.1, 0.25, 0.5)},
+    }
+
 
 
 def tables_md(result: dict) -> str:
@@ -291,12 +307,13 @@ def tables_md(result: dict) -> str:
             cells.append("-" if not w else f"{100 * w['wer']:.1f}% ({w['clips']})")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += ["", "WER (clips); words after normalize(); token cap 3 x expected words + 10.", ""]
-    th = result["threshold"]
-    lines += [f"Threshold curve ({th['config']}): genuine / impostor pass rates", "",
-              "| threshold | adult genuine | adult impostor | child genuine | child impostor |", "| ---: | ---: | ---: | ---: | ---: |"]
-    for t, v in th["curve"].items():
-        lines.append(f"| {t} | {100 * v['adult']['genuinePass']:.1f}% | {100 * v['adult']['impostorPass']:.2f}% | "
-                     f"{100 * v['child']['genuinePass']:.1f}% | {100 * v['child']['impostorPass']:.2f}% |")
+    for th in (result["threshold"], result["thresholdWindow"]):
+        lines += [f"Threshold curve ({th['config']}, {th['scoring']} match_score): genuine / impostor pass rates", "",
+                  "| threshold | adult genuine | adult impostor | child genuine | child impostor |", "| ---: | ---: | ---: | ---: | ---: |"]
+        for t, v in th["curve"].items():
+            lines.append(f"| {t} | {100 * v['adult']['genuinePass']:.1f}% | {100 * v['adult']['impostorPass']:.2f}% | "
+                         f"{100 * v['child']['genuinePass']:.1f}% | {100 * v['child']['impostorPass']:.2f}% |")
+        lines.append("")
     return "\n".join(lines) + "\n"
 
 

@@ -18,6 +18,8 @@ a normaliser for comparing phrases, and the match score.
    "twenty one" <-> "21" arithmetic, currencies and ordinals; challenge texts avoid them.
 3. `match_score(expected, heard)` = 1 - word edit distance(normalised expected, normalised heard)
    / max(number of expected words, 1), clipped to [0, 1]. Substitutions, insertions and deletions cost 1.
+   `window=True`: the distance to the best-matching contiguous stretch of the heard words (words before and
+   after it are free), which forgives Whisper's repetition loops; phrase-check.md compares the two.
 """
 from __future__ import annotations
 
@@ -122,6 +124,21 @@ def edit_distance(a: list[str], b: list[str]) -> int:
     return prev[-1]
 
 
-def match_score(expected: str, heard: str) -> float:
+def window_edit_distance(ref: list[str], hyp: list[str]) -> int:
+    """Edit distance of ref to the best-matching contiguous stretch of hyp (words before and after it free):
+    Whisper's repetition loops ("five, five, five") and extra words around the phrase cost nothing."""
+    prev = [0] * (len(hyp) + 1)
+    for i, x in enumerate(ref, 1):
+        cur = [i] + [0] * len(hyp)
+        for j, y in enumerate(hyp, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y))
+        prev = cur
+    return min(prev)
+
+
+def match_score(expected: str, heard: str, window: bool = False) -> float:
+    """1 - word edit distance / expected words, clipped to [0, 1]; window=True: against the best-matching
+    stretch of what was heard (window_edit_distance)."""
     ref, hyp = words(expected), words(heard)
-    return min(1.0, max(0.0, 1.0 - edit_distance(ref, hyp) / max(len(ref), 1)))
+    dist = window_edit_distance(ref, hyp) if window else edit_distance(ref, hyp)
+    return min(1.0, max(0.0, 1.0 - dist / max(len(ref), 1)))
