@@ -9,4 +9,6 @@ export default defineConfig({
   clean: true,
   target: 'node20',
   splitting: true,
+  // A development tool's dependency (check:lossless): loaded from node_modules, not bundled.
+  external: ['@wasm-audio-decoders/flac'],
 });

@@ -38,3 +38,40 @@ export function speakerRecordings(options: { corpus?: string; speakers: number; 
   if (chosen.length < options.speakers) throw new Error('not enough speakers with long clips in the dataset');
   return chosen.map((clips) => clips.slice(0, options.count).map((clip) => readFileSync(path.join(DATASET_DIR, clip.path)).toString('base64')));
 }
+
+export interface LosslessRecording {
+  speaker: string;
+  /** the recording as recorded, as 16-bit WAV bytes (decoded from the data set's FLAC) */
+  wav: Uint8Array;
+  /** the same utterance as the data set's MP3 */
+  mp3: Uint8Array;
+}
+
+/** Real recordings that were never lossy-coded (lossless/), each with its MP3 twin: `count` clips of 4.5 s or more of one speaker. */
+export async function losslessRecordings(count: number): Promise<LosslessRecording[]> {
+  const { FLACDecoder } = await import('@wasm-audio-decoders/flac');
+  const { encodeWav } = await import('@voxkey/engine/dsp');
+  const [, ...rows] = readFileSync(path.join(DATASET_DIR, 'lossless', 'manifest.csv'), 'utf8').trim().split('\n');
+  const durations = new Map(manifest().map((clip) => [clip.path, clip.duration]));
+  const clips = rows
+    .map((row) => row.split(','))
+    .map((cols) => ({ path: cols[0]!, speaker: cols[2]!, mp3: cols[5]! }))
+    .filter((clip) => (durations.get(clip.mp3) ?? 0) >= 4.5);
+  const perSpeaker = new Map<string, number>();
+  for (const clip of clips) perSpeaker.set(clip.speaker, (perSpeaker.get(clip.speaker) ?? 0) + 1);
+  const speaker = [...perSpeaker].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]![0];
+  const decoder = new FLACDecoder();
+  await decoder.ready;
+  try {
+    const chosen = clips.filter((clip) => clip.speaker === speaker).slice(0, count);
+    const out: LosslessRecording[] = [];
+    for (const clip of chosen) {
+      const { channelData, sampleRate } = await decoder.decodeFile(new Uint8Array(readFileSync(path.join(DATASET_DIR, clip.path))));
+      await decoder.reset();
+      out.push({ speaker, wav: encodeWav(channelData[0]!, sampleRate), mp3: new Uint8Array(readFileSync(path.join(DATASET_DIR, clip.mp3))) });
+    }
+    return out;
+  } finally {
+    decoder.free();
+  }
+}

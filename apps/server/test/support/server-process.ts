@@ -8,6 +8,8 @@ import { createPostgresDatabase } from './postgres.js';
 import { TEST_DIALECT } from './database.js';
 
 const BIN = fileURLToPath(new URL('../../bin/voxkey.js', import.meta.url));
+/** The repository's bundled models (models/), for tests whose assertions need real scores. */
+export const REPO_MODELS = fileURLToPath(new URL('../../../../models', import.meta.url));
 export const ENGINE_FIXTURE_MODELS = fileURLToPath(new URL('../../../../packages/engine/test/fixtures/models', import.meta.url));
 
 /** Every child still running; killed when the test process exits, so a timed-out test leaves no server behind. */

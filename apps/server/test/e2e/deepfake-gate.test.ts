@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_DIALECT } from '../support/database.js';
+import { datasetPresentFor, losslessRecordings, type LosslessRecording } from '../support/recordings.js';
+import { createServerEnvironment, REPO_MODELS, runCli, type ServerEnvironment, type ServerProcess, startServerProcess } from '../support/server-process.js';
+import { startWebhookReceiver } from '../support/webhook-receiver.js';
+
+interface ManifestModel {
+  name: string;
+  kind: string;
+  default?: boolean;
+  defaultThreshold?: number;
+}
+const manifest = JSON.parse(readFileSync(new URL('../../../../models/manifest.json', import.meta.url), 'utf8')) as { models: ManifestModel[] };
+const defaultSpoof = manifest.models.find((m) => m.kind === 'spoof' && m.default)!;
+
+// The deepfake gate on real speech as apps send it: lossless WAV as recorded, and the same utterances as MP3.
+describe.skipIf(!datasetPresentFor(import.meta.url, 'deepfake gate on lossless and MP3 recordings'))(`deepfake gate on real lossless and MP3 recordings (${TEST_DIALECT})`, () => {
+  let environment: ServerEnvironment;
+  let server: ServerProcess;
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+  let org: { id: number; token: string };
+  let recordings: LosslessRecording[];
+
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${server.baseUrl}/organisations/${org.id}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${org.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+  const submit = async (resource: 'enrollments' | 'verifications', audio: Uint8Array, extra: Record<string, unknown> = {}) => {
+    const requestUuid = randomUUID();
+    const accepted = await api('POST', `/${resource}`, { voice_data: Buffer.from(audio).toString('base64'), request_uuid: requestUuid, external_id: 'lossless-speaker', ...extra });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+    const calls = await receiver.waitFor((all) => all.some((c) => c.body.request_uuid === requestUuid));
+    return calls.find((c) => c.body.request_uuid === requestUuid)!.body;
+  };
+
+  beforeAll(async () => {
+    recordings = await losslessRecordings(3);
+    receiver = await startWebhookReceiver();
+    environment = await createServerEnvironment({ VOXKEY_MODELS_DIR: REPO_MODELS });
+    const created = await runCli(environment, ['org', 'create', '--name', 'Deepfake gate', '--email', 'gate@example.com', '--callback-url', receiver.url]);
+    org = { id: created.organisation.id, token: created.token.bearer };
+    server = await startServerProcess(environment);
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await receiver?.close();
+    await environment?.cleanup();
+  });
+
+  it('enrols a real speaker from a lossless WAV recording (the enrolment gate does not refuse it)', async () => {
+    const result = await submit('enrollments', recordings[0]!.wav);
+    expect(result).toMatchObject({ status: 'enrolled', failure_reason: null, models: { spoof: defaultSpoof.name } });
+  });
+
+  it('verifies the same utterance as lossless WAV and as MP3 alike: real in both, with the default model thresholds', async () => {
+    for (const recording of recordings.slice(1)) {
+      const asWav = await submit('verifications', recording.wav);
+      const asMp3 = await submit('verifications', recording.mp3);
+      for (const result of [asWav, asMp3]) {
+        expect(result.deepfake_detected).toBe(false);
+        expect(result.models.spoof).toBe(defaultSpoof.name);
+        expect(result.deepfake_threshold).toBeCloseTo(1 - defaultSpoof.defaultThreshold!, 6);
+      }
+      expect(asWav.result).toBe('verified');
+      expect(asMp3.result).toBe('verified');
+    }
+  });
+
+  it("keeps an organisation's explicit deepfake threshold over the model's default", async () => {
+    const patched = await api('PATCH', '/settings', { org_id: org.id, settings: { deepfake_threshold: 0.97 } });
+    expect(patched.status).toBe(200);
+    const result = await submit('verifications', recordings[1]!.wav);
+    expect(result.deepfake_threshold).toBe(0.97);
+  });
+});

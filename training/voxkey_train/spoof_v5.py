@@ -1,0 +1,390 @@
+"""Spoof model v5: a small head on the frozen Whisper encoder's pooled hidden states.
+
+    python -m voxkey_train.spoof_v5 features --version asis     # every clip of the manifest + lossless/, as it is
+    python -m voxkey_train.spoof_v5 features --version channel  # train clips through a drawn channel (both classes)
+    python -m voxkey_train.spoof_v5 select                      # leave-one-family-out and leave-one-corpus-out
+    python -m voxkey_train.spoof_v5 export                      # the chosen head -> models/voxkey-spoof-v5.onnx
+
+Features: for each recording, the encoder (models/voxkey-whisper-tiny-en-encoder.onnx, fed as whisper.py says)
+gives the hidden states of every layer; their mean and standard deviation over time, layer by layer, are the
+head's input ([layers, 2 * D], flattened). The head standardises them and applies a linear layer or a small MLP:
+the ONNX file takes the hidden states and does the pooling itself, so the engine runs the encoder once and
+hands its output to both this head and the phrase decoder.
+
+Work files go to $VOXKEY_WORK/spoof-v5 (default ~/.cache/voxkey-work).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from .pretrained import DATA_DIR, MODELS
+from .whisper import chunks, log_mel
+
+WORK = Path(os.environ.get("VOXKEY_WORK", Path.home() / ".cache" / "voxkey-work")) / "spoof-v5"
+ENCODER = "voxkey-whisper-tiny-en-encoder"
+SR = 16000
+
+
+def manifest_rows() -> list[dict]:
+    with open(DATA_DIR / "manifest.csv") as f:
+        rows = list(csv.DictReader(f))
+    lossless = DATA_DIR / "lossless" / "manifest.csv"
+    if lossless.exists():
+        with open(lossless) as f:
+            for r in csv.DictReader(f):
+                rows.append({**r, "attack": "", "lossless_of": r["mp3_path"]})
+    return rows
+
+
+def load(path: Path) -> np.ndarray:
+    import soundfile as sf
+    y, sr = sf.read(str(path), dtype="float32", always_2d=True)
+    if sr != SR:
+        raise ValueError(f"{path}: {sr} Hz")
+    return np.ascontiguousarray(y.mean(1))
+
+
+def encoder_session():
+    import onnxruntime as ort
+    entry = next(m for m in json.loads((MODELS / "manifest.json").read_text())["models"] if m["name"] == ENCODER)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    return ort.InferenceSession(str(MODELS / entry["file"]), opts, providers=["CPUExecutionProvider"])
+
+
+def hidden_states(session, samples: np.ndarray) -> np.ndarray:
+    """[layers, frames, D]: every 30 s chunk encoded on its own, the chunks' frames concatenated."""
+    parts = []
+    for mel in chunks(log_mel(samples)):
+        mel = np.ascontiguousarray(mel[:, : max(2, mel.shape[1])])
+        parts.append(session.run(["hidden_states"], {"mel": mel[None]})[0][0])
+    return np.concatenate(parts, axis=1)
+
+
+def pooled(hidden: np.ndarray) -> np.ndarray:
+    """[layers * 2 * D]: per layer, the mean then the (population) standard deviation over time."""
+    mean = hidden.mean(axis=1)
+    std = np.sqrt(np.maximum((hidden * hidden).mean(axis=1) - mean * mean, 0.0))
+    return np.concatenate([mean, std], axis=1).reshape(-1).astype(np.float32)
+
+
+def both_classes_augment(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """What differs between recordings of either class and says nothing about synthesis: leading and trailing
+    silence (with a faint noise floor), gain and DC offset."""
+    lead, trail = (int(rng.uniform(0, 0.6) * SR) for _ in range(2))
+    floor = 10 ** (rng.uniform(-80, -55) / 20)
+    y = np.concatenate([rng.normal(0, floor, lead), x, rng.normal(0, floor, trail)]).astype(np.float32)
+    y = y * 10 ** (rng.uniform(-12, 6) / 20) + rng.uniform(-0.01, 0.01)
+    return np.clip(y, -1, 1).astype(np.float32)
+
+
+CHANNEL_REAL_PER_CORPUS = 600
+
+
+def channel_subset(rows: list[dict]) -> list[dict]:
+    """Every train spoof and up to CHANNEL_REAL_PER_CORPUS real clips of each corpus (seeded) go through a
+    channel: the large real corpora would otherwise fill the pass without adding conditions."""
+    rng = np.random.default_rng(5)
+    by_corpus: dict[str, list[dict]] = {}
+    for r in rows:
+        if r["kind"] == "bonafide":
+            by_corpus.setdefault(r["corpus"], []).append(r)
+    keep = {r["path"] for r in rows if r["kind"] != "bonafide"}
+    for clips in by_corpus.values():
+        picked = rng.permutation(len(clips))[:CHANNEL_REAL_PER_CORPUS]
+        keep.update(clips[i]["path"] for i in picked)
+    return [r for r in rows if r["path"] in keep]
+
+
+def extract(version: str, limit: int | None, shard: int, shards: int) -> None:
+    rows = manifest_rows()
+    if version == "channel":
+        from . import channels
+        rows = channel_subset([r for r in rows if r.get("split") == "train" and not r.get("lossless_of")])
+    rows = rows[shard::shards][:limit]
+    out = WORK / f"features-{version}-{shard}of{shards}.npz"
+    WORK.mkdir(parents=True, exist_ok=True)
+    session = encoder_session()
+    feats, paths, chans = [], [], []
+    for i, r in enumerate(rows):
+        x = load(DATA_DIR / r["path"])
+        chan = "none"
+        if version == "channel":
+            rng = np.random.default_rng(zlib.crc32(r["path"].encode()))
+            spec = channels.draw_channel(rng)
+            x = both_classes_augment(channels.apply_channel(x, spec, rng), rng)
+            chan = spec.name
+        feats.append(pooled(hidden_states(session, x)))
+        paths.append(r["path"])
+        chans.append(chan)
+        if i % 500 == 0:
+            print(f"{version} {shard}/{shards}: {i}/{len(rows)}", flush=True)
+    np.savez(out, feats=np.stack(feats), paths=np.array(paths), channels=np.array(chans))
+    print(f"wrote {out}: {len(paths)} clips")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("features")
+    f.add_argument("--version", choices=["asis", "channel"], default="asis")
+    f.add_argument("--limit", type=int)
+    f.add_argument("--shard", type=int, default=0)
+    f.add_argument("--shards", type=int, default=1)
+    s = sub.add_parser("select")
+    s.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "cm-v5-selection.json"))
+    s.add_argument("--candidates", default=",".join(CANDIDATES), help="comma-separated heads to compare")
+    e = sub.add_parser("export")
+    e.add_argument("--name", default="voxkey-spoof-v5")
+    e.add_argument("--head", default="linear", choices=sorted(CANDIDATES))
+    e.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "cm-voxkey-spoof-v5.json"))
+    args = ap.parse_args()
+    if args.cmd == "features":
+        extract(args.version, args.limit, args.shard, args.shards)
+    elif args.cmd == "select":
+        select(Path(args.out), args.candidates.split(","))
+    elif args.cmd == "export":
+        export(args.name, args.head, Path(args.out))
+
+
+
+# ------------------------------------------------------------------ selection and training
+def load_features(version: str) -> dict[str, np.ndarray]:
+    """{path: pooled features} from every shard of a version."""
+    out: dict[str, np.ndarray] = {}
+    for shard in sorted(WORK.glob(f"features-{version}-*of*.npz")):
+        z = np.load(shard)
+        # (the first extraction run named the lossless clips with a doubled folder)
+        out.update(zip((p.replace("lossless/lossless/", "lossless/") for p in z["paths"].tolist()), z["feats"]))
+    return out
+
+
+class Head:
+    """Standardisation + a linear layer (hidden=0) or a one-hidden-layer MLP, trained with class- and
+    family-balanced weights so no corpus or family dominates by its size."""
+
+    def __init__(self, hidden: int, weight_decay: float, epochs: int, seed: int = 0):
+        self.hidden, self.weight_decay, self.epochs, self.seed = hidden, weight_decay, epochs, seed
+
+    def fit(self, x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> "Head":
+        import torch
+        torch.manual_seed(self.seed)
+        self.mean = x.mean(0)
+        self.scale = x.std(0) + 1e-5
+        xs = torch.from_numpy((x - self.mean) / self.scale).float()
+        weights = np.zeros(len(y), np.float64)
+        for label in (0, 1):
+            in_class = y == label
+            names = np.unique(groups[in_class])
+            for g in names:
+                members = in_class & (groups == g)
+                weights[members] = 0.5 / len(names) / members.sum()
+        w = torch.from_numpy(weights / weights.mean()).float()
+        yt = torch.from_numpy(y.astype(np.float32))
+        dim = x.shape[1]
+        layers = [torch.nn.Dropout(0.2), torch.nn.Linear(dim, 1)] if self.hidden == 0 else [
+            torch.nn.Dropout(0.2), torch.nn.Linear(dim, self.hidden), torch.nn.GELU(), torch.nn.Dropout(0.3), torch.nn.Linear(self.hidden, 1)]
+        self.net = torch.nn.Sequential(*layers)
+        opt = torch.optim.AdamW(self.net.parameters(), lr=1e-3, weight_decay=self.weight_decay)
+        gen = torch.Generator().manual_seed(self.seed)
+        for _ in range(self.epochs):
+            self.net.train()
+            for idx in torch.randperm(len(yt), generator=gen).split(256):
+                logits = self.net(xs[idx]).squeeze(1)
+                loss = (torch.nn.functional.binary_cross_entropy_with_logits(logits, yt[idx], reduction="none") * w[idx]).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        self.net.eval()
+        return self
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        import torch
+        with torch.no_grad():
+            return self.net(torch.from_numpy((x - self.mean) / self.scale).float()).squeeze(1).numpy()
+
+
+CANDIDATES = {
+    "linear": dict(hidden=0, weight_decay=1e-2, epochs=30),
+    "mlp128": dict(hidden=128, weight_decay=1e-2, epochs=30),
+}
+LOCO_MIN_CLIPS = 100
+
+
+def labelled_rows():
+    from .families import family_of
+    rows = manifest_rows()
+    for r in rows:
+        r["label"] = 1 if r["kind"] == "bonafide" else 0
+        r["family"] = "bonafide" if r["label"] else family_of(r["attack"])
+        r["group"] = r["corpus"] if r["label"] else r["family"]
+    return rows
+
+
+def training_set(rows, feats: dict, channel_feats: dict, exclude) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Train-split clips as they are and through their drawn channel, less the excluded ones."""
+    xs, ys, gs = [], [], []
+    for r in rows:
+        if r["split"] != "train" or exclude(r) or r["path"] not in feats:
+            continue
+        for source in (feats, channel_feats):
+            if r["path"] in source:
+                xs.append(source[r["path"]]); ys.append(r["label"]); gs.append(r["group"])
+    return np.stack(xs), np.array(ys), np.array(gs)
+
+
+def threshold_for(real_scores_by_corpus: dict[str, np.ndarray], max_flagged: float) -> float:
+    """The highest bona fide probability threshold that flags at most max_flagged of every corpus with
+    >= LOCO_MIN_CLIPS real clips, the smaller corpora pooled."""
+    blocks, small = [], []
+    for corpus, s in real_scores_by_corpus.items():
+        (blocks if len(s) >= LOCO_MIN_CLIPS else small).append(s)
+    if small:
+        blocks.append(np.concatenate(small))
+    # flagged = score < threshold; allow floor(max_flagged * n) flagged clips per block
+    return float(min(np.sort(b)[int(np.floor(max_flagged * len(b)))] for b in blocks))
+
+
+def select(out_path: Path, candidates: list[str]) -> None:
+    from .metrics import eer
+    rows = labelled_rows()
+    feats, chan = load_features("asis"), load_features("channel")
+    print(f"features: {len(feats)} as-is, {len(chan)} through channels")
+    dev = [r for r in rows if r["split"] == "dev" and r["path"] in feats and not r.get("lossless_of")]
+    real_dev = [r for r in dev if r["label"] == 1]
+    families = sorted({r["family"] for r in rows if r["label"] == 0})
+    report: dict = {"candidates": {}}
+    for name in candidates:
+        params = CANDIDATES[name]
+        result: dict = {"lofo": {}, "loco": {}}
+        for fam in families:
+            trained = any(r["family"] == fam and r["split"] == "train" for r in rows)
+            spoofs = [r for r in dev if r["family"] == fam]
+            if not spoofs:
+                continue
+            head = Head(**params).fit(*training_set(rows, feats, chan, lambda r, f=fam: r["family"] == f))
+            scores = head.logits(np.stack([feats[r["path"]] for r in real_dev + spoofs]))
+            result["lofo"][fam] = {"eer": eer(scores, [1] * len(real_dev) + [0] * len(spoofs))[0], "dev_spoofs": len(spoofs),
+                                   "unseen_in_every_fold": not trained}
+            print(f"{name} LOFO {fam}: EER {result['lofo'][fam]['eer']:.3f} ({len(spoofs)} dev spoofs)", flush=True)
+        real_corpora = sorted({r["corpus"] for r in rows if r["label"] == 1 and not r.get("lossless_of")})
+        big = [c for c in real_corpora if sum(r["label"] == 1 and r["corpus"] == c and not r.get("lossless_of") for r in rows) >= LOCO_MIN_CLIPS]
+        folds = {c: {c} for c in big}
+        folds["demo-pages (pooled)"] = set(real_corpora) - set(big)
+        for fold, corpora in folds.items():
+            head = Head(**params).fit(*training_set(rows, feats, chan, lambda r, cs=corpora: r["label"] == 1 and r["corpus"] in cs))
+            others = {}
+            for r in real_dev:
+                if r["corpus"] not in corpora:
+                    others.setdefault(r["corpus"], []).append(r)
+            other_scores = {c: head.logits(np.stack([feats[r["path"]] for r in rs])) for c, rs in others.items()}
+            threshold = threshold_for(other_scores, 0.01)
+            held = [r for r in rows if r["label"] == 1 and r["corpus"] in corpora and r["path"] in feats and not r.get("lossless_of")]
+            held_scores = head.logits(np.stack([feats[r["path"]] for r in held]))
+            result["loco"][fold] = {"flagged": float((held_scores < threshold).mean()), "clips": len(held)}
+            print(f"{name} LOCO {fold}: {result['loco'][fold]['flagged']:.3%} of {len(held)} real clips flagged", flush=True)
+        lofo = [v["eer"] for f, v in result["lofo"].items()]
+        result["lofo_mean"] = float(np.mean(lofo))
+        result["lofo_worst"] = max(result["lofo"].items(), key=lambda kv: kv[1]["eer"])[0]
+        result["loco_worst"] = max(result["loco"].items(), key=lambda kv: kv[1]["flagged"])[0]
+        report["candidates"][name] = result
+        print(f"{name}: LOFO mean {result['lofo_mean']:.3f}, worst {result['lofo_worst']}; LOCO worst {result['loco_worst']}", flush=True)
+    out_path.write_text(json.dumps(report, indent=1))
+    print(f"wrote {out_path}")
+
+
+# ------------------------------------------------------------------ the shipped head
+def head_graph(head: Head):
+    import torch
+
+    class HeadGraph(torch.nn.Module):
+        """[B, layers, frames, D] hidden states -> [B] logit of bona fide (pooling as `pooled` does)."""
+
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("mean", torch.from_numpy(head.mean.astype(np.float32)))
+            self.register_buffer("scale", torch.from_numpy(head.scale.astype(np.float32)))
+            self.net = head.net
+
+        def forward(self, hidden_states):
+            mean = hidden_states.mean(dim=2)
+            std = torch.sqrt(torch.clamp((hidden_states * hidden_states).mean(dim=2) - mean * mean, min=0.0))
+            x = torch.cat([mean, std], dim=2).flatten(1)
+            return self.net((x - self.mean) / self.scale).squeeze(1)
+
+    return HeadGraph().eval()
+
+
+def dev_blocks(rows, feats: dict, scores_of) -> dict[str, np.ndarray]:
+    """Real dev clips by corpus (the lossless recordings as their own block), scored."""
+    blocks: dict[str, list[str]] = {}
+    for r in rows:
+        if r["split"] == "dev" and r["label"] == 1 and r["path"] in feats:
+            blocks.setdefault(f"{r['corpus']}-lossless" if r.get("lossless_of") else r["corpus"], []).append(r["path"])
+    return {name: scores_of(paths) for name, paths in blocks.items()}
+
+
+def export(name: str, candidate: str, out_json: Path) -> None:
+    import torch
+    from .metrics import eer, min_dcf
+    from .pretrained import make_variant, sha256
+    rows = labelled_rows()
+    feats, chan = load_features("asis"), load_features("channel")
+    head = Head(**CANDIDATES[candidate]).fit(*training_set(rows, feats, chan, lambda r: False))
+
+    def scores_of(paths):
+        return head.logits(np.stack([feats[p] for p in paths]))
+
+    blocks = dev_blocks(rows, feats, scores_of)
+    t_verify = threshold_for(blocks, 0.01)
+    t_enrol = threshold_for(blocks, 0.002)
+    dev = [r for r in rows if r["split"] == "dev" and r["path"] in feats and not r.get("lossless_of")]
+    dev_scores = scores_of([r["path"] for r in dev])
+    labels = np.array([r["label"] for r in dev])
+    spoof_scores = dev_scores[labels == 0]
+    pairs = [(r["path"], r["lossless_of"]) for r in rows if r.get("lossless_of") and r["path"] in feats and r["lossless_of"] in feats]
+    lossless, coded = scores_of([a for a, _ in pairs]), scores_of([b for _, b in pairs])
+    flips = {f"{label}": int(((lossless < t) != (coded < t)).sum()) for label, t in (("verification", t_verify), ("enrolment", t_enrol))}
+    sigmoid = lambda z: float(1 / (1 + np.exp(-z)))  # noqa: E731
+    summary = {
+        "model": name, "head": candidate,
+        "dev_eer": eer(dev_scores, labels)[0], "dev_min_dcf": min_dcf(dev_scores, labels),
+        "verification_threshold": sigmoid(t_verify), "enrolment_threshold": sigmoid(t_enrol),
+        "dev_spoofs_passing_at_verification": float((spoof_scores >= t_verify).mean()),
+        "dev_spoofs_passing_at_enrolment": float((spoof_scores >= t_enrol).mean()),
+        "real_flagged_at_verification": {k: float((v < t_verify).mean()) for k, v in blocks.items()},
+        "real_flagged_at_enrolment": {k: float((v < t_enrol).mean()) for k, v in blocks.items()},
+        "lossless_vs_mp3_pairs": len(pairs), "lossless_vs_mp3_flips": flips,
+    }
+    print(json.dumps(summary, indent=1))
+    work = WORK / "export"
+    work.mkdir(parents=True, exist_ok=True)
+    raw = work / f"{name}.raw.onnx"
+    example = torch.randn(2, 5, 150, feats[next(iter(feats))].shape[0] // 10)
+    torch.onnx.export(head_graph(head), (example,), str(raw), input_names=["hidden_states"], output_names=["logit"],
+                      dynamic_shapes={"hidden_states": {0: torch.export.Dim("B", min=1, max=64), 2: torch.export.Dim("T", min=1, max=100_000)}},
+                      opset_version=18, dynamo=True, external_data=False, verbose=False)
+    target = MODELS / f"{name}.onnx"
+    make_variant(raw, "fp32", target)
+    import onnxruntime as ort
+    session = ort.InferenceSession(str(target), providers=["CPUExecutionProvider"])
+    probe = [r["path"] for r in dev[:8]]
+    enc = encoder_session()
+    got = np.array([session.run(["logit"], {"hidden_states": hidden_states(enc, load(DATA_DIR / p))[None]})[0][0] for p in probe])
+    worst = float(np.abs(got - scores_of(probe)).max())
+    print(f"ONNX head vs training head on {len(probe)} dev clips (from audio): max |logit diff| = {worst:.2e}")
+    summary.update(file=target.name, sha256=sha256(target), onnx_vs_training_max_logit_diff=worst)
+    out_json.write_text(json.dumps(summary, indent=1))
+    print(f"wrote {target} and {out_json}")
+
+
+if __name__ == "__main__":
+    main()
