@@ -11,23 +11,23 @@ head's input ([layers, 2 * D], flattened). The head standardises them and applie
 the ONNX file takes the hidden states and does the pooling itself, so the engine runs the encoder once and
 hands its output to both this head and the phrase decoder.
 
-Work files go to $VOXKEY_WORK/spoof-v5 (default ~/.cache/voxkey-work).
+Work files go to $VOXKEY_WORK/spoof-v5 (VOXKEY_WORK as in data.py: default training/work).
 """
 from __future__ import annotations
 
 import argparse
 import csv
 import json
-import os
 import zlib
 from pathlib import Path
 
 import numpy as np
 
+from .data import WORK as DATA_WORK
 from .pretrained import DATA_DIR, MODELS
 from .whisper import chunks, log_mel
 
-WORK = Path(os.environ.get("VOXKEY_WORK", Path.home() / ".cache" / "voxkey-work")) / "spoof-v5"
+WORK = Path(DATA_WORK) / "spoof-v5"
 ENCODER = "voxkey-whisper-tiny-en-encoder"
 SR = 16000
 
