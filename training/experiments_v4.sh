@@ -7,12 +7,14 @@
 #   bash training/experiments_v4.sh eval-v3      # the shipped v3 model through the same evaluation (thresholds for v3)
 #   bash training/experiments_v4.sh export       # v4 checkpoint -> models/voxkey-spoof-v4.onnx + evaluation + manifest entry
 # Everything runs under `nice -n ${NICE:-19}`, one thread per process. Caches and generated audio go to
-# $VOXKEY_WORK (default /work/cache/spoofwork: outside the repository); checkpoints to training/checkpoints/.
+# $VOXKEY_WORK (default training/work/v4, gitignored: its data cache has no MP3 round trips, so it is kept apart from
+# the v3 cache in training/work/cache); checkpoints to training/checkpoints/. PY: the venv's python (default
+# $VOXKEY_VENV/bin/python when VOXKEY_VENV is set, else python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PY:-/work/venv/bin/python}
+if [ -n "${VOXKEY_VENV:-}" ]; then PY=${PY:-$VOXKEY_VENV/bin/python}; else PY=${PY:-python3}; fi
 DATA_DIR=${DATA_DIR:-../shared/datasets}
-export VOXKEY_WORK=${VOXKEY_WORK:-/work/cache/spoofwork}
+export VOXKEY_WORK=${VOXKEY_WORK:-$PWD/training/work/v4}
 GEN=$VOXKEY_WORK/spoofgen-v4
 V4_STEPS=${V4_STEPS:-700}
 mkdir -p training/results training/checkpoints "$VOXKEY_WORK"
@@ -29,11 +31,11 @@ case $s in
     ;;
   v4)
     run -m training.voxkey_train.train_spoof $COMMON --tag v4-bce --init-onnx models/voxkey-spoof-v3.onnx --max-steps "$V4_STEPS"
-    run training/cm_v4.py --data-dir "$DATA_DIR" --ckpt training/checkpoints/spoof_v4-bce.pt --out training/results/cm-v4-candidate-bce.json > /dev/null
+    run -m training.voxkey_train.cm_v4 --data-dir "$DATA_DIR" --ckpt training/checkpoints/spoof_v4-bce.pt --out training/results/cm-v4-candidate-bce.json > /dev/null
     ;;
   v4-oc)
     run -m training.voxkey_train.train_spoof $COMMON --arch lcnn-lfb64-oc --tag v4-oc --init-onnx models/voxkey-spoof-v3.onnx --max-steps "$V4_STEPS"
-    run training/cm_v4.py --data-dir "$DATA_DIR" --ckpt training/checkpoints/spoof_v4-oc.pt --out training/results/cm-v4-candidate-oc.json > /dev/null
+    run -m training.voxkey_train.cm_v4 --data-dir "$DATA_DIR" --ckpt training/checkpoints/spoof_v4-oc.pt --out training/results/cm-v4-candidate-oc.json > /dev/null
     ;;
   lofo|lofo-oc)
     arch=lcnn-lfb64; pre=lofo4
@@ -43,12 +45,12 @@ case $s in
       extra=""; case $fam in gen:*) extra="--gen-families $fam";; esac
       run -m training.voxkey_train.train_spoof $COMMON --arch $arch --tag "$tag" --init-onnx "$V2_SPOOF_ONNX" \
         --max-steps "${fold##*:}" --exclude-families "$fam"
-      run training/cm_v4.py --data-dir "$DATA_DIR" --ckpt "training/checkpoints/spoof_$tag.pt" $extra \
+      run -m training.voxkey_train.cm_v4 --data-dir "$DATA_DIR" --ckpt "training/checkpoints/spoof_$tag.pt" $extra \
         --out "training/results/cm-$tag.json" > /dev/null
     done
     ;;
   eval-v3)
-    run training/cm_v4.py --data-dir "$DATA_DIR" --onnx models/voxkey-spoof-v3.onnx --out training/results/cm-v4-eval-voxkey-spoof-v3.json > /dev/null
+    run -m training.voxkey_train.cm_v4 --data-dir "$DATA_DIR" --onnx models/voxkey-spoof-v3.onnx --out training/results/cm-v4-eval-voxkey-spoof-v3.json > /dev/null
     ;;
   export)
     run -m training.voxkey_train.export_v4 --data-dir "$DATA_DIR" --ckpt "${V4_CKPT:-training/checkpoints/spoof_v4-bce.pt}" --name voxkey-spoof-v4

@@ -24,7 +24,7 @@ two_stage_training() {
     --max-steps "$V2_STEPS" "$@"
   ckpt="training/checkpoints/${kind}_$ARCH-v2.pt"
   $PY -m training.voxkey_train.export "$kind" --data-dir "$DATA_DIR" --ckpt "$ckpt" --name "$NAME"
-  $PY training/evaluate.py "$eval_kind" --data-dir "$DATA_DIR" --onnx "models/$NAME.onnx" \
+  $PY -m training.voxkey_train.evaluate "$eval_kind" --data-dir "$DATA_DIR" --onnx "models/$NAME.onnx" \
     --out "training/results/$eval_kind-$NAME-onnx.json" > /dev/null
 }
 
@@ -43,6 +43,6 @@ v3_training() {
   nice -n 10 $PY -m "training.voxkey_train.$module" --data-dir "$DATA_DIR" --tag "$tag" --init-onnx "$v2" "$@"
   $PY -m training.voxkey_train.export "$kind" --data-dir "$DATA_DIR" --ckpt "training/checkpoints/${kind}_$tag.pt" \
     --name "$V3_NAME" ${V3_EXPORT_ARGS:-}
-  $PY training/evaluate.py "$eval_kind" --data-dir "$DATA_DIR" --onnx "models/$V3_NAME.onnx" \
+  $PY -m training.voxkey_train.evaluate "$eval_kind" --data-dir "$DATA_DIR" --onnx "models/$V3_NAME.onnx" \
     --out "training/results/$eval_kind-$V3_NAME-onnx.json" > /dev/null
 }

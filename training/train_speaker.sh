@@ -9,11 +9,11 @@
 # Without the git history, stages A (v1 recipe: ECAPA-TDNN from scratch, MAX_STEPS + CONT_STEPS) and
 #   B (v2: warm restart, V2_STEPS) run first (stages.sh).
 # Env: DATA_DIR (default ../shared/datasets), ARCH (ecapa256), MAX_STEPS (1000), CONT_STEPS (1400),
-#      V2_STEPS (3600), V3_STEPS (1450), V3_SCHEDULE, V3_NAME (voxkey-speaker-v3), PY (/usr/bin/python3),
+#      V2_STEPS (3600), V3_STEPS (1450), V3_SCHEDULE, V3_NAME (voxkey-speaker-v3), PY (python3: a python with torch 1.13 + torchaudio, e.g. Debian's),
 #      COMPARE=1 (the v1 architecture comparison first), SKIP_ENGINE=1 (no npm run eval at the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PY:-/usr/bin/python3}
+PY=${PY:-python3}
 DATA_DIR=${DATA_DIR:-../shared/datasets}
 ARCH=${ARCH:-ecapa256}
 MAX_STEPS=${MAX_STEPS:-1000}
@@ -30,9 +30,9 @@ mkdir -p training/work/stage-a training/checkpoints training/results
 if [ "${COMPARE:-0}" = 1 ]; then
   # short architecture comparison at ~equal CPU time (same seed and batches): ECAPA 300 steps vs thin ResNet 190 steps
   $PY -m training.voxkey_train.train_speaker --data-dir "$DATA_DIR" --arch ecapa256 --tag cmp-ecapa256 --max-steps 2200 --stop-step 300
-  $PY training/evaluate.py sv --data-dir "$DATA_DIR" --ckpt training/checkpoints/speaker_cmp-ecapa256.pt --out training/results/sv-compare-ecapa256-300.json > /dev/null
+  $PY -m training.voxkey_train.evaluate sv --data-dir "$DATA_DIR" --ckpt training/checkpoints/speaker_cmp-ecapa256.pt --out training/results/sv-compare-ecapa256-300.json > /dev/null
   $PY -m training.voxkey_train.train_speaker --data-dir "$DATA_DIR" --arch resnet-thin --tag cmp-resnet-thin --max-steps 1400 --stop-step 190
-  $PY training/evaluate.py sv --data-dir "$DATA_DIR" --ckpt training/checkpoints/speaker_cmp-resnet-thin.pt --out training/results/sv-compare-resnet-thin-190.json > /dev/null
+  $PY -m training.voxkey_train.evaluate sv --data-dir "$DATA_DIR" --ckpt training/checkpoints/speaker_cmp-resnet-thin.pt --out training/results/sv-compare-resnet-thin-190.json > /dev/null
 fi
 . training/stages.sh
 # The shipped run's LR schedule: it was restarted from its checkpoints with shorter cosine cycles as

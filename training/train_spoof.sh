@@ -11,11 +11,11 @@
 #   real clips of every dev corpus (npm run eval -- --write-spoof-threshold).
 # Without the git history, stages A (v1 recipe) and B (v2) run first (stages.sh).
 # Env: DATA_DIR, ARCH (lcnn-lfb64), MAX_STEPS (600), CONT_STEPS (900), V2_STEPS (1800), V3_STEPS (1200), V3_STOP (984),
-#      V3_NAME (voxkey-spoof-v3), PY (/usr/bin/python3), SKIP_ENGINE=1 (no npm run eval at the end).
+#      V3_NAME (voxkey-spoof-v3), PY (python3: a python with torch 1.13 + torchaudio, e.g. Debian's), SKIP_ENGINE=1 (no npm run eval at the end).
 # The comparisons (leave-one-family-out, one-class softmax) are in training/experiments_v3.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PY:-/usr/bin/python3}
+PY=${PY:-python3}
 DATA_DIR=${DATA_DIR:-../shared/datasets}
 ARCH=${ARCH:-lcnn-lfb64}
 MAX_STEPS=${MAX_STEPS:-600}

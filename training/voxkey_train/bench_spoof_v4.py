@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cost of the deepfake check for a 5 s clip on one core (onnxruntime, one thread, engine windows: 2 x 4 s).
 
-  /work/venv/bin/python training/bench_spoof_v4.py models/voxkey-spoof-v3.onnx models/voxkey-spoof-v4.onnx
+  $VOXKEY_VENV/bin/python -m training.voxkey_train.bench_spoof_v4 models/voxkey-spoof-v3.onnx models/voxkey-spoof-v4.onnx
 Prints the median and p90 of 200 runs per model, interleaved so that machine load hits both alike."""
 import sys
 import time
@@ -9,8 +9,7 @@ import time
 import numpy as np
 import onnxruntime as ort
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from cm_v4 import engine_windows  # noqa: E402
+from .cm_v4 import engine_windows
 
 so = ort.SessionOptions(); so.intra_op_num_threads = 1; so.inter_op_num_threads = 1
 sess = {p: ort.InferenceSession(p, so, providers=["CPUExecutionProvider"]) for p in sys.argv[1:]}

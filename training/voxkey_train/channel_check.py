@@ -7,9 +7,9 @@ to 16 kHz WAV) into a small data set outside the repository, scores it with the 
 channel the share of real clips flagged at the default spoof model's verification and enrolment thresholds, the
 share of spoofs that pass, and the EER.
 
-  /work/venv/bin/python training/channel_check.py prepare   # $VOXKEY_WORK/channel-dev (speech/, trials/, manifest.csv)
-  npm run eval -- --cm $VOXKEY_WORK/channel-dev/trials/cm-channels.csv --out /tmp/channel-eval.json --threads 2
-  /work/venv/bin/python training/channel_check.py report    # reads the eval's per-clip cache -> training/results/channel-check.json
+  $VOXKEY_VENV/bin/python -m training.voxkey_train.channel_check prepare   # $VOXKEY_WORK/channel-dev (speech/, trials/, manifest.csv)
+  npm run eval -- --cm $VOXKEY_WORK/channel-dev/trials/cm-channels.csv --out $TMPDIR/channel-eval.json --threads 2
+  $VOXKEY_VENV/bin/python -m training.voxkey_train.channel_check report    # reads the eval's per-clip cache -> training/results/channel-check.json
 
 Each "corpus" of the prepared set is a channel (`speech/<channel>/...`), so the eval's per-corpus table is per channel.
 """
@@ -26,14 +26,14 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from voxkey_train import audio_io as io  # noqa: E402
-from voxkey_train import metrics  # noqa: E402
-from voxkey_train.channels import apply_channel  # noqa: E402
+from . import audio_io as io
+from . import metrics
+from .channels import apply_channel
+from .data import WORK
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.environ.get("DATA_DIR", os.path.join(ROOT, "..", "shared", "datasets"))
-OUT = os.path.join(os.environ.get("VOXKEY_WORK", "/work/cache/spoofwork"), "channel-dev")
+OUT = os.path.join(WORK, "channel-dev")
 CHANNELS = ["none", "opus-6k", "opus-16k", "mp3-32k", "gsm", "g726-16k", "speex"]  # names of channels.CHANNELS
 REAL_EVERY, SPOOF_EVERY = 14, 7
 

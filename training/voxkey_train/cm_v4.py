@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Deepfake-check evaluation on dev as the engine scores it, with both operating points (issue 25).
 
-  VOXKEY_WORK=/work/cache/spoofwork /work/venv/bin/python training/cm_v4.py --onnx models/voxkey-spoof-v3.onnx --out training/results/cm-v4-eval-voxkey-spoof-v3.json
-  VOXKEY_WORK=... /work/venv/bin/python training/cm_v4.py --ckpt <training checkpoint> --gen-families gen:piper --out ...
+  VOXKEY_WORK=training/work/v4 $VOXKEY_VENV/bin/python -m training.voxkey_train.cm_v4 --onnx models/voxkey-spoof-v3.onnx --out training/results/cm-v4-eval-voxkey-spoof-v3.json
+  VOXKEY_WORK=... $VOXKEY_VENV/bin/python -m training.voxkey_train.cm_v4 --ckpt <training checkpoint> --gen-families gen:piper --out ...
 
 Scoring mirrors packages/engine/src/spoof.ts: the whole decoded clip (no VAD), 4 s windows with a 2 s hop, a
 last window aligned to the end when the tail is >= 0.5 s, clips shorter than 4 s repeat-padded; the mean
@@ -27,11 +27,9 @@ import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from voxkey_train.data import WORK, Cache, data_dir_arg  # noqa: E402
-from voxkey_train.families import family_of  # noqa: E402
-from voxkey_train import metrics as M  # noqa: E402
+from .data import WORK, Cache, data_dir_arg
+from .families import family_of
+from . import metrics as M
 
 WIN, HOP = 64000, 32000
 SHARES = {"verification3pct": 0.03, "verification5pct": 0.05, "enrolment0.5pct": 0.005}

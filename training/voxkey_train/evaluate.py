@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Dev-set evaluation for Voxkey models (PyTorch checkpoints or exported ONNX).
 
-  /usr/bin/python3 training/evaluate.py sv  --ckpt training/checkpoints/speaker_ecapa256.pt  --out training/results/sv-ecapa256.json
-  /usr/bin/python3 training/evaluate.py sv  --onnx models/voxkey-speaker-v2.onnx --out ...
-  /usr/bin/python3 training/evaluate.py cm  --ckpt training/checkpoints/spoof_lcnn.pt --out training/results/cm-....json
+  python3 -m training.voxkey_train.evaluate sv  --ckpt training/checkpoints/speaker_ecapa256.pt  --out training/results/sv-ecapa256.json
+  python3 -m training.voxkey_train.evaluate sv  --onnx models/voxkey-speaker-v2.onnx --out ...
+  python3 -m training.voxkey_train.evaluate cm  --ckpt training/checkpoints/spoof_lcnn.pt --out training/results/cm-....json
 
 SV: EER, minDCF(P_target=0.01, C_miss=C_fa=1), Cllr (after the logistic calibration
 fitted on the same dev trials - optimistic; the calibration itself is fitted here),
@@ -26,12 +26,12 @@ import time
 import numpy as np
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from voxkey_train.data import Cache, data_dir_arg  # noqa: E402
-from voxkey_train.features import compute_fbank, energy_vad_concat  # noqa: E402
-from voxkey_train import metrics as M  # noqa: E402
-from voxkey_train.families import family_of  # noqa: E402
+from .data import Cache, data_dir_arg
+from .features import compute_fbank, energy_vad_concat
+from . import metrics as M
+from .families import family_of
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # training/
 
 HELDOUT = ("festival", "yourtts-vc", "seed-tts")
 

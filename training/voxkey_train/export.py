@@ -2,8 +2,8 @@
 (onnx.reference and onnxruntime-node when available), evaluate on dev, fit speaker calibration,
 and write the model's manifest entry.
 
-  /usr/bin/python3 -m training.voxkey_train.export speaker --ckpt training/checkpoints/speaker_ecapa256-v2.pt --name voxkey-speaker-v2
-  /usr/bin/python3 -m training.voxkey_train.export spoof   --ckpt training/checkpoints/spoof_lcnn-lfb64-v2.pt --name voxkey-spoof-v2
+  python3 -m training.voxkey_train.export speaker --ckpt training/checkpoints/speaker_ecapa256-v2.pt --name voxkey-speaker-v2
+  python3 -m training.voxkey_train.export spoof   --ckpt training/checkpoints/spoof_lcnn-lfb64-v2.pt --name voxkey-spoof-v2
 """
 from __future__ import annotations
 
@@ -20,10 +20,9 @@ import torch
 from .data import Cache, TRAIN_DIR, data_dir_arg
 from . import update_manifest
 from . import metrics as M
+from . import evaluate as EV
 
 ROOT = os.path.dirname(TRAIN_DIR)
-sys.path.insert(0, TRAIN_DIR)
-import evaluate as EV  # noqa: E402
 
 TRAINING_DATA = ("Voxkey dev-data bundle (../shared/datasets, train split only): Mozilla Common Voice 6.1 sample (CC0-1.0), "
                  "LibriSpeech train-clean-100 sample (CC BY 4.0), EmoDB (research use only), VoxForge (GPL), "

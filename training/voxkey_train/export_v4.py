@@ -1,7 +1,7 @@
 """Export a v4 spoof checkpoint to ONNX, check it against PyTorch, evaluate it as the engine scores it
-(training/cm_v4.py) and write the PROPOSED manifest entry (the lead merges it into models/manifest.json):
+(training/voxkey_train/cm_v4.py) and write the PROPOSED manifest entry (the lead merges it into models/manifest.json):
 
-  VOXKEY_WORK=/work/cache/spoofwork /work/venv/bin/python -m training.voxkey_train.export_v4 \
+  VOXKEY_WORK=training/work/v4 $VOXKEY_VENV/bin/python -m training.voxkey_train.export_v4 \
       --ckpt training/checkpoints/spoof_v4-bce.pt --name voxkey-spoof-v4
 
 -> models/<name>.onnx (the network on engine-computed band features, spoof_features_onnx.py; the waveform graph
@@ -75,8 +75,9 @@ def main():
     features_diff = convert(out, shipped)
     print("features graph vs waveform graph max abs diff", features_diff, flush=True)
     res_path = os.path.join(TRAIN_DIR, "results", f"cm-{a.name}.json")
-    subprocess.run([sys.executable, os.path.join(TRAIN_DIR, "cm_v4.py"), "--data-dir", a.data_dir, "--onnx", out,
-                    "--out", res_path], check=True, stdout=subprocess.DEVNULL)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (TRAIN_DIR, os.environ.get("PYTHONPATH")) if p)}
+    subprocess.run([sys.executable, "-m", "voxkey_train.cm_v4", "--data-dir", a.data_dir, "--onnx", out,
+                    "--out", res_path], check=True, stdout=subprocess.DEVNULL, env=env)
     res = json.load(open(res_path))
     th = res["thresholds"]
     entry = {
@@ -88,7 +89,7 @@ def main():
         "enrolmentThreshold": th["enrolment0.5pct"],
         "thresholdNote": ("P(bona fide) below it = deepfake_detected. defaultThreshold (verification): the highest threshold "
                           "that flags at most 3% of the real dev clips of every corpus with >= 10 of them and of the smaller "
-                          "corpora pooled; enrolmentThreshold: the same rule at 0.5% (training/cm_v4.py, engine-style windows)"),
+                          "corpora pooled; enrolmentThreshold: the same rule at 0.5% (training/voxkey_train/cm_v4.py, engine-style windows)"),
         "license": "Apache-2.0",
         "trainingData": TRAINING_DATA_V3 + " v4 adds copy-synthesised and synthesised speech from offline generators "
                         "(training/voxkey_train/gen_v4.py; generators and licences in `generators`) and user channels "

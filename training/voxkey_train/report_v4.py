@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Markdown tables for issue 25 from training/results/cm-*.json (written by cm_v4.py):
 
-  python3 training/report_v4.py            # v3 vs v4 per family, real flagged per corpus, LOFO folds
+  python3 -m training.voxkey_train.report_v4            # v3 vs v4 per family, real flagged per corpus, LOFO folds
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import glob
 import json
 import os
 
-R = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+R = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")  # training/results
 
 
 LOFO4_STEPS = 80  # every lofo4 fold so far (experiments_v4.sh FOLDS="family:80 ...")

@@ -18,7 +18,7 @@ as --write-calibration does). In-sample only: check a winner on `npm run eval`'s
 shipping it (AS-norm won here and lost there: docs/accuracy.md, "A more robust comparison").
 
   # after channel_devset --study and an eval of each of its lists (the caches' names are printed by npm run eval):
-  /work/venv/bin/python training/sv_channel_study.py --clean-cache C --channel-cache H --lowpass-cache L --train-cache T \
+  $VOXKEY_VENV/bin/python -m training.voxkey_train.sv_channel_study --clean-cache C --channel-cache H --lowpass-cache L --train-cache T \
       --out training/results/sv-channel-study-voxkey-speaker-v4.json
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ import os
 
 import numpy as np
 
-DATA = os.environ.get("VOXKEY_DATA_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "datasets"))
+DATA = os.environ.get("VOXKEY_DATA_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "datasets"))
 NARROW_HZ = 4700
 LDA_DIM = 128
 FEATURES = ["minBandwidthKHz", "bandwidthGapKHz", "minDecayHundredDbPerS", "maxSpectralHoleRatio", "minSnrTenDb", "minLogSpeech",

@@ -11,9 +11,9 @@ the production front-end (Silero VAD, segment-averaged embeddings).
           vs best score, with 1, 3 and 5 enrolment recordings per speaker, on the dev speakers with
           many recordings (speechocean762: 30 x 20; Common Voice speakers with >= 8 clips).
 
-  /usr/bin/python3 training/sv_study.py calib --cache /tmp/voxkey-eval-cache/<key>.json \
+  python3 -m training.voxkey_train.sv_study calib --cache $TMPDIR/voxkey-eval-cache/<key>.json \
       --cohort models/voxkey-speaker-v3-cohort.f32 --out training/results/sv-calibration-study-v3.json
-  /usr/bin/python3 training/sv_study.py multi --cache ... --cohort ... --out training/results/multi-enrol-v3.json
+  python3 -m training.voxkey_train.sv_study multi --cache ... --cohort ... --out training/results/multi-enrol-v3.json
 """
 from __future__ import annotations
 
@@ -26,9 +26,9 @@ import sys
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from voxkey_train import metrics as M  # noqa: E402
+from . import metrics as M
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # training/
 
 DATA = os.path.join(os.path.dirname(HERE), "..", "shared", "datasets")
 
@@ -284,7 +284,7 @@ def main():
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     res = calib(a) if a.task == "calib" else multi(a)
-    res["command"] = "python3 training/sv_study.py " + " ".join(sys.argv[1:])
+    res["command"] = "python3 -m training.voxkey_train.sv_study " + " ".join(sys.argv[1:])
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:
         json.dump(res, f, indent=1)
