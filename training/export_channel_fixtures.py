@@ -2,7 +2,7 @@
 """Write the channel-quality fixtures for the engine's TypeScript tests: the first 4 s of the fixture recording
 alice_1.wav as it is and through four channels of voxkey_train/channels.py (seeded).
 
-Usage (from repo root): /work/venv/bin/python training/export_channel_fixtures.py
+Usage (from repo root): $VOXKEY_VENV/bin/python training/export_channel_fixtures.py
 Writes packages/engine/test/fixtures/audio/alice_1_4s_<channel>.wav (16 kHz, 16-bit mono).
 """
 import os

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write reference Kaldi-fbank fixtures for the engine's TypeScript tests.
 
-Usage (from repo root): /usr/bin/python3 training/export_fbank_fixtures.py
+Usage (from repo root): python3 training/export_fbank_fixtures.py
 Writes packages/engine/test/fixtures/fbank/<name>.json with
 {samples, sampleRate, fbank (raw Kaldi fbank, no CMN), fbankCmn}.
 """

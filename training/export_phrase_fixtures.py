@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Write the phrase checker's reference fixtures for the engine's TypeScript port (issue 32): what
-voxkey_train/phrase_text.py and the Python recogniser (training/phrase_check.py) compute.
+voxkey_train/phrase_text.py and the Python recogniser (training/voxkey_train/phrase_check.py) compute.
 
-Usage (from repo root): /work/venv/bin/python training/export_phrase_fixtures.py
+Usage (from repo root): $VOXKEY_VENV/bin/python training/export_phrase_fixtures.py
 Writes packages/engine/test/fixtures/phrase-text/phrase-text.json with
 - `decode`: seeded token-id sequences (ordinary, special and timestamp ids, byte tokens that form invalid UTF-8)
   and the text BpeVocab.decode gives;

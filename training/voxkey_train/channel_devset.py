@@ -1,10 +1,10 @@
 """The speaker channel dev set: the dev speaker trials (trials/sv-dev.csv) with enrolment and test each through a
 user channel (channels.py), as 16 kHz WAV files outside the repository, plus a trials CSV `npm run eval` reads.
 
-  VOXKEY_WORK=/work/cache/voxkey nice -n 10 /work/venv/bin/python -m training.voxkey_train.channel_devset --jobs 2
+  nice -n 10 $VOXKEY_VENV/bin/python -m training.voxkey_train.channel_devset --jobs 2
   npm run eval -- --sv ../shared/datasets/trials/sv-dev.csv --channels $VOXKEY_WORK/sv-channel-dev/trials/sv-dev-channels.csv --max-far 0.01 --threads 1
 
-For the robust-comparison study (training/sv_channel_study.py), --study also writes
+For the robust-comparison study (training/voxkey_train/sv_channel_study.py), --study also writes
   speech/.../<utt>.enrol-<channel>.lowpass.wav   each enrolment-side version low-passed to LOWPASS_HZ (bandwidth matching)
   trials/sv-dev-channels-lowpassed-enrol.csv      the trials with those as enrolments
 and, under $VOXKEY_WORK/sv-channel-train, TRAIN_SPEAKERS seeded train speakers x TRAIN_CLIPS clips, each as it is

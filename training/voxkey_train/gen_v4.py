@@ -1,9 +1,9 @@
 """Spoof generation stage v4: copy-synthesis of TRAIN-split real speech through offline vocoders and
 codecs, offline TTS voices, and the same user channels (codecs) for real and spoofed speech alike.
 
-  VOXKEY_WORK=/work/cache/spoofwork python -m training.voxkey_train.gen_v4 --jobs 2        # generate (resumable)
-  VOXKEY_WORK=/work/cache/spoofwork python -m training.voxkey_train.gen_v4 --smoke 2       # 2 clips per generator
-  VOXKEY_WORK=/work/cache/spoofwork python -m training.voxkey_train.gen_v4 --pack          # -> $VOXKEY_WORK/spoofgen-v4/{wave.npy,index.csv}
+  VOXKEY_WORK=training/work/v4 python -m training.voxkey_train.gen_v4 --jobs 2        # generate (resumable)
+  VOXKEY_WORK=training/work/v4 python -m training.voxkey_train.gen_v4 --smoke 2       # 2 clips per generator
+  VOXKEY_WORK=training/work/v4 python -m training.voxkey_train.gen_v4 --pack          # -> $VOXKEY_WORK/spoofgen-v4/{wave.npy,index.csv}
 
 Every job is one clip: its inputs (source clip or text, generator settings, channel) are drawn from an RNG
 seeded by (SEED, generator, job number), so the job list and each job's output do not depend on the number of

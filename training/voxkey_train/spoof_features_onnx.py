@@ -4,7 +4,7 @@ network without its in-graph spectral front-end, taking band features of any len
 spoof-bands.ts, the same definition as spoof_model.SpecFrontEnd). The weights and every node after the
 front-end are kept as they are; only the graph's input moves.
 
-  /work/venv/bin/python -m training.voxkey_train.spoof_features_onnx --in models/x.onnx --out models/x.onnx
+  $VOXKEY_VENV/bin/python -m training.voxkey_train.spoof_features_onnx --in models/x.onnx --out models/x.onnx
 
 Checks: on 4 s windows the new graph fed the old graph's own front-end output gives the old logits
 exactly, and it accepts other lengths.

@@ -1,6 +1,6 @@
 """Speaker-embedding training (AAM-softmax), seeded, resumable, time-budgeted.
 
-Run from the repo root:  /usr/bin/python3 -m training.voxkey_train.train_speaker --arch ecapa256 --tag ecapa256
+Run from the repo root:  python3 -m training.voxkey_train.train_speaker --arch ecapa256 --tag ecapa256
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Spoof countermeasure training: bona fide (train split) vs spoof (train split + generated).
 
-Run from the repo root: /usr/bin/python3 -m training.voxkey_train.train_spoof
+Run from the repo root: python3 -m training.voxkey_train.train_spoof
 Seeded (per-step RNG), resumable from training/checkpoints/spoof_<tag>.pt, time-budgeted.
 """
 from __future__ import annotations

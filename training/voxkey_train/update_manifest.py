@@ -1,7 +1,7 @@
 """Add/replace OUR entries (matched by "name") in models/manifest.json, preserving everything else
 (a new default entry takes the default flag from the other models of its kind).
 
-  /usr/bin/python3 -m training.voxkey_train.update_manifest entry1.json [entry2.json ...]
+  python3 -m training.voxkey_train.update_manifest entry1.json [entry2.json ...]
 """
 from __future__ import annotations
 
