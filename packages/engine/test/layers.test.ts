@@ -8,12 +8,13 @@ const SRC = fileURLToPath(new URL('../src', import.meta.url));
 /**
  * The engine's layers, lowest first: a file may import its own unit and the units before it. The
  * base is the top-level helpers every layer uses; index.ts, dsp.ts and cli.ts are the entry points.
- * A new folder or top-level file fails the test until it is placed here.
+ * A new folder or top-level file fails the test until it is placed here. phrase/ (the phrase check's text
+ * side: vocabulary, normaliser, match score) sits beside features/: pure functions the models can use.
  */
 const LAYERS: string[][] = [
   ['errors.ts', 'limits.ts', 'package-dir.ts', 'math.ts'],
   ['audio'],
-  ['features'],
+  ['features', 'phrase'],
   ['models'],
   ['scoring'],
   ['runtime'],
