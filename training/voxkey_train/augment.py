@@ -79,7 +79,6 @@ def gain_clip(x, rng):
 
 
 def random_gain(x, rng, lo_db=-20, hi_db=6):
-    peak = np.abs(x).max() + 1e-9
     g = 10 ** (rng.uniform(lo_db, hi_db) / 20)
     y = x * g
     if np.abs(y).max() > 1:

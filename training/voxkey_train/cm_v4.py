@@ -22,7 +22,6 @@ import argparse
 import csv
 import json
 import os
-import sys
 import time
 
 import numpy as np

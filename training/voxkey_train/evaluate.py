@@ -20,7 +20,6 @@ import csv
 import json
 import os
 import subprocess
-import sys
 import time
 
 import numpy as np

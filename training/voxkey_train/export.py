@@ -11,7 +11,6 @@ import argparse
 import hashlib
 import json
 import os
-import sys
 import time
 
 import numpy as np
@@ -19,7 +18,6 @@ import torch
 
 from .data import Cache, TRAIN_DIR, data_dir_arg
 from . import update_manifest
-from . import metrics as M
 from . import evaluate as EV
 
 ROOT = os.path.dirname(TRAIN_DIR)
@@ -148,7 +146,6 @@ def export_speaker(a):
     trials = EV.read_csv(os.path.join(data_dir, "trials", "sv-dev.csv"))
     paths = sorted({t["enrol"] for t in trials} | {t["test"] for t in trials})
     dev = EV.sv_embed_torch(model, cache, paths) if not a.no_eval else None
-    lab = np.array([int(t["target"]) for t in trials])
     backends = {}
     chosen = ("none", np.zeros(192), np.eye(192))
     if a.backend != "none":

