@@ -70,6 +70,7 @@ describe.skipIf(!datasetPresentFor(import.meta.url, 'enrolment and verification 
       samples: 1,
       deepfake_score: expect.any(Number),
       models: { speaker: expect.any(String), spoof: expect.any(String) },
+      recording_quality: { net_speech_s: expect.any(Number), snr_db: expect.any(Number), bandwidth_hz: expect.any(Number), spectral_hole_ratio: expect.any(Number), decay_rate_db_per_s: expect.any(Number) },
     });
     const users = await api('GET', orgPath('/users?filter=external_id=alice'));
     expect(users.body.results).toHaveLength(1);
@@ -97,7 +98,7 @@ describe.skipIf(!datasetPresentFor(import.meta.url, 'enrolment and verification 
     expect(signatureIsValid(org.secret, call)).toBe(true);
     // The spec's fields, plus the additive ones of issue 14 (docs/decisions.md).
     const specFields = ['created_at', 'deepfake_detected', 'event_type', 'external_id', 'latency_ms', 'match_score', 'request_uuid', 'result'];
-    const additive = ['deepfake_score', 'match_threshold', 'deepfake_threshold', 'failure_reason', 'models', 'voiceprint_upgraded'];
+    const additive = ['deepfake_score', 'match_threshold', 'deepfake_threshold', 'failure_reason', 'models', 'voiceprint_upgraded', 'recording_quality'];
     expect(Object.keys(call.body).sort()).toEqual([...specFields, ...additive].sort());
     expect(call.body.event_type).toBe('verification.completed');
     expect(['verified', 'rejected', 'inconclusive']).toContain(call.body.result);
