@@ -46,6 +46,7 @@ import zlib
 
 import numpy as np
 
+from .mel import slaney_mel
 from . import audio_io as io
 from .channels import CODEC_CHANNELS, apply_channel
 from .data import WORK, DEFAULT_DATA, read_manifest
@@ -85,30 +86,6 @@ CODEC2_MODES = ("700C", "1200", "1300", "1600", "2400", "3200")
 _HIFI = {}
 
 
-def _slaney_mel(sr=22050, n_fft=1024, n_mels=80, fmin=0.0, fmax=8000.0):
-    """librosa.filters.mel (htk=False, norm='slaney') in numpy: the mel basis the generators were trained with."""
-    def hz_to_mel(f):
-        f = np.asarray(f, np.float64)
-        lin = f / (200.0 / 3)
-        logstep = np.log(6.4) / 27.0
-        return np.where(f >= 1000.0, 15.0 + np.log(np.maximum(f, 1e-9) / 1000.0) / logstep, lin)
-
-    def mel_to_hz(m):
-        m = np.asarray(m, np.float64)
-        logstep = np.log(6.4) / 27.0
-        return np.where(m >= 15.0, 1000.0 * np.exp(logstep * (m - 15.0)), m * 200.0 / 3)
-
-    fftfreqs = np.linspace(0, sr / 2, n_fft // 2 + 1)
-    mel_f = mel_to_hz(np.linspace(hz_to_mel(fmin), hz_to_mel(fmax), n_mels + 2))
-    fdiff = np.diff(mel_f)
-    ramps = mel_f[:, None] - fftfreqs[None, :]
-    w = np.zeros((n_mels, len(fftfreqs)))
-    for i in range(n_mels):
-        w[i] = np.maximum(0, np.minimum(-ramps[i] / fdiff[i], ramps[i + 2] / fdiff[i + 1]))
-    w *= (2.0 / (mel_f[2: n_mels + 2] - mel_f[:n_mels]))[:, None]
-    return w.astype(np.float32)
-
-
 def hifigan(x, which):
     import importlib.util
     import json
@@ -130,7 +107,7 @@ def hifigan(x, which):
         g = Generator(AD(cfg))
         g.load_state_dict(torch.load(os.path.join(d, f"generator_{which}.pth.tar"), map_location="cpu")["generator"])
         g.eval(); g.remove_weight_norm()
-        _HIFI[which] = (g, torch.from_numpy(_slaney_mel()))
+        _HIFI[which] = (g, torch.from_numpy(slaney_mel(22050, 1024, 80, 0.0, 8000.0)))
     g, mel_basis = _HIFI[which]
     y22 = io.resample(x, 16000, 22050)
     with torch.no_grad():
@@ -200,7 +177,7 @@ def griffinlim(x, rng):
     X = torch.stft(torch.from_numpy(x), n_fft, hop, window=win, return_complex=True).abs()
     if rng.random() < 0.5:  # mel-domain bottleneck (like a mel vocoder)
         n_mels = int(rng.choice([40, 64, 80]))
-        fb = torch.from_numpy(_slaney_mel(16000, n_fft, n_mels, 0, 8000))  # [M, F]
+        fb = torch.from_numpy(slaney_mel(16000, n_fft, n_mels, 0, 8000))  # [M, F]
         X = (torch.linalg.pinv(fb) @ (fb @ X)).clamp(min=0)
     n_iter, momentum = int(rng.integers(8, 40)), 0.99
     angles = torch.exp(2j * np.pi * torch.rand(X.shape, generator=torch.Generator().manual_seed(int(rng.integers(1 << 30)))))
