@@ -1,41 +1,16 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { findCycle, importGraph, relativeImports, sourceFiles } from '../../../scripts/import-graph.mjs';
 
 const SRC = fileURLToPath(new URL('../src', import.meta.url));
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(full);
-    return entry.name.endsWith('.ts') ? [full] : [];
-  });
-}
-
-/** Every module specifier of the file: static imports and re-exports (type-only ones too) and dynamic imports. */
-function specifiers(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
-  return [
-    ...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]/g),
-    ...text.matchAll(/(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g),
-    ...text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g),
-  ].map((m) => m[1]!);
-}
-
-/** The source files the file imports by relative path (`./x.js` is `./x.ts`). */
-function importedFiles(file: string): Array<{ specifier: string; target: string }> {
-  return specifiers(file)
-    .filter((specifier) => specifier.startsWith('.'))
-    .map((specifier) => ({ specifier, target: path.resolve(path.dirname(file), specifier).replace(/\.js$/, '.ts') }));
-}
 
 /** The unit of src/ a file belongs to: its top-level folder, or the file's own name at the top (`deps.ts`). */
 const unitOf = (file: string): string => path.relative(SRC, file).split(path.sep)[0]!;
 
 /** The top-level folder of src/ each relative import of the file lands in. */
 function importedFolders(file: string): Array<{ specifier: string; folder: string }> {
-  return importedFiles(file).map(({ specifier, target }) => ({ specifier, folder: unitOf(target) }));
+  return relativeImports(file).map(({ specifier, target }) => ({ specifier, folder: unitOf(target) }));
 }
 
 function violations(layer: string, forbidden: string[]): string[] {
@@ -72,35 +47,6 @@ const ALLOWED: Record<string, string[]> = {
   'main.ts': ['cli'],
 };
 
-/** One import cycle of the graph as `a -> b -> a` (src-relative paths), or undefined when there is none. */
-function findCycle(graph: Map<string, string[]>): string[] | undefined {
-  const state = new Map<string, 'visiting' | 'done'>();
-  const trail: string[] = [];
-  const visit = (node: string): string[] | undefined => {
-    if (state.get(node) === 'done') return undefined;
-    if (state.get(node) === 'visiting') return [...trail.slice(trail.indexOf(node)), node];
-    state.set(node, 'visiting');
-    trail.push(node);
-    for (const next of graph.get(node) ?? []) {
-      const cycle = visit(next);
-      if (cycle) return cycle;
-    }
-    trail.pop();
-    state.set(node, 'done');
-    return undefined;
-  };
-  for (const node of graph.keys()) {
-    const cycle = visit(node);
-    if (cycle) return cycle;
-  }
-  return undefined;
-}
-
-function importGraph(): Map<string, string[]> {
-  const files = sourceFiles(SRC);
-  return new Map(files.map((file) => [path.relative(SRC, file), importedFiles(file).map(({ target }) => path.relative(SRC, target))]));
-}
-
 describe('layers', () => {
   it('finds the imports it is meant to police', () => {
     expect(importedFolders(path.join(SRC, 'app.ts')).map((i) => i.folder)).toEqual(expect.arrayContaining(['http', 'routes']));
@@ -126,7 +72,7 @@ describe('layers', () => {
     expect(units.filter((unit) => !(unit in ALLOWED)), 'units without a row in ALLOWED').toEqual([]);
     const refused = sourceFiles(SRC).flatMap((file) => {
       const unit = unitOf(file);
-      return importedFiles(file)
+      return relativeImports(file)
         .map(({ specifier, target }) => ({ specifier, to: unitOf(target) }))
         .filter(({ to }) => to !== unit && !ALLOWED[unit]?.includes(to))
         .map(({ specifier }) => `${path.relative(SRC, file)} imports ${specifier}`);
@@ -135,13 +81,13 @@ describe('layers', () => {
   });
 
   it('every relative import names a source file', () => {
-    const graph = importGraph();
+    const graph = importGraph(SRC);
     const missing = [...graph].flatMap(([file, targets]) => targets.filter((target) => !graph.has(target)).map((target) => `${file} -> ${target}`));
     expect(missing).toEqual([]);
   });
 
   it('the import graph has no cycles', () => {
-    expect(findCycle(importGraph())?.join(' -> ')).toBeUndefined();
+    expect(findCycle(importGraph(SRC))?.join(' -> ')).toBeUndefined();
   });
 
   it('the cycle finder finds a cycle', () => {
