@@ -32,6 +32,7 @@ import type { LogisticCalibration } from '../models/manifest.js';
 import { buildCohort } from './cohort.js';
 import { familyOf } from './families.js';
 import { median, num, parseArgs, userPath } from './args.js';
+import { readCsv } from './csv.js';
 import { renderEval, type EvalResult } from './render.js';
 
 const run = promisify(execFile);
@@ -48,15 +49,6 @@ interface ClipResult {
 
 /** Cache keys of the channel dev set's clips (paths relative to its own folder). */
 const CHANNEL_KEY = 'channels:';
-
-function readCsv(path: string): Record<string, string>[] {
-  const [header, ...lines] = readFileSync(path, 'utf8').trim().split(/\r?\n/);
-  const cols = header!.split(',');
-  return lines.map((l) => {
-    const v = l.split(',');
-    return Object.fromEntries(cols.map((c, i) => [c, v[i] ?? '']));
-  });
-}
 
 async function loadClip(datasetDir: string, rel: string): Promise<Uint8Array> {
   const path = join(datasetDir, rel);
