@@ -43,6 +43,9 @@ describe('model manifest', () => {
     bad.push({ models: [entry({ calibration: { type: 'logistic', a: 30, b: -19, quality: { channel: { weights: { unknownFeature: 0.01 }, neutral } } } })] });
     bad.push({ models: [entry({ calibration: { type: 'logistic', a: 30, b: -19, quality: { channel: { weights: { minBandwidthKHz: 0.01 }, neutral: { ...neutral, snrDb: 'x' } } } } })] });
     expect(() => validateManifest({ models: [entry({ calibration: { type: 'logistic', a: 30, b: -19, quality: { channel: { weights: { minBandwidthKHz: 0.01 }, neutral } } } })] })).not.toThrow();
+    // a spoof model that reads a speech encoder must name it
+    bad.push({ models: [entry({ kind: 'spoof', input: { features: 'whisper-hidden-states' } })] });
+    expect(() => validateManifest({ models: [entry({ kind: 'spoof', input: { features: 'whisper-hidden-states', encoder: 'enc' } }), entry({ name: 'enc', kind: 'speech-encoder' })] })).not.toThrow();
     for (const doc of bad) expect(() => validateManifest(doc), JSON.stringify(doc)).toThrow(expect.objectContaining({ code: 'manifest_invalid' }));
   });
   it('reports a missing or unparsable manifest', async () => {
