@@ -7,20 +7,18 @@
  * Embeds every unique clip once (through the engine pool, production front-end, no quality gating),
  * caches embeddings per model pair, and prints/writes SV metrics (EER, minDCF at P_target 0.01,
  * FAR/FRR at the model's default threshold, Cllr) and CM metrics (EER, FAR at 1% FRR).
- * FLAC (dataset only; the API takes WAV/MP3) is converted with the `sox` CLI.
+ * FLAC (dataset only; the API takes WAV/MP3) is decoded to WAV by tools/flac.ts (@wasm-audio-decoders/flac).
  * With a score-normalisation cohort in the speaker model's manifest entry, trial scores are AS-normed
  * cosines (score-norm.ts), exactly as engine.verify scores them. --write-cohort builds that cohort
  * from train-split speakers (tools/cohort.ts); --write-calibration fits the decision calibration
  * (calibration.ts: FAR <= --max-far in every block at match_score >= --match-threshold) into the manifest.
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { createEngine, type VoiceEngine } from '../runtime/engine.js';
 import { EngineError } from '../errors.js';
 import { defaultManifestPath, defaultModelsDir, loadManifest } from '../models/manifest.js';
@@ -33,9 +31,9 @@ import { buildCohort } from './cohort.js';
 import { familyOf } from './families.js';
 import { median, num, parseArgs, userPath } from './args.js';
 import { readCsv } from './csv.js';
+import { flacToWav } from './flac.js';
 import { renderEval, type EvalResult } from './render.js';
 
-const run = promisify(execFile);
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 interface ClipResult {
@@ -52,11 +50,8 @@ const CHANNEL_KEY = 'channels:';
 
 async function loadClip(datasetDir: string, rel: string): Promise<Uint8Array> {
   const path = join(datasetDir, rel);
-  if (path.endsWith('.flac')) {
-    const { stdout } = await run('sox', [path, '-t', 'wav', '-b', '16', '-'], { encoding: 'buffer', maxBuffer: 64 << 20 });
-    return new Uint8Array(stdout);
-  }
-  return new Uint8Array(await readFile(path));
+  const bytes = new Uint8Array(await readFile(path));
+  return path.endsWith('.flac') ? flacToWav(bytes) : bytes;
 }
 
 function svMetrics(trials: { cos: number; target: boolean }[], cal: { a: number; b: number }, threshold: number) {

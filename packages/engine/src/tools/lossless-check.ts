@@ -9,12 +9,11 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { FLACDecoder } from '@wasm-audio-decoders/flac';
-import { encodeWav } from '../audio/wav.js';
 import { createEngine } from '../runtime/engine.js';
 import { PACKAGE_DIR } from '../package-dir.js';
 import { num, parseArgs, userPath } from './args.js';
 import { readCsv } from './csv.js';
+import { flacToWav } from './flac.js';
 
 const args = parseArgs(process.argv.slice(2), {
   name: 'npm run check:lossless --',
@@ -31,20 +30,15 @@ const engine = await createEngine({ spoofModel: typeof args['spoof-model'] === '
 const verifyThreshold = 1 - engine.defaultDeepfakeThreshold;
 const enrolThreshold = 1 - engine.defaultEnrolmentDeepfakeThreshold;
 
-const decoder = new FLACDecoder();
-await decoder.ready;
 const pairs = readCsv(join(dataDir, 'lossless', 'manifest.csv'));
 const scored: { path: string; lossless: number; mp3: number }[] = [];
 for (const pair of pairs) {
-  const { channelData, sampleRate } = await decoder.decodeFile(new Uint8Array(readFileSync(join(dataDir, pair.path!))));
-  await decoder.reset();
   const [lossless, mp3] = await Promise.all([
-    engine.embedBytes(encodeWav(channelData[0]!, sampleRate)),
+    engine.embedBytes(await flacToWav(new Uint8Array(readFileSync(join(dataDir, pair.path!))))),
     engine.embedBytes(new Uint8Array(readFileSync(join(dataDir, pair.mp3_path!)))),
   ]);
   scored.push({ path: pair.path!, lossless: lossless.bonafideProbability, mp3: mp3.bonafideProbability });
 }
-decoder.free();
 await engine.close();
 
 const at = (threshold: number) => ({
