@@ -18,7 +18,21 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createEngine, decodeBase64Audio } from '@voxkey/engine';
 import { client, fiveSecondClips, measureAudioChecks, startReceiver } from './lib/api.js';
-import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, rssMiB, startServer, summarise, today, writeResult, runBench } from './lib/server.js';
+import {
+  argValue,
+  chooseModels,
+  cli,
+  createEnvironment,
+  type Dialect,
+  hasFlag,
+  machine,
+  rssMiB,
+  startServer,
+  summarise,
+  today,
+  writeResult,
+  runBench,
+} from './lib/server.js';
 
 const dialect: Dialect = hasFlag('--postgres') ? 'postgres' : 'sqlite';
 const SAMPLES_1 = Number(argValue('--samples1', '40'));
@@ -34,18 +48,40 @@ async function main() {
   const models = chooseModels();
   const startedAt = new Date().toISOString();
   const machineAtStart = machine();
-  console.log(`bench:api on ${dialect}; models: ${models.which}; load average ${machineAtStart.loadavg.join(' ')}`);
+  console.log(
+    `bench:api on ${dialect}; models: ${models.which}; load average ${machineAtStart.loadavg.join(' ')}`,
+  );
 
   const speakers = fiveSecondClips(SPEAKERS * 4, 3);
   // The engine alone before the server starts and again after it stops; the API figures are compared with the mean.
   const engineBefore = await engineAlone(models.dir, speakers);
-  console.log(`engine alone (before): one at a time p50 ${engineBefore.concurrency1Ms.p50} ms; sustained ${engineBefore.sustained.verificationsPerSecond} verifications/s`);
+  console.log(
+    `engine alone (before): one at a time p50 ${engineBefore.concurrency1Ms.p50} ms; sustained ${engineBefore.sustained.verificationsPerSecond} verifications/s`,
+  );
   const environment = await createEnvironment(dialect, { VOXKEY_MODELS_DIR: models.dir });
   const receiver = await startReceiver();
   const server = await startServer(environment, {}, 'api', [], SERVER_BIN);
   try {
-    const org = await cli(environment, ['org', 'create', '--name', 'Bench', '--email', 'bench@example.com', '--plan', '4', '--callback-url', receiver.url]);
-    const live = await cli(environment, ['token', 'create', '--org', String(org.organisation.id), '--name', 'bench']);
+    const org = await cli(environment, [
+      'org',
+      'create',
+      '--name',
+      'Bench',
+      '--email',
+      'bench@example.com',
+      '--plan',
+      '4',
+      '--callback-url',
+      receiver.url,
+    ]);
+    const live = await cli(environment, [
+      'token',
+      'create',
+      '--org',
+      String(org.organisation.id),
+      '--name',
+      'bench',
+    ]);
     const orgId: number = org.organisation.id;
     const call = client(`${server.baseUrl}/v1`, live.bearer);
     const rssStart = rssMiB(server.pid);
@@ -58,8 +94,13 @@ async function main() {
       if (enrolled.length >= SPEAKERS) break;
       const requestUuid = randomUUID();
       const externalId = `speaker-${i}-${s.speaker}`;
-      const res = await call('POST', `/organisations/${orgId}/enrollments`, { voice_data: s.clips[0]!.base64, request_uuid: requestUuid, external_id: externalId });
-      if (res.status !== 202) throw new Error(`enrolment: ${res.status} ${JSON.stringify(res.body)}`);
+      const res = await call('POST', `/organisations/${orgId}/enrollments`, {
+        voice_data: s.clips[0]!.base64,
+        request_uuid: requestUuid,
+        external_id: externalId,
+      });
+      if (res.status !== 202)
+        throw new Error(`enrolment: ${res.status} ${JSON.stringify(res.body)}`);
       const hook = await receiver.waitFor(requestUuid);
       if (hook.body.status !== 'enrolled') {
         failedEnrolments++;
@@ -67,24 +108,40 @@ async function main() {
       }
       enrolled.push({ externalId, probes: s.clips.slice(1).map((c) => c.base64) });
     }
-    if (enrolled.length < SPEAKERS) throw new Error(`only ${enrolled.length} speakers could be enrolled`);
+    if (enrolled.length < SPEAKERS)
+      throw new Error(`only ${enrolled.length} speakers could be enrolled`);
     console.log(`enrolled ${enrolled.length} speakers`);
 
     let counter = 0;
     const results: Record<string, number> = {};
     /** One verification: POST -> 202 -> webhook. Returns [request-to-webhook, request-to-202] in ms. */
-    async function verifyOnce(): Promise<{ total: number; accept: number; serverLatency: number; result: string }> {
+    async function verifyOnce(): Promise<{
+      total: number;
+      accept: number;
+      serverLatency: number;
+      result: string;
+    }> {
       const who = enrolled[counter % enrolled.length]!;
       const probe = who.probes[counter % who.probes.length]!;
       counter++;
       const requestUuid = randomUUID();
       const t0 = performance.now();
-      const res = await call('POST', `/organisations/${orgId}/verifications`, { voice_data: probe, request_uuid: requestUuid, external_id: who.externalId });
+      const res = await call('POST', `/organisations/${orgId}/verifications`, {
+        voice_data: probe,
+        request_uuid: requestUuid,
+        external_id: who.externalId,
+      });
       const accept = performance.now() - t0;
-      if (res.status !== 202) throw new Error(`verification: ${res.status} ${JSON.stringify(res.body)}`);
+      if (res.status !== 202)
+        throw new Error(`verification: ${res.status} ${JSON.stringify(res.body)}`);
       const hook = await receiver.waitFor(requestUuid);
       results[hook.body.result] = (results[hook.body.result] ?? 0) + 1;
-      return { total: hook.at - t0, accept, serverLatency: hook.body.latency_ms, result: hook.body.result };
+      return {
+        total: hook.at - t0,
+        accept,
+        serverLatency: hook.body.latency_ms,
+        result: hook.body.result,
+      };
     }
 
     async function atConcurrency(concurrency: number, samples: number) {
@@ -117,16 +174,27 @@ async function main() {
     // The pre-check first, on an idle server: it is what a person waits for before recording again.
     const checkClips = speakers.flatMap((s) => s.clips.map((c) => c.base64));
     const checks = await measureAudioChecks(call, orgId, checkClips, AUDIO_CHECKS);
-    const audioCheck = { clipSeconds: '4.5-5.5', requestTo200Ms: summarise(checks.durationsMs), usable: checks.usable, targetMs: 100 };
-    console.log(`audio check (5 s clips): p50 ${audioCheck.requestTo200Ms.p50} ms, p95 ${audioCheck.requestTo200Ms.p95} ms (n=${audioCheck.requestTo200Ms.n}, usable ${checks.usable})`);
+    const audioCheck = {
+      clipSeconds: '4.5-5.5',
+      requestTo200Ms: summarise(checks.durationsMs),
+      usable: checks.usable,
+      targetMs: 100,
+    };
+    console.log(
+      `audio check (5 s clips): p50 ${audioCheck.requestTo200Ms.p50} ms, p95 ${audioCheck.requestTo200Ms.p95} ms (n=${audioCheck.requestTo200Ms.n}, usable ${checks.usable})`,
+    );
 
     // Warm-up: the first inferences load the models into every worker thread.
     for (let i = 0; i < 4; i++) await verifyOnce();
 
     const c1 = await atConcurrency(1, SAMPLES_1);
-    console.log(`concurrency 1: request-to-webhook p50 ${c1.requestToWebhookMs.p50} ms, p95 ${c1.requestToWebhookMs.p95} ms (n=${c1.requestToWebhookMs.n})`);
+    console.log(
+      `concurrency 1: request-to-webhook p50 ${c1.requestToWebhookMs.p50} ms, p95 ${c1.requestToWebhookMs.p95} ms (n=${c1.requestToWebhookMs.n})`,
+    );
     const c8 = await atConcurrency(8, SAMPLES_8);
-    console.log(`concurrency 8: request-to-webhook p50 ${c8.requestToWebhookMs.p50} ms, p95 ${c8.requestToWebhookMs.p95} ms (n=${c8.requestToWebhookMs.n})`);
+    console.log(
+      `concurrency 8: request-to-webhook p50 ${c8.requestToWebhookMs.p50} ms, p95 ${c8.requestToWebhookMs.p95} ms (n=${c8.requestToWebhookMs.n})`,
+    );
 
     // Sustained: keep SUSTAINED_IN_FLIGHT verifications in flight for the window; count webhooks that arrive in it.
     const windowStart = performance.now();
@@ -153,7 +221,9 @@ async function main() {
       verificationsPerSecond: Math.round((completedInWindow / WINDOW_S) * 100) / 100,
       requestToWebhookMs: summarise(sustainedTotals),
     };
-    console.log(`sustained (${SUSTAINED_IN_FLIGHT} in flight, ${WINDOW_S} s): ${sustained.verificationsPerSecond} verifications/s, p50 ${sustained.requestToWebhookMs.p50} ms`);
+    console.log(
+      `sustained (${SUSTAINED_IN_FLIGHT} in flight, ${WINDOW_S} s): ${sustained.verificationsPerSecond} verifications/s, p50 ${sustained.requestToWebhookMs.p50} ms`,
+    );
 
     const report = {
       benchmark: 'api',
@@ -165,10 +235,21 @@ async function main() {
       models,
       machine: { ...machineAtStart, loadavgAtEnd: machine().loadavg },
       server: {
-        env: { NODE_ENV: 'development', RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'info (to a file)', ENGINE_THREADS: 'default (cores)', ENGINE_INTRA_OP_THREADS: '1' },
+        env: {
+          NODE_ENV: 'development',
+          RATE_LIMIT_ENABLED: 'false',
+          LOG_LEVEL: 'info (to a file)',
+          ENGINE_THREADS: 'default (cores)',
+          ENGINE_INTRA_OP_THREADS: '1',
+        },
         rssMiB: { start: rssStart, end: rssMiB(server.pid) },
       },
-      recordings: { corpus: 'commonvoice (MP3, 16 kHz mono, 24 kbit/s)', durationSeconds: '4.5-5.5', speakers: enrolled.length, failedEnrolments },
+      recordings: {
+        corpus: 'commonvoice (MP3, 16 kHz mono, 24 kbit/s)',
+        durationSeconds: '4.5-5.5',
+        speakers: enrolled.length,
+        failedEnrolments,
+      },
       concurrency1: c1,
       concurrency8: c8,
       sustained,
@@ -181,23 +262,44 @@ async function main() {
     const engineOnly = {
       before: engineBefore,
       after: engineAfter,
-      concurrency1Ms: { p50: Math.round(((engineBefore.concurrency1Ms.p50 + engineAfter.concurrency1Ms.p50) / 2) * 10) / 10 },
-      sustained: { verificationsPerSecond: Math.round(((engineBefore.sustained.verificationsPerSecond + engineAfter.sustained.verificationsPerSecond) / 2) * 100) / 100 },
+      concurrency1Ms: {
+        p50:
+          Math.round(
+            ((engineBefore.concurrency1Ms.p50 + engineAfter.concurrency1Ms.p50) / 2) * 10,
+          ) / 10,
+      },
+      sustained: {
+        verificationsPerSecond:
+          Math.round(
+            ((engineBefore.sustained.verificationsPerSecond +
+              engineAfter.sustained.verificationsPerSecond) /
+              2) *
+              100,
+          ) / 100,
+      },
     };
     console.log(
       `engine alone (mean of before and after): one at a time p50 ${engineOnly.concurrency1Ms.p50} ms; sustained ${engineOnly.sustained.verificationsPerSecond} verifications/s; ` +
         `API / engine: ${Math.round((sustained.verificationsPerSecond / engineOnly.sustained.verificationsPerSecond) * 100)} % throughput, ` +
         `request-to-webhook p50 - engine p50 = ${Math.round((c1.requestToWebhookMs.p50 - engineOnly.concurrency1Ms.p50) * 10) / 10} ms`,
     );
-    writeResult(`api-${today()}${dialect === 'postgres' ? '-postgres' : ''}${argValue('--label') ? `-${argValue('--label')}` : ''}`, {
-      ...report,
-      machine: { ...machineAtStart, loadavgAtEnd: machine().loadavg },
-      engineOnly,
-      apiVsEngine: {
-        sustainedThroughputRatio: Math.round((sustained.verificationsPerSecond / engineOnly.sustained.verificationsPerSecond) * 1000) / 1000,
-        concurrency1P50DifferenceMs: Math.round((c1.requestToWebhookMs.p50 - engineOnly.concurrency1Ms.p50) * 10) / 10,
+    writeResult(
+      `api-${today()}${dialect === 'postgres' ? '-postgres' : ''}${argValue('--label') ? `-${argValue('--label')}` : ''}`,
+      {
+        ...report,
+        machine: { ...machineAtStart, loadavgAtEnd: machine().loadavg },
+        engineOnly,
+        apiVsEngine: {
+          sustainedThroughputRatio:
+            Math.round(
+              (sustained.verificationsPerSecond / engineOnly.sustained.verificationsPerSecond) *
+                1000,
+            ) / 1000,
+          concurrency1P50DifferenceMs:
+            Math.round((c1.requestToWebhookMs.p50 - engineOnly.concurrency1Ms.p50) * 10) / 10,
+        },
       },
-    });
+    );
   } finally {
     await server.stop();
     await receiver.close();
@@ -209,11 +311,18 @@ async function main() {
 async function engineAlone(modelsDir: string, speakers: ReturnType<typeof fiveSecondClips>) {
   const engine = await createEngine({ modelsDir });
   try {
-    const voiceprints: Array<{ voiceprint: Awaited<ReturnType<typeof engine.enrol>>['voiceprint']; probes: string[] }> = [];
+    const voiceprints: Array<{
+      voiceprint: Awaited<ReturnType<typeof engine.enrol>>['voiceprint'];
+      probes: string[];
+    }> = [];
     for (const s of speakers) {
       if (voiceprints.length >= SPEAKERS) break;
       const enrolment = await engine.enrol(decodeBase64Audio(s.clips[0]!.base64)).catch(() => null); // too little speech: next speaker, as through the API
-      if (enrolment) voiceprints.push({ voiceprint: enrolment.voiceprint, probes: s.clips.slice(1).map((c) => c.base64) });
+      if (enrolment)
+        voiceprints.push({
+          voiceprint: enrolment.voiceprint,
+          probes: s.clips.slice(1).map((c) => c.base64),
+        });
     }
     let counter = 0;
     const verifyOnce = async () => {
@@ -240,7 +349,12 @@ async function engineAlone(modelsDir: string, speakers: ReturnType<typeof fiveSe
     return {
       threads: engine.stats().threads,
       concurrency1Ms: summarise(one),
-      sustained: { windowSeconds: WINDOW_S, inFlight: SUSTAINED_IN_FLIGHT, completedInWindow: completed, verificationsPerSecond: Math.round((completed / WINDOW_S) * 100) / 100 },
+      sustained: {
+        windowSeconds: WINDOW_S,
+        inFlight: SUSTAINED_IN_FLIGHT,
+        completedInWindow: completed,
+        verificationsPerSecond: Math.round((completed / WINDOW_S) * 100) / 100,
+      },
     };
   } finally {
     await engine.close();

@@ -23,7 +23,21 @@ import {
   unfinishedWork,
 } from '../apps/server/test/support/hostile-traffic.js';
 import { client, fiveSecondClips, startReceiver } from './lib/api.js';
-import { argValue, chooseModels, cli, createEnvironment, type Dialect, FIXTURE_MODELS, hasFlag, machine, rssMiB, startServer, today, writeResult, runBench } from './lib/server.js';
+import {
+  argValue,
+  chooseModels,
+  cli,
+  createEnvironment,
+  type Dialect,
+  FIXTURE_MODELS,
+  hasFlag,
+  machine,
+  rssMiB,
+  startServer,
+  today,
+  writeResult,
+  runBench,
+} from './lib/server.js';
 
 const MINUTES = Number(argValue('--minutes', '3'));
 const dialect: Dialect = hasFlag('--postgres') ? 'postgres' : 'sqlite';
@@ -35,7 +49,9 @@ const JOB_MAX_ATTEMPTS = 3;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main() {
-  const models = FIXTURES ? { dir: FIXTURE_MODELS, which: 'engine fixture models (--fixtures)' } : chooseModels();
+  const models = FIXTURES
+    ? { dir: FIXTURE_MODELS, which: 'engine fixture models (--fixtures)' }
+    : chooseModels();
   const startedAt = new Date().toISOString();
   const machineAtStart = machine();
   console.log(`bench:hostile ${MINUTES} min on ${dialect}; models: ${models.which}`);
@@ -45,8 +61,26 @@ async function main() {
   const api = `${server.baseUrl}/v1`;
   try {
     const organisation = async (name: string): Promise<HostileOrganisation> => {
-      const created = await cli(environment, ['org', 'create', '--name', name, '--email', `${name.toLowerCase()}@example.com`, '--plan', '4', '--callback-url', receiver.url]);
-      const live = await cli(environment, ['token', 'create', '--org', String(created.organisation.id), '--name', 'hostile']);
+      const created = await cli(environment, [
+        'org',
+        'create',
+        '--name',
+        name,
+        '--email',
+        `${name.toLowerCase()}@example.com`,
+        '--plan',
+        '4',
+        '--callback-url',
+        receiver.url,
+      ]);
+      const live = await cli(environment, [
+        'token',
+        'create',
+        '--org',
+        String(created.organisation.id),
+        '--name',
+        'hostile',
+      ]);
       return { id: created.organisation.id, token: live.bearer };
     };
     const flooder = await organisation('Flooder');
@@ -59,7 +93,13 @@ async function main() {
       const [enrol, probe] = candidate.clips.map((c) => c.base64);
       const sent = await sendVoice(api, flooder, 'enrollments', enrol!, `flo-${candidate.speaker}`);
       if ((await receiver.waitFor(sent.requestUuid)).body.status !== 'enrolled') continue;
-      const again = await sendVoice(api, steady, 'enrollments', enrol!, `stella-${candidate.speaker}`);
+      const again = await sendVoice(
+        api,
+        steady,
+        'enrollments',
+        enrol!,
+        `stella-${candidate.speaker}`,
+      );
       if ((await receiver.waitFor(again.requestUuid)).body.status !== 'enrolled') continue;
       speaker = { enrol: `${candidate.speaker}`, probe: probe! };
       break;
@@ -91,24 +131,44 @@ async function main() {
     const progress = setInterval(() => {
       const rss = rssMiB(server.pid);
       rssTimeline.push({ seconds: Math.round((Date.now() - floodStarted) / 1000), rssMiB: rss });
-      console.log(`${observations.sent.length} voice requests, ${observations.unauthenticated.length} unauthenticated uploads, ${receiver.count} webhooks; RSS ${rss} MiB`);
+      console.log(
+        `${observations.sent.length} voice requests, ${observations.unauthenticated.length} unauthenticated uploads, ${receiver.count} webhooks; RSS ${rss} MiB`,
+      );
     }, 15_000);
     await runHostileTraffic(options, observations).finally(() => clearInterval(progress));
 
     const accepted = observations.accepted();
     const expected = [...accepted.map((s) => s.requestUuid), ...poisonJobs];
     const drainStarted = Date.now();
-    while (expected.some((uuid) => !receiver.perRequest.has(uuid)) && Date.now() - drainStarted < 180_000) await sleep(500);
+    while (
+      expected.some((uuid) => !receiver.perRequest.has(uuid)) &&
+      Date.now() - drainStarted < 180_000
+    )
+      await sleep(500);
     const drainSeconds = Math.round((Date.now() - drainStarted) / 100) / 10;
     await sleep(2000); // a duplicate would arrive within the retry schedule
 
-    const readable = async (sent: { org: HostileOrganisation; kind: string; requestUuid: string }) => {
-      const res = await client(api, sent.org.token)('GET', `/organisations/${sent.org.id}/${sent.kind}/${sent.requestUuid}`);
+    const readable = async (sent: {
+      org: HostileOrganisation;
+      kind: string;
+      requestUuid: string;
+    }) => {
+      const res = await client(api, sent.org.token)(
+        'GET',
+        `/organisations/${sent.org.id}/${sent.kind}/${sent.requestUuid}`,
+      );
       return res.status === 200 && ['completed', 'failed'].includes(res.body.status);
     };
     let unreadable = 0;
-    for (let i = 0; i < accepted.length; i += 8) unreadable += (await Promise.all(accepted.slice(i, i + 8).map(readable))).filter((ok) => !ok).length;
-    const poisonRecords = await Promise.all(poisonJobs.map((uuid) => client(api, poisoned.token)('GET', `/organisations/${poisoned.id}/enrollments/${uuid}`)));
+    for (let i = 0; i < accepted.length; i += 8)
+      unreadable += (await Promise.all(accepted.slice(i, i + 8).map(readable))).filter(
+        (ok) => !ok,
+      ).length;
+    const poisonRecords = await Promise.all(
+      poisonJobs.map((uuid) =>
+        client(api, poisoned.token)('GET', `/organisations/${poisoned.id}/enrollments/${uuid}`),
+      ),
+    );
     const unfinished = await unfinishedWork(environment.databaseUrl);
     const log = readFileSync(server.logFile, 'utf8');
     const webhookMs = (sent: Sent) => {
@@ -119,13 +179,22 @@ async function main() {
     const checks = {
       noServerErrors: summary.serverErrors === 0 && !/unhandled error/.test(log),
       healthzAlwaysAnswered: summary.healthz.failed === 0,
-      unauthenticatedNeverRead: observations.unauthenticated.every((u) => !u.finishedWhenAnswered && (u.status === 401 || u.status === null)),
+      unauthenticatedNeverRead: observations.unauthenticated.every(
+        (u) => !u.finishedWhenAnswered && (u.status === 401 || u.status === null),
+      ),
       overLimitRefused: observations.overLimit.every((u) => u.status === 413 || u.status === null),
-      flooderOnlyQueueFull: observations.of(flooder).every((s) => s.status === 202 || s.error === 'queue_full'),
+      flooderOnlyQueueFull: observations
+        .of(flooder)
+        .every((s) => s.status === 202 || s.error === 'queue_full'),
       steadyNeverRefused: summary.steady.refused === 0,
       oneWebhookPerAccepted: expected.every((uuid) => receiver.perRequest.get(uuid) === 1),
       recordsReadable: unreadable === 0,
-      poisonJobsFailedWithProcessingError: poisonRecords.every((r) => r.status === 200 && r.body.status === 'failed' && r.body.failure_reason === 'processing_error'),
+      poisonJobsFailedWithProcessingError: poisonRecords.every(
+        (r) =>
+          r.status === 200 &&
+          r.body.status === 'failed' &&
+          r.body.failure_reason === 'processing_error',
+      ),
       nothingUnfinished: unfinished.jobs.length === 0 && unfinished.deliveries.length === 0,
       noFailures: observations.failures.length === 0,
     };
@@ -138,14 +207,30 @@ async function main() {
       minutes: MINUTES,
       models,
       machine: { ...machineAtStart, loadavgAtEnd: machine().loadavg },
-      server: 'voxkey serve, NODE_ENV=development (for the loopback webhook receiver), defaults otherwise (JOB_MAX_QUEUE 500, JOB_MAX_QUEUE_PER_ORG 125, BODY_LIMIT_BYTES 15 MiB, ENGINE_THREADS = cores) but RATE_LIMIT_ENABLED=false',
-      traffic: { flooderLoops: options.flooder.loops, steadyEveryMs: options.steady.everyMs, unauthenticated: options.unauthenticated, overLimitBodyBytes: options.overLimitBodyBytes },
+      server:
+        'voxkey serve, NODE_ENV=development (for the loopback webhook receiver), defaults otherwise (JOB_MAX_QUEUE 500, JOB_MAX_QUEUE_PER_ORG 125, BODY_LIMIT_BYTES 15 MiB, ENGINE_THREADS = cores) but RATE_LIMIT_ENABLED=false',
+      traffic: {
+        flooderLoops: options.flooder.loops,
+        steadyEveryMs: options.steady.everyMs,
+        unauthenticated: options.unauthenticated,
+        overLimitBodyBytes: options.overLimitBodyBytes,
+      },
       checks,
-      summary: { ...summary, webhooks: { expected: expected.length, received: expected.reduce((n, uuid) => n + (receiver.perRequest.get(uuid) ?? 0), 0), drainSeconds } },
+      summary: {
+        ...summary,
+        webhooks: {
+          expected: expected.length,
+          received: expected.reduce((n, uuid) => n + (receiver.perRequest.get(uuid) ?? 0), 0),
+          drainSeconds,
+        },
+      },
       rssTimeline,
       failures: observations.failures.map(String),
     };
-    writeResult(`hostile-${today()}${dialect === 'postgres' ? '-postgres' : ''}${FIXTURES ? '-fixtures' : ''}${LABEL ? `-${LABEL}` : ''}`, report);
+    writeResult(
+      `hostile-${today()}${dialect === 'postgres' ? '-postgres' : ''}${FIXTURES ? '-fixtures' : ''}${LABEL ? `-${LABEL}` : ''}`,
+      report,
+    );
     console.log(JSON.stringify({ checks, summary: report.summary }, null, 2));
     if (Object.values(checks).some((ok) => !ok)) process.exitCode = 1;
   } finally {

@@ -20,21 +20,46 @@
 import { randomUUID } from 'node:crypto';
 import { client, fiveSecondClips, startReceiver } from './lib/api.js';
 import { type LoadResult, runLoad, seedUsers, startBareServer } from './lib/load.js';
-import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, rssMiB, startServer, today, writeResult, runBench } from './lib/server.js';
+import {
+  argValue,
+  chooseModels,
+  cli,
+  createEnvironment,
+  type Dialect,
+  hasFlag,
+  machine,
+  rssMiB,
+  startServer,
+  today,
+  writeResult,
+  runBench,
+} from './lib/server.js';
 
 const DURATION = Number(argValue('--duration', '10'));
 const CONNECTIONS = Number(argValue('--connections', '10'));
 /** Lower than the default 500 so that a 10 s window of verification traffic reaches the queue limit (429). */
 const JOB_MAX_QUEUE = argValue('--job-max-queue', '100')!;
-const dialects: Dialect[] = hasFlag('--sqlite-only') ? ['sqlite'] : hasFlag('--postgres-only') ? ['postgres'] : ['sqlite', 'postgres'];
+const dialects: Dialect[] = hasFlag('--sqlite-only')
+  ? ['sqlite']
+  : hasFlag('--postgres-only')
+    ? ['postgres']
+    : ['sqlite', 'postgres'];
 
 function line(r: LoadResult): string {
   const rss = r.rssMiB ? `, RSS ${r.rssMiB.before} -> ${r.rssMiB.after} MiB` : '';
   return `${r.scenario.padEnd(28)} ${String(r.requestsPerSecond).padStart(8)} req/s  p50 ${r.latencyMs.p50} p95 ${r.latencyMs.p95} p99 ${r.latencyMs.p99} ms  statuses ${JSON.stringify(r.statusCounts)} errors ${r.errors}${rss}`;
 }
 
-async function runDialect(dialect: Dialect, models: ReturnType<typeof chooseModels>, bare: { url: string; pid: number }, clips: string[]) {
-  const environment = await createEnvironment(dialect, { VOXKEY_MODELS_DIR: models.dir, JOB_MAX_QUEUE });
+async function runDialect(
+  dialect: Dialect,
+  models: ReturnType<typeof chooseModels>,
+  bare: { url: string; pid: number },
+  clips: string[],
+) {
+  const environment = await createEnvironment(dialect, {
+    VOXKEY_MODELS_DIR: models.dir,
+    JOB_MAX_QUEUE,
+  });
   const receiver = await startReceiver();
   let server = await startServer(environment, {}, 'load');
   const results: LoadResult[] = [];
@@ -43,31 +68,81 @@ async function runDialect(dialect: Dialect, models: ReturnType<typeof chooseMode
     console.log(`[${dialect}] ${line(r)}`);
   };
   try {
-    const org = await cli(environment, ['org', 'create', '--name', 'Load', '--email', 'load@example.com', '--plan', '4', '--callback-url', receiver.url]);
+    const org = await cli(environment, [
+      'org',
+      'create',
+      '--name',
+      'Load',
+      '--email',
+      'load@example.com',
+      '--plan',
+      '4',
+      '--callback-url',
+      receiver.url,
+    ]);
     const orgId: number = org.organisation.id;
-    const live = await cli(environment, ['token', 'create', '--org', String(orgId), '--name', 'load']);
+    const live = await cli(environment, [
+      'token',
+      'create',
+      '--org',
+      String(orgId),
+      '--name',
+      'load',
+    ]);
     const headers = { authorization: `Bearer ${live.bearer}`, 'content-type': 'application/json' };
     const api = `${server.baseUrl}/v1/organisations/${orgId}`;
     const call = client(`${server.baseUrl}/v1`, live.bearer);
     await seedUsers(environment, orgId, 100);
-    const text = await call('POST', `/organisations/${orgId}/predefined-texts`, { org_id: orgId, language: 'en-UK', text_code: 1, text: 'My voice is my password.' });
+    const text = await call('POST', `/organisations/${orgId}/predefined-texts`, {
+      org_id: orgId,
+      language: 'en-UK',
+      text_code: 1,
+      text: 'My voice is my password.',
+    });
     if (text.status !== 201) throw new Error(`text: ${text.status}`);
     const rssIdle = rssMiB(server.pid);
 
     // Warm-up (JIT, connection pools).
-    await runLoad({ scenario: 'warm-up', url: `${api}/users`, durationSeconds: 2, connections: CONNECTIONS, headers });
+    await runLoad({
+      scenario: 'warm-up',
+      url: `${api}/users`,
+      durationSeconds: 2,
+      connections: CONNECTIONS,
+      headers,
+    });
 
     // Bare route and users list side by side, twice.
     const pairs: Array<{ bare: number; users: number }> = [];
     for (let round = 1; round <= 2; round++) {
-      const b = await runLoad({ scenario: `bare-route (round ${round})`, url: `${bare.url}/bare`, durationSeconds: DURATION, connections: CONNECTIONS });
+      const b = await runLoad({
+        scenario: `bare-route (round ${round})`,
+        url: `${bare.url}/bare`,
+        durationSeconds: DURATION,
+        connections: CONNECTIONS,
+      });
       record(b);
-      const u = await runLoad({ scenario: `users-list (round ${round})`, url: `${api}/users`, durationSeconds: DURATION, connections: CONNECTIONS, headers, serverPid: server.pid });
+      const u = await runLoad({
+        scenario: `users-list (round ${round})`,
+        url: `${api}/users`,
+        durationSeconds: DURATION,
+        connections: CONNECTIONS,
+        headers,
+        serverPid: server.pid,
+      });
       record(u);
       pairs.push({ bare: b.requestsPerSecond, users: u.requestsPerSecond });
     }
 
-    record(await runLoad({ scenario: 'text-get', url: `${api}/predefined-texts/${text.body.id}`, durationSeconds: DURATION, connections: CONNECTIONS, headers, serverPid: server.pid }));
+    record(
+      await runLoad({
+        scenario: 'text-get',
+        url: `${api}/predefined-texts/${text.body.id}`,
+        durationSeconds: DURATION,
+        connections: CONNECTIONS,
+        headers,
+        serverPid: server.pid,
+      }),
+    );
 
     let code = 1000;
     record(
@@ -82,18 +157,34 @@ async function runDialect(dialect: Dialect, models: ReturnType<typeof chooseMode
           {
             method: 'POST',
             path: `/v1/organisations/${orgId}/predefined-texts`,
-            setupRequest: (req: any) => ({ ...req, body: JSON.stringify({ org_id: orgId, language: 'fr-FR', text_code: ++code, text: `Dites ${code}` }) }),
+            setupRequest: (req: any) => ({
+              ...req,
+              body: JSON.stringify({
+                org_id: orgId,
+                language: 'fr-FR',
+                text_code: ++code,
+                text: `Dites ${code}`,
+              }),
+            }),
             onResponse: (status: number, body: string, context: any) => {
               context.id = status === 201 ? JSON.parse(body).id : undefined;
             },
           },
           {
             method: 'PATCH',
-            setupRequest: (req: any, context: any) => ({ ...req, path: `/v1/organisations/${orgId}/predefined-texts/${context.id ?? 0}`, body: JSON.stringify({ text: 'Changed' }) }),
+            setupRequest: (req: any, context: any) => ({
+              ...req,
+              path: `/v1/organisations/${orgId}/predefined-texts/${context.id ?? 0}`,
+              body: JSON.stringify({ text: 'Changed' }),
+            }),
           },
           {
             method: 'DELETE',
-            setupRequest: (req: any, context: any) => ({ ...req, path: `/v1/organisations/${orgId}/predefined-texts/${context.id ?? 0}`, body: undefined }),
+            setupRequest: (req: any, context: any) => ({
+              ...req,
+              path: `/v1/organisations/${orgId}/predefined-texts/${context.id ?? 0}`,
+              body: undefined,
+            }),
           },
         ],
       }),
@@ -105,8 +196,13 @@ async function runDialect(dialect: Dialect, models: ReturnType<typeof chooseMode
     let enrolled: { body: any } | undefined;
     for (const [i, candidate] of clips.entries()) {
       const enrolUuid = randomUUID();
-      const enrol = await call('POST', `/organisations/${orgId}/enrollments`, { voice_data: candidate, request_uuid: enrolUuid, external_id: `load-speaker-${i}` });
-      if (enrol.status !== 202) throw new Error(`enrolment: ${enrol.status} ${JSON.stringify(enrol.body)}`);
+      const enrol = await call('POST', `/organisations/${orgId}/enrollments`, {
+        voice_data: candidate,
+        request_uuid: enrolUuid,
+        external_id: `load-speaker-${i}`,
+      });
+      if (enrol.status !== 202)
+        throw new Error(`enrolment: ${enrol.status} ${JSON.stringify(enrol.body)}`);
       const hook = await receiver.waitFor(enrolUuid);
       if (hook.body.status === 'enrolled') {
         clip = candidate;
@@ -128,7 +224,14 @@ async function runDialect(dialect: Dialect, models: ReturnType<typeof chooseMode
         {
           method: 'POST',
           path: `/v1/organisations/${orgId}/verifications`,
-          setupRequest: (req: any) => ({ ...req, body: JSON.stringify({ voice_data: clip, request_uuid: randomUUID(), external_id: speaker }) }),
+          setupRequest: (req: any) => ({
+            ...req,
+            body: JSON.stringify({
+              voice_data: clip,
+              request_uuid: randomUUID(),
+              external_id: speaker,
+            }),
+          }),
         },
       ],
     });
@@ -137,16 +240,31 @@ async function runDialect(dialect: Dialect, models: ReturnType<typeof chooseMode
       enrolment: enrolled.body.status,
       accepted202: voice.statusCounts['202'] ?? 0,
       refused429: voice.statusCounts['429'] ?? 0,
-      other: Object.fromEntries(Object.entries(voice.statusCounts).filter(([k]) => k !== '202' && k !== '429')),
+      other: Object.fromEntries(
+        Object.entries(voice.statusCounts).filter(([k]) => k !== '202' && k !== '429'),
+      ),
       webhooksDuringWindow: receiver.count - webhooksBefore,
       note: `JOB_MAX_QUEUE=${JOB_MAX_QUEUE} (default 500): once that many jobs are queued or processing, new requests get 429 with Retry-After: 5; the workers keep draining the queue after the window.`,
     };
 
     // Rate limits on: restart the same database with the default limits (20 rps, burst 50 per live token; 50/100 per organisation).
     await server.stop();
-    server = await startServer(environment, { RATE_LIMIT_ENABLED: 'true', RUN_WORKERS: 'false' }, 'load-rl');
+    server = await startServer(
+      environment,
+      { RATE_LIMIT_ENABLED: 'true', RUN_WORKERS: 'false' },
+      'load-rl',
+    );
     const apiRl = `${server.baseUrl}/v1/organisations/${orgId}`;
-    record(await runLoad({ scenario: 'users-list (rate limits on)', url: `${apiRl}/users`, durationSeconds: DURATION, connections: CONNECTIONS, headers, serverPid: server.pid }));
+    record(
+      await runLoad({
+        scenario: 'users-list (rate limits on)',
+        url: `${apiRl}/users`,
+        durationSeconds: DURATION,
+        connections: CONNECTIONS,
+        headers,
+        serverPid: server.pid,
+      }),
+    );
 
     const ratios = pairs.map((p) => Math.round((p.users / p.bare) * 1000) / 1000);
     return {
@@ -156,7 +274,10 @@ async function runDialect(dialect: Dialect, models: ReturnType<typeof chooseMode
       usersListVsBare: {
         rounds: pairs,
         ratios,
-        ratioOfMeans: Math.round((pairs.reduce((a, p) => a + p.users, 0) / pairs.reduce((a, p) => a + p.bare, 0)) * 1000) / 1000,
+        ratioOfMeans:
+          Math.round(
+            (pairs.reduce((a, p) => a + p.users, 0) / pairs.reduce((a, p) => a + p.bare, 0)) * 1000,
+          ) / 1000,
       },
       verifications: voiceSummary,
     };
@@ -171,7 +292,9 @@ async function main() {
   const models = chooseModels();
   const startedAt = new Date().toISOString();
   const machineAtStart = machine();
-  console.log(`bench:load ${DURATION} s per scenario, ${CONNECTIONS} connections; models: ${models.which}; load average ${machineAtStart.loadavg.join(' ')}`);
+  console.log(
+    `bench:load ${DURATION} s per scenario, ${CONNECTIONS} connections; models: ${models.which}; load average ${machineAtStart.loadavg.join(' ')}`,
+  );
   const clips = fiveSecondClips(8, 1).map((s) => s.clips[0]!.base64);
   const bare = await startBareServer();
   const perDialect = [];
@@ -195,7 +318,10 @@ async function main() {
     results: perDialect,
   };
   writeResult(`load-${today()}`, report);
-  for (const d of perDialect) console.log(`${d.dialect}: users-list / bare = ${d.usersListVsBare.ratios.join(', ')} (ratio of means ${d.usersListVsBare.ratioOfMeans})`);
+  for (const d of perDialect)
+    console.log(
+      `${d.dialect}: users-list / bare = ${d.usersListVsBare.ratios.join(', ')} (ratio of means ${d.usersListVsBare.ratioOfMeans})`,
+    );
 }
 
 runBench(main);

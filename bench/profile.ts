@@ -21,7 +21,18 @@ import { randomUUID } from 'node:crypto';
 import { summariseProfile } from '../packages/engine/src/tools/profile.js';
 import { client, fiveSecondClips, startReceiver } from './lib/api.js';
 import { runLoad, seedUsers } from './lib/load.js';
-import { argValue, chooseModels, cli, createEnvironment, hasFlag, machine, ROOT, startServer, today, runBench } from './lib/server.js';
+import {
+  argValue,
+  chooseModels,
+  cli,
+  createEnvironment,
+  hasFlag,
+  machine,
+  ROOT,
+  startServer,
+  today,
+  runBench,
+} from './lib/server.js';
 
 const DURATION = Number(argValue('--duration', '5'));
 const CONNECTIONS = Number(argValue('--connections', '10'));
@@ -29,18 +40,43 @@ const dialect = hasFlag('--postgres') ? 'postgres' : 'sqlite';
 const VOICE = hasFlag('--voice');
 const IN_FLIGHT = Number(argValue('--in-flight', '16'));
 
-async function driveVoice(baseUrl: string, environment: Awaited<ReturnType<typeof createEnvironment>>) {
+async function driveVoice(
+  baseUrl: string,
+  environment: Awaited<ReturnType<typeof createEnvironment>>,
+) {
   const receiver = await startReceiver();
   try {
-    const org = await cli(environment, ['org', 'create', '--name', 'Profile', '--email', 'profile@example.com', '--plan', '4', '--callback-url', receiver.url]);
+    const org = await cli(environment, [
+      'org',
+      'create',
+      '--name',
+      'Profile',
+      '--email',
+      'profile@example.com',
+      '--plan',
+      '4',
+      '--callback-url',
+      receiver.url,
+    ]);
     const orgId: number = org.organisation.id;
-    const live = await cli(environment, ['token', 'create', '--org', String(orgId), '--name', 'profile']);
+    const live = await cli(environment, [
+      'token',
+      'create',
+      '--org',
+      String(orgId),
+      '--name',
+      'profile',
+    ]);
     const call = client(`${baseUrl}/v1`, live.bearer);
     let enrolled: { externalId: string; probes: string[] } | null = null;
     for (const [i, s] of fiveSecondClips(8, 3).entries()) {
       const requestUuid = randomUUID();
       const externalId = `speaker-${i}`;
-      await call('POST', `/organisations/${orgId}/enrollments`, { voice_data: s.clips[0]!.base64, request_uuid: requestUuid, external_id: externalId });
+      await call('POST', `/organisations/${orgId}/enrollments`, {
+        voice_data: s.clips[0]!.base64,
+        request_uuid: requestUuid,
+        external_id: externalId,
+      });
       if ((await receiver.waitFor(requestUuid)).body.status === 'enrolled') {
         enrolled = { externalId, probes: s.clips.slice(1).map((c) => c.base64) };
         break;
@@ -53,7 +89,11 @@ async function driveVoice(baseUrl: string, environment: Awaited<ReturnType<typeo
       Array.from({ length: IN_FLIGHT }, async () => {
         while (performance.now() < end) {
           const requestUuid = randomUUID();
-          const res = await call('POST', `/organisations/${orgId}/verifications`, { voice_data: enrolled!.probes[done % 2]!, request_uuid: requestUuid, external_id: enrolled!.externalId });
+          const res = await call('POST', `/organisations/${orgId}/verifications`, {
+            voice_data: enrolled!.probes[done % 2]!,
+            request_uuid: requestUuid,
+            external_id: enrolled!.externalId,
+          });
           if (res.status !== 202) throw new Error(`verification: ${res.status}`);
           await receiver.waitFor(requestUuid);
           done++;
@@ -69,9 +109,15 @@ async function driveVoice(baseUrl: string, environment: Awaited<ReturnType<typeo
 async function main() {
   const profileDir = path.join(ROOT, 'bench/results/profiles');
   mkdirSync(profileDir, { recursive: true });
-  const environment = await createEnvironment(dialect, VOICE ? { VOXKEY_MODELS_DIR: chooseModels().dir } : { RUN_WORKERS: 'false' });
+  const environment = await createEnvironment(
+    dialect,
+    VOICE ? { VOXKEY_MODELS_DIR: chooseModels().dir } : { RUN_WORKERS: 'false' },
+  );
   const cpuProfDir = path.join(environment.dataDir, 'prof');
-  const server = await startServer(environment, {}, 'profile', ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`]);
+  const server = await startServer(environment, {}, 'profile', [
+    '--cpu-prof',
+    `--cpu-prof-dir=${cpuProfDir}`,
+  ]);
   try {
     if (VOICE) await driveVoice(server.baseUrl, environment);
     else await driveReads(server.baseUrl, environment);
@@ -82,18 +128,42 @@ async function main() {
   await environment.cleanup();
 }
 
-async function driveReads(baseUrl: string, environment: Awaited<ReturnType<typeof createEnvironment>>) {
+async function driveReads(
+  baseUrl: string,
+  environment: Awaited<ReturnType<typeof createEnvironment>>,
+) {
   {
-    const org = await cli(environment, ['org', 'create', '--name', 'Profile', '--email', 'profile@example.com', '--plan', '4']);
+    const org = await cli(environment, [
+      'org',
+      'create',
+      '--name',
+      'Profile',
+      '--email',
+      'profile@example.com',
+      '--plan',
+      '4',
+    ]);
     const orgId: number = org.organisation.id;
-    const live = await cli(environment, ['token', 'create', '--org', String(orgId), '--name', 'profile']);
+    const live = await cli(environment, [
+      'token',
+      'create',
+      '--org',
+      String(orgId),
+      '--name',
+      'profile',
+    ]);
     const headers = { authorization: `Bearer ${live.bearer}`, 'content-type': 'application/json' };
     await seedUsers(environment, orgId, 100);
     const api = `${baseUrl}/v1/organisations/${orgId}`;
     const created = await fetch(`${api}/predefined-texts`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ org_id: orgId, language: 'en-UK', text_code: 1, text: 'My voice is my password.' }),
+      body: JSON.stringify({
+        org_id: orgId,
+        language: 'en-UK',
+        text_code: 1,
+        text: 'My voice is my password.',
+      }),
     });
     if (created.status !== 201) throw new Error(`text: ${created.status}`);
     const text = (await created.json()) as { id: number };
@@ -103,8 +173,16 @@ async function driveReads(baseUrl: string, environment: Awaited<ReturnType<typeo
       ['users-list', `${api}/users`],
     ] as const) {
       if (argValue('--scenario') && argValue('--scenario') !== scenario) continue;
-      const r = await runLoad({ scenario, url, durationSeconds: DURATION, connections: CONNECTIONS, headers });
-      console.log(`${scenario}: ${r.requestsPerSecond} req/s, statuses ${JSON.stringify(r.statusCounts)}`);
+      const r = await runLoad({
+        scenario,
+        url,
+        durationSeconds: DURATION,
+        connections: CONNECTIONS,
+        headers,
+      });
+      console.log(
+        `${scenario}: ${r.requestsPerSecond} req/s, statuses ${JSON.stringify(r.statusCounts)}`,
+      );
       results.push(r);
     }
   }
@@ -112,9 +190,14 @@ async function driveReads(baseUrl: string, environment: Awaited<ReturnType<typeo
 
 function writeSummary(cpuProfDir: string, profileDir: string) {
   // The main thread's file: CPU.<date>.<time>.<pid>.<thread id 0>.<seq>.cpuprofile
-  const file = readdirSync(cpuProfDir).find((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f)) ?? readdirSync(cpuProfDir).find((f) => f.endsWith('.cpuprofile'));
+  const file =
+    readdirSync(cpuProfDir).find((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f)) ??
+    readdirSync(cpuProfDir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error('no profile written');
-  const target = path.join(profileDir, `${VOICE ? 'voice' : 'reads'}-${dialect}-${today()}.cpuprofile`);
+  const target = path.join(
+    profileDir,
+    `${VOICE ? 'voice' : 'reads'}-${dialect}-${today()}.cpuprofile`,
+  );
   renameSync(path.join(cpuProfDir, file), target);
   const summary = summariseProfile(target, 25);
   const percent = (share: number) => `${(share * 100).toFixed(1).padStart(5)} %`;

@@ -12,7 +12,22 @@
 import { randomUUID } from 'node:crypto';
 import { client, fiveSecondClips, startReceiver } from './lib/api.js';
 import { seedUsers } from './lib/load.js';
-import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, openFds, rssMiB, startServer, summarise, today, writeResult, runBench } from './lib/server.js';
+import {
+  argValue,
+  chooseModels,
+  cli,
+  createEnvironment,
+  type Dialect,
+  hasFlag,
+  machine,
+  openFds,
+  rssMiB,
+  startServer,
+  summarise,
+  today,
+  writeResult,
+  runBench,
+} from './lib/server.js';
 
 const MINUTES = Number(argValue('--minutes', '10'));
 const WORKERS = Number(argValue('--workers', '4'));
@@ -37,7 +52,9 @@ async function main() {
   const models = chooseModels();
   const startedAt = new Date().toISOString();
   const machineAtStart = machine();
-  console.log(`bench:soak ${MINUTES} min on ${dialect}; ${WORKERS} CRUD workers, ${VERIFY_RATE} verifications/s; models: ${models.which}`);
+  console.log(
+    `bench:soak ${MINUTES} min on ${dialect}; ${WORKERS} CRUD workers, ${VERIFY_RATE} verifications/s; models: ${models.which}`,
+  );
   const clips = fiveSecondClips(8, 2);
   const environment = await createEnvironment(dialect, { VOXKEY_MODELS_DIR: models.dir });
   const receiver = await startReceiver();
@@ -46,18 +63,45 @@ async function main() {
   const latencies: Record<string, number[]> = {};
   let networkErrors = 0;
   try {
-    const org = await cli(environment, ['org', 'create', '--name', 'Soak', '--email', 'soak@example.com', '--plan', '4', '--callback-url', receiver.url]);
+    const org = await cli(environment, [
+      'org',
+      'create',
+      '--name',
+      'Soak',
+      '--email',
+      'soak@example.com',
+      '--plan',
+      '4',
+      '--callback-url',
+      receiver.url,
+    ]);
     const orgId: number = org.organisation.id;
-    const live = await cli(environment, ['token', 'create', '--org', String(orgId), '--name', 'soak']);
+    const live = await cli(environment, [
+      'token',
+      'create',
+      '--org',
+      String(orgId),
+      '--name',
+      'soak',
+    ]);
     const call = client(`${server.baseUrl}/v1`, live.bearer);
     await seedUsers(environment, orgId, 100);
-    const text = await call('POST', `/organisations/${orgId}/predefined-texts`, { org_id: orgId, language: 'en-UK', text_code: 1, text: 'My voice is my password.' });
+    const text = await call('POST', `/organisations/${orgId}/predefined-texts`, {
+      org_id: orgId,
+      language: 'en-UK',
+      text_code: 1,
+      text: 'My voice is my password.',
+    });
 
     // One enrolled speaker for the verifications.
     let speaker: { externalId: string; probe: string } | undefined;
     for (const [i, s] of clips.entries()) {
       const uuid = randomUUID();
-      await call('POST', `/organisations/${orgId}/enrollments`, { voice_data: s.clips[0]!.base64, request_uuid: uuid, external_id: `soak-${i}` });
+      await call('POST', `/organisations/${orgId}/enrollments`, {
+        voice_data: s.clips[0]!.base64,
+        request_uuid: uuid,
+        external_id: `soak-${i}`,
+      });
       const hook = await receiver.waitFor(uuid);
       if (hook.body.status === 'enrolled') {
         speaker = { externalId: `soak-${i}`, probe: s.clips[1]!.base64 };
@@ -81,8 +125,19 @@ async function main() {
 
     const started = performance.now();
     const end = started + MINUTES * 60_000;
-    const samples: Array<{ seconds: number; rssMiB: number | null; openFds: number | null; webhooks: number }> = [];
-    const sample = () => samples.push({ seconds: Math.round((performance.now() - started) / 1000), rssMiB: rssMiB(server.pid), openFds: openFds(server.pid), webhooks: receiver.count });
+    const samples: Array<{
+      seconds: number;
+      rssMiB: number | null;
+      openFds: number | null;
+      webhooks: number;
+    }> = [];
+    const sample = () =>
+      samples.push({
+        seconds: Math.round((performance.now() - started) / 1000),
+        rssMiB: rssMiB(server.pid),
+        openFds: openFds(server.pid),
+        webhooks: receiver.count,
+      });
     sample();
     const sampler = setInterval(() => {
       sample();
@@ -95,21 +150,49 @@ async function main() {
       while (performance.now() < end) {
         const r = Math.random();
         if (r < 0.4) await timed('users-list', 'GET', `/organisations/${orgId}/users`);
-        else if (r < 0.7) await timed('text-get', 'GET', `/organisations/${orgId}/predefined-texts/${text.body.id}`);
+        else if (r < 0.7)
+          await timed(
+            'text-get',
+            'GET',
+            `/organisations/${orgId}/predefined-texts/${text.body.id}`,
+          );
         else if (r < 0.95) {
-          const created = await timed('text-create', 'POST', `/organisations/${orgId}/predefined-texts`, { org_id: orgId, language: 'fr-FR', text_code: ++code, text: `Dites ${code}` });
+          const created = await timed(
+            'text-create',
+            'POST',
+            `/organisations/${orgId}/predefined-texts`,
+            { org_id: orgId, language: 'fr-FR', text_code: ++code, text: `Dites ${code}` },
+          );
           if (created?.status === 201) {
-            await timed('text-patch', 'PATCH', `/organisations/${orgId}/predefined-texts/${created.body.id}`, { text: 'Changed' });
-            await timed('text-delete', 'DELETE', `/organisations/${orgId}/predefined-texts/${created.body.id}`);
+            await timed(
+              'text-patch',
+              'PATCH',
+              `/organisations/${orgId}/predefined-texts/${created.body.id}`,
+              { text: 'Changed' },
+            );
+            await timed(
+              'text-delete',
+              'DELETE',
+              `/organisations/${orgId}/predefined-texts/${created.body.id}`,
+            );
           }
-        } else await timed('org-patch', 'PATCH', `/organisations/${orgId}`, { address: `Street ${code}` });
+        } else
+          await timed('org-patch', 'PATCH', `/organisations/${orgId}`, {
+            address: `Street ${code}`,
+          });
       }
     };
     const verifications = async () => {
       while (performance.now() < end) {
         const t0 = performance.now();
-        await timed('verification', 'POST', `/organisations/${orgId}/verifications`, { voice_data: speaker!.probe, request_uuid: randomUUID(), external_id: speaker!.externalId });
-        await new Promise((r) => setTimeout(r, Math.max(0, 1000 / VERIFY_RATE - (performance.now() - t0))));
+        await timed('verification', 'POST', `/organisations/${orgId}/verifications`, {
+          voice_data: speaker!.probe,
+          request_uuid: randomUUID(),
+          external_id: speaker!.externalId,
+        });
+        await new Promise((r) =>
+          setTimeout(r, Math.max(0, 1000 / VERIFY_RATE - (performance.now() - t0))),
+        );
       }
     };
     await Promise.all([...Array.from({ length: WORKERS }, crud), verifications()]);
@@ -130,20 +213,37 @@ async function main() {
       minutes: MINUTES,
       models,
       machine: { ...machineAtStart, loadavgAtEnd: machine().loadavg },
-      traffic: { crudWorkers: WORKERS, verificationsPerSecond: VERIFY_RATE, statuses, networkErrors, latencyMs: Object.fromEntries(Object.entries(latencies).map(([k, v]) => [k, summarise(v)])) },
+      traffic: {
+        crudWorkers: WORKERS,
+        verificationsPerSecond: VERIFY_RATE,
+        statuses,
+        networkErrors,
+        latencyMs: Object.fromEntries(Object.entries(latencies).map(([k, v]) => [k, summarise(v)])),
+      },
       webhooksReceived: receiver.count,
       growth: {
         from: first,
         to: last,
-        rssMiB: last.rssMiB !== null && first.rssMiB !== null ? Math.round((last.rssMiB - first.rssMiB) * 10) / 10 : null,
-        openFds: last.openFds !== null && first.openFds !== null ? last.openFds - first.openFds : null,
-        rssSlopeMiBPerMinute: slopePerMinute(afterWarmup.map((s) => ({ t: s.seconds, v: s.rssMiB }))),
+        rssMiB:
+          last.rssMiB !== null && first.rssMiB !== null
+            ? Math.round((last.rssMiB - first.rssMiB) * 10) / 10
+            : null,
+        openFds:
+          last.openFds !== null && first.openFds !== null ? last.openFds - first.openFds : null,
+        rssSlopeMiBPerMinute: slopePerMinute(
+          afterWarmup.map((s) => ({ t: s.seconds, v: s.rssMiB })),
+        ),
         fdSlopePerMinute: slopePerMinute(afterWarmup.map((s) => ({ t: s.seconds, v: s.openFds }))),
       },
       samples,
     };
-    writeResult(`load-soak-${today()}${dialect === 'postgres' ? '-postgres' : ''}${LABEL ? `-${LABEL}` : ''}`, report);
-    console.log(`RSS ${first.rssMiB} -> ${last.rssMiB} MiB (slope ${report.growth.rssSlopeMiBPerMinute} MiB/min), fds ${first.openFds} -> ${last.openFds}; ${Object.values(statuses).reduce((a, b) => a + b, 0)} requests, ${receiver.count} webhooks`);
+    writeResult(
+      `load-soak-${today()}${dialect === 'postgres' ? '-postgres' : ''}${LABEL ? `-${LABEL}` : ''}`,
+      report,
+    );
+    console.log(
+      `RSS ${first.rssMiB} -> ${last.rssMiB} MiB (slope ${report.growth.rssSlopeMiBPerMinute} MiB/min), fds ${first.openFds} -> ${last.openFds}; ${Object.values(statuses).reduce((a, b) => a + b, 0)} requests, ${receiver.count} webhooks`,
+    );
   } finally {
     await server.stop();
     await receiver.close();

@@ -17,7 +17,21 @@ import { randomUUID } from 'node:crypto';
 import { decodeAudio } from '@voxkey/engine/dsp';
 import { WebSocket } from 'ws';
 import { client, fiveSecondClips, startReceiver } from './lib/api.js';
-import { argValue, chooseModels, cli, createEnvironment, type Dialect, hasFlag, machine, rssMiB, runBench, startServer, summarise, today, writeResult } from './lib/server.js';
+import {
+  argValue,
+  chooseModels,
+  cli,
+  createEnvironment,
+  type Dialect,
+  hasFlag,
+  machine,
+  rssMiB,
+  runBench,
+  startServer,
+  summarise,
+  today,
+  writeResult,
+} from './lib/server.js';
 
 const dialect: Dialect = hasFlag('--postgres') ? 'postgres' : 'sqlite';
 const SAMPLES_1 = Number(argValue('--samples1', '8'));
@@ -35,14 +49,37 @@ async function main() {
   const models = chooseModels();
   const startedAt = new Date().toISOString();
   const machineAtStart = machine();
-  console.log(`bench:stream on ${dialect}; models: ${models.which}; load average ${machineAtStart.loadavg.join(' ')}`);
+  console.log(
+    `bench:stream on ${dialect}; models: ${models.which}; load average ${machineAtStart.loadavg.join(' ')}`,
+  );
   const speakers = fiveSecondClips(SPEAKERS * 4, 3);
-  const environment = await createEnvironment(dialect, { VOXKEY_MODELS_DIR: models.dir, STREAM_MAX_PER_ORG: '50' });
+  const environment = await createEnvironment(dialect, {
+    VOXKEY_MODELS_DIR: models.dir,
+    STREAM_MAX_PER_ORG: '50',
+  });
   const receiver = await startReceiver();
   const server = await startServer(environment, {}, 'stream');
   try {
-    const org = await cli(environment, ['org', 'create', '--name', 'Bench', '--email', 'bench@example.com', '--plan', '4', '--callback-url', receiver.url]);
-    const live = await cli(environment, ['token', 'create', '--org', String(org.organisation.id), '--name', 'bench']);
+    const org = await cli(environment, [
+      'org',
+      'create',
+      '--name',
+      'Bench',
+      '--email',
+      'bench@example.com',
+      '--plan',
+      '4',
+      '--callback-url',
+      receiver.url,
+    ]);
+    const live = await cli(environment, [
+      'token',
+      'create',
+      '--org',
+      String(org.organisation.id),
+      '--name',
+      'bench',
+    ]);
     const orgId: number = org.organisation.id;
     const call = client(`${server.baseUrl}/v1`, live.bearer);
     const streamUrl = `${server.baseUrl.replace('http:', 'ws:')}/v1/organisations/${orgId}/verifications/stream`;
@@ -52,18 +89,27 @@ async function main() {
       if (probes.length >= SPEAKERS * 2) break;
       const requestUuid = randomUUID();
       const externalId = `speaker-${i}-${s.speaker}`;
-      const res = await call('POST', `/organisations/${orgId}/enrollments`, { voice_data: s.clips[0]!.base64, request_uuid: requestUuid, external_id: externalId });
-      if (res.status !== 202) throw new Error(`enrolment: ${res.status} ${JSON.stringify(res.body)}`);
+      const res = await call('POST', `/organisations/${orgId}/enrollments`, {
+        voice_data: s.clips[0]!.base64,
+        request_uuid: requestUuid,
+        external_id: externalId,
+      });
+      if (res.status !== 202)
+        throw new Error(`enrolment: ${res.status} ${JSON.stringify(res.body)}`);
       if ((await receiver.waitFor(requestUuid)).body.status !== 'enrolled') continue;
       for (const clip of s.clips.slice(1)) {
         const decoded = await decodeAudio(Buffer.from(clip.base64, 'base64'));
         const pcm = Buffer.alloc(decoded.samples.length * 2);
-        decoded.samples.forEach((v, j) => pcm.writeInt16LE(Math.round(Math.max(-1, Math.min(1, v)) * 32767), j * 2));
+        decoded.samples.forEach((v, j) =>
+          pcm.writeInt16LE(Math.round(Math.max(-1, Math.min(1, v)) * 32767), j * 2),
+        );
         probes.push({ externalId, base64: clip.base64, pcm });
       }
     }
     if (probes.length === 0) throw new Error('no speaker could be enrolled');
-    console.log(`${probes.length} probes of ${new Set(probes.map((p) => p.externalId)).size} enrolled speakers`);
+    console.log(
+      `${probes.length} probes of ${new Set(probes.map((p) => p.externalId)).size} enrolled speakers`,
+    );
     let counter = 0;
     const next = () => probes[counter++ % probes.length]!;
 
@@ -71,13 +117,23 @@ async function main() {
       const probe = next();
       const requestUuid = randomUUID();
       const t0 = performance.now();
-      const res = await call('POST', `/organisations/${orgId}/verifications`, { voice_data: probe.base64, request_uuid: requestUuid, external_id: probe.externalId });
-      if (res.status !== 202) throw new Error(`verification: ${res.status} ${JSON.stringify(res.body)}`);
+      const res = await call('POST', `/organisations/${orgId}/verifications`, {
+        voice_data: probe.base64,
+        request_uuid: requestUuid,
+        external_id: probe.externalId,
+      });
+      if (res.status !== 202)
+        throw new Error(`verification: ${res.status} ${JSON.stringify(res.body)}`);
       const hook = await receiver.waitFor(requestUuid);
       return { lastFrameToResultMs: hook.at - t0, result: hook.body.result as string };
     }
 
-    function streamOnce(): Promise<{ lastFrameToResultMs: number; firstFrameToProgressMs: number; early: boolean; result: string }> {
+    function streamOnce(): Promise<{
+      lastFrameToResultMs: number;
+      firstFrameToProgressMs: number;
+      early: boolean;
+      result: string;
+    }> {
       const probe = next();
       return new Promise((resolve, reject) => {
         const ws = new WebSocket(streamUrl, ['voxkey.v1', `bearer.${live.bearer}`]);
@@ -92,11 +148,24 @@ async function main() {
           if (message.type === 'result') {
             const at = performance.now();
             const early = lastFrameAt === 0;
-            resolve({ lastFrameToResultMs: early ? 0 : at - lastFrameAt, firstFrameToProgressMs: firstProgressAt - firstFrameAt, early, result: message.result });
+            resolve({
+              lastFrameToResultMs: early ? 0 : at - lastFrameAt,
+              firstFrameToProgressMs: firstProgressAt - firstFrameAt,
+              early,
+              result: message.result,
+            });
           }
         });
         ws.on('open', async () => {
-          ws.send(JSON.stringify({ type: 'start', external_id: probe.externalId, request_uuid: randomUUID(), format: 'pcm_s16le', sample_rate: 16000 }));
+          ws.send(
+            JSON.stringify({
+              type: 'start',
+              external_id: probe.externalId,
+              request_uuid: randomUUID(),
+              format: 'pcm_s16le',
+              sample_rate: 16000,
+            }),
+          );
           const frameBytes = Math.round(FRAME_S * 16000) * 2;
           const t0 = performance.now();
           for (let offset = 0, i = 0; offset < probe.pcm.length; offset += frameBytes, i++) {
@@ -114,7 +183,11 @@ async function main() {
       });
     }
 
-    async function atConcurrency<T>(concurrency: number, samples: number, once: () => Promise<T>): Promise<T[]> {
+    async function atConcurrency<T>(
+      concurrency: number,
+      samples: number,
+      once: () => Promise<T>,
+    ): Promise<T[]> {
       const out: T[] = [];
       let remaining = samples;
       await Promise.all(
@@ -138,7 +211,10 @@ async function main() {
       const streamed = await atConcurrency(concurrency, samples, streamOnce);
       const decidedAtEnd = streamed.filter((s) => !s.early);
       report[`concurrency${concurrency}`] = {
-        posted: { requestToWebhookMs: summarise(posted.map((p) => p.lastFrameToResultMs)), results: tally(posted.map((p) => p.result)) },
+        posted: {
+          requestToWebhookMs: summarise(posted.map((p) => p.lastFrameToResultMs)),
+          results: tally(posted.map((p) => p.result)),
+        },
         streamed: {
           lastFrameToResultMs: summarise(decidedAtEnd.map((s) => s.lastFrameToResultMs)),
           decidedBeforeLastFrame: streamed.length - decidedAtEnd.length,

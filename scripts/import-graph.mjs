@@ -25,12 +25,20 @@ export function importSpecifiers(file) {
 export function relativeImports(file) {
   return importSpecifiers(file)
     .filter((specifier) => specifier.startsWith('.'))
-    .map((specifier) => ({ specifier, target: path.resolve(path.dirname(file), specifier).replace(/\.js$/, '.ts') }));
+    .map((specifier) => ({
+      specifier,
+      target: path.resolve(path.dirname(file), specifier).replace(/\.js$/, '.ts'),
+    }));
 }
 
 /** src-relative file -> the src-relative files it imports. */
 export function importGraph(src) {
-  return new Map(sourceFiles(src).map((file) => [path.relative(src, file), relativeImports(file).map(({ target }) => path.relative(src, target))]));
+  return new Map(
+    sourceFiles(src).map((file) => [
+      path.relative(src, file),
+      relativeImports(file).map(({ target }) => path.relative(src, target)),
+    ]),
+  );
 }
 
 /** One cycle of the graph as `a -> b -> a`, or undefined. */

@@ -16,11 +16,18 @@ if (process.argv.includes('--reset')) {
   }
   const records = names.map((name) => JSON.parse(readFileSync(path.join(SKIPS_DIR, name), 'utf8')));
   const byMissing = new Map();
-  for (const record of records) byMissing.set(record.missing, [...(byMissing.get(record.missing) ?? []), record]);
+  for (const record of records)
+    byMissing.set(record.missing, [...(byMissing.get(record.missing) ?? []), record]);
   for (const [missing, skipped] of byMissing) {
-    console.warn(`\nSKIPPED for missing ${missing}: ${skipped.length} test group${skipped.length === 1 ? '' : 's'}`);
-    for (const { file, tests } of skipped.sort((a, b) => a.file.localeCompare(b.file))) console.warn(`  ${file}: ${tests}`);
+    console.warn(
+      `\nSKIPPED for missing ${missing}: ${skipped.length} test group${skipped.length === 1 ? '' : 's'}`,
+    );
+    for (const { file, tests } of skipped.sort((a, b) => a.file.localeCompare(b.file)))
+      console.warn(`  ${file}: ${tests}`);
   }
-  if (records.length) console.warn('\n(.ci/run sets VOXKEY_REQUIRE_ALL_TESTS=1, which turns these skips into failures.)');
+  if (records.length)
+    console.warn(
+      '\n(.ci/run sets VOXKEY_REQUIRE_ALL_TESTS=1, which turns these skips into failures.)',
+    );
   else console.log('No test was skipped for a missing prerequisite.');
 }

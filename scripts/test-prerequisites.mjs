@@ -16,15 +16,23 @@ export const SKIPS_DIR = path.join(REPO_ROOT, '.test-skips');
  */
 export function prerequisite({ testFile, tests, missing, present }) {
   if (present) return true;
-  const file = path.relative(REPO_ROOT, testFile.startsWith('file:') ? fileURLToPath(testFile) : testFile);
+  const file = path.relative(
+    REPO_ROOT,
+    testFile.startsWith('file:') ? fileURLToPath(testFile) : testFile,
+  );
   if (process.env.VOXKEY_REQUIRE_ALL_TESTS === '1') {
-    throw new Error(`${file}: ${missing} is missing, so "${tests}" cannot run, and VOXKEY_REQUIRE_ALL_TESTS=1 requires every test to run`);
+    throw new Error(
+      `${file}: ${missing} is missing, so "${tests}" cannot run, and VOXKEY_REQUIRE_ALL_TESTS=1 requires every test to run`,
+    );
   }
   const record = { file, tests, missing };
   const text = JSON.stringify(record);
   mkdirSync(SKIPS_DIR, { recursive: true });
   // One file per distinct skip: the server suite runs twice and test files run in parallel workers.
-  writeFileSync(path.join(SKIPS_DIR, `${createHash('sha256').update(text).digest('hex').slice(0, 16)}.json`), text);
+  writeFileSync(
+    path.join(SKIPS_DIR, `${createHash('sha256').update(text).digest('hex').slice(0, 16)}.json`),
+    text,
+  );
   console.warn(`${file}: SKIPPED "${tests}": ${missing} is missing`);
   return false;
 }

@@ -10,6 +10,12 @@ const limits = { maxFileBytes: 64 << 20, maxDurationSeconds: 600, minDurationSec
 for (const [i, clip] of clips.entries()) {
   const { samples } = await decodeAudio(new Uint8Array(await readFile(clip)), limits);
   const { data } = fbankCmn(samples, Number(scale));
-  await writeFile(join(outDir, `${i}.pcm.f32`), new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength));
-  await writeFile(join(outDir, `${i}.fbank.f32`), new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+  await writeFile(
+    join(outDir, `${i}.pcm.f32`),
+    new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength),
+  );
+  await writeFile(
+    join(outDir, `${i}.fbank.f32`),
+    new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+  );
 }

@@ -12,8 +12,19 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'server', include: ['test/**/*.test.ts'], exclude: [HOSTILE_RUN], sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: 'hostile-run', include: [HOSTILE_RUN], sequence: { groupOrder: 1 } } },
+      {
+        extends: true,
+        test: {
+          name: 'server',
+          include: ['test/**/*.test.ts'],
+          exclude: [HOSTILE_RUN],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'hostile-run', include: [HOSTILE_RUN], sequence: { groupOrder: 1 } },
+      },
     ],
   },
 });

@@ -8,14 +8,25 @@ import { ROOT } from './server.js';
 export const DATASET_DIR = process.env.VOXKEY_DATASET_DIR ?? path.join(ROOT, '../shared/datasets');
 
 export function client(baseUrl: string, bearer: string) {
-  return async function call<T = any>(method: string, pathname: string, body?: unknown): Promise<{ status: number; body: T; headers: Headers }> {
+  return async function call<T = any>(
+    method: string,
+    pathname: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: T; headers: Headers }> {
     const res = await fetch(`${baseUrl}${pathname}`, {
       method,
-      headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${bearer}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
+    return {
+      status: res.status,
+      body: (text ? JSON.parse(text) : undefined) as T,
+      headers: res.headers,
+    };
   };
 }
 
@@ -89,22 +100,41 @@ export interface Clip {
  * Common Voice MP3 clips of about 5 s (4.5 to 5.5 s), grouped by speaker: `speakers` speakers with
  * at least `perSpeaker` clips each. Returns base64 recordings.
  */
-export function fiveSecondClips(speakers: number, perSpeaker: number): Array<{ speaker: string; clips: Array<{ path: string; duration: number; base64: string }> }> {
+export function fiveSecondClips(
+  speakers: number,
+  perSpeaker: number,
+): Array<{ speaker: string; clips: Array<{ path: string; duration: number; base64: string }> }> {
   const manifest = path.join(DATASET_DIR, 'manifest.csv');
-  if (!existsSync(manifest)) throw new Error(`The dataset is not at ${DATASET_DIR} (set VOXKEY_DATASET_DIR)`);
+  if (!existsSync(manifest))
+    throw new Error(`The dataset is not at ${DATASET_DIR} (set VOXKEY_DATASET_DIR)`);
   const [, ...rows] = readFileSync(manifest, 'utf8').trim().split('\n');
   const bySpeaker = new Map<string, Clip[]>();
   for (const row of rows) {
     const cols = row.split(',');
     const clip = { path: cols[0]!, speaker: cols[2]!, duration: Number(cols[5]) };
-    if (cols[1] !== 'commonvoice' || cols[3] !== 'bonafide' || clip.duration < 4.5 || clip.duration > 5.5) continue;
+    if (
+      cols[1] !== 'commonvoice' ||
+      cols[3] !== 'bonafide' ||
+      clip.duration < 4.5 ||
+      clip.duration > 5.5
+    )
+      continue;
     bySpeaker.set(clip.speaker, [...(bySpeaker.get(clip.speaker) ?? []), clip]);
   }
-  const chosen = [...bySpeaker.entries()].filter(([, clips]) => clips.length >= perSpeaker).slice(0, speakers);
-  if (chosen.length < speakers) throw new Error(`only ${chosen.length} speakers have ${perSpeaker} clips of about 5 s`);
+  const chosen = [...bySpeaker.entries()]
+    .filter(([, clips]) => clips.length >= perSpeaker)
+    .slice(0, speakers);
+  if (chosen.length < speakers)
+    throw new Error(`only ${chosen.length} speakers have ${perSpeaker} clips of about 5 s`);
   return chosen.map(([speaker, clips]) => ({
     speaker,
-    clips: clips.slice(0, perSpeaker).map((c) => ({ path: c.path, duration: c.duration, base64: readFileSync(path.join(DATASET_DIR, c.path)).toString('base64') })),
+    clips: clips
+      .slice(0, perSpeaker)
+      .map((c) => ({
+        path: c.path,
+        duration: c.duration,
+        base64: readFileSync(path.join(DATASET_DIR, c.path)).toString('base64'),
+      })),
   }));
 }
 
@@ -124,9 +154,12 @@ export async function measureAudioChecks(
   let usable = 0;
   for (let i = 0; i < warmup + samples; i++) {
     const t0 = performance.now();
-    const res = await call('POST', `/organisations/${orgId}/audio-checks`, { voice_data: clips[i % clips.length]! });
+    const res = await call('POST', `/organisations/${orgId}/audio-checks`, {
+      voice_data: clips[i % clips.length]!,
+    });
     const elapsed = performance.now() - t0;
-    if (res.status !== 200) throw new Error(`audio check: ${res.status} ${JSON.stringify(res.body)}`);
+    if (res.status !== 200)
+      throw new Error(`audio check: ${res.status} ${JSON.stringify(res.body)}`);
     if (i < warmup) continue;
     durationsMs.push(elapsed);
     if (res.body.usable) usable++;

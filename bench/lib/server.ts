@@ -4,7 +4,17 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,16 +24,26 @@ import pg from 'pg';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = path.join(ROOT, 'apps/server/bin/voxkey.js');
 export const FIXTURE_MODELS = path.join(ROOT, 'packages/engine/test/fixtures/models');
-export const POSTGRES_ADMIN_URL = process.env.VOXKEY_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const POSTGRES_ADMIN_URL =
+  process.env.VOXKEY_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export type Dialect = 'sqlite' | 'postgres';
 
 /** The bundled default models when `models/` has them, else the engine's fixture models. */
-export function chooseModels(): { dir: string; which: string; speaker: string; spoof: string; sha256?: Record<string, string> } {
+export function chooseModels(): {
+  dir: string;
+  which: string;
+  speaker: string;
+  spoof: string;
+  sha256?: Record<string, string>;
+} {
   const bundled = path.join(ROOT, 'models');
   try {
     const manifest = JSON.parse(readFileSync(path.join(bundled, 'manifest.json'), 'utf8'));
-    const pick = (kind: string) => manifest.models.find((m: any) => m.kind === kind && m.default && existsSync(path.join(bundled, m.file)));
+    const pick = (kind: string) =>
+      manifest.models.find(
+        (m: any) => m.kind === kind && m.default && existsSync(path.join(bundled, m.file)),
+      );
     const speaker = pick('speaker');
     const spoof = pick('spoof');
     if (speaker && spoof) {
@@ -39,10 +59,12 @@ export function chooseModels(): { dir: string; which: string; speaker: string; s
     // fall through to the fixtures
   }
   const manifest = JSON.parse(readFileSync(path.join(FIXTURE_MODELS, 'manifest.json'), 'utf8'));
-  const name = (kind: string) => manifest.models.find((m: any) => m.kind === kind && m.default)?.name ?? '?';
+  const name = (kind: string) =>
+    manifest.models.find((m: any) => m.kind === kind && m.default)?.name ?? '?';
   return {
     dir: FIXTURE_MODELS,
-    which: 'engine fixture models (packages/engine/test/fixtures/models: random weights; no bundled default models are present)',
+    which:
+      'engine fixture models (packages/engine/test/fixtures/models: random weights; no bundled default models are present)',
     speaker: name('speaker'),
     spoof: name('spoof'),
   };
@@ -56,7 +78,10 @@ export interface Environment {
   cleanup(): Promise<void>;
 }
 
-export async function createEnvironment(dialect: Dialect, extraEnv: Record<string, string> = {}): Promise<Environment> {
+export async function createEnvironment(
+  dialect: Dialect,
+  extraEnv: Record<string, string> = {},
+): Promise<Environment> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'voxkey-bench-'));
   let databaseUrl = `sqlite:${path.join(dataDir, 'voxkey.db')}`;
   let drop = async () => {};
@@ -101,7 +126,9 @@ export async function createEnvironment(dialect: Dialect, extraEnv: Record<strin
 }
 
 export async function cli<T = any>(environment: Environment, args: string[]): Promise<T> {
-  const { stdout } = await promisify(execFile)(process.execPath, [BIN, ...args, '--json'], { env: { ...process.env, ...environment.env } });
+  const { stdout } = await promisify(execFile)(process.execPath, [BIN, ...args, '--json'], {
+    env: { ...process.env, ...environment.env },
+  });
   return JSON.parse(stdout) as T;
 }
 
@@ -121,7 +148,8 @@ export async function startServer(
   nodeArgs: string[] = [],
   bin = BIN,
 ): Promise<ServerProcess> {
-  if (!existsSync(path.join(ROOT, 'apps/server/dist/main.js'))) throw new Error('Build first: npm run build');
+  if (!existsSync(path.join(ROOT, 'apps/server/dist/main.js')))
+    throw new Error('Build first: npm run build');
   const logFile = path.join(environment.dataDir, `${label}-${Date.now()}.log`);
   const fd = openSync(logFile, 'a');
   const child = spawn(process.execPath, [...nodeArgs, bin, 'serve'], {
@@ -129,7 +157,9 @@ export async function startServer(
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
   const deadline = Date.now() + 60_000;
   for (;;) {
     const log = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
@@ -213,7 +243,8 @@ export function summarise(values: number[]) {
 
 export function argValue(name: string, fallback?: string): string | undefined {
   const i = process.argv.indexOf(name);
-  if (i >= 0 && process.argv[i + 1] && !process.argv[i + 1]!.startsWith('--')) return process.argv[i + 1];
+  if (i >= 0 && process.argv[i + 1] && !process.argv[i + 1]!.startsWith('--'))
+    return process.argv[i + 1];
   const eq = process.argv.find((a) => a.startsWith(`${name}=`));
   return eq ? eq.slice(name.length + 1) : fallback;
 }

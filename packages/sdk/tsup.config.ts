@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 
-const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
+const { version } = JSON.parse(
+  readFileSync(new URL('./package.json', import.meta.url), 'utf8'),
+) as { version: string };
 
 export default defineConfig({
   entry: { index: 'src/index.ts', node: 'src/node.ts', browser: 'src/browser.ts' },

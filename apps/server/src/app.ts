@@ -49,7 +49,8 @@ export function createApi() {
 
 export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
   const reportError: ErrorReporter =
-    options.reportError ?? ((err, context) => deps.observability.logger.error({ err, ...context }, 'unhandled error'));
+    options.reportError ??
+    ((err, context) => deps.observability.logger.error({ err, ...context }, 'unhandled error'));
   const openApiDocument = loadOpenApiDocument();
   const app = new OpenAPIHono<AppEnv>();
 
@@ -64,13 +65,22 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}) {
   app.use('*', requestId({ limitLength: 128 }), observeRequests());
 
   app.route('/', createHealthRoutes(deps));
-  app.get('/openapi.json', (c) => c.body(openApiDocument, 200, { 'Content-Type': 'application/json; charset=utf-8' }));
+  app.get('/openapi.json', (c) =>
+    c.body(openApiDocument, 200, { 'Content-Type': 'application/json; charset=utf-8' }),
+  );
   app.route('/', docsRouter(deps.config));
 
   const api = new OpenAPIHono<AppEnv>();
   api.use('*', apiSecurityHeaders());
   // Headers first (type, token, rate limit), then the body: an unauthenticated body is never read.
-  api.use('*', requireJsonBodies(), requireToken(), rateLimit(), readBodyWithinLimit(deps.config.BODY_LIMIT_BYTES), rejectNulCharacters());
+  api.use(
+    '*',
+    requireJsonBodies(),
+    requireToken(),
+    rateLimit(),
+    readBodyWithinLimit(deps.config.BODY_LIMIT_BYTES),
+    rejectNulCharacters(),
+  );
   api.use('/organisations/:org_id', requireOwnOrganisation());
   api.use('/organisations/:org_id/*', requireOwnOrganisation());
   api.use('/organisations/:org_id/*', honourIdempotencyKeys());

@@ -18,7 +18,11 @@ const ConfigSchema = z.object({
     .regex(/^(sqlite:|postgres:\/\/|postgresql:\/\/)/, 'must start with sqlite: or postgres://')
     .default('sqlite:./data/voxkey.db'),
   DATA_DIR: z.string().default('./data'),
-  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(15 * 1024 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(15 * 1024 * 1024),
   BOOTSTRAP_DEMO_ORG: booleanFromEnv.default(true),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   /** PostgreSQL: longest wait for a connection from the pool (or a new one) before the request fails. */
@@ -75,15 +79,27 @@ const ConfigSchema = z.object({
   /** Longest audio one stream may carry (seconds of audio, the recording limit). */
   STREAM_MAX_AUDIO_SECONDS: z.coerce.number().positive().max(60).default(60),
   /** Most encoded audio bytes one stream may send. */
-  STREAM_MAX_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+  STREAM_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(10 * 1024 * 1024),
   /** Largest single message (audio frame or JSON). */
-  STREAM_MAX_FRAME_BYTES: z.coerce.number().int().min(1024).default(64 * 1024),
+  STREAM_MAX_FRAME_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(64 * 1024),
   /** A stream with no message for this long is closed (also the time allowed for the start message). */
   STREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** Longest a stream may stay open before its decision starts (slow senders). */
   STREAM_MAX_WALL_MS: z.coerce.number().int().min(1000).default(120_000),
   /** Bytes queued for a client that does not read before it is cut off. */
-  STREAM_MAX_BUFFERED_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  STREAM_MAX_BUFFERED_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
   /** Seconds of new audio between two early-decision probes once there is enough speech. */
   STREAM_PROBE_EVERY_S: z.coerce.number().positive().default(1.5),
   /** How far from the match threshold a probe's score must be to decide before the client ends the stream. */
@@ -120,7 +136,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const data = parsed.data;
   return {
     ...data,
-    JOB_MAX_QUEUE_PER_ORG: data.JOB_MAX_QUEUE_PER_ORG ?? Math.max(1, Math.floor(data.JOB_MAX_QUEUE * DEFAULT_ORG_QUEUE_SHARE)),
+    JOB_MAX_QUEUE_PER_ORG:
+      data.JOB_MAX_QUEUE_PER_ORG ??
+      Math.max(1, Math.floor(data.JOB_MAX_QUEUE * DEFAULT_ORG_QUEUE_SHARE)),
     HOST: data.HOST ?? (data.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
     hostConfigured: data.HOST !== undefined,
     isDevelopment: data.NODE_ENV !== 'production',
@@ -134,10 +152,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 export function productionProblems(config: AppConfig): string[] {
   if (config.isDevelopment) return [];
   const problems: string[] = [];
-  if (!config.VOXKEY_ENCRYPTION_KEY) problems.push('VOXKEY_ENCRYPTION_KEY is required (32 bytes, hex or base64): voiceprints and queued audio are sealed with it');
-  if (!config.hostConfigured) problems.push('HOST must be set explicitly (0.0.0.0 to listen on every interface, 127.0.0.1 behind a proxy on the same host): production does not guess where to listen');
-  if (config.WEBHOOK_ALLOW_LOOPBACK) problems.push('WEBHOOK_ALLOW_LOOPBACK=true is refused: callback URLs on loopback addresses reach services on this host');
-  if (config.WEBHOOK_ALLOW_PRIVATE_NETWORKS) problems.push('WEBHOOK_ALLOW_PRIVATE_NETWORKS=true is refused: callback URLs on private networks reach internal services');
+  if (!config.VOXKEY_ENCRYPTION_KEY)
+    problems.push(
+      'VOXKEY_ENCRYPTION_KEY is required (32 bytes, hex or base64): voiceprints and queued audio are sealed with it',
+    );
+  if (!config.hostConfigured)
+    problems.push(
+      'HOST must be set explicitly (0.0.0.0 to listen on every interface, 127.0.0.1 behind a proxy on the same host): production does not guess where to listen',
+    );
+  if (config.WEBHOOK_ALLOW_LOOPBACK)
+    problems.push(
+      'WEBHOOK_ALLOW_LOOPBACK=true is refused: callback URLs on loopback addresses reach services on this host',
+    );
+  if (config.WEBHOOK_ALLOW_PRIVATE_NETWORKS)
+    problems.push(
+      'WEBHOOK_ALLOW_PRIVATE_NETWORKS=true is refused: callback URLs on private networks reach internal services',
+    );
   return problems;
 }
 

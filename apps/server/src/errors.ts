@@ -1,4 +1,9 @@
-import { type ErrorCode, type FieldErrorCode, SERVER_ERROR_CODES, type ServerErrorCode } from '@voxkey/contract';
+import {
+  type ErrorCode,
+  type FieldErrorCode,
+  SERVER_ERROR_CODES,
+  type ServerErrorCode,
+} from '@voxkey/contract';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 export type { ErrorCode, FieldErrorCode, ServerErrorCode };
@@ -18,7 +23,11 @@ function capFieldErrors(errors: FieldError[]): FieldError[] {
   const more = errors.length - MAX_FIELD_ERRORS;
   return [
     ...errors.slice(0, MAX_FIELD_ERRORS),
-    { field: '', code: 'too_many_errors', message: `${more} more ${more === 1 ? 'error' : 'errors'} not listed; fix these and send the request again` },
+    {
+      field: '',
+      code: 'too_many_errors',
+      message: `${more} more ${more === 1 ? 'error' : 'errors'} not listed; fix these and send the request again`,
+    },
   ];
 }
 
@@ -63,6 +72,11 @@ export class ApiError extends Error {
   }
 
   toBody() {
-    return { code: this.status, error: this.error, message: this.message, ...(this.errors ? { errors: this.errors } : {}) };
+    return {
+      code: this.status,
+      error: this.error,
+      message: this.message,
+      ...(this.errors ? { errors: this.errors } : {}),
+    };
   }
 }

@@ -41,7 +41,10 @@ async function migrate(config: AppConfig, database: Database): Promise<void> {
     await migrateToLatest(database.db);
     return;
   }
-  const migrations = openDatabase(config.DATABASE_URL, { poolSize: 1, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
+  const migrations = openDatabase(config.DATABASE_URL, {
+    poolSize: 1,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+  });
   try {
     await migrateToLatest(migrations.db);
   } finally {
@@ -103,7 +106,14 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
   const streamEngine = engine ?? checkEngine ?? undefined;
   deps.streams = createStreamRegistry(deps, () => streamEngine);
   if (engine) {
-    logger.info({ speakerModel: engine.speakerModelId, spoofModel: engine.spoofModelId, threads: engine.stats().threads }, 'engine ready');
+    logger.info(
+      {
+        speakerModel: engine.speakerModelId,
+        spoofModel: engine.spoofModelId,
+        threads: engine.stats().threads,
+      },
+      'engine ready',
+    );
     const poolEngine = engine;
     deps.observability.poolStats = () => poolEngine.stats();
     watchdog = watchEngine(engine, {
@@ -141,10 +151,17 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
 }
 
 /** An engine created on first use (and again after a failed start), for audio checks and stream probes only. */
-function lazyEngine(config: AppConfig): Pick<VoiceEngine, 'checkAudio' | 'verify'> & { close(): Promise<void> } {
+function lazyEngine(
+  config: AppConfig,
+): Pick<VoiceEngine, 'checkAudio' | 'verify'> & { close(): Promise<void> } {
   let started: Promise<VoiceEngine> | null = null;
   const start = () => {
-    started ??= createEngine({ modelsDir: config.VOXKEY_MODELS_DIR, threads: 1, warmup: false, taskTimeoutMs: config.ENGINE_TASK_TIMEOUT_MS }).catch((err: unknown) => {
+    started ??= createEngine({
+      modelsDir: config.VOXKEY_MODELS_DIR,
+      threads: 1,
+      warmup: false,
+      taskTimeoutMs: config.ENGINE_TASK_TIMEOUT_MS,
+    }).catch((err: unknown) => {
       started = null;
       throw err;
     });

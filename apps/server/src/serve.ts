@@ -20,7 +20,10 @@ function waitForSignal(logger: Logger): Promise<string> {
     let received: string | undefined;
     const onSignal = (signal: string) => {
       if (received) {
-        logger.warn({ signal }, 'second signal while shutting down; exiting now (unfinished jobs are reclaimed when their lease expires)');
+        logger.warn(
+          { signal },
+          'second signal while shutting down; exiting now (unfinished jobs are reclaimed when their lease expires)',
+        );
         process.exit(1);
       }
       received = signal;
@@ -34,7 +37,10 @@ function waitForSignal(logger: Logger): Promise<string> {
 /** Ends a shutdown that takes longer than timeoutMs, with a log line saying so. */
 function exitAfter(logger: Logger, timeoutMs: number): NodeJS.Timeout {
   const deadline = setTimeout(() => {
-    logger.error({ timeoutMs }, 'shutdown timed out; exiting (unfinished jobs are reclaimed when their lease expires)');
+    logger.error(
+      { timeoutMs },
+      'shutdown timed out; exiting (unfinished jobs are reclaimed when their lease expires)',
+    );
     process.exit(1);
   }, timeoutMs);
   deadline.unref();
@@ -47,11 +53,16 @@ export async function startServer(config: AppConfig): Promise<void> {
   const runtime = await createRuntime(config, { withWorkers: config.RUN_WORKERS, logger });
   if (config.BOOTSTRAP_DEMO_ORG) {
     // Printed to stdout as plain text, not logged: the token is a secret meant for the operator's eyes only.
-    await bootstrapDemoOrganisation(runtime.deps, (text) => process.stdout.write(`${text.replaceAll('PORT', String(config.PORT))}\n`));
+    await bootstrapDemoOrganisation(runtime.deps, (text) =>
+      process.stdout.write(`${text.replaceAll('PORT', String(config.PORT))}\n`),
+    );
   }
   const app = createApp(runtime.deps);
   const server = serve({ fetch: app.fetch, hostname: config.HOST, port: config.PORT }, (info) => {
-    logger.info({ port: info.port }, `Voxkey listening on http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${info.port} (API under /v1, docs at /docs)`);
+    logger.info(
+      { port: info.port },
+      `Voxkey listening on http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${info.port} (API under /v1, docs at /docs)`,
+    );
   });
   attachWebSockets(server, app, (err) => logger.error({ err }, 'websocket upgrade failed'));
   // Node closes a request that takes longer than this to arrive; header time is bounded too.
@@ -80,7 +91,10 @@ export async function startWorker(config: AppConfig): Promise<void> {
   const app = createWorkerApp(runtime.deps, () => !stopping && runtime.engine !== null);
   let healthServer: ServerType | undefined;
   const address = await new Promise<AddressInfo>((resolve, reject) => {
-    healthServer = serve({ fetch: app.fetch, hostname: config.HOST, port: config.WORKER_PORT }, resolve);
+    healthServer = serve(
+      { fetch: app.fetch, hostname: config.HOST, port: config.WORKER_PORT },
+      resolve,
+    );
     healthServer.once('error', reject);
   }).catch(async (err: unknown) => {
     // E.g. WORKER_PORT in use: release the engine and the pool so the process can exit with the error.
@@ -89,7 +103,10 @@ export async function startWorker(config: AppConfig): Promise<void> {
   });
   runtime.startWorkers();
   const host = config.HOST === '0.0.0.0' ? 'localhost' : config.HOST;
-  logger.info({ port: address.port }, `Voxkey worker running (jobs and webhooks); health on http://${host}:${address.port} (/healthz, /readyz, /metrics)`);
+  logger.info(
+    { port: address.port },
+    `Voxkey worker running (jobs and webhooks); health on http://${host}:${address.port} (/healthz, /readyz, /metrics)`,
+  );
   const signal = await waitForSignal(logger);
   // Not ready from here on, so a supervisor stops counting on this process while it drains.
   stopping = true;

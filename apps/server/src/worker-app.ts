@@ -11,7 +11,11 @@ import type { AppEnv } from './http/types.js';
  */
 export function createWorkerApp(deps: AppDeps, engineReady: () => boolean) {
   const app = new Hono<AppEnv>();
-  app.onError(createErrorHandler((err, context) => deps.observability.logger.error({ err, ...context }, 'unhandled error')));
+  app.onError(
+    createErrorHandler((err, context) =>
+      deps.observability.logger.error({ err, ...context }, 'unhandled error'),
+    ),
+  );
   app.notFound(() => {
     throw ApiError.notFound('Route');
   });

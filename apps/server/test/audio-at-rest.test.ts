@@ -21,7 +21,8 @@ import { silentWav } from './support/fixtures.js';
 /** A silent WAV whose samples carry a marker that appears nowhere else. */
 function markedRecording(marker: Buffer): Buffer {
   const wav = Buffer.from(silentWav(), 'base64');
-  for (let offset = 44 + 4096; offset + marker.length < wav.length; offset += 32_768) marker.copy(wav, offset);
+  for (let offset = 44 + 4096; offset + marker.length < wav.length; offset += 32_768)
+    marker.copy(wav, offset);
   return wav;
 }
 
@@ -32,17 +33,23 @@ async function databaseFiles(database: Database, sqliteFile: string | null): Pro
     return [sqliteFile!, `${sqliteFile}-wal`].filter((f) => existsSync(f));
   }
   await sql`checkpoint`.execute(database.db);
-  const dataDir = (await sql<{ d: string }>`select current_setting('data_directory') as d`.execute(database.db)).rows[0]!.d;
+  const dataDir = (
+    await sql<{ d: string }>`select current_setting('data_directory') as d`.execute(database.db)
+  ).rows[0]!.d;
   const relations = await sql<{ p: string }>`
     select pg_relation_filepath(c.oid) as p from pg_class c
-    where c.oid = 'jobs'::regclass or c.oid = (select reltoastrelid from pg_class where oid = 'jobs'::regclass)`.execute(database.db);
+    where c.oid = 'jobs'::regclass or c.oid = (select reltoastrelid from pg_class where oid = 'jobs'::regclass)`.execute(
+    database.db,
+  );
   const walDir = path.join(dataDir, 'pg_wal');
   const wal = readdirSync(walDir)
     .filter((f) => /^[0-9A-F]{24}$/.test(f))
     .map((f) => path.join(walDir, f))
     .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
     .slice(0, 2);
-  return [...relations.rows.filter((r) => r.p).map((r) => path.join(dataDir, r.p)), ...wal].filter((f) => existsSync(f));
+  return [...relations.rows.filter((r) => r.p).map((r) => path.join(dataDir, r.p)), ...wal].filter(
+    (f) => existsSync(f),
+  );
 }
 
 function filesContaining(files: string[], marker: Buffer): string[] {
@@ -65,15 +72,28 @@ describe(`raw audio at rest (${TEST_DIALECT})`, () => {
         observability: { logger: createLogger('silent'), metrics: createMetrics() },
       };
       const app = createApp(deps, { reportError: (err) => console.error(err) });
-      const { organisation } = await signUpOrganisation(database.db, { name: 'Audio', email: 'a@example.com', callbackUrl: 'https://hooks.example.com/a' });
-      const { bearer } = await issueToken(database.db, { orgId: organisation.id, friendlyName: 'live', kind: 'live' });
+      const { organisation } = await signUpOrganisation(database.db, {
+        name: 'Audio',
+        email: 'a@example.com',
+        callbackUrl: 'https://hooks.example.com/a',
+      });
+      const { bearer } = await issueToken(database.db, {
+        orgId: organisation.id,
+        friendlyName: 'live',
+        kind: 'live',
+      });
 
       const marker = Buffer.concat([Buffer.from('VOXKEY-UNIQUE-AUDIO-'), randomBytes(32)]);
       const recording = markedRecording(marker);
       const res = await app.request(`/v1/organisations/${organisation.id}/enrollments`, {
         method: 'POST',
         headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ voice_data: recording.toString('base64'), request_uuid: randomUUID(), external_id: 'ada', language: 'en-UK' }),
+        body: JSON.stringify({
+          voice_data: recording.toString('base64'),
+          request_uuid: randomUUID(),
+          external_id: 'ada',
+          language: 'en-UK',
+        }),
       });
       expect(res.status).toBe(202);
 
@@ -81,7 +101,9 @@ describe(`raw audio at rest (${TEST_DIALECT})`, () => {
       const queuedFiles = await databaseFiles(database, sqliteFile);
       expect(queuedFiles.length).toBeGreaterThan(0);
       expect(filesContaining(queuedFiles, marker)).toEqual([]);
-      expect(filesContaining(queuedFiles, Buffer.from(marker.toString('base64').slice(0, 40)))).toEqual([]);
+      expect(
+        filesContaining(queuedFiles, Buffer.from(marker.toString('base64').slice(0, 40))),
+      ).toEqual([]);
 
       let heard: Uint8Array | null = null;
       const engine = {
@@ -90,7 +112,12 @@ describe(`raw audio at rest (${TEST_DIALECT})`, () => {
         defaultDeepfakeThreshold: 0.5,
         async enrol(bytes: Uint8Array) {
           heard = bytes;
-          return { qualityScore: 0.9, spoof: { bonafideProbability: 0.99 }, voiceprint: { modelId: 'fake', embedding: new Float32Array(8).fill(0.5) }, timings: {} };
+          return {
+            qualityScore: 0.9,
+            spoof: { bonafideProbability: 0.99 },
+            voiceprint: { modelId: 'fake', embedding: new Float32Array(8).fill(0.5) },
+            timings: {},
+          };
         },
         async verify() {
           throw new Error('not used');
@@ -103,9 +130,16 @@ describe(`raw audio at rest (${TEST_DIALECT})`, () => {
 
       const doneFiles = await databaseFiles(database, sqliteFile);
       expect(filesContaining(doneFiles, marker)).toEqual([]);
-      const row = await database.db.selectFrom('jobs').select(['status', 'audio']).executeTakeFirstOrThrow();
+      const row = await database.db
+        .selectFrom('jobs')
+        .select(['status', 'audio'])
+        .executeTakeFirstOrThrow();
       expect(row).toEqual({ status: 'completed', audio: null });
-      if (database.dialect === 'sqlite') expect((await sql<{ secure_delete: number }>`pragma secure_delete`.execute(database.db)).rows[0]!.secure_delete).toBe(1);
+      if (database.dialect === 'sqlite')
+        expect(
+          (await sql<{ secure_delete: number }>`pragma secure_delete`.execute(database.db)).rows[0]!
+            .secure_delete,
+        ).toBe(1);
     } finally {
       if (sqliteFile) await database.close();
       else await test!.cleanup();

@@ -2,11 +2,18 @@ import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { signUpOrganisation } from '../src/services/organisations.js';
 import { TEST_DIALECT } from './support/database.js';
-import { expectForbidden, expectResource, expectUnauthorized, expectValidation, useContext } from './support/expect.js';
+import {
+  expectForbidden,
+  expectResource,
+  expectUnauthorized,
+  expectValidation,
+  useContext,
+} from './support/expect.js';
 import { createToken, orgPath } from './support/fixtures.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
-const wellFormedUnknown = (kind: 'live' | 'trial') => `vk_${kind}_${randomBytes(32).toString('base64url')}`;
+const wellFormedUnknown = (kind: 'live' | 'trial') =>
+  `vk_${kind}_${randomBytes(32).toString('base64url')}`;
 
 describe(`authentication (${TEST_DIALECT})`, () => {
   const ctx = useContext();
@@ -28,18 +35,27 @@ describe(`authentication (${TEST_DIALECT})`, () => {
       ['prefix only', 'Bearer vk_live_'],
       ['well-formed unknown live token', () => `Bearer ${wellFormedUnknown('live')}`],
       ['well-formed unknown trial token', () => `Bearer ${wellFormedUnknown('trial')}`],
-      ['valid token with a character changed', (c: any) => `Bearer ${c.orgA.token.slice(0, -1)}${c.orgA.token.endsWith('A') ? 'B' : 'A'}`],
+      [
+        'valid token with a character changed',
+        (c: any) => `Bearer ${c.orgA.token.slice(0, -1)}${c.orgA.token.endsWith('A') ? 'B' : 'A'}`,
+      ],
       ['valid token with a suffix', (c: any) => `Bearer ${c.orgA.token}x`],
       ['two tokens', (c: any) => `Bearer ${c.orgA.token} ${c.orgB.token}`],
       ['the token hash instead of the token', (c: any) => `Bearer ${sha256(c.orgA.token)}`],
     ] as const)('%s', async (_name, header) => {
       const value = typeof header === 'function' ? header(ctx()) : header;
-      const res = await ctx().request('GET', orgUrl(), { token: null, headers: { authorization: value } });
+      const res = await ctx().request('GET', orgUrl(), {
+        token: null,
+        headers: { authorization: value },
+      });
       expectUnauthorized(res);
     });
 
     it('the scheme name is case-insensitive (RFC 7235)', async () => {
-      const res = await ctx().request('GET', orgUrl(), { token: null, headers: { authorization: `bearer ${ctx().orgA.token}` } });
+      const res = await ctx().request('GET', orgUrl(), {
+        token: null,
+        headers: { authorization: `bearer ${ctx().orgA.token}` },
+      });
       expect(res.status).toBe(200);
     });
 
@@ -49,8 +65,15 @@ describe(`authentication (${TEST_DIALECT})`, () => {
 
     it('401 comes before body validation and before 404', async () => {
       const c = ctx();
-      expectUnauthorized(await c.request('POST', orgPath(c.orgA.id, '/predefined-texts'), { token: null, body: { nope: 1 } }));
-      expectUnauthorized(await c.request('GET', orgPath(c.orgA.id, '/users/987654'), { token: null }));
+      expectUnauthorized(
+        await c.request('POST', orgPath(c.orgA.id, '/predefined-texts'), {
+          token: null,
+          body: { nope: 1 },
+        }),
+      );
+      expectUnauthorized(
+        await c.request('GET', orgPath(c.orgA.id, '/users/987654'), { token: null }),
+      );
       expectUnauthorized(await c.request('GET', '/v1/plans', { token: null }));
       expectUnauthorized(await c.request('GET', '/v1/no-such-route', { token: null }));
     });
@@ -100,20 +123,32 @@ describe(`authentication (${TEST_DIALECT})`, () => {
       const { bearer, token } = await createToken(c, { friendly_name: 'to-disable' });
       expect((await c.request('GET', orgPath(c.orgA.id), { token: bearer })).status).toBe(200);
 
-      const off = await c.request('PATCH', orgPath(c.orgA.id, `/api-tokens/${token.id}`), { body: { enabled: false } });
+      const off = await c.request('PATCH', orgPath(c.orgA.id, `/api-tokens/${token.id}`), {
+        body: { enabled: false },
+      });
       expect(off.status).toBe(200);
       expect(off.body.enabled).toBe(false);
       expectUnauthorized(await c.request('GET', orgPath(c.orgA.id), { token: bearer }));
       // Every route, not only one: the disabled token reaches nothing.
       expectUnauthorized(await c.request('GET', '/v1/plans', { token: bearer }));
-      expectUnauthorized(await c.request('PATCH', orgPath(c.orgA.id, `/api-tokens/${token.id}`), { token: bearer, body: { enabled: true } }));
+      expectUnauthorized(
+        await c.request('PATCH', orgPath(c.orgA.id, `/api-tokens/${token.id}`), {
+          token: bearer,
+          body: { enabled: true },
+        }),
+      );
 
       // The record is kept for audit.
-      const listed = await c.request('GET', `${orgPath(c.orgA.id, '/api-tokens')}?filter=id=${token.id}`);
+      const listed = await c.request(
+        'GET',
+        `${orgPath(c.orgA.id, '/api-tokens')}?filter=id=${token.id}`,
+      );
       expect(listed.body.results).toHaveLength(1);
       expect(listed.body.results[0].enabled).toBe(false);
 
-      const on = await c.request('PATCH', orgPath(c.orgA.id, `/api-tokens/${token.id}`), { body: { enabled: true } });
+      const on = await c.request('PATCH', orgPath(c.orgA.id, `/api-tokens/${token.id}`), {
+        body: { enabled: true },
+      });
       expect(on.status).toBe(200);
       expect(on.body.enabled).toBe(true);
       expect((await c.request('GET', orgPath(c.orgA.id), { token: bearer })).status).toBe(200);
@@ -122,7 +157,10 @@ describe(`authentication (${TEST_DIALECT})`, () => {
     it('a token can disable itself, and is refused on the next request', async () => {
       const c = ctx();
       const { bearer, token } = await createToken(c);
-      const res = await c.request('PATCH', orgPath(c.orgA.id, `/api-tokens/${token.id}`), { token: bearer, body: { enabled: false } });
+      const res = await c.request('PATCH', orgPath(c.orgA.id, `/api-tokens/${token.id}`), {
+        token: bearer,
+        body: { enabled: false },
+      });
       expect(res.status).toBe(200);
       expectUnauthorized(await c.request('GET', orgPath(c.orgA.id), { token: bearer }));
     });
@@ -132,7 +170,9 @@ describe(`authentication (${TEST_DIALECT})`, () => {
       const { bearer, token } = await createToken(c, { enabled: false });
       expect(token.enabled).toBe(false);
       expectUnauthorized(await c.request('GET', orgPath(c.orgA.id), { token: bearer }));
-      await c.request('PATCH', orgPath(c.orgA.id, `/api-tokens/${token.id}`), { body: { enabled: true } });
+      await c.request('PATCH', orgPath(c.orgA.id, `/api-tokens/${token.id}`), {
+        body: { enabled: true },
+      });
       expect((await c.request('GET', orgPath(c.orgA.id), { token: bearer })).status).toBe(200);
     });
 
@@ -143,14 +183,20 @@ describe(`authentication (${TEST_DIALECT})`, () => {
       expect(del.status).toBe(200);
       expectResource(del.body, 'token');
       expectUnauthorized(await c.request('GET', orgPath(c.orgA.id), { token: bearer }));
-      const row = await c.db.selectFrom('api_tokens').select('id').where('id', '=', token.id).executeTakeFirst();
+      const row = await c.db
+        .selectFrom('api_tokens')
+        .select('id')
+        .where('id', '=', token.id)
+        .executeTakeFirst();
       expect(row).toBeUndefined();
     });
 
     it('a token can delete itself; the request succeeds and the next one is refused', async () => {
       const c = ctx();
       const { bearer, token } = await createToken(c);
-      const del = await c.request('DELETE', orgPath(c.orgA.id, `/api-tokens/${token.id}`), { token: bearer });
+      const del = await c.request('DELETE', orgPath(c.orgA.id, `/api-tokens/${token.id}`), {
+        token: bearer,
+      });
       expect(del.status).toBe(200);
       expect(del.body.id).toBe(token.id);
       expectUnauthorized(await c.request('GET', orgPath(c.orgA.id), { token: bearer }));
@@ -163,11 +209,17 @@ describe(`authentication (${TEST_DIALECT})`, () => {
       for (const bearer of [old.bearer, rotated.bearer, c.orgA.token]) {
         expect((await c.request('GET', orgPath(c.orgA.id), { token: bearer })).status).toBe(200);
       }
-      const del = await c.request('DELETE', orgPath(c.orgA.id, `/api-tokens/${old.token.id}`), { token: rotated.bearer });
+      const del = await c.request('DELETE', orgPath(c.orgA.id, `/api-tokens/${old.token.id}`), {
+        token: rotated.bearer,
+      });
       expect(del.status).toBe(200);
       expectUnauthorized(await c.request('GET', orgPath(c.orgA.id), { token: old.bearer }));
-      expect((await c.request('GET', orgPath(c.orgA.id), { token: rotated.bearer })).status).toBe(200);
-      expect((await c.request('GET', orgPath(c.orgA.id), { token: c.orgA.token })).status).toBe(200);
+      expect((await c.request('GET', orgPath(c.orgA.id), { token: rotated.bearer })).status).toBe(
+        200,
+      );
+      expect((await c.request('GET', orgPath(c.orgA.id), { token: c.orgA.token })).status).toBe(
+        200,
+      );
     });
 
     it('an expired token gets 401 (expires_at moved into the past in the database)', async () => {
@@ -175,7 +227,11 @@ describe(`authentication (${TEST_DIALECT})`, () => {
       const org = await c.makeOrg('Expiring');
       expect((await c.request('GET', orgPath(org.id), { token: org.token })).status).toBe(200);
       const past = new Date(Date.now() - 1000).toISOString();
-      await c.db.updateTable('api_tokens').set({ expires_at: past }).where('org_id', '=', org.id).execute();
+      await c.db
+        .updateTable('api_tokens')
+        .set({ expires_at: past })
+        .where('org_id', '=', org.id)
+        .execute();
       expectUnauthorized(await c.request('GET', orgPath(org.id), { token: org.token }));
       expectUnauthorized(await c.request('GET', '/v1/plans', { token: org.token }));
     });
@@ -205,9 +261,14 @@ describe(`authentication (${TEST_DIALECT})`, () => {
 
       const plans = await c.request('GET', '/v1/plans');
       for (const plan of plans.body.results) {
-        const { token } = await signUpOrganisation(c.db, { name: `Trial ${plan.id}`, email: `t${plan.id}@example.com`, planId: plan.id });
+        const { token } = await signUpOrganisation(c.db, {
+          name: `Trial ${plan.id}`,
+          email: `t${plan.id}@example.com`,
+          planId: plan.id,
+        });
         expect(token.bearer).toMatch(/^vk_trial_/);
-        const d = (Date.parse(token.token.expires_at!) - Date.parse(token.token.created_at)) / 86_400_000;
+        const d =
+          (Date.parse(token.token.expires_at!) - Date.parse(token.token.created_at)) / 86_400_000;
         expect(d).toBeGreaterThanOrEqual(15 - 1 / 86_400);
         expect(d).toBeLessThanOrEqual(92);
       }
@@ -217,9 +278,15 @@ describe(`authentication (${TEST_DIALECT})`, () => {
       const c = ctx();
       const b = await createToken(c, {}, { orgId: c.orgB.id });
       // Org A cannot disable org B's token, even addressing it under its own organisation.
-      const res = await c.request('PATCH', orgPath(c.orgA.id, `/api-tokens/${b.token.id}`), { body: { enabled: false } });
+      const res = await c.request('PATCH', orgPath(c.orgA.id, `/api-tokens/${b.token.id}`), {
+        body: { enabled: false },
+      });
       expect(res.status).toBe(404);
-      expectForbidden(await c.request('PATCH', orgPath(c.orgB.id, `/api-tokens/${b.token.id}`), { body: { enabled: false } }));
+      expectForbidden(
+        await c.request('PATCH', orgPath(c.orgB.id, `/api-tokens/${b.token.id}`), {
+          body: { enabled: false },
+        }),
+      );
       expect((await c.request('GET', orgPath(c.orgB.id), { token: b.bearer })).status).toBe(200);
       // And org B's token is refused on org A.
       expectForbidden(await c.request('GET', orgPath(c.orgA.id), { token: b.bearer }));
@@ -235,7 +302,7 @@ describe(`authentication (${TEST_DIALECT})`, () => {
           const res = await c.request('GET', `/v1/organisations/${bad}${suffix}`);
           expectValidation(res, ['org_id']);
         }
-      }
+      },
     );
 
     it('a non-existent organisation → 403, the same as an existing other one', async () => {

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { TEST_DIALECT } from './support/database.js';
-import { expectList, expectInvalidId, expectNotFound, expectResource, expectValidation, useContext, WITHOUT_RATE_LIMITS } from './support/expect.js';
+import {
+  expectList,
+  expectInvalidId,
+  expectNotFound,
+  expectResource,
+  expectValidation,
+  useContext,
+  WITHOUT_RATE_LIMITS,
+} from './support/expect.js';
 import { orgPath, seedInvoice, UNKNOWN_ID } from './support/fixtures.js';
 
 const SEEDED_PLANS = [
@@ -45,15 +53,21 @@ describe(`billing (${TEST_DIALECT})`, () => {
     });
 
     it('ids beyond the 32-bit columns (2^31, 15 digits) → 400 on plan_id, never 500', async () => {
-      for (const id of ['2147483648', '999999999999999']) expectInvalidId(await ctx().request('GET', `/v1/plans/${id}`), 'plan_id');
+      for (const id of ['2147483648', '999999999999999'])
+        expectInvalidId(await ctx().request('GET', `/v1/plans/${id}`), 'plan_id');
       expectNotFound(await ctx().request('GET', '/v1/plans/2147483647'));
     });
 
     it('plans cannot be created or changed through the API', async () => {
       const c = ctx();
-      expect((await c.request('POST', '/v1/plans', { body: { details: { name: 'Free' } } })).status).toBe(404);
+      expect(
+        (await c.request('POST', '/v1/plans', { body: { details: { name: 'Free' } } })).status,
+      ).toBe(404);
       const first = (await c.request('GET', '/v1/plans')).body.results[0];
-      expect((await c.request('PATCH', `/v1/plans/${first.id}`, { body: { details: { name: 'Free' } } })).status).toBe(404);
+      expect(
+        (await c.request('PATCH', `/v1/plans/${first.id}`, { body: { details: { name: 'Free' } } }))
+          .status,
+      ).toBe(404);
       expect((await c.request('DELETE', `/v1/plans/${first.id}`)).status).toBe(404);
       expect((await c.request('GET', `/v1/plans/${first.id}`)).body).toEqual(first);
     });
@@ -62,19 +76,31 @@ describe(`billing (${TEST_DIALECT})`, () => {
   describe('subscriptions', () => {
     it('GET /organisations/{org_id}/subscriptions/{id}: the subscription made at sign-up', async () => {
       const c = ctx();
-      const res = await c.request('GET', orgPath(c.orgA.id, `/subscriptions/${c.orgA.subscriptionId}`));
+      const res = await c.request(
+        'GET',
+        orgPath(c.orgA.id, `/subscriptions/${c.orgA.subscriptionId}`),
+      );
       expect(res.status).toBe(200);
       expectResource(res.body, 'subscription');
       const sandbox = (await c.request('GET', '/v1/plans?filter=name=Sandbox')).body.results[0];
-      expect(res.body).toMatchObject({ id: c.orgA.subscriptionId, org_id: c.orgA.id, plan_id: sandbox.id, end_date: null });
+      expect(res.body).toMatchObject({
+        id: c.orgA.subscriptionId,
+        org_id: c.orgA.id,
+        plan_id: sandbox.id,
+        end_date: null,
+      });
       expect(res.body.start_date).toBe(res.body.created_at.slice(0, 10));
     });
 
     it("404 for an unknown id and for another organisation's subscription", async () => {
       const c = ctx();
       expectNotFound(await c.request('GET', orgPath(c.orgA.id, `/subscriptions/${UNKNOWN_ID}`)));
-      expectNotFound(await c.request('GET', orgPath(c.orgA.id, `/subscriptions/${c.orgB.subscriptionId}`)));
-      expectValidation(await c.request('GET', orgPath(c.orgA.id, '/subscriptions/abc')), ['subscription_id']);
+      expectNotFound(
+        await c.request('GET', orgPath(c.orgA.id, `/subscriptions/${c.orgB.subscriptionId}`)),
+      );
+      expectValidation(await c.request('GET', orgPath(c.orgA.id, '/subscriptions/abc')), [
+        'subscription_id',
+      ]);
     });
   });
 
@@ -108,11 +134,18 @@ describe(`billing (${TEST_DIALECT})`, () => {
     it("404 for an unknown id and for another organisation's invoice (no data leaks)", async () => {
       const c = ctx();
       expectNotFound(await c.request('GET', orgPath(c.orgA.id, `/invoices/${UNKNOWN_ID}`)));
-      const b = await seedInvoice(c, { orgId: c.orgB.id, subId: c.orgB.subscriptionId, fileRef: 'secret-b-invoice' });
+      const b = await seedInvoice(c, {
+        orgId: c.orgB.id,
+        subId: c.orgB.subscriptionId,
+        fileRef: 'secret-b-invoice',
+      });
       const res = await c.request('GET', orgPath(c.orgA.id, `/invoices/${b.id}`));
       expectNotFound(res);
       expect(JSON.stringify(res.body)).not.toContain('secret-b-invoice');
-      expect((await c.request('GET', orgPath(c.orgB.id, `/invoices/${b.id}`), { token: c.orgB.token })).status).toBe(200);
+      expect(
+        (await c.request('GET', orgPath(c.orgB.id, `/invoices/${b.id}`), { token: c.orgB.token }))
+          .status,
+      ).toBe(200);
       expectValidation(await c.request('GET', orgPath(c.orgA.id, '/invoices/-1')), ['invoice_id']);
     });
   });

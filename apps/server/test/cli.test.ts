@@ -52,11 +52,16 @@ describe(`voxkey CLI (${TEST_DIALECT})`, () => {
     it('--status on an empty database lists every migration as pending and changes nothing', async () => {
       const before = await run('migrate', '--status', '--json');
       expect(before.code).toBe(0);
-      const status = json(before) as { migrations: { name: string; executed_at: string | null }[]; pending: number };
+      const status = json(before) as {
+        migrations: { name: string; executed_at: string | null }[];
+        pending: number;
+      };
       expect(status.migrations.length).toBeGreaterThan(0);
       expect(status.pending).toBe(status.migrations.length);
       expect(status.migrations.every((m) => m.executed_at === null)).toBe(true);
-      expect(json(await run('migrate', '--status', '--json')).pending).toBe(status.migrations.length);
+      expect(json(await run('migrate', '--status', '--json')).pending).toBe(
+        status.migrations.length,
+      );
 
       const text = await run('migrate', '--status');
       expect(text.stdout).toMatch(/^pending\t\S+$/m);
@@ -71,7 +76,10 @@ describe(`voxkey CLI (${TEST_DIALECT})`, () => {
       expect(json(await run('migrate', '--json'))).toEqual({ applied: [] });
       expect((await run('migrate')).stdout).toBe('Database schema is up to date.\n');
 
-      const status = json(await run('migrate', '--status', '--json')) as { migrations: { name: string; executed_at: string | null }[]; pending: number };
+      const status = json(await run('migrate', '--status', '--json')) as {
+        migrations: { name: string; executed_at: string | null }[];
+        pending: number;
+      };
       expect(status.pending).toBe(0);
       expect(status.migrations.map((m) => m.name)).toEqual(applied);
       for (const m of status.migrations) expect(Date.parse(m.executed_at!)).not.toBeNaN();
@@ -106,22 +114,31 @@ describe(`voxkey CLI (${TEST_DIALECT})`, () => {
       const r = await run('--help');
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/^Usage: voxkey \[options\] \[command\]/);
-      for (const name of ['serve', 'worker', 'migrate', 'org', 'token', 'billing', 'models']) expect(r.stdout).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
+      for (const name of ['serve', 'worker', 'migrate', 'org', 'token', 'billing', 'models'])
+        expect(r.stdout).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
       expect(r.stdout).toContain('DATABASE_URL');
-      expect(r.stdout).toMatch(/Exit codes: 0 success, 1 failure .*, 2 usage or configuration error, 3 organisation or token not found/);
+      expect(r.stdout).toMatch(
+        /Exit codes: 0 success, 1 failure .*, 2 usage or configuration error, 3 organisation or token not found/,
+      );
     });
 
-    it.each(commandPaths.map((p) => [p.join(' ')]))('voxkey %s --help prints its usage and exits 0', async (joined) => {
-      const names = joined.split(' ');
-      const command = names.reduce<Command>((c, name) => c.commands.find((sub) => sub.name() === name)!, program);
-      const r = await run(...names, '--help');
-      expect(r.code).toBe(0);
-      expect(r.stderr).toBe('');
-      expect(r.stdout).toContain(`Usage: voxkey ${joined}`);
-      expect(r.stdout.replace(/\s+/g, ' ')).toContain(command.description());
-      expect(r.stdout).toContain('-h, --help');
-      for (const option of command.options) expect(r.stdout).toContain(option.flags);
-    });
+    it.each(commandPaths.map((p) => [p.join(' ')]))(
+      'voxkey %s --help prints its usage and exits 0',
+      async (joined) => {
+        const names = joined.split(' ');
+        const command = names.reduce<Command>(
+          (c, name) => c.commands.find((sub) => sub.name() === name)!,
+          program,
+        );
+        const r = await run(...names, '--help');
+        expect(r.code).toBe(0);
+        expect(r.stderr).toBe('');
+        expect(r.stdout).toContain(`Usage: voxkey ${joined}`);
+        expect(r.stdout.replace(/\s+/g, ' ')).toContain(command.description());
+        expect(r.stdout).toContain('-h, --help');
+        for (const option of command.options) expect(r.stdout).toContain(option.flags);
+      },
+    );
 
     it('help <command> works like --help', async () => {
       const r = await run('help', 'migrate');
@@ -160,7 +177,9 @@ describe(`voxkey CLI (${TEST_DIALECT})`, () => {
       const r = await run('token', 'list', '--json');
       expect(r.code).toBe(2);
       expect(r.stdout).toBe('');
-      expect(JSON.parse(r.stderr)).toEqual({ error: { code: 'usage', message: "required option '--org <id>' not specified" } });
+      expect(JSON.parse(r.stderr)).toEqual({
+        error: { code: 'usage', message: "required option '--org <id>' not specified" },
+      });
     });
     it('an invalid value', async () => {
       const r = await run('token', 'list', '--org', 'abc');
@@ -169,7 +188,11 @@ describe(`voxkey CLI (${TEST_DIALECT})`, () => {
     });
     it('invalid configuration', async () => {
       let stderr = '';
-      const code = await main(['org', 'list'], { out: () => {}, err: (t) => void (stderr += t), env: { ...env, PORT: 'eighty' } });
+      const code = await main(['org', 'list'], {
+        out: () => {},
+        err: (t) => void (stderr += t),
+        env: { ...env, PORT: 'eighty' },
+      });
       expect(code).toBe(2);
       expect(stderr).toContain('PORT');
     });
@@ -184,12 +207,25 @@ describe(`voxkey CLI (${TEST_DIALECT})`, () => {
     });
 
     it('org create, then org list shows it', async () => {
-      const created = await run('org', 'create', '--name', 'Acme', '--email', 'ops@acme.example', '--json');
+      const created = await run(
+        'org',
+        'create',
+        '--name',
+        'Acme',
+        '--email',
+        'ops@acme.example',
+        '--json',
+      );
       expect(created.code).toBe(0);
       orgId = (json(created).organisation as { id: number }).id;
       await run('org', 'create', '--name', 'Other', '--email', 'ops@other.example');
 
-      const listed = json(await run('org', 'list', '--json')).results as { id: number; name: string; email: string; created_at: string }[];
+      const listed = json(await run('org', 'list', '--json')).results as {
+        id: number;
+        name: string;
+        email: string;
+        created_at: string;
+      }[];
       expect(listed.map((o) => [o.name, o.email])).toEqual([
         ['Acme', 'ops@acme.example'],
         ['Other', 'ops@other.example'],
@@ -201,12 +237,19 @@ describe(`voxkey CLI (${TEST_DIALECT})`, () => {
     });
 
     it('token list shows the trial token and a created one, never a secret', async () => {
-      const created = json(await run('token', 'create', '--org', String(orgId), '--name', 'ci', '--json')) as { bearer: string; token: { id: number } };
+      const created = json(
+        await run('token', 'create', '--org', String(orgId), '--name', 'ci', '--json'),
+      ) as { bearer: string; token: { id: number } };
       const r = await run('token', 'list', '--org', String(orgId), '--json');
       expect(r.code).toBe(0);
       const tokens = json(r).results as { id: number; friendly_name: string; enabled: boolean }[];
       expect(tokens.length).toBe(2);
-      expect(tokens.at(-1)).toMatchObject({ id: created.token.id, friendly_name: 'ci', enabled: true, expires_at: null });
+      expect(tokens.at(-1)).toMatchObject({
+        id: created.token.id,
+        friendly_name: 'ci',
+        enabled: true,
+        expires_at: null,
+      });
       expect(r.stdout).not.toContain(created.bearer);
       expect(r.stdout).not.toMatch(/vk_(live|trial)_/);
 
@@ -215,25 +258,73 @@ describe(`voxkey CLI (${TEST_DIALECT})`, () => {
     });
 
     it('token disable disables exactly that token', async () => {
-      const tokens = json(await run('token', 'list', '--org', String(orgId), '--json')).results as { id: number; enabled: boolean }[];
+      const tokens = json(await run('token', 'list', '--org', String(orgId), '--json')).results as {
+        id: number;
+        enabled: boolean;
+      }[];
       const target = tokens.at(-1)!;
-      const r = await run('token', 'disable', '--org', String(orgId), '--token', String(target.id), '--json');
+      const r = await run(
+        'token',
+        'disable',
+        '--org',
+        String(orgId),
+        '--token',
+        String(target.id),
+        '--json',
+      );
       expect(r.code).toBe(0);
       expect(json(r)).toMatchObject({ id: target.id, enabled: false });
-      const after = json(await run('token', 'list', '--org', String(orgId), '--json')).results as { id: number; enabled: boolean }[];
+      const after = json(await run('token', 'list', '--org', String(orgId), '--json')).results as {
+        id: number;
+        enabled: boolean;
+      }[];
       expect(after.map((t) => t.enabled)).toEqual([true, false]);
-      const text = await run('token', 'disable', '--org', String(orgId), '--token', String(target.id));
-      expect(text.stdout).toMatch(new RegExp(`^Token ${target.id} \\(ci\\) of organisation ${orgId} disabled\\.$`, 'm'));
+      const text = await run(
+        'token',
+        'disable',
+        '--org',
+        String(orgId),
+        '--token',
+        String(target.id),
+      );
+      expect(text.stdout).toMatch(
+        new RegExp(`^Token ${target.id} \\(ci\\) of organisation ${orgId} disabled\\.$`, 'm'),
+      );
     });
 
     it('an unknown organisation or token exits 3, without touching another organisation', async () => {
-      const other = (json(await run('org', 'list', '--json')).results as { id: number }[]).find((o) => o.id !== orgId)!;
-      const otherToken = (json(await run('token', 'list', '--org', String(other.id), '--json')).results as { id: number }[])[0]!;
+      const other = (json(await run('org', 'list', '--json')).results as { id: number }[]).find(
+        (o) => o.id !== orgId,
+      )!;
+      const otherToken = (
+        json(await run('token', 'list', '--org', String(other.id), '--json')).results as {
+          id: number;
+        }[]
+      )[0]!;
 
-      const crossOrg = await run('token', 'disable', '--org', String(orgId), '--token', String(otherToken.id), '--json');
+      const crossOrg = await run(
+        'token',
+        'disable',
+        '--org',
+        String(orgId),
+        '--token',
+        String(otherToken.id),
+        '--json',
+      );
       expect(crossOrg.code).toBe(3);
-      expect(JSON.parse(crossOrg.stderr)).toEqual({ error: { code: 'not_found', message: `Organisation ${orgId} has no token with id ${otherToken.id}` } });
-      expect((json(await run('token', 'list', '--org', String(other.id), '--json')).results as { enabled: boolean }[])[0]!.enabled).toBe(true);
+      expect(JSON.parse(crossOrg.stderr)).toEqual({
+        error: {
+          code: 'not_found',
+          message: `Organisation ${orgId} has no token with id ${otherToken.id}`,
+        },
+      });
+      expect(
+        (
+          json(await run('token', 'list', '--org', String(other.id), '--json')).results as {
+            enabled: boolean;
+          }[]
+        )[0]!.enabled,
+      ).toBe(true);
 
       for (const argv of [
         ['token', 'list', '--org', '999999'],

@@ -11,17 +11,36 @@ describe('compiledOnce (hot lookups compiled once per database handle)', () => {
     test = await createTestDatabase();
     orgIds = [];
     for (const name of ['A', 'B']) {
-      const org = await insertOrganisation(test.database.db, { name, email: `${name.toLowerCase()}@example.com` });
+      const org = await insertOrganisation(test.database.db, {
+        name,
+        email: `${name.toLowerCase()}@example.com`,
+      });
       orgIds.push(org.id);
-      await insertText(test.database.db, org.id, { language: 'en-GB', text_code: 1, text: `text of ${name}` });
+      await insertText(test.database.db, org.id, {
+        language: 'en-GB',
+        text_code: 1,
+        text: `text of ${name}`,
+      });
     }
   });
   afterAll(() => test.cleanup());
 
   it('binds each call its own values (in every order of calls, across organisations)', async () => {
     const [a, b] = orgIds as [number, number];
-    const textA = (await test.database.db.selectFrom('predefined_texts').select('id').where('org_id', '=', a).executeTakeFirstOrThrow()).id;
-    const textB = (await test.database.db.selectFrom('predefined_texts').select('id').where('org_id', '=', b).executeTakeFirstOrThrow()).id;
+    const textA = (
+      await test.database.db
+        .selectFrom('predefined_texts')
+        .select('id')
+        .where('org_id', '=', a)
+        .executeTakeFirstOrThrow()
+    ).id;
+    const textB = (
+      await test.database.db
+        .selectFrom('predefined_texts')
+        .select('id')
+        .where('org_id', '=', b)
+        .executeTakeFirstOrThrow()
+    ).id;
     expect((await findText(test.database.db, a, textA))?.text).toBe('text of A');
     expect((await findText(test.database.db, b, textB))?.text).toBe('text of B');
     expect(await findText(test.database.db, a, textB)).toBeUndefined();
@@ -35,9 +54,21 @@ describe('compiledOnce (hot lookups compiled once per database handle)', () => {
 
   it('refuses a builder whose parameters are not its values in order', async () => {
     const [a] = orgIds as [number];
-    const swapped = compiledOnce((db, orgId: number, id: number) => db.selectFrom('predefined_texts').selectAll().where('id', '=', id).where('org_id', '=', orgId));
-    await expect(swapped(test.database.db, a, a)).rejects.toThrow(/parameters must be its values in order/);
-    const converted = compiledOnce((db, orgId: number) => db.selectFrom('predefined_texts').selectAll().where('org_id', '=', Number(orgId)));
-    await expect(converted(test.database.db, a)).rejects.toThrow(/parameters must be its values in order/);
+    const swapped = compiledOnce((db, orgId: number, id: number) =>
+      db
+        .selectFrom('predefined_texts')
+        .selectAll()
+        .where('id', '=', id)
+        .where('org_id', '=', orgId),
+    );
+    await expect(swapped(test.database.db, a, a)).rejects.toThrow(
+      /parameters must be its values in order/,
+    );
+    const converted = compiledOnce((db, orgId: number) =>
+      db.selectFrom('predefined_texts').selectAll().where('org_id', '=', Number(orgId)),
+    );
+    await expect(converted(test.database.db, a)).rejects.toThrow(
+      /parameters must be its values in order/,
+    );
   });
 });

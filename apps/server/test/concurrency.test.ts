@@ -8,7 +8,12 @@ const statuses = (responses: { status: number }[]) => responses.map((r) => r.sta
 describe(`concurrency (${TEST_DIALECT})`, () => {
   const ctx = useContext();
   const textsPath = (rest = '') => orgPath(ctx().orgA.id, `/predefined-texts${rest}`);
-  const body = (code: number, text: string, language = 'en-UK') => ({ org_id: ctx().orgA.id, language, text_code: code, text });
+  const body = (code: number, text: string, language = 'en-UK') => ({
+    org_id: ctx().orgA.id,
+    language,
+    text_code: code,
+    text,
+  });
   const countPair = async (language: string, code: number) =>
     (
       await ctx()
@@ -26,7 +31,10 @@ describe(`concurrency (${TEST_DIALECT})`, () => {
       ctx().request('POST', textsPath(), { body: body(1, 'second') }),
     ]);
     expect(statuses(responses)).toEqual([201, 409]);
-    expectError(responses.find((r) => r.status === 409)!, 409);
+    expectError(
+      responses.find((r) => r.status === 409)!,
+      409,
+    );
     expect(await countPair('en-UK', 1)).toBe(1);
   });
 
@@ -41,7 +49,11 @@ describe(`concurrency (${TEST_DIALECT})`, () => {
   });
 
   it('eight concurrent POSTs of the same pair → one 201, seven 409', async () => {
-    const responses = await Promise.all(Array.from({ length: 8 }, (_, i) => ctx().request('POST', textsPath(), { body: body(2, `racer ${i}`) })));
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        ctx().request('POST', textsPath(), { body: body(2, `racer ${i}`) }),
+      ),
+    );
     expect(statuses(responses)).toEqual([201, ...Array(7).fill(409)]);
     expect(await countPair('en-UK', 2)).toBe(1);
   });
@@ -50,7 +62,10 @@ describe(`concurrency (${TEST_DIALECT})`, () => {
     const c = ctx();
     const responses = await Promise.all([
       c.request('POST', textsPath(), { body: body(3, 'a') }),
-      c.request('POST', orgPath(c.orgB.id, '/predefined-texts'), { token: c.orgB.token, body: { ...body(3, 'b'), org_id: c.orgB.id } }),
+      c.request('POST', orgPath(c.orgB.id, '/predefined-texts'), {
+        token: c.orgB.token,
+        body: { ...body(3, 'b'), org_id: c.orgB.id },
+      }),
     ]);
     expect(statuses(responses)).toEqual([201, 201]);
   });
@@ -79,22 +94,30 @@ describe(`concurrency (${TEST_DIALECT})`, () => {
 
   it('two concurrent DELETEs of one text → one 200, one 404', async () => {
     const t = await createText(ctx(), { language: 'nl-NL', text_code: 6 });
-    const responses = await Promise.all([ctx().request('DELETE', textsPath(`/${t.id}`)), ctx().request('DELETE', textsPath(`/${t.id}`))]);
+    const responses = await Promise.all([
+      ctx().request('DELETE', textsPath(`/${t.id}`)),
+      ctx().request('DELETE', textsPath(`/${t.id}`)),
+    ]);
     expect(statuses(responses)).toEqual([200, 404]);
   });
 
   it('two concurrent DELETEs of one user → one 200, one 404', async () => {
     const u = await seedUser(ctx(), ctx().orgA.id, 'race-delete');
     const path = orgPath(ctx().orgA.id, `/users/${u.id}`);
-    const responses = await Promise.all([ctx().request('DELETE', path), ctx().request('DELETE', path)]);
+    const responses = await Promise.all([
+      ctx().request('DELETE', path),
+      ctx().request('DELETE', path),
+    ]);
     expect(statuses(responses)).toEqual([200, 404]);
   });
 
   it('many concurrent token creations all succeed with distinct bearers', async () => {
     const responses = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        ctx().request('POST', orgPath(ctx().orgA.id, '/api-tokens'), { body: { friendly_name: `burst-${i}`, enabled: true } })
-      )
+        ctx().request('POST', orgPath(ctx().orgA.id, '/api-tokens'), {
+          body: { friendly_name: `burst-${i}`, enabled: true },
+        }),
+      ),
     );
     expect(responses.every((r) => r.status === 201)).toBe(true);
     expect(new Set(responses.map((r) => r.body.bearer)).size).toBe(10);

@@ -8,8 +8,21 @@ import { apiRoutes } from '@voxkey/contract';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext, TestOrg } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
-import { expectForbidden, expectUnauthorized, expectValidation, useContext, WITHOUT_RATE_LIMITS } from './support/expect.js';
-import { createText, createToken, orgPath, seedDevice, seedInvoice, seedUser } from './support/fixtures.js';
+import {
+  expectForbidden,
+  expectUnauthorized,
+  expectValidation,
+  useContext,
+  WITHOUT_RATE_LIMITS,
+} from './support/expect.js';
+import {
+  createText,
+  createToken,
+  orgPath,
+  seedDevice,
+  seedInvoice,
+  seedUser,
+} from './support/fixtures.js';
 import { snapshotOrganisation } from './support/fuzz-world.js';
 import { fillPath, listOperations, type Operation, validBody } from './support/openapi-cases.js';
 
@@ -25,16 +38,38 @@ interface OrgFixture {
 
 /** An organisation with one record of every kind, carrying a marker string where it can. */
 async function seedOrganisation(c: TestContext, org: TestOrg, marker: string): Promise<OrgFixture> {
-  await c.request('PATCH', orgPath(org.id), { token: org.token, body: { address: `${marker}-address`, vat: `${marker}-vat` } });
+  await c.request('PATCH', orgPath(org.id), {
+    token: org.token,
+    body: { address: `${marker}-address`, vat: `${marker}-vat` },
+  });
   await c.request('PATCH', orgPath(org.id, '/settings'), {
     token: org.token,
-    body: { org_id: org.id, settings: { callback_url: `https://8.8.4.4/${marker}-hook`, alert_on_failure: false } },
+    body: {
+      org_id: org.id,
+      settings: { callback_url: `https://8.8.4.4/${marker}-hook`, alert_on_failure: false },
+    },
   });
   const user = await seedUser(c, org.id, `${marker}-user`);
-  const device = await seedDevice(c, { orgId: org.id, userId: user.id, fingerprint: `${marker}-fp` });
-  const text = await createText(c, { language: 'en-UK', text_code: 7, text: `${marker}-text` }, { orgId: org.id, token: org.token });
-  const token = await createToken(c, { friendly_name: `${marker}-token` }, { orgId: org.id, token: org.token });
-  const invoice = await seedInvoice(c, { orgId: org.id, subId: org.subscriptionId, fileRef: `${marker}-invoice` });
+  const device = await seedDevice(c, {
+    orgId: org.id,
+    userId: user.id,
+    fingerprint: `${marker}-fp`,
+  });
+  const text = await createText(
+    c,
+    { language: 'en-UK', text_code: 7, text: `${marker}-text` },
+    { orgId: org.id, token: org.token },
+  );
+  const token = await createToken(
+    c,
+    { friendly_name: `${marker}-token` },
+    { orgId: org.id, token: org.token },
+  );
+  const invoice = await seedInvoice(c, {
+    orgId: org.id,
+    subId: org.subscriptionId,
+    fileRef: `${marker}-invoice`,
+  });
   return {
     org,
     ids: {
@@ -52,15 +87,21 @@ async function seedOrganisation(c: TestContext, org: TestOrg, marker: string): P
 }
 
 /** Values for every path parameter of an operation: the fixture's, `1` for ids we know nothing about. */
-function pathValues(op: Operation, fixture: Record<string, string | number>, orgId: number): Record<string, string | number> {
+function pathValues(
+  op: Operation,
+  fixture: Record<string, string | number>,
+  orgId: number,
+): Record<string, string | number> {
   const values: Record<string, string | number> = { org_id: orgId };
-  for (const p of op.params) if (p !== 'org_id') values[p] = fixture[p] ?? (p.endsWith('uuid') ? randomUUID() : 1);
+  for (const p of op.params)
+    if (p !== 'org_id') values[p] = fixture[p] ?? (p.endsWith('uuid') ? randomUUID() : 1);
   return values;
 }
 
 function missingValues(op: Operation, orgId: number): Record<string, string | number> {
   const values: Record<string, string | number> = { org_id: orgId };
-  for (const p of op.params) if (p !== 'org_id') values[p] = p.endsWith('uuid') ? randomUUID() : 987_654;
+  for (const p of op.params)
+    if (p !== 'org_id') values[p] = p.endsWith('uuid') ? randomUUID() : 987_654;
   return values;
 }
 
@@ -121,59 +162,88 @@ describe(`matrices from openapi.json (${TEST_DIALECT})`, () => {
 
     it('the bodies used below are valid for their routes (per the contract schemas)', () => {
       for (const op of orgOperations.filter((o) => o.bodySchema)) {
-        const schema = (apiRoutes as Record<string, any>)[op.operationId]?.request?.body?.content?.['application/json']?.schema;
+        const schema = (apiRoutes as Record<string, any>)[op.operationId]?.request?.body?.content?.[
+          'application/json'
+        ]?.schema;
         if (!schema) continue;
         const parsed = schema.safeParse(validBody(op, b.org.id));
         expect(parsed.success ? [] : parsed.error.issues, op.operationId).toEqual([]);
       }
     });
 
-    describe.each(orgOperations.map((op) => [`${op.method} ${op.path}`, op] as const))('%s', (_label, op) => {
-      it("org A's token on org B's path, B's real ids → 403 {code, message}, nothing of B's", async () => {
-        const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, b.ids, b.org.id)));
-        expectForbidden(res);
-        expectNoLeak(res);
-      });
-
-      it("org A's token on org B's path, ids that exist nowhere → the same 403", async () => {
-        const res = await ctx().request(op.method, fillPath(op.path, missingValues(op, b.org.id)));
-        expectForbidden(res);
-        expectNoLeak(res);
-      });
-
-      it('an organisation that does not exist → the same 403', async () => {
-        const res = await ctx().request(op.method, fillPath(op.path, missingValues(op, MISSING_ORG)));
-        expectForbidden(res);
-        expectNoLeak(res);
-      });
-
-      if (op.bodySchema) {
-        it('with a valid body naming org B (org_id = B) → 403', async () => {
-          const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, b.ids, b.org.id)), { body: validBody(op, b.org.id) });
+    describe.each(orgOperations.map((op) => [`${op.method} ${op.path}`, op] as const))(
+      '%s',
+      (_label, op) => {
+        it("org A's token on org B's path, B's real ids → 403 {code, message}, nothing of B's", async () => {
+          const res = await ctx().request(
+            op.method,
+            fillPath(op.path, pathValues(op, b.ids, b.org.id)),
+          );
           expectForbidden(res);
           expectNoLeak(res);
         });
 
-        it('with an invalid body → still 403 (the guard runs before validation)', async () => {
-          const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, b.ids, b.org.id)), { body: { unknown_field: true } });
+        it("org A's token on org B's path, ids that exist nowhere → the same 403", async () => {
+          const res = await ctx().request(
+            op.method,
+            fillPath(op.path, missingValues(op, b.org.id)),
+          );
           expectForbidden(res);
+          expectNoLeak(res);
         });
-      }
 
-      it("org B's token on org A's path → 403 (both directions)", async () => {
-        const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, a.ids, a.org.id)), {
-          token: b.org.token,
-          ...(op.bodySchema ? { body: validBody(op, a.org.id) } : {}),
+        it('an organisation that does not exist → the same 403', async () => {
+          const res = await ctx().request(
+            op.method,
+            fillPath(op.path, missingValues(op, MISSING_ORG)),
+          );
+          expectForbidden(res);
+          expectNoLeak(res);
         });
-        expectForbidden(res);
-        expect(JSON.stringify(res.body)).not.toContain('own-a');
-      });
 
-      it('a non-numeric organisation id → 400 on org_id', async () => {
-        const res = await ctx().request(op.method, fillPath(op.path, { ...pathValues(op, b.ids, b.org.id), org_id: 'org-b' }));
-        expectValidation(res, ['org_id']);
-      });
-    });
+        if (op.bodySchema) {
+          it('with a valid body naming org B (org_id = B) → 403', async () => {
+            const res = await ctx().request(
+              op.method,
+              fillPath(op.path, pathValues(op, b.ids, b.org.id)),
+              { body: validBody(op, b.org.id) },
+            );
+            expectForbidden(res);
+            expectNoLeak(res);
+          });
+
+          it('with an invalid body → still 403 (the guard runs before validation)', async () => {
+            const res = await ctx().request(
+              op.method,
+              fillPath(op.path, pathValues(op, b.ids, b.org.id)),
+              { body: { unknown_field: true } },
+            );
+            expectForbidden(res);
+          });
+        }
+
+        it("org B's token on org A's path → 403 (both directions)", async () => {
+          const res = await ctx().request(
+            op.method,
+            fillPath(op.path, pathValues(op, a.ids, a.org.id)),
+            {
+              token: b.org.token,
+              ...(op.bodySchema ? { body: validBody(op, a.org.id) } : {}),
+            },
+          );
+          expectForbidden(res);
+          expect(JSON.stringify(res.body)).not.toContain('own-a');
+        });
+
+        it('a non-numeric organisation id → 400 on org_id', async () => {
+          const res = await ctx().request(
+            op.method,
+            fillPath(op.path, { ...pathValues(op, b.ids, b.org.id), org_id: 'org-b' }),
+          );
+          expectValidation(res, ['org_id']);
+        });
+      },
+    );
 
     it.each([
       (b: number) => `/v1/organisations/${b}/`,
@@ -200,16 +270,28 @@ describe(`matrices from openapi.json (${TEST_DIALECT})`, () => {
       expectNoLeak(res);
     });
 
-    describe.each(orgOperations.filter((op) => op.params.some((p) => p !== 'org_id')).map((op) => [`${op.method} ${op.path}`, op] as const))(
+    describe.each(
+      orgOperations
+        .filter((op) => op.params.some((p) => p !== 'org_id'))
+        .map((op) => [`${op.method} ${op.path}`, op] as const),
+    )(
       "org B's record ids under org A's own path: %s",
 
       (_label, op) => {
         it("the same 404 as an id that exists nowhere (no existence oracle), nothing of B's", async () => {
           const options = op.bodySchema ? { body: validBody(op, a.org.id) } : {};
 
-          const foreign = await ctx().request(op.method, fillPath(op.path, { ...pathValues(op, b.ids, a.org.id), org_id: a.org.id }), options);
+          const foreign = await ctx().request(
+            op.method,
+            fillPath(op.path, { ...pathValues(op, b.ids, a.org.id), org_id: a.org.id }),
+            options,
+          );
 
-          const missing = await ctx().request(op.method, fillPath(op.path, missingValues(op, a.org.id)), options);
+          const missing = await ctx().request(
+            op.method,
+            fillPath(op.path, missingValues(op, a.org.id)),
+            options,
+          );
 
           expect(foreign.status, JSON.stringify(foreign.body)).toBe(404);
 
@@ -217,12 +299,14 @@ describe(`matrices from openapi.json (${TEST_DIALECT})`, () => {
 
           expectNoLeak(foreign);
         });
-      }
+      },
     );
 
     it("after all of the above, org B's data is exactly as it was", async () => {
       expect(await snapshotOrganisation(ctx(), ctx().orgB.id)).toEqual(before);
-      expect((await ctx().request('GET', orgPath(ctx().orgB.id), { token: ctx().orgB.token })).status).toBe(200);
+      expect(
+        (await ctx().request('GET', orgPath(ctx().orgB.id), { token: ctx().orgB.token })).status,
+      ).toBe(200);
     });
 
     describe('control: the same operations on the own organisation are not refused', () => {
@@ -232,14 +316,21 @@ describe(`matrices from openapi.json (${TEST_DIALECT})`, () => {
         c = await seedOrganisation(ctx(), org, 'control');
       });
 
-      it.each(orgOperations.map((op) => [`${op.method} ${op.path}`, op] as const))('%s → not 403', async (_label, op) => {
-        const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, c.ids, c.org.id)), {
-          token: c.org.token,
-          ...(op.bodySchema ? { body: validBody(op, c.org.id) } : {}),
-        });
-        expect(res.status, JSON.stringify(res.body)).not.toBe(403);
-        expect(res.status, JSON.stringify(res.body)).toBeLessThan(500);
-      });
+      it.each(orgOperations.map((op) => [`${op.method} ${op.path}`, op] as const))(
+        '%s → not 403',
+        async (_label, op) => {
+          const res = await ctx().request(
+            op.method,
+            fillPath(op.path, pathValues(op, c.ids, c.org.id)),
+            {
+              token: c.org.token,
+              ...(op.bodySchema ? { body: validBody(op, c.org.id) } : {}),
+            },
+          );
+          expect(res.status, JSON.stringify(res.body)).not.toBe(403);
+          expect(res.status, JSON.stringify(res.body)).toBeLessThan(500);
+        },
+      );
     });
   });
 
@@ -259,7 +350,13 @@ describe(`matrices from openapi.json (${TEST_DIALECT})`, () => {
         .execute();
       const disabled = await createToken(c, { friendly_name: 'disabled', enabled: false }, opts);
       const deleted = await createToken(c, { friendly_name: 'deleted' }, opts);
-      expect((await c.request('DELETE', orgPath(own.org.id, `/api-tokens/${deleted.token.id}`), { token: own.org.token })).status).toBe(200);
+      expect(
+        (
+          await c.request('DELETE', orgPath(own.org.id, `/api-tokens/${deleted.token.id}`), {
+            token: own.org.token,
+          })
+        ).status,
+      ).toBe(200);
       tokens.none = () => null;
       tokens.garbage = () => 'garbage';
       tokens.expired = () => expired.bearer;
@@ -268,15 +365,25 @@ describe(`matrices from openapi.json (${TEST_DIALECT})`, () => {
     });
 
     const kinds = ['none', 'garbage', 'expired', 'disabled', 'deleted'];
-    describe.each(operations.map((op) => [`${op.method} ${op.path}`, op] as const))('%s', (_label, op) => {
-      it.each(kinds)('%s token → 401 {code:401, message:"Invalid or expired authentication credentials"}', async (kind) => {
-        const res = await ctx().request(op.method, fillPath(op.path, pathValues(op, own.ids, own.org.id)), {
-          token: tokens[kind]!(),
-          ...(op.bodySchema ? { body: validBody(op, own.org.id) } : {}),
-        });
-        expectUnauthorized(res);
-        expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
-      });
-    });
+    describe.each(operations.map((op) => [`${op.method} ${op.path}`, op] as const))(
+      '%s',
+      (_label, op) => {
+        it.each(kinds)(
+          '%s token → 401 {code:401, message:"Invalid or expired authentication credentials"}',
+          async (kind) => {
+            const res = await ctx().request(
+              op.method,
+              fillPath(op.path, pathValues(op, own.ids, own.org.id)),
+              {
+                token: tokens[kind]!(),
+                ...(op.bodySchema ? { body: validBody(op, own.org.id) } : {}),
+              },
+            );
+            expectUnauthorized(res);
+            expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+          },
+        );
+      },
+    );
   });
 });

@@ -16,17 +16,30 @@ import { BUNDLED_DOCS_SCRIPT_PATH } from '../src/http/docs.js';
 import { TEST_DIALECT } from './support/database.js';
 import { createTestContext } from './support/context.js';
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
+  (p): p is string => !!p && existsSync(p),
+);
 const RESULTS_DIR = fileURLToPath(new URL('../test-results', import.meta.url));
-const HAS_CHROMIUM = prerequisite({ testFile: import.meta.url, tests: 'GET /docs offline in headless Chromium', missing: 'Chromium (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)', present: !!CHROMIUM });
+const HAS_CHROMIUM = prerequisite({
+  testFile: import.meta.url,
+  tests: 'GET /docs offline in headless Chromium',
+  missing: 'Chromium (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)',
+  present: !!CHROMIUM,
+});
 
 describe('GET /docs script source', () => {
   it('DOCS_SCRIPT_URL overrides the bundled script, and only its origin is added to the policy', async () => {
-    const ctx = await createTestContext({ DOCS_SCRIPT_URL: 'https://cdn.example.com/npm/@scalar/api-reference@1.72.1' });
+    const ctx = await createTestContext({
+      DOCS_SCRIPT_URL: 'https://cdn.example.com/npm/@scalar/api-reference@1.72.1',
+    });
     try {
       const res = await ctx.app.request('/docs');
-      expect(await res.text()).toContain('<script src="https://cdn.example.com/npm/@scalar/api-reference@1.72.1">');
-      expect(res.headers.get('content-security-policy')).toMatch(/script-src 'self' 'sha256-[A-Za-z0-9+/=]+' https:\/\/cdn\.example\.com;/);
+      expect(await res.text()).toContain(
+        '<script src="https://cdn.example.com/npm/@scalar/api-reference@1.72.1">',
+      );
+      expect(res.headers.get('content-security-policy')).toMatch(
+        /script-src 'self' 'sha256-[A-Za-z0-9+/=]+' https:\/\/cdn\.example\.com;/,
+      );
     } finally {
       await ctx.cleanup();
     }
@@ -34,7 +47,9 @@ describe('GET /docs script source', () => {
 });
 
 /** Whether "Authentication Required" and the auth type selector beside it (both visible) overlap. */
-function authHeadingOverlap(page: Page): Promise<{ heading: boolean; selector: boolean; overlap: boolean }> {
+function authHeadingOverlap(
+  page: Page,
+): Promise<{ heading: boolean; selector: boolean; overlap: boolean }> {
   // A string: this package's TypeScript has no DOM types.
   return page.evaluate(`(() => {
     const shown = (el) => (el && el.getBoundingClientRect().width > 0 ? el.getBoundingClientRect() : null);
@@ -78,52 +93,85 @@ describe.skipIf(!HAS_CHROMIUM)(`GET /docs offline in headless Chromium (${TEST_D
     expect((await script.text()).length).toBeGreaterThan(100_000);
   });
 
-  it('renders the operations with every other host blocked, and saves a screenshot', { timeout: 120_000 }, async () => {
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM!,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
-    try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-      const blocked: string[] = [];
-      const cspViolations: string[] = [];
-      await page.route('**/*', (route) => {
-        const url = route.request().url();
-        if (url.startsWith(`${origin}/`) || url.startsWith('data:') || url.startsWith('blob:')) return route.continue();
-        blocked.push(url);
-        return route.abort('internetdisconnected');
+  it(
+    'renders the operations with every other host blocked, and saves a screenshot',
+    { timeout: 120_000 },
+    async () => {
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM!,
+        headless: true,
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+        ],
       });
-      const consoleLines: string[] = [];
-      page.on('pageerror', (err) => consoleLines.push(`pageerror: ${err.message}`));
-      page.on('console', (message) => {
-        consoleLines.push(`${message.type()}: ${message.text()}`);
-        if (/Content Security Policy|Refused to/i.test(message.text())) cspViolations.push(message.text());
-      });
-
-      await page.goto(`${origin}/docs`, { waitUntil: 'domcontentloaded' });
-      mkdirSync(RESULTS_DIR, { recursive: true });
       try {
-        const visible = (text: string) => expect.poll(() => page.getByText(text, { exact: true }).first().isVisible(), { timeout: 60_000 }).toBe(true);
-        for (const text of ['Voxkey API', 'Create an API token', 'List API tokens', 'Voice', 'Webhooks']) await visible(text);
-        // The document's server is relative: the reference resolves it to this server, whatever its port.
-        await visible(`${origin}/v1`);
-        expect(await authHeadingOverlap(page)).toEqual({ heading: true, selector: true, overlap: false });
-        // The sidebar opens one group at a time: open Voice and see its operations.
-        await page.getByText('Voice', { exact: true }).first().click();
-        for (const text of ['Enrol a user by voice', 'Verify a user by voice']) await visible(text);
-      } catch (err) {
-        await page.screenshot({ path: path.join(RESULTS_DIR, 'docs-offline-failed.png') });
-        throw new Error(`the operations did not show (screenshot docs-offline-failed.png); console:\n${consoleLines.join('\n')}\nblocked: ${blocked.join(', ')}`, { cause: err });
-      }
-      await page.screenshot({ path: path.join(RESULTS_DIR, 'docs-offline.png') });
+        const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+        const blocked: string[] = [];
+        const cspViolations: string[] = [];
+        await page.route('**/*', (route) => {
+          const url = route.request().url();
+          if (url.startsWith(`${origin}/`) || url.startsWith('data:') || url.startsWith('blob:'))
+            return route.continue();
+          blocked.push(url);
+          return route.abort('internetdisconnected');
+        });
+        const consoleLines: string[] = [];
+        page.on('pageerror', (err) => consoleLines.push(`pageerror: ${err.message}`));
+        page.on('console', (message) => {
+          consoleLines.push(`${message.type()}: ${message.text()}`);
+          if (/Content Security Policy|Refused to/i.test(message.text()))
+            cspViolations.push(message.text());
+        });
 
-      expect(cspViolations).toEqual([]);
-      // Nothing the page needs lives elsewhere; anything it tried anyway was blocked and is listed here.
-      if (blocked.length) console.warn(`docs-offline: blocked requests: ${blocked.join(', ')}`);
-      expect(blocked.filter((u) => /\.(js|css|woff2?)(\?|$)/.test(u))).toEqual([]);
-    } finally {
-      await browser.close();
-    }
-  });
+        await page.goto(`${origin}/docs`, { waitUntil: 'domcontentloaded' });
+        mkdirSync(RESULTS_DIR, { recursive: true });
+        try {
+          const visible = (text: string) =>
+            expect
+              .poll(() => page.getByText(text, { exact: true }).first().isVisible(), {
+                timeout: 60_000,
+              })
+              .toBe(true);
+          for (const text of [
+            'Voxkey API',
+            'Create an API token',
+            'List API tokens',
+            'Voice',
+            'Webhooks',
+          ])
+            await visible(text);
+          // The document's server is relative: the reference resolves it to this server, whatever its port.
+          await visible(`${origin}/v1`);
+          expect(await authHeadingOverlap(page)).toEqual({
+            heading: true,
+            selector: true,
+            overlap: false,
+          });
+          // The sidebar opens one group at a time: open Voice and see its operations.
+          await page.getByText('Voice', { exact: true }).first().click();
+          for (const text of ['Enrol a user by voice', 'Verify a user by voice'])
+            await visible(text);
+        } catch (err) {
+          await page.screenshot({ path: path.join(RESULTS_DIR, 'docs-offline-failed.png') });
+          throw new Error(
+            `the operations did not show (screenshot docs-offline-failed.png); console:\n${consoleLines.join('\n')}\nblocked: ${blocked.join(', ')}`,
+            { cause: err },
+          );
+        }
+        await page.screenshot({ path: path.join(RESULTS_DIR, 'docs-offline.png') });
+
+        expect(cspViolations).toEqual([]);
+        // Nothing the page needs lives elsewhere; anything it tried anyway was blocked and is listed here.
+        if (blocked.length) console.warn(`docs-offline: blocked requests: ${blocked.join(', ')}`);
+        expect(blocked.filter((u) => /\.(js|css|woff2?)(\?|$)/.test(u))).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    },
+  );
 });

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { EMPTY_MESSAGE, ERROR_CODES, type ErrorCode, FIELD_ERROR_CODES, type FieldErrorCode, REQUIRED_MESSAGE } from '@voxkey/contract';
+import {
+  EMPTY_MESSAGE,
+  ERROR_CODES,
+  type ErrorCode,
+  FIELD_ERROR_CODES,
+  type FieldErrorCode,
+  REQUIRED_MESSAGE,
+} from '@voxkey/contract';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createApp } from '../src/app.js';
 import { openDatabase } from '../src/db/connection.js';
@@ -15,21 +22,38 @@ import { moveToPlan, orgPath, seedJobs, seedUser, silentWav } from './support/fi
 const AUDIO = silentWav();
 
 function expectCode(res: TestResponse, error: ErrorCode): void {
-  if (error === 'validation_failed') expectValidation(res, res.body.errors.map((e: { field: string }) => e.field));
+  if (error === 'validation_failed')
+    expectValidation(
+      res,
+      res.body.errors.map((e: { field: string }) => e.field),
+    );
   else expectError(res, ERROR_CODES[error].status, undefined, error);
 }
 
 function expectFieldCode(res: TestResponse, field: string, code: FieldErrorCode): void {
-  expect(res.body?.errors?.find((e: { field: string }) => e.field === field), JSON.stringify(res.body)).toMatchObject({ field, code });
-  expectValidation(res, res.body.errors.map((e: { field: string }) => e.field));
+  expect(
+    res.body?.errors?.find((e: { field: string }) => e.field === field),
+    JSON.stringify(res.body),
+  ).toMatchObject({ field, code });
+  expectValidation(
+    res,
+    res.body.errors.map((e: { field: string }) => e.field),
+  );
 }
 
 describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
   let ctx: TestContext;
   const covered = { errors: new Set<ErrorCode>(), fields: new Set<FieldErrorCode>() };
 
-  const voice = (kind: 'enrollments' | 'verifications', body: Record<string, unknown>, token?: string) =>
-    ctx.request('POST', orgPath(ctx.orgA.id, `/${kind}`), { body: { voice_data: AUDIO, request_uuid: randomUUID(), ...body }, token });
+  const voice = (
+    kind: 'enrollments' | 'verifications',
+    body: Record<string, unknown>,
+    token?: string,
+  ) =>
+    ctx.request('POST', orgPath(ctx.orgA.id, `/${kind}`), {
+      body: { voice_data: AUDIO, request_uuid: randomUUID(), ...body },
+      token,
+    });
   const code = (res: TestResponse, error: ErrorCode) => {
     covered.errors.add(error);
     expectCode(res, error);
@@ -97,33 +121,77 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
 
     it('voiceprint_full (mode add, 10 samples already)', async () => {
       const user = await seedUser(ctx, ctx.orgA.id, 'full-voiceprint');
-      const voiceprint = await insertVoiceprint(ctx.db, { orgId: ctx.orgA.id, userId: user.id, modelId: 'm', enrolmentFingerprint: null, qualityScore: 0.9 });
-      for (let i = 0; i < 10; i++) await insertSample(ctx.db, voiceprint, { modelId: 'm', sealedEmbedding: `sealed-${i}`, sealVersion: 2, qualityScore: 0.9 });
-      code(await voice('enrollments', { external_id: 'full-voiceprint', mode: 'add' }), 'voiceprint_full');
+      const voiceprint = await insertVoiceprint(ctx.db, {
+        orgId: ctx.orgA.id,
+        userId: user.id,
+        modelId: 'm',
+        enrolmentFingerprint: null,
+        qualityScore: 0.9,
+      });
+      for (let i = 0; i < 10; i++)
+        await insertSample(ctx.db, voiceprint, {
+          modelId: 'm',
+          sealedEmbedding: `sealed-${i}`,
+          sealVersion: 2,
+          qualityScore: 0.9,
+        });
+      code(
+        await voice('enrollments', { external_id: 'full-voiceprint', mode: 'add' }),
+        'voiceprint_full',
+      );
     });
 
     it('request_uuid_reused (a replay with the same body is answered again)', async () => {
       const body = { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'reuser' };
-      expect((await ctx.request('POST', orgPath(ctx.orgA.id, '/enrollments'), { body })).status).toBe(202);
-      expect((await ctx.request('POST', orgPath(ctx.orgA.id, '/enrollments'), { body })).status).toBe(202);
-      const reused = await ctx.request('POST', orgPath(ctx.orgA.id, '/enrollments'), { body: { ...body, external_id: 'someone-else' } });
+      expect(
+        (await ctx.request('POST', orgPath(ctx.orgA.id, '/enrollments'), { body })).status,
+      ).toBe(202);
+      expect(
+        (await ctx.request('POST', orgPath(ctx.orgA.id, '/enrollments'), { body })).status,
+      ).toBe(202);
+      const reused = await ctx.request('POST', orgPath(ctx.orgA.id, '/enrollments'), {
+        body: { ...body, external_id: 'someone-else' },
+      });
       code(reused, 'request_uuid_reused');
       // The fingerprint hashes the recording's bytes: another base64 spelling of them is the same request.
-      const spelled = { ...body, voice_data: `data:audio/wav;base64,${body.voice_data.replace(/(.{76})/g, '$1\n')}` };
-      expect((await ctx.request('POST', orgPath(ctx.orgA.id, '/enrollments'), { body: spelled })).status).toBe(202);
+      const spelled = {
+        ...body,
+        voice_data: `data:audio/wav;base64,${body.voice_data.replace(/(.{76})/g, '$1\n')}`,
+      };
+      expect(
+        (await ctx.request('POST', orgPath(ctx.orgA.id, '/enrollments'), { body: spelled })).status,
+      ).toBe(202);
     });
 
     it('already_exists', async () => {
       const body = { org_id: ctx.orgA.id, language: 'en-UK', text_code: 77, text: 'Say hello' };
-      expect((await ctx.request('POST', orgPath(ctx.orgA.id, '/predefined-texts'), { body })).status).toBe(201);
-      code(await ctx.request('POST', orgPath(ctx.orgA.id, '/predefined-texts'), { body }), 'already_exists');
+      expect(
+        (await ctx.request('POST', orgPath(ctx.orgA.id, '/predefined-texts'), { body })).status,
+      ).toBe(201);
+      code(
+        await ctx.request('POST', orgPath(ctx.orgA.id, '/predefined-texts'), { body }),
+        'already_exists',
+      );
     });
 
     it('idempotency_key_reused', async () => {
       const headers = { 'Idempotency-Key': `reused-${randomUUID()}` };
       const path = orgPath(ctx.orgA.id, '/api-tokens');
-      expect((await ctx.request('POST', path, { headers, body: { friendly_name: 'first', enabled: true } })).status).toBe(201);
-      code(await ctx.request('POST', path, { headers, body: { friendly_name: 'second', enabled: true } }), 'idempotency_key_reused');
+      expect(
+        (
+          await ctx.request('POST', path, {
+            headers,
+            body: { friendly_name: 'first', enabled: true },
+          })
+        ).status,
+      ).toBe(201);
+      code(
+        await ctx.request('POST', path, {
+          headers,
+          body: { friendly_name: 'second', enabled: true },
+        }),
+        'idempotency_key_reused',
+      );
     });
 
     it('idempotency_key_in_progress', async () => {
@@ -149,17 +217,26 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
     });
 
     it('payload_too_large', async () => {
-      const res = await ctx.request('PATCH', orgPath(ctx.orgA.id), { rawBody: JSON.stringify({ name: 'x'.repeat(ctx.config.BODY_LIMIT_BYTES) }), headers: { 'content-type': 'application/json' } });
+      const res = await ctx.request('PATCH', orgPath(ctx.orgA.id), {
+        rawBody: JSON.stringify({ name: 'x'.repeat(ctx.config.BODY_LIMIT_BYTES) }),
+        headers: { 'content-type': 'application/json' },
+      });
       code(res, 'payload_too_large');
     });
 
     it('unsupported_media_type', async () => {
-      const res = await ctx.request('PATCH', orgPath(ctx.orgA.id), { rawBody: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const res = await ctx.request('PATCH', orgPath(ctx.orgA.id), {
+        rawBody: 'name=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       code(res, 'unsupported_media_type');
     });
 
     it('rate_limited', async () => {
-      const limited = await createTestContext({ RATE_LIMIT_TRIAL_BURST: '1', RATE_LIMIT_TRIAL_RPS: '0.001' });
+      const limited = await createTestContext({
+        RATE_LIMIT_TRIAL_BURST: '1',
+        RATE_LIMIT_TRIAL_RPS: '0.001',
+      });
       onTestFinished(() => limited.cleanup());
       expect((await limited.request('GET', orgPath(limited.orgA.id))).status).toBe(200);
       const res = await limited.request('GET', orgPath(limited.orgA.id));
@@ -170,10 +247,16 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
     it('queue_full', async () => {
       const full = await createTestContext({ JOB_MAX_QUEUE: '1' });
       onTestFinished(() => full.cleanup());
-      await full.request('PATCH', orgPath(full.orgA.id, '/settings'), { body: { org_id: full.orgA.id, settings: { callback_url: 'http://localhost:9/hook' } } });
-      const first = await full.request('POST', orgPath(full.orgA.id, '/enrollments'), { body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'a' } });
+      await full.request('PATCH', orgPath(full.orgA.id, '/settings'), {
+        body: { org_id: full.orgA.id, settings: { callback_url: 'http://localhost:9/hook' } },
+      });
+      const first = await full.request('POST', orgPath(full.orgA.id, '/enrollments'), {
+        body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'a' },
+      });
       expect(first.status).toBe(202);
-      const res = await full.request('POST', orgPath(full.orgA.id, '/enrollments'), { body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'b' } });
+      const res = await full.request('POST', orgPath(full.orgA.id, '/enrollments'), {
+        body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'b' },
+      });
       code(res, 'queue_full');
       expect(res.headers.get('retry-after')).toBe('5');
     });
@@ -181,12 +264,24 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
     it('quota_exceeded (a Sandbox organisation with any token; trial tokens on any plan)', async () => {
       const quota = await createTestContext();
       onTestFinished(() => quota.cleanup());
-      await quota.request('PATCH', orgPath(quota.orgA.id, '/settings'), { body: { org_id: quota.orgA.id, settings: { callback_url: 'http://localhost:9/hook' } } });
+      await quota.request('PATCH', orgPath(quota.orgA.id, '/settings'), {
+        body: { org_id: quota.orgA.id, settings: { callback_url: 'http://localhost:9/hook' } },
+      });
       await seedJobs(quota, 100, { org_id: quota.orgA.id, kind: 'enrollment' });
-      const res = await quota.request('POST', orgPath(quota.orgA.id, '/enrollments'), { body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'one-more' } });
+      const res = await quota.request('POST', orgPath(quota.orgA.id, '/enrollments'), {
+        body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'one-more' },
+      });
       code(res, 'quota_exceeded');
-      const { bearer } = await issueToken(quota.db, { orgId: quota.orgA.id, friendlyName: 'live', kind: 'live' });
-      const enrolWithLive = () => quota.request('POST', orgPath(quota.orgA.id, '/enrollments'), { token: bearer, body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'one-more' } });
+      const { bearer } = await issueToken(quota.db, {
+        orgId: quota.orgA.id,
+        friendlyName: 'live',
+        kind: 'live',
+      });
+      const enrolWithLive = () =>
+        quota.request('POST', orgPath(quota.orgA.id, '/enrollments'), {
+          token: bearer,
+          body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'one-more' },
+        });
       code(await enrolWithLive(), 'quota_exceeded');
       await moveToPlan(quota, quota.orgA.id, 'Starter');
       expect((await enrolWithLive()).status).toBe(202);
@@ -196,7 +291,9 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
       const broken = openDatabase('postgres://voxkey@127.0.0.1:1/unreachable', { poolSize: 1 });
       onTestFinished(() => broken.close());
       const app = createApp({ ...ctx.deps, database: broken }, { reportError: () => {} });
-      const res = await app.request(orgPath(1), { headers: { authorization: `Bearer ${ctx.orgA.token}` } });
+      const res = await app.request(orgPath(1), {
+        headers: { authorization: `Bearer ${ctx.orgA.token}` },
+      });
       code({ status: res.status, body: await res.json(), headers: res.headers }, 'internal_error');
     });
 
@@ -204,7 +301,9 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
       const down = await createTestContext();
       onTestFinished(() => down.cleanup());
       down.deps.voiceUnavailable = 'no speaker model is installed';
-      const res = await down.request('POST', orgPath(down.orgA.id, '/enrollments'), { body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'x' } });
+      const res = await down.request('POST', orgPath(down.orgA.id, '/enrollments'), {
+        body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'x' },
+      });
       code(res, 'unavailable');
     });
   });
@@ -215,32 +314,65 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
         body: { voice_data: AUDIO, request_uuid: 'not-a-uuid', device_type: 'phone', extra: 1 },
       });
       fieldCode(res, 'external_id', 'required');
-      expect(res.body.errors.find((e: { field: string }) => e.field === 'external_id').message).toBe(REQUIRED_MESSAGE);
+      expect(
+        res.body.errors.find((e: { field: string }) => e.field === 'external_id').message,
+      ).toBe(REQUIRED_MESSAGE);
       fieldCode(res, 'request_uuid', 'invalid_uuid');
       fieldCode(res, 'extra', 'unknown_field');
       fieldCode(res, 'device_type', 'invalid_type');
     });
 
     it('too_short, too_long, out_of_range, invalid_format', async () => {
-      const res = await voice('enrollments', { voice_data: '', external_id: 'x'.repeat(256), device_type: 9, language: 'english' });
+      const res = await voice('enrollments', {
+        voice_data: '',
+        external_id: 'x'.repeat(256),
+        device_type: 9,
+        language: 'english',
+      });
       fieldCode(res, 'voice_data', 'too_short');
       // Present but empty is too short, and says so; only a missing field is `required` with REQUIRED_MESSAGE.
-      expect(res.body.errors.find((e: { field: string }) => e.field === 'voice_data').message).toBe(EMPTY_MESSAGE);
+      expect(res.body.errors.find((e: { field: string }) => e.field === 'voice_data').message).toBe(
+        EMPTY_MESSAGE,
+      );
       fieldCode(res, 'external_id', 'too_long');
       fieldCode(res, 'device_type', 'out_of_range');
       fieldCode(res, 'language', 'invalid_format');
-      fieldCode(await ctx.request('GET', orgPath(ctx.orgA.id, '/users/2147483648')), 'user_id', 'out_of_range');
+      fieldCode(
+        await ctx.request('GET', orgPath(ctx.orgA.id, '/users/2147483648')),
+        'user_id',
+        'out_of_range',
+      );
     });
 
     it('invalid_type on a body boolean and on a query number', async () => {
-      fieldCode(await ctx.request('PATCH', orgPath(ctx.orgA.id, '/users/1'), { body: { is_active: 'yes' } }), 'is_active', 'invalid_type');
-      const res = await ctx.request('GET', `${orgPath(ctx.orgA.id, '/webhook-deliveries')}?per_page=abc`);
+      fieldCode(
+        await ctx.request('PATCH', orgPath(ctx.orgA.id, '/users/1'), {
+          body: { is_active: 'yes' },
+        }),
+        'is_active',
+        'invalid_type',
+      );
+      const res = await ctx.request(
+        'GET',
+        `${orgPath(ctx.orgA.id, '/webhook-deliveries')}?per_page=abc`,
+      );
       fieldCode(res, 'per_page', 'invalid_type');
     });
 
     it('invalid_json, contains_nul, too_deeply_nested', async () => {
-      fieldCode(await ctx.request('PATCH', orgPath(ctx.orgA.id), { rawBody: '{"name":', headers: { 'content-type': 'application/json' } }), 'body', 'invalid_json');
-      fieldCode(await ctx.request('PATCH', orgPath(ctx.orgA.id), { body: { name: 'a\u0000b' } }), 'name', 'contains_nul');
+      fieldCode(
+        await ctx.request('PATCH', orgPath(ctx.orgA.id), {
+          rawBody: '{"name":',
+          headers: { 'content-type': 'application/json' },
+        }),
+        'body',
+        'invalid_json',
+      );
+      fieldCode(
+        await ctx.request('PATCH', orgPath(ctx.orgA.id), { body: { name: 'a\u0000b' } }),
+        'name',
+        'contains_nul',
+      );
       let nested: unknown = 'x';
       for (let i = 0; i < 40; i++) nested = { a: nested };
       const deep = await ctx.request('PATCH', orgPath(ctx.orgA.id), { body: { name: nested } });
@@ -249,21 +381,45 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
     });
 
     it('invalid_filter, invalid_sort', async () => {
-      fieldCode(await ctx.request('GET', `${orgPath(ctx.orgA.id, '/users')}?filter=favourite_colour=blue`), 'filter', 'invalid_filter');
-      fieldCode(await ctx.request('GET', `${orgPath(ctx.orgA.id, '/users')}?sort=colour:asc`), 'sort', 'invalid_sort');
+      fieldCode(
+        await ctx.request('GET', `${orgPath(ctx.orgA.id, '/users')}?filter=favourite_colour=blue`),
+        'filter',
+        'invalid_filter',
+      );
+      fieldCode(
+        await ctx.request('GET', `${orgPath(ctx.orgA.id, '/users')}?sort=colour:asc`),
+        'sort',
+        'invalid_sort',
+      );
     });
 
     it('must_match_path, must_be_in_future, outlives_creator, callback_url_not_allowed', async () => {
       fieldCode(
-        await ctx.request('POST', orgPath(ctx.orgA.id, '/predefined-texts'), { body: { org_id: ctx.orgB.id, language: 'en-UK', text_code: 1, text: 'x' } }),
+        await ctx.request('POST', orgPath(ctx.orgA.id, '/predefined-texts'), {
+          body: { org_id: ctx.orgB.id, language: 'en-UK', text_code: 1, text: 'x' },
+        }),
         'org_id',
         'must_match_path',
       );
-      fieldCode(await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), { body: { friendly_name: 'old', enabled: true, expires_at: '2000-01-01T00:00:00Z' } }), 'expires_at', 'must_be_in_future');
-      // The trial token expires within the plan's trial: it cannot create a token that outlives it.
-      fieldCode(await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), { body: { friendly_name: 'later', enabled: true, expires_at: '2099-01-01T00:00:00Z' } }), 'expires_at', 'outlives_creator');
       fieldCode(
-        await ctx.request('PATCH', orgPath(ctx.orgA.id, '/settings'), { body: { org_id: ctx.orgA.id, settings: { callback_url: 'https://10.0.0.1/hook' } } }),
+        await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), {
+          body: { friendly_name: 'old', enabled: true, expires_at: '2000-01-01T00:00:00Z' },
+        }),
+        'expires_at',
+        'must_be_in_future',
+      );
+      // The trial token expires within the plan's trial: it cannot create a token that outlives it.
+      fieldCode(
+        await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), {
+          body: { friendly_name: 'later', enabled: true, expires_at: '2099-01-01T00:00:00Z' },
+        }),
+        'expires_at',
+        'outlives_creator',
+      );
+      fieldCode(
+        await ctx.request('PATCH', orgPath(ctx.orgA.id, '/settings'), {
+          body: { org_id: ctx.orgA.id, settings: { callback_url: 'https://10.0.0.1/hook' } },
+        }),
         'settings.callback_url',
         'callback_url_not_allowed',
       );
@@ -271,21 +427,34 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
 
     it.each([
       ['invalid_base64', '!!!not base64!!!'],
-      ['unsupported_audio_format', Buffer.from('hello world, this is not audio').toString('base64')],
+      [
+        'unsupported_audio_format',
+        Buffer.from('hello world, this is not audio').toString('base64'),
+      ],
       ['corrupt_audio', Buffer.from('RIFF').toString('base64')],
       ['sample_rate_too_low', silentWav(4, 8000)],
       ['audio_too_short', silentWav(1)],
       ['audio_too_long', silentWav(61)],
     ] as const)('%s on voice_data', async (expected, voiceData) => {
-      fieldCode(await voice('enrollments', { voice_data: voiceData, external_id: `audio-${expected}` }), 'voice_data', expected);
+      fieldCode(
+        await voice('enrollments', { voice_data: voiceData, external_id: `audio-${expected}` }),
+        'voice_data',
+        expected,
+      );
     });
 
     it('audio_too_large on voice_data', async () => {
       const big = await createTestContext({ BODY_LIMIT_BYTES: String(20 * 1024 * 1024) });
       onTestFinished(() => big.cleanup());
-      await big.request('PATCH', orgPath(big.orgA.id, '/settings'), { body: { org_id: big.orgA.id, settings: { callback_url: 'http://localhost:9/hook' } } });
+      await big.request('PATCH', orgPath(big.orgA.id, '/settings'), {
+        body: { org_id: big.orgA.id, settings: { callback_url: 'http://localhost:9/hook' } },
+      });
       const res = await big.request('POST', orgPath(big.orgA.id, '/enrollments'), {
-        body: { voice_data: Buffer.alloc(11 * 1024 * 1024).toString('base64'), request_uuid: randomUUID(), external_id: 'big' },
+        body: {
+          voice_data: Buffer.alloc(11 * 1024 * 1024).toString('base64'),
+          request_uuid: randomUUID(),
+          external_id: 'big',
+        },
       });
       fieldCode(res, 'voice_data', 'audio_too_large');
     });
@@ -297,14 +466,24 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
     const res = await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), { body });
     expect(res.status).toBe(400);
     expect(res.body.errors).toHaveLength(21);
-    expect(res.body.errors.slice(0, 20).every((e: { code: string }) => e.code === 'unknown_field')).toBe(true);
-    expect(res.body.errors[20]).toEqual({ field: '', code: 'too_many_errors', message: '5 more errors not listed; fix these and send the request again' });
+    expect(
+      res.body.errors.slice(0, 20).every((e: { code: string }) => e.code === 'unknown_field'),
+    ).toBe(true);
+    expect(res.body.errors[20]).toEqual({
+      field: '',
+      code: 'too_many_errors',
+      message: '5 more errors not listed; fix these and send the request again',
+    });
     covered.fields.add('too_many_errors');
   });
 
   it('every code the contract lists has a test above', () => {
     expect([...covered.errors].sort()).toEqual(Object.keys(ERROR_CODES).sort());
     // invalid_value is the fallback for checks no request schema has today (enumerations in bodies).
-    expect([...covered.fields].sort()).toEqual(Object.keys(FIELD_ERROR_CODES).filter((c) => c !== 'invalid_value').sort());
+    expect([...covered.fields].sort()).toEqual(
+      Object.keys(FIELD_ERROR_CODES)
+        .filter((c) => c !== 'invalid_value')
+        .sort(),
+    );
   });
 });

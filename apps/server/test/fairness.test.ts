@@ -22,7 +22,14 @@ describe(`fair claim order between organisations (${TEST_DIALECT})`, () => {
   it('serves organisations in turn, oldest job first within each', async () => {
     const ctx = await createTestContext();
     try {
-      const queue = (orgId: number, i: number) => seedJob(ctx, { org_id: orgId, kind: 'enrollment', status: 'queued', attempts: 0, external_id: `${orgId}-${i}` });
+      const queue = (orgId: number, i: number) =>
+        seedJob(ctx, {
+          org_id: orgId,
+          kind: 'enrollment',
+          status: 'queued',
+          attempts: 0,
+          external_id: `${orgId}-${i}`,
+        });
       // A queues six jobs before B queues two: first-in-first-out would serve all of A's first.
       for (let i = 0; i < 6; i++) await queue(ctx.orgA.id, i);
       for (let i = 0; i < 2; i++) await queue(ctx.orgB.id, i);
@@ -60,15 +67,31 @@ describe(`one organisation cannot starve another (${TEST_DIALECT})`, () => {
   let tokenB: string;
 
   beforeAll(async () => {
-    ctx = await createTestContext({ JOB_MAX_QUEUE: '40', JOB_MAX_QUEUE_PER_ORG: String(CAP), JOB_POLL_MS: '50', WEBHOOK_CONCURRENCY: '4' });
+    ctx = await createTestContext({
+      JOB_MAX_QUEUE: '40',
+      JOB_MAX_QUEUE_PER_ORG: String(CAP),
+      JOB_POLL_MS: '50',
+      WEBHOOK_CONCURRENCY: '4',
+    });
     receiver = await startWebhookReceiver();
     for (const org of [ctx.orgA, ctx.orgB]) {
-      await ctx.db.updateTable('organisation_settings').set({ callback_url: receiver.url }).where('org_id', '=', org.id).execute();
+      await ctx.db
+        .updateTable('organisation_settings')
+        .set({ callback_url: receiver.url })
+        .where('org_id', '=', org.id)
+        .execute();
       await moveToPlan(ctx, org.id, 'Starter');
     }
-    tokenA = (await issueToken(ctx.db, { orgId: ctx.orgA.id, friendlyName: 'flood', kind: 'live' })).bearer;
-    tokenB = (await issueToken(ctx.db, { orgId: ctx.orgB.id, friendlyName: 'steady', kind: 'live' })).bearer;
-    const runner = createJobRunner(ctx.deps, fakeAnalyzer({ delayMs: JOB_MS, enrolDelayMs: floodJobMs }), 4);
+    tokenA = (await issueToken(ctx.db, { orgId: ctx.orgA.id, friendlyName: 'flood', kind: 'live' }))
+      .bearer;
+    tokenB = (
+      await issueToken(ctx.db, { orgId: ctx.orgB.id, friendlyName: 'steady', kind: 'live' })
+    ).bearer;
+    const runner = createJobRunner(
+      ctx.deps,
+      fakeAnalyzer({ delayMs: JOB_MS, enrolDelayMs: floodJobMs }),
+      4,
+    );
     const dispatcher = createWebhookDispatcher(ctx.deps);
     ctx.deps.signals = { jobQueued: () => runner.wake(), deliveryQueued: () => dispatcher.wake() };
     runner.start();
@@ -86,21 +109,39 @@ describe(`one organisation cannot starve another (${TEST_DIALECT})`, () => {
   });
 
   async function countUnfinished(c: TestContext, orgId: number) {
-    const row = await c.db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).where('status', 'in', ['queued', 'processing']).executeTakeFirstOrThrow();
+    const row = await c.db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('org_id', '=', orgId)
+      .where('status', 'in', ['queued', 'processing'])
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
-  async function send(orgId: number, token: string, kind: 'enrollments' | 'verifications', externalId: string) {
+  async function send(
+    orgId: number,
+    token: string,
+    kind: 'enrollments' | 'verifications',
+    externalId: string,
+  ) {
     const requestUuid = randomUUID();
     const sentAt = Date.now();
     const res = await ctx.request('POST', orgPath(orgId, `/${kind}`), {
       token,
-      body: { voice_data: VOICE, request_uuid: requestUuid, external_id: externalId, language: 'en-UK' },
+      body: {
+        voice_data: VOICE,
+        request_uuid: requestUuid,
+        external_id: externalId,
+        language: 'en-UK',
+      },
     });
     return { status: res.status, requestUuid, sentAt };
   }
 
-  async function requestToWebhookMs(count: number, intervalMs: number): Promise<{ statuses: number[]; latencies: number[] }> {
+  async function requestToWebhookMs(
+    count: number,
+    intervalMs: number,
+  ): Promise<{ statuses: number[]; latencies: number[] }> {
     const statuses: number[] = [];
     const latencies: number[] = [];
     for (let i = 0; i < count; i++) {
@@ -108,8 +149,13 @@ describe(`one organisation cannot starve another (${TEST_DIALECT})`, () => {
       const sent = await send(ctx.orgB.id, tokenB, 'verifications', 'bea');
       statuses.push(sent.status);
       if (sent.status === 202) {
-        const calls = await receiver.waitFor((all) => all.some((c) => c.body.request_uuid === sent.requestUuid), 10_000);
-        latencies.push(calls.find((c) => c.body.request_uuid === sent.requestUuid)!.receivedAt - sent.sentAt);
+        const calls = await receiver.waitFor(
+          (all) => all.some((c) => c.body.request_uuid === sent.requestUuid),
+          10_000,
+        );
+        latencies.push(
+          calls.find((c) => c.body.request_uuid === sent.requestUuid)!.receivedAt - sent.sentAt,
+        );
       }
       await sleep(Math.max(0, intervalMs - (Date.now() - started)));
     }
@@ -132,7 +178,9 @@ describe(`one organisation cannot starve another (${TEST_DIALECT})`, () => {
       let lastPoke = 0;
       while (flooding) {
         const deficit = CAP - (await countUnfinished(ctx, ctx.orgA.id));
-        const sends = Array.from({ length: Math.max(0, deficit) }, () => send(ctx.orgA.id, tokenA, 'enrollments', `flood-${n++}`));
+        const sends = Array.from({ length: Math.max(0, deficit) }, () =>
+          send(ctx.orgA.id, tokenA, 'enrollments', `flood-${n++}`),
+        );
         if (Date.now() - lastPoke > 300) {
           lastPoke = Date.now();
           sends.push(send(ctx.orgA.id, tokenA, 'enrollments', `flood-${n++}`));
@@ -154,7 +202,9 @@ describe(`one organisation cannot starve another (${TEST_DIALECT})`, () => {
     expect(await countUnfinished(ctx, ctx.orgA.id)).toBeGreaterThan(0);
     const idleP95 = p95(idle.latencies);
     const loadedP95 = p95(loaded.latencies);
-    console.log(`request-to-webhook p95: idle ${idleP95} ms, A flooding ${loadedP95} ms (job ${JOB_MS} ms, 4 lanes)`);
+    console.log(
+      `request-to-webhook p95: idle ${idleP95} ms, A flooding ${loadedP95} ms (job ${JOB_MS} ms, 4 lanes)`,
+    );
     expect(loadedP95).toBeLessThanOrEqual(2 * idleP95);
     expect(ctx.reportedErrors).toEqual([]);
   }, 60_000);

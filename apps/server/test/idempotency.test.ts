@@ -16,13 +16,22 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
   const ctx = useContext({ WEBHOOK_ALLOW_LOOPBACK: 'true' });
   const org = () => `/v1/organisations/${ctx().orgA.id}`;
   const post = (path: string, key: string | null, body?: unknown, token?: string) =>
-    ctx().request('POST', `${org()}${path}`, { body, token, headers: key === null ? {} : { 'Idempotency-Key': key } });
-  const count = async (table: 'api_tokens' | 'webhook_secrets' | 'predefined_texts' | 'webhook_deliveries') =>
-    (await ctx().db.selectFrom(table).select('id').where('org_id', '=', ctx().orgA.id).execute()).length;
+    ctx().request('POST', `${org()}${path}`, {
+      body,
+      token,
+      headers: key === null ? {} : { 'Idempotency-Key': key },
+    });
+  const count = async (
+    table: 'api_tokens' | 'webhook_secrets' | 'predefined_texts' | 'webhook_deliveries',
+  ) =>
+    (await ctx().db.selectFrom(table).select('id').where('org_id', '=', ctx().orgA.id).execute())
+      .length;
 
   async function withCallbackUrl(): Promise<() => Promise<void>> {
     const receiver = await startWebhookReceiver();
-    const res = await ctx().request('PATCH', `${org()}/settings`, { body: { org_id: ctx().orgA.id, settings: { callback_url: receiver.url } } });
+    const res = await ctx().request('PATCH', `${org()}/settings`, {
+      body: { org_id: ctx().orgA.id, settings: { callback_url: receiver.url } },
+    });
     expect(res.status).toBe(200);
     return () => receiver.close();
   }
@@ -36,9 +45,19 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
   }
 
   it('covers exactly the POSTs the contract marks x-voxkey-retry: idempotency-key, all under an organisation', () => {
-    const keyed = Object.values(apiRoutes).filter((r) => (r as { 'x-voxkey-retry'?: string })['x-voxkey-retry'] === 'idempotency-key');
-    expect(keyed.map((r) => r.operationId).sort()).toEqual(['createApiToken', 'createPredefinedText', 'redeliverWebhook', 'rotateWebhookSecret', 'sendWebhookTest']);
-    expect(keyed.every((r) => r.method === 'post' && r.path.startsWith('/organisations/{org_id}/'))).toBe(true);
+    const keyed = Object.values(apiRoutes).filter(
+      (r) => (r as { 'x-voxkey-retry'?: string })['x-voxkey-retry'] === 'idempotency-key',
+    );
+    expect(keyed.map((r) => r.operationId).sort()).toEqual([
+      'createApiToken',
+      'createPredefinedText',
+      'redeliverWebhook',
+      'rotateWebhookSecret',
+      'sendWebhookTest',
+    ]);
+    expect(
+      keyed.every((r) => r.method === 'post' && r.path.startsWith('/organisations/{org_id}/')),
+    ).toBe(true);
     expect(keyedOperationPatterns()).toHaveLength(keyed.length);
   });
 
@@ -53,12 +72,18 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
     expect(again.body.bearer).toBe(first.body.bearer);
     expect(await count('api_tokens')).toBe(before + 1);
     // The stored response is sealed: the bearer is not in the table in clear.
-    const row = await ctx().db.selectFrom('idempotency_keys').selectAll().where('idempotency_key', '=', key).executeTakeFirstOrThrow();
+    const row = await ctx()
+      .db.selectFrom('idempotency_keys')
+      .selectAll()
+      .where('idempotency_key', '=', key)
+      .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ org_id: ctx().orgA.id, status: 'completed', response_status: 201 });
     expect(row.sealed_response).not.toContain(first.body.bearer);
     expect(JSON.stringify(row)).not.toContain(first.body.bearer.slice(-16));
     // The replayed bearer works.
-    expect((await ctx().request('GET', `${org()}/api-tokens`, { token: again.body.bearer })).status).toBe(200);
+    expect(
+      (await ctx().request('GET', `${org()}/api-tokens`, { token: again.body.bearer })).status,
+    ).toBe(200);
   });
 
   it('rotateWebhookSecret: one rotation per key', async () => {
@@ -72,7 +97,12 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
 
   it('createPredefinedText: one text per key (no 409 already_exists on the repeat)', async () => {
     const key = newKey();
-    const body = { org_id: ctx().orgA.id, language: 'en-UK', text_code: 4242, text: 'Idempotent prompt' };
+    const body = {
+      org_id: ctx().orgA.id,
+      language: 'en-UK',
+      text_code: 4242,
+      text: 'Idempotent prompt',
+    };
     const first = await post('/predefined-texts', key, body);
     expect(first.status).toBe(201);
     expectReplay(first, await post('/predefined-texts', key, body));
@@ -90,9 +120,15 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
       expect(await count('webhook_deliveries')).toBe(before + 1);
 
       const redeliverKey = newKey();
-      const redelivered = await post(`/webhook-deliveries/${first.body.id}/redeliver`, redeliverKey);
+      const redelivered = await post(
+        `/webhook-deliveries/${first.body.id}/redeliver`,
+        redeliverKey,
+      );
       expect(redelivered.status).toBe(202);
-      expectReplay(redelivered, await post(`/webhook-deliveries/${first.body.id}/redeliver`, redeliverKey));
+      expectReplay(
+        redelivered,
+        await post(`/webhook-deliveries/${first.body.id}/redeliver`, redeliverKey),
+      );
     } finally {
       await close();
     }
@@ -100,9 +136,16 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
 
   it('the same key with a different body, or on another operation, is 409 idempotency_key_reused and does nothing', async () => {
     const key = newKey();
-    expect((await post('/api-tokens', key, { friendly_name: 'one', enabled: true })).status).toBe(201);
+    expect((await post('/api-tokens', key, { friendly_name: 'one', enabled: true })).status).toBe(
+      201,
+    );
     const before = await count('api_tokens');
-    expectError(await post('/api-tokens', key, { friendly_name: 'two', enabled: true }), 409, /different request/, 'idempotency_key_reused');
+    expectError(
+      await post('/api-tokens', key, { friendly_name: 'two', enabled: true }),
+      409,
+      /different request/,
+      'idempotency_key_reused',
+    );
     expectError(await post('/webhook-secret', key), 409, undefined, 'idempotency_key_reused');
     expect(await count('api_tokens')).toBe(before);
   });
@@ -137,7 +180,9 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
       const res = await post('/webhook-secret', key);
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('validation_failed');
-      expect(res.body.errors).toEqual([{ field: 'Idempotency-Key', code: 'invalid_format', message: expect.any(String) }]);
+      expect(res.body.errors).toEqual([
+        { field: 'Idempotency-Key', code: 'invalid_format', message: expect.any(String) },
+      ]);
     }
   });
 
@@ -154,7 +199,9 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
     const key = newKey();
     const before = await count('api_tokens');
     const body = { friendly_name: 'race', enabled: true };
-    const answers = await Promise.all(Array.from({ length: 8 }, () => post('/api-tokens', key, body)));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => post('/api-tokens', key, body)),
+    );
     expect(await count('api_tokens')).toBe(before + 1);
     const created = answers.filter((a) => a.status === 201);
     expect(created.length).toBeGreaterThanOrEqual(1);
@@ -170,7 +217,15 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
     expect(later.body.bearer).toBe(created[0]!.body.bearer);
   });
 
-  async function insertKeyRow(key: string, values: { status: 'in_progress' | 'completed'; createdAt: string; updatedAt: string; fingerprint?: string }) {
+  async function insertKeyRow(
+    key: string,
+    values: {
+      status: 'in_progress' | 'completed';
+      createdAt: string;
+      updatedAt: string;
+      fingerprint?: string;
+    },
+  ) {
     await ctx()
       .db.insertInto('idempotency_keys')
       .values({
@@ -190,7 +245,12 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
     const fresh = newKey();
     const now = nowIso();
     const fingerprint = requestFingerprint('POST', `${org()}/webhook-secret`, '');
-    await insertKeyRow(fresh, { status: 'in_progress', createdAt: now, updatedAt: now, fingerprint });
+    await insertKeyRow(fresh, {
+      status: 'in_progress',
+      createdAt: now,
+      updatedAt: now,
+      fingerprint,
+    });
     const busy = await post('/webhook-secret', fresh);
     expectError(busy, 409, /still being processed/, 'idempotency_key_in_progress');
     expect(busy.headers.get('retry-after')).toBe('1');
@@ -199,7 +259,11 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
 
     const abandoned = newKey();
     const twoMinutesAgo = new Date(Date.now() - 2 * 60 * 1000).toISOString();
-    await insertKeyRow(abandoned, { status: 'in_progress', createdAt: twoMinutesAgo, updatedAt: twoMinutesAgo });
+    await insertKeyRow(abandoned, {
+      status: 'in_progress',
+      createdAt: twoMinutesAgo,
+      updatedAt: twoMinutesAgo,
+    });
     const res = await post('/webhook-secret', abandoned);
     expect(res.status).toBe(201);
     expect(res.headers.get('idempotent-replayed')).toBeNull();
@@ -218,7 +282,9 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
     const recent = newKey();
     await post('/webhook-secret', recent);
     expect(await purgeExpiredIdempotencyKeys(ctx().deps)).toBeGreaterThanOrEqual(1);
-    const keys = (await ctx().db.selectFrom('idempotency_keys').select('idempotency_key').execute()).map((r) => r.idempotency_key);
+    const keys = (
+      await ctx().db.selectFrom('idempotency_keys').select('idempotency_key').execute()
+    ).map((r) => r.idempotency_key);
     expect(keys).not.toContain(stale);
     expect(keys).toContain(old);
     expect(keys).toContain(recent);

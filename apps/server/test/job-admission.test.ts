@@ -9,13 +9,27 @@ import { moveToPlan, orgPath, seedJobs, silentWav } from './support/fixtures.js'
 const VOICE = silentWav();
 
 async function setCallback(ctx: TestContext, orgId: number) {
-  await ctx.db.updateTable('organisation_settings').set({ callback_url: 'https://hooks.example.com/voxkey' }).where('org_id', '=', orgId).execute();
+  await ctx.db
+    .updateTable('organisation_settings')
+    .set({ callback_url: 'https://hooks.example.com/voxkey' })
+    .where('org_id', '=', orgId)
+    .execute();
 }
 
-function enrol(ctx: TestContext, orgId: number, token: string, externalId = `user-${randomUUID()}`) {
+function enrol(
+  ctx: TestContext,
+  orgId: number,
+  token: string,
+  externalId = `user-${randomUUID()}`,
+) {
   return ctx.request('POST', orgPath(orgId, '/enrollments'), {
     token,
-    body: { voice_data: VOICE, request_uuid: randomUUID(), external_id: externalId, language: 'en-UK' },
+    body: {
+      voice_data: VOICE,
+      request_uuid: randomUUID(),
+      external_id: externalId,
+      language: 'en-UK',
+    },
   });
 }
 
@@ -28,7 +42,9 @@ describe(`Sandbox is the plan, not the token (${TEST_DIALECT})`, () => {
     await setCallback(ctx, ctx.orgA.id);
     await seedJobs(ctx, 100, { org_id: ctx.orgA.id });
     // The escape the issue describes: the trial token creates a never-expiring production token.
-    const created = await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), { body: { friendly_name: 'escape', enabled: true } });
+    const created = await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), {
+      body: { friendly_name: 'escape', enabled: true },
+    });
     expect(created.status).toBe(201);
     const live = created.body.bearer as string;
 
@@ -49,32 +65,61 @@ describe(`Sandbox is the plan, not the token (${TEST_DIALECT})`, () => {
   it('a trial token only creates tokens that expire no later than itself', async () => {
     ctx = await createTestContext();
     const path = orgPath(ctx.orgA.id, '/api-tokens');
-    const trial = (await ctx.db.selectFrom('api_tokens').select('expires_at').where('org_id', '=', ctx.orgA.id).where('kind', '=', 'trial').executeTakeFirstOrThrow())
-      .expires_at!;
+    const trial = (
+      await ctx.db
+        .selectFrom('api_tokens')
+        .select('expires_at')
+        .where('org_id', '=', ctx.orgA.id)
+        .where('kind', '=', 'trial')
+        .executeTakeFirstOrThrow()
+    ).expires_at!;
 
-    const inherited = await ctx.request('POST', path, { body: { friendly_name: 'no-expiry', enabled: true } });
+    const inherited = await ctx.request('POST', path, {
+      body: { friendly_name: 'no-expiry', enabled: true },
+    });
     expect(inherited.status).toBe(201);
     expect(inherited.body.token.expires_at).toBe(trial);
 
     const later = new Date(Date.parse(trial) + 60_000).toISOString();
-    expectValidation(await ctx.request('POST', path, { body: { friendly_name: 'later', enabled: true, expires_at: later } }), [
-      { field: 'expires_at', message: /trial token/ },
-    ]);
+    expectValidation(
+      await ctx.request('POST', path, {
+        body: { friendly_name: 'later', enabled: true, expires_at: later },
+      }),
+      [{ field: 'expires_at', message: /trial token/ }],
+    );
 
     const earlier = new Date(Date.now() + 86_400_000).toISOString();
-    const ok = await ctx.request('POST', path, { body: { friendly_name: 'earlier', enabled: true, expires_at: earlier } });
+    const ok = await ctx.request('POST', path, {
+      body: { friendly_name: 'earlier', enabled: true, expires_at: earlier },
+    });
     expect(ok.status).toBe(201);
     expect(Date.parse(ok.body.token.expires_at)).toBe(Date.parse(earlier));
 
     // Nor can a token the trial token created: the chain never outlives the trial.
     const child = inherited.body.bearer as string;
-    const grandchild = await ctx.request('POST', path, { token: child, body: { friendly_name: 'grandchild', enabled: true } });
+    const grandchild = await ctx.request('POST', path, {
+      token: child,
+      body: { friendly_name: 'grandchild', enabled: true },
+    });
     expect(grandchild.status).toBe(201);
     expect(grandchild.body.token.expires_at).toBe(trial);
-    expectValidation(await ctx.request('POST', path, { token: child, body: { friendly_name: 'later', enabled: true, expires_at: later } }), ['expires_at']);
+    expectValidation(
+      await ctx.request('POST', path, {
+        token: child,
+        body: { friendly_name: 'later', enabled: true, expires_at: later },
+      }),
+      ['expires_at'],
+    );
     // A production token (not created by a trial token) may create tokens that never expire.
-    const { bearer } = await issueToken(ctx.db, { orgId: ctx.orgA.id, friendlyName: 'ops', kind: 'live' });
-    const forever = await ctx.request('POST', path, { token: bearer, body: { friendly_name: 'forever', enabled: true } });
+    const { bearer } = await issueToken(ctx.db, {
+      orgId: ctx.orgA.id,
+      friendlyName: 'ops',
+      kind: 'live',
+    });
+    const forever = await ctx.request('POST', path, {
+      token: bearer,
+      body: { friendly_name: 'forever', enabled: true },
+    });
     expect(forever.body.token.expires_at).toBeNull();
   });
 });
@@ -93,8 +138,16 @@ describe(`queue caps per organisation and in total (${TEST_DIALECT})`, () => {
     await moveToPlan(ctx, ctx.orgA.id, 'Starter');
     await setCallback(ctx, ctx.orgA.id);
     await setCallback(ctx, ctx.orgB.id);
-    const { bearer: a } = await issueToken(ctx.db, { orgId: ctx.orgA.id, friendlyName: 'a', kind: 'live' });
-    const { bearer: b } = await issueToken(ctx.db, { orgId: ctx.orgB.id, friendlyName: 'b', kind: 'live' });
+    const { bearer: a } = await issueToken(ctx.db, {
+      orgId: ctx.orgA.id,
+      friendlyName: 'a',
+      kind: 'live',
+    });
+    const { bearer: b } = await issueToken(ctx.db, {
+      orgId: ctx.orgB.id,
+      friendlyName: 'b',
+      kind: 'live',
+    });
     for (let i = 0; i < 3; i++) expect((await enrol(ctx, ctx.orgA.id, a)).status).toBe(202);
     const refused = await enrol(ctx, ctx.orgA.id, a);
     expect(refused.status).toBe(429);
@@ -109,13 +162,23 @@ describe(`queue caps per organisation and in total (${TEST_DIALECT})`, () => {
       await moveToPlan(ctx, org.id, 'Starter');
       await setCallback(ctx, org.id);
     }
-    const { bearer: a } = await issueToken(ctx.db, { orgId: ctx.orgA.id, friendlyName: 'a', kind: 'live' });
-    const { bearer: b } = await issueToken(ctx.db, { orgId: ctx.orgB.id, friendlyName: 'b', kind: 'live' });
+    const { bearer: a } = await issueToken(ctx.db, {
+      orgId: ctx.orgA.id,
+      friendlyName: 'a',
+      kind: 'live',
+    });
+    const { bearer: b } = await issueToken(ctx.db, {
+      orgId: ctx.orgB.id,
+      friendlyName: 'b',
+      kind: 'live',
+    });
     const burst = await Promise.all([
       ...Array.from({ length: 12 }, () => enrol(ctx, ctx.orgA.id, a)),
       ...Array.from({ length: 12 }, () => enrol(ctx, ctx.orgB.id, b)),
     ]);
-    const accepted = (org: number) => burst.filter((r, i) => r.status === 202 && (i < 12 ? ctx.orgA.id : ctx.orgB.id) === org).length;
+    const accepted = (org: number) =>
+      burst.filter((r, i) => r.status === 202 && (i < 12 ? ctx.orgA.id : ctx.orgB.id) === org)
+        .length;
     expect(burst.every((r) => r.status === 202 || r.status === 429)).toBe(true);
     expect(accepted(ctx.orgA.id)).toBeLessThanOrEqual(4);
     expect(accepted(ctx.orgB.id)).toBeLessThanOrEqual(4);
@@ -125,7 +188,9 @@ describe(`queue caps per organisation and in total (${TEST_DIALECT})`, () => {
     await ctx.db.deleteFrom('jobs').execute();
     await moveToPlan(ctx, ctx.orgA.id, 'Sandbox');
     await seedJobs(ctx, 97, { org_id: ctx.orgA.id });
-    const quotaBurst = await Promise.all(Array.from({ length: 10 }, () => enrol(ctx, ctx.orgA.id, a)));
+    const quotaBurst = await Promise.all(
+      Array.from({ length: 10 }, () => enrol(ctx, ctx.orgA.id, a)),
+    );
     expect(quotaBurst.filter((r) => r.status === 202)).toHaveLength(3);
     expect(ctx.reportedErrors).toEqual([]);
   });

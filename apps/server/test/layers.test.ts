@@ -1,7 +1,12 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { findCycle, importGraph, relativeImports, sourceFiles } from '../../../scripts/import-graph.mjs';
+import {
+  findCycle,
+  importGraph,
+  relativeImports,
+  sourceFiles,
+} from '../../../scripts/import-graph.mjs';
 
 const SRC = fileURLToPath(new URL('../src', import.meta.url));
 
@@ -10,7 +15,10 @@ const unitOf = (file: string): string => path.relative(SRC, file).split(path.sep
 
 /** The top-level folder of src/ each relative import of the file lands in. */
 function importedFolders(file: string): Array<{ specifier: string; folder: string }> {
-  return relativeImports(file).map(({ specifier, target }) => ({ specifier, folder: unitOf(target) }));
+  return relativeImports(file).map(({ specifier, target }) => ({
+    specifier,
+    folder: unitOf(target),
+  }));
 }
 
 function violations(layer: string, forbidden: string[]): string[] {
@@ -34,32 +42,108 @@ const ALLOWED: Record<string, string[]> = {
   security: ['config.ts', 'db', 'repositories'],
   'deps.ts': ['config.ts', 'db', 'observability', 'security'],
   decisions: ['config.ts', 'deps.ts', 'db', 'repositories', 'security'],
-  workers: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security', 'decisions'],
-  services: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security', 'decisions'],
-  streams: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security', 'decisions', 'services'],
+  workers: [
+    'config.ts',
+    'errors.ts',
+    'deps.ts',
+    'db',
+    'observability',
+    'repositories',
+    'security',
+    'decisions',
+  ],
+  services: [
+    'config.ts',
+    'errors.ts',
+    'deps.ts',
+    'db',
+    'observability',
+    'repositories',
+    'security',
+    'decisions',
+  ],
+  streams: [
+    'config.ts',
+    'errors.ts',
+    'deps.ts',
+    'db',
+    'observability',
+    'repositories',
+    'security',
+    'decisions',
+    'services',
+  ],
   http: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security'],
-  routes: ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'repositories', 'security', 'services', 'http'],
+  routes: [
+    'config.ts',
+    'errors.ts',
+    'deps.ts',
+    'db',
+    'observability',
+    'repositories',
+    'security',
+    'services',
+    'http',
+  ],
   'app.ts': ['config.ts', 'errors.ts', 'deps.ts', 'observability', 'http', 'routes'],
   'worker-app.ts': ['config.ts', 'errors.ts', 'deps.ts', 'observability', 'http'],
-  'runtime.ts': ['config.ts', 'errors.ts', 'deps.ts', 'db', 'observability', 'security', 'workers', 'streams'],
-  'serve.ts': ['config.ts', 'errors.ts', 'deps.ts', 'observability', 'http', 'services', 'app.ts', 'worker-app.ts', 'runtime.ts'],
-  cli: ['config.ts', 'errors.ts', 'db', 'observability', 'repositories', 'security', 'services', 'runtime.ts', 'serve.ts'],
+  'runtime.ts': [
+    'config.ts',
+    'errors.ts',
+    'deps.ts',
+    'db',
+    'observability',
+    'security',
+    'workers',
+    'streams',
+  ],
+  'serve.ts': [
+    'config.ts',
+    'errors.ts',
+    'deps.ts',
+    'observability',
+    'http',
+    'services',
+    'app.ts',
+    'worker-app.ts',
+    'runtime.ts',
+  ],
+  cli: [
+    'config.ts',
+    'errors.ts',
+    'db',
+    'observability',
+    'repositories',
+    'security',
+    'services',
+    'runtime.ts',
+    'serve.ts',
+  ],
   'main.ts': ['cli'],
 };
 
 describe('layers', () => {
   it('finds the imports it is meant to police', () => {
-    expect(importedFolders(path.join(SRC, 'app.ts')).map((i) => i.folder)).toEqual(expect.arrayContaining(['http', 'routes']));
+    expect(importedFolders(path.join(SRC, 'app.ts')).map((i) => i.folder)).toEqual(
+      expect.arrayContaining(['http', 'routes']),
+    );
     // type-only imports count
-    expect(importedFolders(path.join(SRC, 'deps.ts')).map((i) => i.folder)).toEqual(expect.arrayContaining(['security']));
+    expect(importedFolders(path.join(SRC, 'deps.ts')).map((i) => i.folder)).toEqual(
+      expect.arrayContaining(['security']),
+    );
   });
 
-  it.each(['repositories', 'security', 'decisions', 'workers', 'services', 'streams'])('nothing in %s/ imports http/ or routes/', (layer) => {
-    expect(violations(layer, ['http', 'routes'])).toEqual([]);
-  });
+  it.each(['repositories', 'security', 'decisions', 'workers', 'services', 'streams'])(
+    'nothing in %s/ imports http/ or routes/',
+    (layer) => {
+      expect(violations(layer, ['http', 'routes'])).toEqual([]);
+    },
+  );
 
   it('repositories import no layer above them', () => {
-    expect(violations('repositories', ['services', 'streams', 'workers', 'security', 'http', 'routes'])).toEqual([]);
+    expect(
+      violations('repositories', ['services', 'streams', 'workers', 'security', 'http', 'routes']),
+    ).toEqual([]);
   });
 
   it('security/ and workers/ do not reach into the request side', () => {
@@ -69,7 +153,10 @@ describe('layers', () => {
 
   it('every folder and top-level file of src/ imports only what its row allows', () => {
     const units = [...new Set(sourceFiles(SRC).map(unitOf))].sort();
-    expect(units.filter((unit) => !(unit in ALLOWED)), 'units without a row in ALLOWED').toEqual([]);
+    expect(
+      units.filter((unit) => !(unit in ALLOWED)),
+      'units without a row in ALLOWED',
+    ).toEqual([]);
     const refused = sourceFiles(SRC).flatMap((file) => {
       const unit = unitOf(file);
       return relativeImports(file)
@@ -82,7 +169,9 @@ describe('layers', () => {
 
   it('every relative import names a source file', () => {
     const graph = importGraph(SRC);
-    const missing = [...graph].flatMap(([file, targets]) => targets.filter((target) => !graph.has(target)).map((target) => `${file} -> ${target}`));
+    const missing = [...graph].flatMap(([file, targets]) =>
+      targets.filter((target) => !graph.has(target)).map((target) => `${file} -> ${target}`),
+    );
     expect(missing).toEqual([]);
   });
 

@@ -6,7 +6,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext, TestOrg } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
-import { expectList, expectValidation, itKnownBug, type ResourceKind, useContext, WITHOUT_RATE_LIMITS, withQuery } from './support/expect.js';
+import {
+  expectList,
+  expectValidation,
+  itKnownBug,
+  type ResourceKind,
+  useContext,
+  WITHOUT_RATE_LIMITS,
+  withQuery,
+} from './support/expect.js';
 import { createText, createToken, orgPath, seedUser, setTimestamps } from './support/fixtures.js';
 
 type Row = Record<string, any>;
@@ -23,13 +31,29 @@ interface ListSpec {
   value(row: Row, field: string): any;
   path(org: TestOrg): string;
   /** Seeds rows and returns the table name (for timestamps). */
-  seed(ctx: TestContext, org: TestOrg): Promise<'users' | 'api_tokens' | 'predefined_texts' | 'plans'>;
+  seed(
+    ctx: TestContext,
+    org: TestOrg,
+  ): Promise<'users' | 'api_tokens' | 'predefined_texts' | 'plans'>;
   /** Like patterns: [pattern, description]. Values are chosen so each matches a proper subset. */
   likes: [string, string][];
 }
 
 /** Text values shared by the seeds: prefixes, suffixes, a middle, case and an underscore. */
-const WORDS = ['alpha-1', 'alpha-2', 'Alpha-3', 'beta-1', 'beta_x', 'betax1', 'gamma-2', 'alphabet', 'delta-alpha', 'omega-9', 'alpha-10', 'zeta'];
+const WORDS = [
+  'alpha-1',
+  'alpha-2',
+  'Alpha-3',
+  'beta-1',
+  'beta_x',
+  'betax1',
+  'gamma-2',
+  'alphabet',
+  'delta-alpha',
+  'omega-9',
+  'alpha-10',
+  'zeta',
+];
 
 const LIKES: [string, string][] = [
   ['alpha%', 'prefix'],
@@ -55,7 +79,8 @@ const SPECS: ListSpec[] = [
     async seed(ctx, org) {
       for (const [i, w] of WORDS.entries()) {
         const u = await seedUser(ctx, org.id, w);
-        if (i % 3 === 0) await ctx.db.updateTable('users').set({ is_active: 0 }).where('id', '=', u.id).execute();
+        if (i % 3 === 0)
+          await ctx.db.updateTable('users').set({ is_active: 0 }).where('id', '=', u.id).execute();
       }
       return 'users';
     },
@@ -71,7 +96,12 @@ const SPECS: ListSpec[] = [
     value: (r, f) => r[f],
     path: (org) => orgPath(org.id, '/api-tokens'),
     async seed(ctx, org) {
-      for (const [i, w] of WORDS.entries()) await createToken(ctx, { friendly_name: w, enabled: i % 3 !== 0 }, { orgId: org.id, token: org.token });
+      for (const [i, w] of WORDS.entries())
+        await createToken(
+          ctx,
+          { friendly_name: w, enabled: i % 3 !== 0 },
+          { orgId: org.id, token: org.token },
+        );
       return 'api_tokens';
     },
     likes: LIKES,
@@ -90,7 +120,11 @@ const SPECS: ListSpec[] = [
       for (const language of langs) {
         for (const code of [1, 2]) {
           n += 1;
-          await createText(ctx, { language, text_code: code * 10 + (n % 3), text: `Prompt ${n}` }, { orgId: org.id, token: org.token });
+          await createText(
+            ctx,
+            { language, text_code: code * 10 + (n % 3), text: `Prompt ${n}` },
+            { orgId: org.id, token: org.token },
+          );
         }
       }
       return 'predefined_texts';
@@ -132,7 +166,7 @@ const SPECS: ListSpec[] = [
             trial_days: 30,
             created_at: now,
             updated_at: now,
-          }))
+          })),
         )
         .execute();
       return 'plans';
@@ -167,7 +201,8 @@ describe(`lists (${TEST_DIALECT})`, () => {
       let all: Row[];
       let timestamps: string[];
 
-      const get = (params: [string, string | number][]) => ctx().request('GET', withQuery(spec.path(org), params), { token: org.token });
+      const get = (params: [string, string | number][]) =>
+        ctx().request('GET', withQuery(spec.path(org), params), { token: org.token });
       const ids = (rows: Row[]) => rows.map((r) => r.id);
       const byId = (rows: Row[]) => [...rows].sort((a, b) => a.id - b.id);
 
@@ -179,7 +214,13 @@ describe(`lists (${TEST_DIALECT})`, () => {
         const rows = expectList(await get([['per_page', 300]]), spec.kind);
         timestamps = rows.map((_, i) => new Date(Date.UTC(2026, 0, 1 + i, 12, 0, 0)).toISOString());
         for (const [i, row] of byId(rows).entries()) {
-          await setTimestamps(c, table, row.id, timestamps[i]!, new Date(Date.UTC(2026, 5, 30 - i, 8, 0, 0)).toISOString());
+          await setTimestamps(
+            c,
+            table,
+            row.id,
+            timestamps[i]!,
+            new Date(Date.UTC(2026, 5, 30 - i, 8, 0, 0)).toISOString(),
+          );
         }
         all = byId(expectList(await get([['per_page', 300]]), spec.kind));
         expect(all.length).toBeGreaterThanOrEqual(8);
@@ -218,8 +259,17 @@ describe(`lists (${TEST_DIALECT})`, () => {
       });
 
       it('per_page 1 and 300 are accepted', async () => {
-        expect(ids(expectList(await get([['per_page', 1]]), spec.kind, { total: all.length, perPage: 1 }))).toEqual([all[0]!.id]);
-        expect(expectList(await get([['per_page', 300]]), spec.kind, { total: all.length, perPage: 300 })).toHaveLength(all.length);
+        expect(
+          ids(
+            expectList(await get([['per_page', 1]]), spec.kind, { total: all.length, perPage: 1 }),
+          ),
+        ).toEqual([all[0]!.id]);
+        expect(
+          expectList(await get([['per_page', 300]]), spec.kind, {
+            total: all.length,
+            perPage: 300,
+          }),
+        ).toHaveLength(all.length);
       });
 
       it.each([
@@ -242,7 +292,7 @@ describe(`lists (${TEST_DIALECT})`, () => {
             ['per_page', '301'],
             ['page', '0'],
           ]),
-          ['per_page', 'page']
+          ['per_page', 'page'],
         );
       });
 
@@ -251,15 +301,25 @@ describe(`lists (${TEST_DIALECT})`, () => {
           const re = likeToRegExp(pattern);
           const expected = all.filter((r) => re.test(spec.value(r, spec.textField)));
           const res = await get([['filter', `${spec.textField}=like:${pattern}`]]);
-          expect(ids(expectList(res, spec.kind, { total: expected.length }))).toEqual(ids(expected));
+          expect(ids(expectList(res, spec.kind, { total: expected.length }))).toEqual(
+            ids(expected),
+          );
         });
       }
 
       it(`eq on ${spec.textField} (implicit and explicit eq:)`, async () => {
         const target = spec.value(all[1]!, spec.textField);
         const expected = all.filter((r) => spec.value(r, spec.textField) === target);
-        expect(ids(expectList(await get([['filter', `${spec.textField}=${target}`]]), spec.kind, { total: expected.length }))).toEqual(ids(expected));
-        expect(ids(expectList(await get([['filter', `${spec.textField}=eq:${target}`]]), spec.kind))).toEqual(ids(expected));
+        expect(
+          ids(
+            expectList(await get([['filter', `${spec.textField}=${target}`]]), spec.kind, {
+              total: expected.length,
+            }),
+          ),
+        ).toEqual(ids(expected));
+        expect(
+          ids(expectList(await get([['filter', `${spec.textField}=eq:${target}`]]), spec.kind)),
+        ).toEqual(ids(expected));
       });
 
       it(`eq on ${spec.textField} is case-sensitive in both dialects`, async () => {
@@ -267,7 +327,10 @@ describe(`lists (${TEST_DIALECT})`, () => {
           const value: string = spec.value(row, spec.textField);
           for (const variant of [value.toUpperCase(), value.toLowerCase()]) {
             const expected = all.filter((r) => spec.value(r, spec.textField) === variant);
-            expect(ids(expectList(await get([['filter', `${spec.textField}=${variant}`]]), spec.kind)), variant).toEqual(ids(expected));
+            expect(
+              ids(expectList(await get([['filter', `${spec.textField}=${variant}`]]), spec.kind)),
+              variant,
+            ).toEqual(ids(expected));
           }
         }
       });
@@ -290,24 +353,40 @@ describe(`lists (${TEST_DIALECT})`, () => {
         const values = all.map((r) => spec.value(r, spec.intField)).sort((a, b) => a - b);
         const pivot = values[Math.floor(values.length / 2)];
         const expected = all.filter((r) => spec.value(r, spec.intField) >= pivot);
-        expect(ids(expectList(await get([['filter', `${spec.intField}=gte:${pivot}`]]), spec.kind))).toEqual(ids(expected));
+        expect(
+          ids(expectList(await get([['filter', `${spec.intField}=gte:${pivot}`]]), spec.kind)),
+        ).toEqual(ids(expected));
         const below = all.filter((r) => spec.value(r, spec.intField) < pivot);
-        expect(ids(expectList(await get([['filter', `${spec.intField}=lt:${pivot}`]]), spec.kind))).toEqual(ids(below));
+        expect(
+          ids(expectList(await get([['filter', `${spec.intField}=lt:${pivot}`]]), spec.kind)),
+        ).toEqual(ids(below));
       });
 
       it('gte on created_at with a full date-time, a date, and an offset date-time', async () => {
         const pivot = timestamps[4]!;
         const expected = all.filter((r) => r.created_at >= pivot);
-        expect(ids(expectList(await get([['filter', `created_at=gte:${pivot}`]]), spec.kind, { total: expected.length }))).toEqual(ids(expected));
+        expect(
+          ids(
+            expectList(await get([['filter', `created_at=gte:${pivot}`]]), spec.kind, {
+              total: expected.length,
+            }),
+          ),
+        ).toEqual(ids(expected));
         // A date alone means midnight UTC of that day.
         const day = pivot.slice(0, 10);
         const fromDay = all.filter((r) => r.created_at >= `${day}T00:00:00.000Z`);
-        expect(ids(expectList(await get([['filter', `created_at=gte:${day}`]]), spec.kind))).toEqual(ids(fromDay));
+        expect(
+          ids(expectList(await get([['filter', `created_at=gte:${day}`]]), spec.kind)),
+        ).toEqual(ids(fromDay));
         // 14:00+02:00 is 12:00Z, the instant of the pivot row.
         const offset = `${pivot.slice(0, 10)}T14:00:00+02:00`;
-        expect(ids(expectList(await get([['filter', `created_at=gte:${offset}`]]), spec.kind))).toEqual(ids(expected));
+        expect(
+          ids(expectList(await get([['filter', `created_at=gte:${offset}`]]), spec.kind)),
+        ).toEqual(ids(expected));
         const before = all.filter((r) => r.created_at < pivot);
-        expect(ids(expectList(await get([['filter', `created_at=lt:${pivot}`]]), spec.kind))).toEqual(ids(before));
+        expect(
+          ids(expectList(await get([['filter', `created_at=lt:${pivot}`]]), spec.kind)),
+        ).toEqual(ids(before));
       });
 
       if (spec.boolField) {
@@ -316,8 +395,16 @@ describe(`lists (${TEST_DIALECT})`, () => {
           const expected = all.filter((r) => r[field] === value);
           expect(expected.length).toBeGreaterThan(0);
           expect(expected.length).toBeLessThan(all.length);
-          expect(ids(expectList(await get([['filter', `${field}=${value}`]]), spec.kind, { total: expected.length }))).toEqual(ids(expected));
-          expect(ids(expectList(await get([['filter', `${field}=eq:${value}`]]), spec.kind))).toEqual(ids(expected));
+          expect(
+            ids(
+              expectList(await get([['filter', `${field}=${value}`]]), spec.kind, {
+                total: expected.length,
+              }),
+            ),
+          ).toEqual(ids(expected));
+          expect(
+            ids(expectList(await get([['filter', `${field}=eq:${value}`]]), spec.kind)),
+          ).toEqual(ids(expected));
         });
 
         it(`${field} accepts only true or false, and no ordering operator`, async () => {
@@ -356,13 +443,17 @@ describe(`lists (${TEST_DIALECT})`, () => {
 
       it('filters combine with paging (X-Total-Pages counts the filtered rows)', async () => {
         const re = likeToRegExp('%');
-        const expected = all.filter((r) => r.id > all[0]!.id && re.test(spec.value(r, spec.textField)));
+        const expected = all.filter(
+          (r) => r.id > all[0]!.id && re.test(spec.value(r, spec.textField)),
+        );
         const res = await get([
           ['filter', `id=gt:${all[0]!.id}`],
           ['per_page', 2],
           ['page', 2],
         ]);
-        expect(ids(expectList(res, spec.kind, { total: expected.length, perPage: 2 }))).toEqual(ids(expected.slice(2, 4)));
+        expect(ids(expectList(res, spec.kind, { total: expected.length, perPage: 2 }))).toEqual(
+          ids(expected.slice(2, 4)),
+        );
       });
 
       it.each([
@@ -399,12 +490,17 @@ describe(`lists (${TEST_DIALECT})`, () => {
       });
 
       for (const field of spec.sortFields) {
-        it.each(['asc', 'desc'] as const)(`sort ${field}:%s (ties by id ascending)`, async (direction) => {
-          const sign = direction === 'asc' ? 1 : -1;
-          const expected = [...all].sort((a, b) => sign * cmp(spec.value(a, field), spec.value(b, field)) || a.id - b.id);
-          const res = await get([['sort', `${field}:${direction}`]]);
-          expect(ids(expectList(res, spec.kind, { total: all.length }))).toEqual(ids(expected));
-        });
+        it.each(['asc', 'desc'] as const)(
+          `sort ${field}:%s (ties by id ascending)`,
+          async (direction) => {
+            const sign = direction === 'asc' ? 1 : -1;
+            const expected = [...all].sort(
+              (a, b) => sign * cmp(spec.value(a, field), spec.value(b, field)) || a.id - b.id,
+            );
+            const res = await get([['sort', `${field}:${direction}`]]);
+            expect(ids(expectList(res, spec.kind, { total: all.length }))).toEqual(ids(expected));
+          },
+        );
       }
 
       it('sort with paging: page 2 of a descending sort', async () => {
@@ -417,9 +513,12 @@ describe(`lists (${TEST_DIALECT})`, () => {
         expect(ids(expectList(res, spec.kind))).toEqual(ids(expected));
       });
 
-      it.each(['nope:asc', 'id', 'id:up', 'id:ASC', ':asc', 'id:asc,created_at:desc'])('sort=%s → 400 on field sort', async (sort) => {
-        expectValidation(await get([['sort', sort]]), ['sort']);
-      });
+      it.each(['nope:asc', 'id', 'id:up', 'id:ASC', ':asc', 'id:asc,created_at:desc'])(
+        'sort=%s → 400 on field sort',
+        async (sort) => {
+          expectValidation(await get([['sort', sort]]), ['sort']);
+        },
+      );
 
       it('bad filter and bad sort together → one entry each', async () => {
         expectValidation(
@@ -427,38 +526,40 @@ describe(`lists (${TEST_DIALECT})`, () => {
             ['filter', 'nope=1'],
             ['sort', 'nope:asc'],
           ]),
-          ['filter', 'sort']
+          ['filter', 'sort'],
         );
       });
 
-      it(
-        'every faulty query parameter is reported at once (per_page, filter and sort → three entries)',
-        async () => {
-          expectValidation(
-            await get([
-              ['per_page', '301'],
-              ['filter', 'nope=1'],
-              ['sort', 'nope:asc'],
-            ]),
-            ['per_page', 'filter', 'sort']
-          );
-        }
-      );
+      it('every faulty query parameter is reported at once (per_page, filter and sort → three entries)', async () => {
+        expectValidation(
+          await get([
+            ['per_page', '301'],
+            ['filter', 'nope=1'],
+            ['sort', 'nope:asc'],
+          ]),
+          ['per_page', 'filter', 'sort'],
+        );
+      });
 
-      it.each(['id=gte:99999999999', 'id=lt:-2147483649', `${spec.intField}=2147483648`, 'id=999999999999999'])(
-        'integer filter %s beyond 32 bits → 400 on filter (never 500)',
-        async (filter) => {
-          expectValidation(await get([['filter', filter]]), ['filter']);
-        }
-      );
+      it.each([
+        'id=gte:99999999999',
+        'id=lt:-2147483649',
+        `${spec.intField}=2147483648`,
+        'id=999999999999999',
+      ])('integer filter %s beyond 32 bits → 400 on filter (never 500)', async (filter) => {
+        expectValidation(await get([['filter', filter]]), ['filter']);
+      });
 
       it('integer filter values at the 32-bit limits are accepted', async () => {
         expectList(await get([['filter', 'id=lte:2147483647']]), spec.kind, { total: all.length });
-        expectList(await get([['filter', `${spec.intField}=gte:-2147483648`]]), spec.kind, { total: all.length });
+        expectList(await get([['filter', `${spec.intField}=gte:-2147483648`]]), spec.kind, {
+          total: all.length,
+        });
       });
 
       it('at most 20 filter conditions: 20 are answered, 21 are a 400 on filter', async () => {
-        const conditions = (n: number): [string, string][] => Array.from({ length: n }, () => ['filter', 'id=gte:1']);
+        const conditions = (n: number): [string, string][] =>
+          Array.from({ length: n }, () => ['filter', 'id=gte:1']);
         expectList(await get(conditions(20)), spec.kind, { total: all.length });
         expectValidation(await get(conditions(21)), ['filter']);
       });
@@ -477,44 +578,65 @@ describe(`lists (${TEST_DIALECT})`, () => {
       const locale = await createLocaleDatabase('en-US');
       try {
         const reported: unknown[] = [];
-        const app = createApp({ ...ctx().deps, database: locale.database }, { reportError: (err) => reported.push(err) });
+        const app = createApp(
+          { ...ctx().deps, database: locale.database },
+          { reportError: (err) => reported.push(err) },
+        );
         const { organisation, token } = await signUpOrganisation(
           locale.database.db,
           { name: 'Locale', email: 'locale@example.com' },
-          { sealer: ctx().deps.sealer }
+          { sealer: ctx().deps.sealer },
         );
-        for (const w of [...WORDS_BY_BYTES].reverse()) await insertUser(locale.database.db, organisation.id, w);
+        for (const w of [...WORDS_BY_BYTES].reverse())
+          await insertUser(locale.database.db, organisation.id, w);
         const list = async (params: [string, string][]) => {
           const res = await app.request(withQuery(orgPath(organisation.id, '/users'), params), {
             headers: { authorization: `Bearer ${token.bearer}` },
           });
           expect(res.status).toBe(200);
-          return ((await res.json()) as { results: { external_id: string }[] }).results.map((u) => u.external_id);
+          return ((await res.json()) as { results: { external_id: string }[] }).results.map(
+            (u) => u.external_id,
+          );
         };
         expect(reported).toEqual([]);
         expect(await list([['sort', 'external_id:asc']])).toEqual(WORDS_BY_BYTES);
         // Without a sort the list is in id order (inserted in reverse), so compare the set.
-        expect((await list([['filter', 'external_id=lt:alpha-1']])).sort()).toEqual(['Alpha-3', 'Zeta']);
+        expect((await list([['filter', 'external_id=lt:alpha-1']])).sort()).toEqual([
+          'Alpha-3',
+          'Zeta',
+        ]);
       } finally {
         await locale.cleanup();
       }
     };
     if (TEST_DIALECT === 'postgres')
       it('sort and lt/gt on text fields follow byte order under an en-US (ICU) database', run);
-    else it.skip('sort and lt/gt on text fields follow byte order under an en-US (ICU) database (PostgreSQL only)', run);
+    else
+      it.skip(
+        'sort and lt/gt on text fields follow byte order under an en-US (ICU) database (PostgreSQL only)',
+        run,
+      );
   });
 
   describe('timestamp filter values', () => {
     it('a date-time without an offset means UTC, whatever the server time zone', async () => {
       const c = ctx();
       const org = await c.makeOrg('TimeZone');
-      for (const [i, at] of ['2026-01-05T11:00:00.000Z', '2026-01-05T13:00:00.000Z', '2026-01-05T18:00:00.000Z'].entries()) {
+      for (const [i, at] of [
+        '2026-01-05T11:00:00.000Z',
+        '2026-01-05T13:00:00.000Z',
+        '2026-01-05T18:00:00.000Z',
+      ].entries()) {
         const u = await seedUser(c, org.id, `tz-${i}`);
         await setTimestamps(c, 'users', u.id, at);
       }
       const q = async (value: string) =>
         (
-          await c.request('GET', withQuery(orgPath(org.id, '/users'), [['filter', `created_at=gte:${value}`]]), { token: org.token })
+          await c.request(
+            'GET',
+            withQuery(orgPath(org.id, '/users'), [['filter', `created_at=gte:${value}`]]),
+            { token: org.token },
+          )
         ).body.results.map((u: any) => u.external_id);
       const original = process.env.TZ;
       process.env.TZ = 'America/New_York';
@@ -533,7 +655,11 @@ describe(`lists (${TEST_DIALECT})`, () => {
       const c = ctx();
       const org = await c.makeOrg('Underscore');
       for (const id of ['cust_1', 'cust-1', 'custX1', 'cust_10']) await seedUser(c, org.id, id);
-      const res = await c.request('GET', withQuery(orgPath(org.id, '/users'), [['filter', 'external_id=like:cust_1%']]), { token: org.token });
+      const res = await c.request(
+        'GET',
+        withQuery(orgPath(org.id, '/users'), [['filter', 'external_id=like:cust_1%']]),
+        { token: org.token },
+      );
       expect(res.body.results.map((u: any) => u.external_id)).toEqual(['cust_1', 'cust_10']);
     });
 
@@ -541,10 +667,19 @@ describe(`lists (${TEST_DIALECT})`, () => {
       const c = ctx();
       const org = await c.makeOrg('Literal');
       for (const id of ['100%', '100', 'urn:x:1', 'gte:5']) await seedUser(c, org.id, id);
-      const q = (f: string) => c.request('GET', withQuery(orgPath(org.id, '/users'), [['filter', f]]), { token: org.token });
-      expect((await q('external_id=eq:urn:x:1')).body.results.map((u: any) => u.external_id)).toEqual(['urn:x:1']);
-      expect((await q('external_id=eq:gte:5')).body.results.map((u: any) => u.external_id)).toEqual(['gte:5']);
-      expect((await q('external_id=100%')).body.results.map((u: any) => u.external_id)).toEqual(['100%']);
+      const q = (f: string) =>
+        c.request('GET', withQuery(orgPath(org.id, '/users'), [['filter', f]]), {
+          token: org.token,
+        });
+      expect(
+        (await q('external_id=eq:urn:x:1')).body.results.map((u: any) => u.external_id),
+      ).toEqual(['urn:x:1']);
+      expect((await q('external_id=eq:gte:5')).body.results.map((u: any) => u.external_id)).toEqual(
+        ['gte:5'],
+      );
+      expect((await q('external_id=100%')).body.results.map((u: any) => u.external_id)).toEqual([
+        '100%',
+      ]);
     });
   });
 });

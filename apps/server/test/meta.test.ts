@@ -28,7 +28,10 @@ describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
     const broken = openDatabase('postgres://voxkey@127.0.0.1:1/unreachable', { poolSize: 1 });
     onTestFinished(() => broken.close());
     const reported: unknown[] = [];
-    const app = createApp({ ...ctx().deps, database: broken }, { reportError: (err) => reported.push(err) });
+    const app = createApp(
+      { ...ctx().deps, database: broken },
+      { reportError: (err) => reported.push(err) },
+    );
     const res = await app.request('/readyz');
     expect(res.status).toBe(503);
     const body = (await res.json()) as { code: number; message: string };
@@ -51,9 +54,15 @@ describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
   });
 
   it("the document's server is relative (/v1), so it resolves to whatever origin serves it: any port, any proxy", async () => {
-    const doc = (await (await ctx().app.request('/openapi.json')).json()) as { servers: { url: string }[] };
+    const doc = (await (await ctx().app.request('/openapi.json')).json()) as {
+      servers: { url: string }[];
+    };
     expect(doc.servers).toEqual([{ url: '/v1', description: expect.any(String) }]);
-    for (const origin of ['http://127.0.0.1:8080', 'http://localhost:3000', 'https://voice.example.com']) {
+    for (const origin of [
+      'http://127.0.0.1:8080',
+      'http://localhost:3000',
+      'https://voice.example.com',
+    ]) {
       expect(new URL(doc.servers[0]!.url, `${origin}/openapi.json`).href).toBe(`${origin}/v1`);
     }
   });
@@ -89,7 +98,11 @@ describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
     const app = createApp({ ...ctx().deps, config: { ...ctx().config, METRICS_ENABLED: false } });
     const res = await app.request('/metrics');
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ code: 404, error: 'not_found', message: expect.any(String) });
+    expect(await res.json()).toEqual({
+      code: 404,
+      error: 'not_found',
+      message: expect.any(String),
+    });
   });
 
   describe('headers on /v1 answers', () => {
@@ -112,10 +125,14 @@ describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
         seen.add(id!);
       }
       expect(seen.size).toBe(cases(c).length);
-      const echoed = await c.request('GET', `/v1/organisations/${c.orgA.id}`, { headers: { 'x-request-id': 'client-req-42' } });
+      const echoed = await c.request('GET', `/v1/organisations/${c.orgA.id}`, {
+        headers: { 'x-request-id': 'client-req-42' },
+      });
       expect(echoed.headers.get('x-request-id')).toBe('client-req-42');
       const tooLong = 'r'.repeat(129);
-      const replaced = await c.request('GET', `/v1/organisations/${c.orgA.id}`, { headers: { 'x-request-id': tooLong } });
+      const replaced = await c.request('GET', `/v1/organisations/${c.orgA.id}`, {
+        headers: { 'x-request-id': tooLong },
+      });
       expect(replaced.headers.get('x-request-id')).toBeTruthy();
       expect(replaced.headers.get('x-request-id')).not.toBe(tooLong);
     });
@@ -149,12 +166,20 @@ describe(`health, readiness, OpenAPI and docs (${TEST_DIALECT})`, () => {
         op.path,
         new Proxy(
           {},
-          { get: (_t, name) => (name === 'org_id' ? c.orgA.id : name === 'request_uuid' ? '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d' : 987654) }
-        ) as any
+          {
+            get: (_t, name) =>
+              name === 'org_id'
+                ? c.orgA.id
+                : name === 'request_uuid'
+                  ? '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d'
+                  : 987654,
+          },
+        ) as any,
       );
       // An empty JSON object: enough to reach the route; validation may refuse it, which is fine here.
       const res = await c.request(op.method, path, op.bodySchema ? { body: {} } : {});
-      if (res.status === 404 && res.body?.message === 'Route not found') missing.push(`${op.method} ${op.path}`);
+      if (res.status === 404 && res.body?.message === 'Route not found')
+        missing.push(`${op.method} ${op.path}`);
       if (res.status === 405) missing.push(`${op.method} ${op.path} (405)`);
     }
     expect(missing).toEqual([]);

@@ -18,7 +18,7 @@ async function emptyDatabase(): Promise<Database> {
 }
 
 describe(`migrations (${TEST_DIALECT})`, () => {
-  it('2026-11-25T0600_audio_bytes turns a queued job\'s base64 audio into bytes with its header check', async () => {
+  it("2026-11-25T0600_audio_bytes turns a queued job's base64 audio into bytes with its header check", async () => {
     const database = await emptyDatabase();
     onTestFinished(() => database.close());
     const db = database.db;
@@ -47,14 +47,32 @@ describe(`migrations (${TEST_DIALECT})`, () => {
       created_at: now,
       updated_at: now,
     });
-    await (db as any).insertInto('jobs').values([job('queued', recording.toString('base64')), job('completed', null)]).execute();
+    await (db as any)
+      .insertInto('jobs')
+      .values([job('queued', recording.toString('base64')), job('completed', null)])
+      .execute();
 
     await migrateToLatest(db);
     const rows = await db.selectFrom('jobs').selectAll().orderBy('id').execute();
     const queued = jobRecording(rows[0]!);
     expect(Buffer.from(queued!.bytes).equals(recording)).toBe(true);
-    expect(queued!.info).toMatchObject({ format: 'wav', sampleRate: 16000, channels: 1, durationSeconds: 4 });
-    expect(rows[0]!.body_hash).toBe(requestFingerprint('enrollment', { request_uuid: rows[0]!.request_uuid, external_id: rows[0]!.external_id, language: 'en-UK' }, recording));
+    expect(queued!.info).toMatchObject({
+      format: 'wav',
+      sampleRate: 16000,
+      channels: 1,
+      durationSeconds: 4,
+    });
+    expect(rows[0]!.body_hash).toBe(
+      requestFingerprint(
+        'enrollment',
+        {
+          request_uuid: rows[0]!.request_uuid,
+          external_id: rows[0]!.external_id,
+          language: 'en-UK',
+        },
+        recording,
+      ),
+    );
     expect(jobRecording(rows[1]!)).toBeNull();
   });
 });

@@ -32,18 +32,32 @@ describe(`rate limits (${TEST_DIALECT})`, () => {
     expect((await ctx.request('GET', path)).status).toBe(200);
     const refused = await ctx.request('GET', path);
     expect(refused.status).toBe(429);
-    expect(refused.body).toEqual({ code: 429, error: 'rate_limited', message: expect.stringMatching(/token/) });
+    expect(refused.body).toEqual({
+      code: 429,
+      error: 'rate_limited',
+      message: expect.stringMatching(/token/),
+    });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(refused.headers.get('ratelimit-remaining')).toBe('0');
   });
 
   it('limits the organisation across all its tokens', async () => {
-    const first = await issueToken(ctx.db, { orgId: ctx.orgB.id, friendlyName: 'live-1', kind: 'live' });
-    const second = await issueToken(ctx.db, { orgId: ctx.orgB.id, friendlyName: 'live-2', kind: 'live' });
+    const first = await issueToken(ctx.db, {
+      orgId: ctx.orgB.id,
+      friendlyName: 'live-1',
+      kind: 'live',
+    });
+    const second = await issueToken(ctx.db, {
+      orgId: ctx.orgB.id,
+      friendlyName: 'live-2',
+      kind: 'live',
+    });
     const path = `/v1/organisations/${ctx.orgB.id}`;
     const statuses = [];
-    for (let i = 0; i < 3; i++) statuses.push((await ctx.request('GET', path, { token: first.bearer })).status);
-    for (let i = 0; i < 2; i++) statuses.push((await ctx.request('GET', path, { token: second.bearer })).status);
+    for (let i = 0; i < 3; i++)
+      statuses.push((await ctx.request('GET', path, { token: first.bearer })).status);
+    for (let i = 0; i < 2; i++)
+      statuses.push((await ctx.request('GET', path, { token: second.bearer })).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200]);
     // The second token has budget left, but the organisation has spent its burst of 5.
     const refused = await ctx.request('GET', path, { token: second.bearer });
@@ -54,12 +68,28 @@ describe(`rate limits (${TEST_DIALECT})`, () => {
   it('shares buckets through the database, so every process draws from the same one', async () => {
     const limit = { ratePerSecond: 1, burst: 2 };
     const now = Date.now();
-    expect((await takeToken(ctx.db, ctx.database.dialect, 'shared:test', limit, now)).allowed).toBe(true);
-    expect((await takeToken(ctx.db, ctx.database.dialect, 'shared:test', limit, now)).allowed).toBe(true);
+    expect((await takeToken(ctx.db, ctx.database.dialect, 'shared:test', limit, now)).allowed).toBe(
+      true,
+    );
+    expect((await takeToken(ctx.db, ctx.database.dialect, 'shared:test', limit, now)).allowed).toBe(
+      true,
+    );
     const refused = await takeToken(ctx.db, ctx.database.dialect, 'shared:test', limit, now);
     expect(refused).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 1 });
-    expect((await takeToken(ctx.db, ctx.database.dialect, 'shared:test', limit, now + 1100)).allowed).toBe(true);
-    const concurrent = await Promise.all(Array.from({ length: 10 }, () => takeToken(ctx.db, ctx.database.dialect, 'shared:burst', { ratePerSecond: 0.001, burst: 4 }, now)));
+    expect(
+      (await takeToken(ctx.db, ctx.database.dialect, 'shared:test', limit, now + 1100)).allowed,
+    ).toBe(true);
+    const concurrent = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        takeToken(
+          ctx.db,
+          ctx.database.dialect,
+          'shared:burst',
+          { ratePerSecond: 0.001, burst: 4 },
+          now,
+        ),
+      ),
+    );
     expect(concurrent.filter((r) => r.allowed)).toHaveLength(4);
   });
 });
@@ -72,7 +102,9 @@ describe(`trial quota, request ids, metrics, headers and logs (${TEST_DIALECT})`
   afterAll(() => ctx.cleanup());
 
   it('limits trial tokens to the sandbox quota of voice requests a month', async () => {
-    await ctx.request('PATCH', `/v1/organisations/${ctx.orgA.id}/settings`, { body: { org_id: ctx.orgA.id, settings: { callback_url: 'http://localhost:9/hook' } } });
+    await ctx.request('PATCH', `/v1/organisations/${ctx.orgA.id}/settings`, {
+      body: { org_id: ctx.orgA.id, settings: { callback_url: 'http://localhost:9/hook' } },
+    });
     await seedJobs(ctx, 100, { org_id: ctx.orgA.id, external_id: 'quota' });
     await seedUser(ctx, ctx.orgA.id, 'quota');
     const wav = silentWav();
@@ -81,7 +113,11 @@ describe(`trial quota, request ids, metrics, headers and logs (${TEST_DIALECT})`
     });
     expect(res.status).toBe(429);
     expect(res.body.message).toMatch(/sandbox quota of 100/);
-    const { bearer } = await issueToken(ctx.db, { orgId: ctx.orgA.id, friendlyName: 'live', kind: 'live' });
+    const { bearer } = await issueToken(ctx.db, {
+      orgId: ctx.orgA.id,
+      friendlyName: 'live',
+      kind: 'live',
+    });
     const verifyWithLive = () =>
       ctx.request('POST', `/v1/organisations/${ctx.orgA.id}/verifications`, {
         token: bearer,
@@ -94,7 +130,9 @@ describe(`trial quota, request ids, metrics, headers and logs (${TEST_DIALECT})`
   });
 
   it('echoes a valid X-Request-Id and generates one otherwise', async () => {
-    const given = await ctx.request('GET', `/v1/organisations/${ctx.orgA.id}`, { headers: { 'x-request-id': 'abc-123' } });
+    const given = await ctx.request('GET', `/v1/organisations/${ctx.orgA.id}`, {
+      headers: { 'x-request-id': 'abc-123' },
+    });
     expect(given.headers.get('x-request-id')).toBe('abc-123');
     const generated = await ctx.request('GET', '/v1/nope');
     expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
@@ -105,7 +143,9 @@ describe(`trial quota, request ids, metrics, headers and logs (${TEST_DIALECT})`
     const res = await ctx.app.request('/metrics');
     const text = await res.text();
     expect(res.status).toBe(200);
-    expect(text).toMatch(/voxkey_http_requests_total\{method="GET",route="\/v1\/organisations\/:org_id\/users",status="200"\} \d+/);
+    expect(text).toMatch(
+      /voxkey_http_requests_total\{method="GET",route="\/v1\/organisations\/:org_id\/users",status="200"\} \d+/,
+    );
     expect(text).toContain('voxkey_http_request_duration_seconds_bucket');
     expect(text).toContain('voxkey_job_queue_depth{status="queued"}');
     expect(text).toContain('voxkey_process_resident_memory_bytes');
@@ -128,11 +168,22 @@ describe(`trial quota, request ids, metrics, headers and logs (${TEST_DIALECT})`
         done();
       },
     });
-    const logger = pino({ level: 'info', redact: ['authorization', 'headers.authorization'] }, sink);
+    const logger = pino(
+      { level: 'info', redact: ['authorization', 'headers.authorization'] },
+      sink,
+    );
     const app = createApp({ ...ctx.deps, observability: { logger, metrics: createMetrics() } });
-    await app.request(`/v1/organisations/${ctx.orgA.id}`, { headers: { authorization: `Bearer ${ctx.orgA.token}`, 'x-request-id': 'log-test' } });
+    await app.request(`/v1/organisations/${ctx.orgA.id}`, {
+      headers: { authorization: `Bearer ${ctx.orgA.token}`, 'x-request-id': 'log-test' },
+    });
     const entry = JSON.parse(lines.find((l) => l.includes('log-test'))!);
-    expect(entry).toMatchObject({ reqId: 'log-test', orgId: ctx.orgA.id, method: 'GET', route: '/v1/organisations/:org_id', status: 200 });
+    expect(entry).toMatchObject({
+      reqId: 'log-test',
+      orgId: ctx.orgA.id,
+      method: 'GET',
+      route: '/v1/organisations/:org_id',
+      status: 200,
+    });
     expect(entry.latencyMs).toEqual(expect.any(Number));
     expect(lines.join('')).not.toContain(ctx.orgA.token);
   });
@@ -147,7 +198,11 @@ describe(`voice processing unavailable (${TEST_DIALECT})`, () => {
         body: { voice_data: 'AAAA', request_uuid: crypto.randomUUID(), external_id: 'x' },
       });
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ code: 503, error: 'unavailable', message: 'Voice processing is unavailable on this server: no speaker model is installed' });
+      expect(res.body).toEqual({
+        code: 503,
+        error: 'unavailable',
+        message: 'Voice processing is unavailable on this server: no speaker model is installed',
+      });
       expect((await ctx.request('GET', `/v1/organisations/${ctx.orgA.id}`)).status).toBe(200);
     } finally {
       await ctx.cleanup();

@@ -1,6 +1,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DIALECT } from './support/database.js';
-import { expectResource, expectValidation, itKnownBug, REQUIRED, UNKNOWN_FIELD, useContext, WITHOUT_RATE_LIMITS } from './support/expect.js';
+import {
+  expectResource,
+  expectValidation,
+  itKnownBug,
+  REQUIRED,
+  UNKNOWN_FIELD,
+  useContext,
+  WITHOUT_RATE_LIMITS,
+} from './support/expect.js';
 import { orgPath, UNKNOWN_ID } from './support/fixtures.js';
 
 describe(`organisation and settings (${TEST_DIALECT})`, () => {
@@ -40,15 +48,23 @@ describe(`organisation and settings (${TEST_DIALECT})`, () => {
         const res = await c.request('PATCH', orgPath(org.id), { token: org.token, body });
         expect(res.status).toBe(200);
         expectResource(res.body, 'organisation');
-        expect(res.body).toEqual({ id: org.id, ...body, created_at: before.created_at, updated_at: res.body.updated_at });
+        expect(res.body).toEqual({
+          id: org.id,
+          ...body,
+          created_at: before.created_at,
+          updated_at: res.body.updated_at,
+        });
         expect(Date.parse(res.body.updated_at)).toBeGreaterThan(Date.parse(before.updated_at));
-        expect((await c.request('GET', orgPath(org.id), { token: org.token })).body).toEqual(res.body);
+        expect((await c.request('GET', orgPath(org.id), { token: org.token })).body).toEqual(
+          res.body,
+        );
       });
 
       it('fields left out stay unchanged; null clears an optional field', async () => {
         const c = ctx();
         const org = await c.makeOrg('Partial');
-        const patch = (body: unknown) => c.request('PATCH', orgPath(org.id), { token: org.token, body });
+        const patch = (body: unknown) =>
+          c.request('PATCH', orgPath(org.id), { token: org.token, body });
         await patch({ address: 'Somewhere 1', vat: 'GB1', phone_number: '+15551234567' });
         const res = await patch({ vat: 'GB2' });
         expect(res.body).toMatchObject({
@@ -82,34 +98,54 @@ describe(`organisation and settings (${TEST_DIALECT})`, () => {
         ['phone as a number', { phone_number: 442071234567 }, ['phone_number']],
         ['vat as a number', { vat: 123 }, ['vat']],
         ['address as an object', { address: { line1: 'x' } }, ['address']],
-        ['several at once', { email: 'x', phone_number: 'y', name: '' }, ['email', 'phone_number', 'name']],
+        [
+          'several at once',
+          { email: 'x', phone_number: 'y', name: '' },
+          ['email', 'phone_number', 'name'],
+        ],
       ])('%s → 400', async (_name, body, fields) => {
         const c = ctx();
         const res = await c.request('PATCH', orgPath(c.orgA.id), { body });
         expectValidation(res, fields);
-        expect((await c.request('GET', orgPath(c.orgA.id))).body).toMatchObject({ name: 'OrgA', email: 'orga@example.com' });
+        expect((await c.request('GET', orgPath(c.orgA.id))).body).toMatchObject({
+          name: 'OrgA',
+          email: 'orga@example.com',
+        });
       });
 
       it('length bounds: name 1-200, address up to 500, vat and vies up to 32', async () => {
         const c = ctx();
         const org = await c.makeOrg('Bounds');
-        const patch = (body: unknown) => c.request('PATCH', orgPath(org.id), { token: org.token, body });
-        const atLimit = { name: 'n'.repeat(200), address: 'a'.repeat(500), vat: 'v'.repeat(32), vies: 'w'.repeat(32) };
+        const patch = (body: unknown) =>
+          c.request('PATCH', orgPath(org.id), { token: org.token, body });
+        const atLimit = {
+          name: 'n'.repeat(200),
+          address: 'a'.repeat(500),
+          vat: 'v'.repeat(32),
+          vies: 'w'.repeat(32),
+        };
         const ok = await patch(atLimit);
         expect(ok.status, JSON.stringify(ok.body)).toBe(200);
         expect(ok.body).toMatchObject(atLimit);
-        expectValidation(await patch({ name: 'n'.repeat(201), address: 'a'.repeat(501), vat: 'v'.repeat(33), vies: 'w'.repeat(33) }), [
-          'name',
-          'address',
-          'vat',
-          'vies',
-        ]);
-        expect((await c.request('GET', orgPath(org.id), { token: org.token })).body).toMatchObject(atLimit);
+        expectValidation(
+          await patch({
+            name: 'n'.repeat(201),
+            address: 'a'.repeat(501),
+            vat: 'v'.repeat(33),
+            vies: 'w'.repeat(33),
+          }),
+          ['name', 'address', 'vat', 'vies'],
+        );
+        expect((await c.request('GET', orgPath(org.id), { token: org.token })).body).toMatchObject(
+          atLimit,
+        );
       });
 
       it('unknown fields (including read-only ones) → 400, one entry each', async () => {
         const c = ctx();
-        const res = await c.request('PATCH', orgPath(c.orgA.id), { body: { name: 'X', id: 99, created_at: '2020-01-01T00:00:00Z', website: 'x' } });
+        const res = await c.request('PATCH', orgPath(c.orgA.id), {
+          body: { name: 'X', id: 99, created_at: '2020-01-01T00:00:00Z', website: 'x' },
+        });
         expectValidation(res, [
           { field: 'id', message: UNKNOWN_FIELD },
           { field: 'created_at', message: UNKNOWN_FIELD },
@@ -122,13 +158,17 @@ describe(`organisation and settings (${TEST_DIALECT})`, () => {
 
   describe('organisation settings', () => {
     const settingsPath = () => orgPath(ctx().orgA.id, '/settings');
-    const patch = (settings: unknown, orgId = ctx().orgA.id) => ctx().request('PATCH', settingsPath(), { body: { org_id: orgId, settings } });
+    const patch = (settings: unknown, orgId = ctx().orgA.id) =>
+      ctx().request('PATCH', settingsPath(), { body: { org_id: orgId, settings } });
 
     it('GET: the settings record', async () => {
       const res = await ctx().request('GET', settingsPath());
       expect(res.status).toBe(200);
       expectResource(res.body, 'settings');
-      expect(res.body).toMatchObject({ org_id: ctx().orgA.id, settings: { alert_on_failure: false, callback_url: null } });
+      expect(res.body).toMatchObject({
+        org_id: ctx().orgA.id,
+        settings: { alert_on_failure: false, callback_url: null },
+      });
     });
 
     it('PATCH alert_on_failure: the full record comes back, other keys unchanged', async () => {
@@ -168,14 +208,16 @@ describe(`organisation and settings (${TEST_DIALECT})`, () => {
       expect(removed.body.settings.alert_on_failure).toBe(true);
     });
 
-    it.each(['http://localhost:3000/hooks', 'http://127.0.0.1:8080/x', 'http://[::1]:3000/', 'https://localhost/hook'])(
-      'in development/test mode %s is accepted',
-      async (url) => {
-        const res = await patch({ callback_url: url });
-        expect(res.status, JSON.stringify(res.body)).toBe(200);
-        expect(res.body.settings.callback_url).toBe(url);
-      }
-    );
+    it.each([
+      'http://localhost:3000/hooks',
+      'http://127.0.0.1:8080/x',
+      'http://[::1]:3000/',
+      'https://localhost/hook',
+    ])('in development/test mode %s is accepted', async (url) => {
+      const res = await patch({ callback_url: url });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.settings.callback_url).toBe(url);
+    });
 
     describe('refused callback URLs', () => {
       const KNOWN_GOOD = 'https://8.8.8.8/known-good';
@@ -211,27 +253,38 @@ describe(`organisation and settings (${TEST_DIALECT})`, () => {
       });
 
       it('none of the refused URLs was stored', async () => {
-        expect((await ctx().request('GET', settingsPath())).body.settings.callback_url).toBe(KNOWN_GOOD);
+        expect((await ctx().request('GET', settingsPath())).body.settings.callback_url).toBe(
+          KNOWN_GOOD,
+        );
       });
     });
 
     it('callback_url in the NAT64 prefix embedding a link-local address → 400', async () => {
       // 64:ff9b::a9fe:a9fe is 169.254.169.254 through a NAT64 gateway.
-      expectValidation(await patch({ callback_url: 'https://[64:ff9b::a9fe:a9fe]/' }), ['settings.callback_url']);
+      expectValidation(await patch({ callback_url: 'https://[64:ff9b::a9fe:a9fe]/' }), [
+        'settings.callback_url',
+      ]);
     });
 
     it('callback_url longer than 2048 characters → 400', async () => {
-      expectValidation(await patch({ callback_url: `https://8.8.8.8/${'a'.repeat(2048)}` }), ['settings.callback_url']);
+      expectValidation(await patch({ callback_url: `https://8.8.8.8/${'a'.repeat(2048)}` }), [
+        'settings.callback_url',
+      ]);
     });
 
     it('org_id must equal the path value; it and settings are required', async () => {
       const c = ctx();
       expectValidation(await patch({ alert_on_failure: true }, c.orgB.id), ['org_id']);
       expectValidation(await patch({ alert_on_failure: true }, UNKNOWN_ID), ['org_id']);
-      expectValidation(await c.request('PATCH', settingsPath(), { body: { settings: { alert_on_failure: true } } }), [
-        { field: 'org_id', message: REQUIRED },
+      expectValidation(
+        await c.request('PATCH', settingsPath(), {
+          body: { settings: { alert_on_failure: true } },
+        }),
+        [{ field: 'org_id', message: REQUIRED }],
+      );
+      expectValidation(await c.request('PATCH', settingsPath(), { body: { org_id: c.orgA.id } }), [
+        { field: 'settings', message: REQUIRED },
       ]);
-      expectValidation(await c.request('PATCH', settingsPath(), { body: { org_id: c.orgA.id } }), [{ field: 'settings', message: REQUIRED }]);
       expectValidation(await c.request('PATCH', settingsPath(), { body: {} }), [
         { field: 'org_id', message: REQUIRED },
         { field: 'settings', message: REQUIRED },
@@ -247,11 +300,21 @@ describe(`organisation and settings (${TEST_DIALECT})`, () => {
       expectValidation(await patch({ alert_on_failure: 1 }), ['settings.alert_on_failure']);
       expectValidation(await patch({ callback_url: 42 }), ['settings.callback_url']);
       expectValidation(await patch('alert_on_failure=true'), ['settings']);
-      expectValidation(await patch({ alert_on_failure: true, theme: 'dark' }), [{ field: 'settings.theme', message: UNKNOWN_FIELD }]);
-      expectValidation(await c.request('PATCH', settingsPath(), { body: { org_id: String(c.orgA.id), settings: {} } }), ['org_id']);
-      expectValidation(await c.request('PATCH', settingsPath(), { body: { org_id: c.orgA.id, settings: {}, extra: true } }), [
-        { field: 'extra', message: UNKNOWN_FIELD },
+      expectValidation(await patch({ alert_on_failure: true, theme: 'dark' }), [
+        { field: 'settings.theme', message: UNKNOWN_FIELD },
       ]);
+      expectValidation(
+        await c.request('PATCH', settingsPath(), {
+          body: { org_id: String(c.orgA.id), settings: {} },
+        }),
+        ['org_id'],
+      );
+      expectValidation(
+        await c.request('PATCH', settingsPath(), {
+          body: { org_id: c.orgA.id, settings: {}, extra: true },
+        }),
+        [{ field: 'extra', message: UNKNOWN_FIELD }],
+      );
     });
   });
 });
@@ -259,7 +322,9 @@ describe(`organisation and settings (${TEST_DIALECT})`, () => {
 describe(`callback_url in production mode (${TEST_DIALECT})`, () => {
   const ctx = useContext({ ...WITHOUT_RATE_LIMITS, NODE_ENV: 'production' });
   const patch = (callback_url: string) =>
-    ctx().request('PATCH', orgPath(ctx().orgA.id, '/settings'), { body: { org_id: ctx().orgA.id, settings: { callback_url } } });
+    ctx().request('PATCH', orgPath(ctx().orgA.id, '/settings'), {
+      body: { org_id: ctx().orgA.id, settings: { callback_url } },
+    });
 
   it.each([
     'http://localhost:3000/hooks',

@@ -18,7 +18,10 @@ import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function queueJob(ctx: TestContext, values: { externalId: string; attempts?: number; status?: 'queued' | 'processing' }) {
+async function queueJob(
+  ctx: TestContext,
+  values: { externalId: string; attempts?: number; status?: 'queued' | 'processing' },
+) {
   const requestUuid = randomUUID();
   const expired = new Date(Date.now() - 1000).toISOString();
   return seedJob(ctx, {
@@ -26,7 +29,9 @@ async function queueJob(ctx: TestContext, values: { externalId: string; attempts
     kind: 'enrollment',
     request_uuid: requestUuid,
     external_id: values.externalId,
-    audio: Buffer.from(sealRecording(ctx.deps.sealer, ctx.orgA.id, requestUuid, Buffer.from(silentWav(), 'base64'))),
+    audio: Buffer.from(
+      sealRecording(ctx.deps.sealer, ctx.orgA.id, requestUuid, Buffer.from(silentWav(), 'base64')),
+    ),
     status: values.status ?? 'queued',
     attempts: values.attempts ?? 0,
     // A processing job with an expired lease: its worker died mid-job.
@@ -59,14 +64,33 @@ describe(`poison jobs and deliveries end (${TEST_DIALECT})`, () => {
     const engine = fakeAnalyzer();
     const claimed = await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000);
     expect(claimed?.id).toBe(job.id);
-    expect(await processJob(ctx.deps, engine, claimed!, 'worker-1')).toMatchObject({ result: 'completed' });
+    expect(await processJob(ctx.deps, engine, claimed!, 'worker-1')).toMatchObject({
+      result: 'completed',
+    });
     expect(engine.calls).toBe(0);
 
-    const row = await ctx.db.selectFrom('jobs').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ status: 'failed', failure_reason: 'processing_error', audio: null, attempts: 4 });
-    const deliveries = await ctx.db.selectFrom('webhook_deliveries').selectAll().where('job_id', '=', job.id).execute();
+    const row = await ctx.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('id', '=', job.id)
+      .executeTakeFirstOrThrow();
+    expect(row).toMatchObject({
+      status: 'failed',
+      failure_reason: 'processing_error',
+      audio: null,
+      attempts: 4,
+    });
+    const deliveries = await ctx.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('job_id', '=', job.id)
+      .execute();
     expect(deliveries).toHaveLength(1);
-    expect(JSON.parse(deliveries[0]!.payload)).toMatchObject({ status: 'failed', failure_reason: 'processing_error', request_uuid: job.request_uuid });
+    expect(JSON.parse(deliveries[0]!.payload)).toMatchObject({
+      status: 'failed',
+      failure_reason: 'processing_error',
+      request_uuid: job.request_uuid,
+    });
     expect(await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000)).toBeUndefined();
   });
 
@@ -90,23 +114,41 @@ describe(`poison jobs and deliveries end (${TEST_DIALECT})`, () => {
     const engine = fakeAnalyzer();
     const results: string[] = [];
     for (let i = 0; i < 6; i++) {
-      await ctx.db.updateTable('jobs').set({ run_after: new Date(Date.now() - 1000).toISOString() }).where('id', '=', job.id).execute();
+      await ctx.db
+        .updateTable('jobs')
+        .set({ run_after: new Date(Date.now() - 1000).toISOString() })
+        .where('id', '=', job.id)
+        .execute();
       const claimed = await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000);
       if (!claimed) break;
       results.push((await processJob(deps, engine, claimed, 'worker-1')).result);
     }
     expect(results).toEqual(['released', 'released', 'released', 'completed']);
     expect(engine.calls).toBe(3);
-    const row = await ctx.db.selectFrom('jobs').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
+    const row = await ctx.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('id', '=', job.id)
+      .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: 'failed', failure_reason: 'processing_error' });
-    expect(await ctx.db.selectFrom('webhook_deliveries').selectAll().where('job_id', '=', job.id).execute()).toHaveLength(1);
+    expect(
+      await ctx.db
+        .selectFrom('webhook_deliveries')
+        .selectAll()
+        .where('job_id', '=', job.id)
+        .execute(),
+    ).toHaveLength(1);
   });
 
   it('a delivery past its attempt limit is marked failed without another send', async () => {
     ctx = await createTestContext({ WEBHOOK_RETRY_SCHEDULE: '0.1,0.1', JOB_POLL_MS: '50' });
     const receiver = await startWebhookReceiver();
     try {
-      await ctx.db.updateTable('organisation_settings').set({ callback_url: receiver.url }).where('org_id', '=', ctx.orgA.id).execute();
+      await ctx.db
+        .updateTable('organisation_settings')
+        .set({ callback_url: receiver.url })
+        .where('org_id', '=', ctx.orgA.id)
+        .execute();
       const job = await queueJob(ctx, { externalId: 'delivery' });
       const delivery = await insertDelivery(ctx.db, {
         orgId: ctx.orgA.id,
@@ -119,7 +161,11 @@ describe(`poison jobs and deliveries end (${TEST_DIALECT})`, () => {
       // Three attempts (1 + 2 retries) were claimed by dispatchers that died before recording an outcome.
       await ctx.db
         .updateTable('webhook_deliveries')
-        .set({ attempts: 3, lease_owner: 'dead', lease_expires_at: new Date(Date.now() - 1000).toISOString() })
+        .set({
+          attempts: 3,
+          lease_owner: 'dead',
+          lease_expires_at: new Date(Date.now() - 1000).toISOString(),
+        })
         .where('id', '=', delivery.id)
         .execute();
       const dispatcher = createWebhookDispatcher(ctx.deps);
@@ -127,12 +173,20 @@ describe(`poison jobs and deliveries end (${TEST_DIALECT})`, () => {
       const deadline = Date.now() + 5000;
       let row = delivery;
       while (Date.now() < deadline) {
-        row = await ctx.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', delivery.id).executeTakeFirstOrThrow();
+        row = await ctx.db
+          .selectFrom('webhook_deliveries')
+          .selectAll()
+          .where('id', '=', delivery.id)
+          .executeTakeFirstOrThrow();
         if (row.status !== 'pending') break;
         await sleep(50);
       }
       await dispatcher.stop();
-      expect(row).toMatchObject({ status: 'failed', attempts: 4, last_error: 'attempt limit reached without an outcome' });
+      expect(row).toMatchObject({
+        status: 'failed',
+        attempts: 4,
+        last_error: 'attempt limit reached without an outcome',
+      });
       expect(receiver.calls).toHaveLength(0);
     } finally {
       await receiver.close();
@@ -145,8 +199,16 @@ describe('engine watchdog', () => {
     const ctx = await createTestContext();
     const { logger, lines } = memoryLogger();
     const exits: number[] = [];
-    const stuck = fakeAnalyzer({ behaviour: (call) => (call === 1 ? new Promise<void>(() => {}) : undefined) });
-    const watchdog = watchEngine(stuck, { stuckAfterMs: 150, exitAfterMs: 400, checkEveryMs: 25, logger, exit: (code) => exits.push(code) });
+    const stuck = fakeAnalyzer({
+      behaviour: (call) => (call === 1 ? new Promise<void>(() => {}) : undefined),
+    });
+    const watchdog = watchEngine(stuck, {
+      stuckAfterMs: 150,
+      exitAfterMs: 400,
+      checkEveryMs: 25,
+      logger,
+      exit: (code) => exits.push(code),
+    });
     try {
       ctx.deps.engineHealth = watchdog.health;
       const ready = await ctx.app.request('/readyz');
@@ -157,9 +219,15 @@ describe('engine watchdog', () => {
       expect(watchdog.health()).toBe('degraded');
       const degraded = await ctx.app.request('/readyz');
       expect(degraded.status).toBe(503);
-      expect(await degraded.json()).toEqual({ status: 'degraded', engine: 'degraded', voice: 'available' });
+      expect(await degraded.json()).toEqual({
+        status: 'degraded',
+        engine: 'degraded',
+        voice: 'available',
+      });
 
-      const refused = await watchdog.analyzer.verify(new Uint8Array(0), { modelId: 'fake-speaker', embedding: new Float32Array(8) }).catch((err) => err);
+      const refused = await watchdog.analyzer
+        .verify(new Uint8Array(0), { modelId: 'fake-speaker', embedding: new Float32Array(8) })
+        .catch((err) => err);
       expect(isEngineError(refused) && refused.category === 'capacity').toBe(true);
       expect(stuck.calls).toBe(1);
 
@@ -169,12 +237,24 @@ describe('engine watchdog', () => {
       runner.start();
       await sleep(100);
       await runner.stop();
-      expect(await ctx.db.selectFrom('jobs').select('status').where('external_id', '=', 'waits').executeTakeFirstOrThrow()).toEqual({ status: 'queued' });
+      expect(
+        await ctx.db
+          .selectFrom('jobs')
+          .select('status')
+          .where('external_id', '=', 'waits')
+          .executeTakeFirstOrThrow(),
+      ).toEqual({ status: 'queued' });
 
       expect(exits).toEqual([]);
       await sleep(250);
       expect(exits).toEqual([70]);
-      expect(lines.some((l) => l.level === 60 && /stuck in inference; exiting so the supervisor restarts the process/.test(l.msg))).toBe(true);
+      expect(
+        lines.some(
+          (l) =>
+            l.level === 60 &&
+            /stuck in inference; exiting so the supervisor restarts the process/.test(l.msg),
+        ),
+      ).toBe(true);
     } finally {
       watchdog.stop();
       await ctx.cleanup();
@@ -189,9 +269,16 @@ describe('engine watchdog', () => {
         throw new EngineError('timeout', 'the task exceeded the 30000 ms limit');
       },
     });
-    const watchdog = watchEngine(timingOut, { stuckAfterMs: 60_000, exitAfterMs: 60_000, logger, exit: () => {} });
+    const watchdog = watchEngine(timingOut, {
+      stuckAfterMs: 60_000,
+      exitAfterMs: 60_000,
+      logger,
+      exit: () => {},
+    });
     try {
-      await expect(watchdog.analyzer.enrol(new Uint8Array(0))).rejects.toMatchObject({ code: 'timeout' });
+      await expect(watchdog.analyzer.enrol(new Uint8Array(0))).rejects.toMatchObject({
+        code: 'timeout',
+      });
       expect(watchdog.health()).toBe('degraded');
     } finally {
       watchdog.stop();

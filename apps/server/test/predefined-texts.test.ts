@@ -42,9 +42,16 @@ describe(`predefined texts (${TEST_DIALECT})`, () => {
       const c = ctx();
       const tc = nextCode();
       await createText(c, { language: 'fr-FR', text_code: tc, text: 'original' });
-      const res = await c.request('POST', textsPath(), { body: valid({ language: 'fr-FR', text_code: tc, text: 'duplicate' }) });
+      const res = await c.request('POST', textsPath(), {
+        body: valid({ language: 'fr-FR', text_code: tc, text: 'duplicate' }),
+      });
       expectError(res, 409);
-      const rows = await c.db.selectFrom('predefined_texts').selectAll().where('org_id', '=', c.orgA.id).where('text_code', '=', tc).execute();
+      const rows = await c.db
+        .selectFrom('predefined_texts')
+        .selectAll()
+        .where('org_id', '=', c.orgA.id)
+        .where('text_code', '=', tc)
+        .execute();
       expect(rows.map((r) => r.text)).toEqual(['original']);
     });
 
@@ -83,57 +90,107 @@ describe(`predefined texts (${TEST_DIALECT})`, () => {
       ['empty text', { text: '' }, ['text']],
       ['text over 5000 characters', { text: 'x'.repeat(5001) }, ['text']],
       ['language null', { language: null }, ['language']],
-      ['three wrong at once', { org_id: 'x', text_code: 'y', text: false }, ['org_id', 'text_code', 'text']],
+      [
+        'three wrong at once',
+        { org_id: 'x', text_code: 'y', text: false },
+        ['org_id', 'text_code', 'text'],
+      ],
     ])('%s → 400', async (_name, over, fields) => {
-      expectValidation(await ctx().request('POST', textsPath(), { body: valid({ text_code: nextCode(), ...over }) }), fields);
+      expectValidation(
+        await ctx().request('POST', textsPath(), {
+          body: valid({ text_code: nextCode(), ...over }),
+        }),
+        fields,
+      );
     });
 
-    it.each(['en-uk', 'EN-UK', 'En-UK', 'eng-UK', 'en-GBR', 'en_UK', 'enUK', 'en-UK ', ' en-UK', 'en', 'e1-UK', 'en-U1', ''])(
-      'language %j → 400 on language',
-      async (language) => {
-        expectValidation(await ctx().request('POST', textsPath(), { body: valid({ language, text_code: nextCode() }) }), ['language']);
-      }
-    );
+    it.each([
+      'en-uk',
+      'EN-UK',
+      'En-UK',
+      'eng-UK',
+      'en-GBR',
+      'en_UK',
+      'enUK',
+      'en-UK ',
+      ' en-UK',
+      'en',
+      'e1-UK',
+      'en-U1',
+      '',
+    ])('language %j → 400 on language', async (language) => {
+      expectValidation(
+        await ctx().request('POST', textsPath(), {
+          body: valid({ language, text_code: nextCode() }),
+        }),
+        ['language'],
+      );
+    });
 
     it('org_id must equal the path organisation (400 on org_id, even for an org that exists)', async () => {
       const c = ctx();
       const tc = nextCode();
-      expectValidation(await c.request('POST', textsPath(), { body: valid({ org_id: c.orgB.id, text_code: tc }) }), ['org_id']);
-      expectValidation(await c.request('POST', textsPath(), { body: valid({ org_id: UNKNOWN_ID, text_code: tc }) }), ['org_id']);
-      const rows = await c.db.selectFrom('predefined_texts').select('id').where('text_code', '=', tc).execute();
+      expectValidation(
+        await c.request('POST', textsPath(), { body: valid({ org_id: c.orgB.id, text_code: tc }) }),
+        ['org_id'],
+      );
+      expectValidation(
+        await c.request('POST', textsPath(), {
+          body: valid({ org_id: UNKNOWN_ID, text_code: tc }),
+        }),
+        ['org_id'],
+      );
+      const rows = await c.db
+        .selectFrom('predefined_texts')
+        .select('id')
+        .where('text_code', '=', tc)
+        .execute();
       expect(rows).toEqual([]);
     });
 
     it('unknown fields → 400, one entry each', async () => {
-      expectValidation(await ctx().request('POST', textsPath(), { body: valid({ text_code: nextCode(), id: 5, created_at: 'now' }) }), [
-        { field: 'id', message: UNKNOWN_FIELD },
-        { field: 'created_at', message: UNKNOWN_FIELD },
-      ]);
+      expectValidation(
+        await ctx().request('POST', textsPath(), {
+          body: valid({ text_code: nextCode(), id: 5, created_at: 'now' }),
+        }),
+        [
+          { field: 'id', message: UNKNOWN_FIELD },
+          { field: 'created_at', message: UNKNOWN_FIELD },
+        ],
+      );
     });
 
     it('a text of exactly 5000 characters is accepted', async () => {
-      const res = await ctx().request('POST', textsPath(), { body: valid({ text_code: nextCode(), text: 'z'.repeat(5000) }) });
+      const res = await ctx().request('POST', textsPath(), {
+        body: valid({ text_code: nextCode(), text: 'z'.repeat(5000) }),
+      });
       expect(res.status).toBe(201);
       expect(res.body.text).toHaveLength(5000);
     });
 
     it('text_code 0 and 2147483647 are accepted', async () => {
       for (const text_code of [0, 2147483647]) {
-        const res = await ctx().request('POST', textsPath(), { body: valid({ language: 'fi-FI', text_code }) });
+        const res = await ctx().request('POST', textsPath(), {
+          body: valid({ language: 'fi-FI', text_code }),
+        });
         expect(res.status, JSON.stringify(res.body)).toBe(201);
         expect(res.body.text_code).toBe(text_code);
       }
     });
 
     it('texts longer than 200 characters are accepted (no hard limit at 200)', async () => {
-      const res = await ctx().request('POST', textsPath(), { body: valid({ text_code: nextCode(), text: 'y'.repeat(1000) }) });
+      const res = await ctx().request('POST', textsPath(), {
+        body: valid({ text_code: nextCode(), text: 'y'.repeat(1000) }),
+      });
       expect(res.status).toBe(201);
       expect(res.body.text).toHaveLength(1000);
     });
 
     it('unicode text is stored and returned unchanged', async () => {
       const text = 'Ma voix est mon mot de passe — «sécurité» 🔐 日本語';
-      const res = await ctx().request('POST', textsPath(), { body: valid({ text_code: nextCode(), language: 'fr-FR', text }) });
+      const res = await ctx().request('POST', textsPath(), {
+        body: valid({ text_code: nextCode(), language: 'fr-FR', text }),
+      });
       expect(res.status).toBe(201);
       expect((await ctx().request('GET', textsPath(`/${res.body.id}`))).body.text).toBe(text);
     });
@@ -145,13 +202,21 @@ describe(`predefined texts (${TEST_DIALECT})`, () => {
       const org = await c.makeOrg('Texts');
       await createText(c, { language: 'en-UK', text_code: 1 }, { orgId: org.id, token: org.token });
       await createText(c, { language: 'en-UK', text_code: 2 }, { orgId: org.id, token: org.token });
-      expectList(await c.request('GET', orgPath(org.id, '/predefined-texts'), { token: org.token }), 'text', { total: 2 });
+      expectList(
+        await c.request('GET', orgPath(org.id, '/predefined-texts'), { token: org.token }),
+        'text',
+        { total: 2 },
+      );
     });
 
     it("404 for an unknown id, and for another organisation's text", async () => {
       const c = ctx();
       expectNotFound(await c.request('GET', textsPath(`/${UNKNOWN_ID}`)));
-      const b = await createText(c, { language: 'en-UK', text_code: nextCode(), text: 'secret-b-text' }, { orgId: c.orgB.id });
+      const b = await createText(
+        c,
+        { language: 'en-UK', text_code: nextCode(), text: 'secret-b-text' },
+        { orgId: c.orgB.id },
+      );
       const res = await c.request('GET', textsPath(`/${b.id}`));
       expectNotFound(res);
       expect(JSON.stringify(res.body)).not.toContain('secret-b-text');
@@ -170,16 +235,27 @@ describe(`predefined texts (${TEST_DIALECT})`, () => {
       expect(res.body).toEqual({ ...t, text: 'after', updated_at: res.body.updated_at });
       expect(Date.parse(res.body.updated_at)).toBeGreaterThan(Date.parse(t.updated_at));
       const tc = nextCode();
-      const both = await c.request('PATCH', textsPath(`/${t.id}`), { body: { org_id: c.orgA.id, language: 'it-IT', text_code: tc } });
+      const both = await c.request('PATCH', textsPath(`/${t.id}`), {
+        body: { org_id: c.orgA.id, language: 'it-IT', text_code: tc },
+      });
       expect(both.status).toBe(200);
-      expect(both.body).toMatchObject({ id: t.id, language: 'it-IT', text_code: tc, text: 'after' });
+      expect(both.body).toMatchObject({
+        id: t.id,
+        language: 'it-IT',
+        text_code: tc,
+        text: 'after',
+      });
     });
 
     it('an empty body changes nothing but is accepted', async () => {
       const t = await createText(ctx(), { language: 'en-UK', text_code: nextCode() });
       const res = await ctx().request('PATCH', textsPath(`/${t.id}`), { body: {} });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ language: t.language, text_code: t.text_code, text: t.text });
+      expect(res.body).toMatchObject({
+        language: t.language,
+        text_code: t.text_code,
+        text: t.text,
+      });
     });
 
     it('409 when changing only language into an existing pair; nothing changes', async () => {
@@ -198,14 +274,24 @@ describe(`predefined texts (${TEST_DIALECT})`, () => {
       const tc2 = nextCode();
       await createText(c, { language: 'pt-PT', text_code: tc1 });
       const other = await createText(c, { language: 'pt-PT', text_code: tc2 });
-      expectError(await c.request('PATCH', textsPath(`/${other.id}`), { body: { text_code: tc1 } }), 409);
+      expectError(
+        await c.request('PATCH', textsPath(`/${other.id}`), { body: { text_code: tc1 } }),
+        409,
+      );
       const third = await createText(c, { language: 'pt-BR', text_code: tc2 });
-      expectError(await c.request('PATCH', textsPath(`/${third.id}`), { body: { language: 'pt-PT', text_code: tc1 } }), 409);
+      expectError(
+        await c.request('PATCH', textsPath(`/${third.id}`), {
+          body: { language: 'pt-PT', text_code: tc1 },
+        }),
+        409,
+      );
     });
 
     it('setting a text to its own pair is not a conflict', async () => {
       const t = await createText(ctx(), { language: 'nl-NL', text_code: nextCode() });
-      const res = await ctx().request('PATCH', textsPath(`/${t.id}`), { body: { language: t.language, text_code: t.text_code, text: 'same pair' } });
+      const res = await ctx().request('PATCH', textsPath(`/${t.id}`), {
+        body: { language: t.language, text_code: t.text_code, text: 'same pair' },
+      });
       expect(res.status).toBe(200);
       expect(res.body.text).toBe('same pair');
     });
@@ -231,16 +317,34 @@ describe(`predefined texts (${TEST_DIALECT})`, () => {
       expectValidation(await patch({ text: null }), ['text']);
       expectValidation(await patch({ org_id: c.orgB.id }), ['org_id']);
       expectValidation(await patch({ id: 99 }), [{ field: 'id', message: UNKNOWN_FIELD }]);
-      expectValidation(await patch({ language: 'xx', text_code: -5, colour: 'red' }), ['language', 'text_code', 'colour']);
+      expectValidation(await patch({ language: 'xx', text_code: -5, colour: 'red' }), [
+        'language',
+        'text_code',
+        'colour',
+      ]);
       expect((await c.request('GET', textsPath(`/${t.id}`))).body).toEqual(t);
     });
 
     it("404 for an unknown id and for another organisation's text (which is unchanged)", async () => {
       const c = ctx();
-      expectNotFound(await c.request('PATCH', textsPath(`/${UNKNOWN_ID}`), { body: { text: 'x' } }));
-      const b = await createText(c, { language: 'en-UK', text_code: nextCode(), text: 'b-original' }, { orgId: c.orgB.id });
-      expectNotFound(await c.request('PATCH', textsPath(`/${b.id}`), { body: { text: 'hijacked' } }));
-      expect((await c.request('GET', orgPath(c.orgB.id, `/predefined-texts/${b.id}`), { token: c.orgB.token })).body.text).toBe('b-original');
+      expectNotFound(
+        await c.request('PATCH', textsPath(`/${UNKNOWN_ID}`), { body: { text: 'x' } }),
+      );
+      const b = await createText(
+        c,
+        { language: 'en-UK', text_code: nextCode(), text: 'b-original' },
+        { orgId: c.orgB.id },
+      );
+      expectNotFound(
+        await c.request('PATCH', textsPath(`/${b.id}`), { body: { text: 'hijacked' } }),
+      );
+      expect(
+        (
+          await c.request('GET', orgPath(c.orgB.id, `/predefined-texts/${b.id}`), {
+            token: c.orgB.token,
+          })
+        ).body.text,
+      ).toBe('b-original');
     });
   });
 
@@ -260,9 +364,19 @@ describe(`predefined texts (${TEST_DIALECT})`, () => {
     it("404 for an unknown id and for another organisation's text (which survives)", async () => {
       const c = ctx();
       expectNotFound(await c.request('DELETE', textsPath(`/${UNKNOWN_ID}`)));
-      const b = await createText(c, { language: 'en-UK', text_code: nextCode() }, { orgId: c.orgB.id });
+      const b = await createText(
+        c,
+        { language: 'en-UK', text_code: nextCode() },
+        { orgId: c.orgB.id },
+      );
       expectNotFound(await c.request('DELETE', textsPath(`/${b.id}`)));
-      expect((await c.request('GET', orgPath(c.orgB.id, `/predefined-texts/${b.id}`), { token: c.orgB.token })).status).toBe(200);
+      expect(
+        (
+          await c.request('GET', orgPath(c.orgB.id, `/predefined-texts/${b.id}`), {
+            token: c.orgB.token,
+          })
+        ).status,
+      ).toBe(200);
     });
   });
 });

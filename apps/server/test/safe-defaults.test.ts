@@ -31,23 +31,45 @@ describe('safe defaults', () => {
   });
 
   it('production refuses a missing encryption key, an unset HOST, and loopback/private callback URLs', () => {
-    const problems = productionProblems(loadConfig({ NODE_ENV: 'production', WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }));
+    const problems = productionProblems(
+      loadConfig({
+        NODE_ENV: 'production',
+        WEBHOOK_ALLOW_LOOPBACK: 'true',
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      }),
+    );
     expect(problems.join('\n')).toMatch(/VOXKEY_ENCRYPTION_KEY is required/);
     expect(problems.join('\n')).toMatch(/HOST must be set explicitly/);
     expect(problems.join('\n')).toMatch(/WEBHOOK_ALLOW_LOOPBACK=true is refused/);
     expect(problems.join('\n')).toMatch(/WEBHOOK_ALLOW_PRIVATE_NETWORKS=true is refused/);
-    expect(productionProblems(loadConfig({ NODE_ENV: 'production', HOST: '0.0.0.0', VOXKEY_ENCRYPTION_KEY: KEY }))).toEqual([]);
-    expect(productionProblems(loadConfig({ NODE_ENV: 'development', WEBHOOK_ALLOW_LOOPBACK: 'true' }))).toEqual([]);
+    expect(
+      productionProblems(
+        loadConfig({ NODE_ENV: 'production', HOST: '0.0.0.0', VOXKEY_ENCRYPTION_KEY: KEY }),
+      ),
+    ).toEqual([]);
+    expect(
+      productionProblems(loadConfig({ NODE_ENV: 'development', WEBHOOK_ALLOW_LOOPBACK: 'true' })),
+    ).toEqual([]);
   });
 
   it('`voxkey serve` with NODE_ENV=production and an unset HOST exits 2 before opening anything', async () => {
-    const env = { PATH: process.env.PATH, NODE_ENV: 'production', VOXKEY_ENCRYPTION_KEY: KEY, DATABASE_URL: 'sqlite::memory:' };
-    const result = await promisify(execFile)(process.execPath, [BIN, 'serve'], { env, timeout: 20_000 }).then(
+    const env = {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      VOXKEY_ENCRYPTION_KEY: KEY,
+      DATABASE_URL: 'sqlite::memory:',
+    };
+    const result = await promisify(execFile)(process.execPath, [BIN, 'serve'], {
+      env,
+      timeout: 20_000,
+    }).then(
       () => ({ code: 0, stderr: '' }),
       (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
     );
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/Refusing to start with NODE_ENV=production:\n\s+HOST must be set explicitly/);
+    expect(result.stderr).toMatch(
+      /Refusing to start with NODE_ENV=production:\n\s+HOST must be set explicitly/,
+    );
   });
 
   it('/metrics requires the METRICS_TOKEN bearer when one is set', async () => {
@@ -55,8 +77,16 @@ describe('safe defaults', () => {
     const ctx = await createTestContext({ METRICS_TOKEN: token });
     try {
       expect((await ctx.app.request('/metrics')).status).toBe(401);
-      expect((await ctx.app.request('/metrics', { headers: { authorization: 'Bearer wrong-token-0123456789' } })).status).toBe(401);
-      const ok = await ctx.app.request('/metrics', { headers: { authorization: `Bearer ${token}` } });
+      expect(
+        (
+          await ctx.app.request('/metrics', {
+            headers: { authorization: 'Bearer wrong-token-0123456789' },
+          })
+        ).status,
+      ).toBe(401);
+      const ok = await ctx.app.request('/metrics', {
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(ok.status).toBe(200);
       expect(await ok.text()).toContain('voxkey_http_requests_total');
     } finally {
@@ -65,33 +95,79 @@ describe('safe defaults', () => {
   });
 
   it('delivery errors: a precise coarse reason only for public peers', () => {
-    expect(coarseDeliveryError(Object.assign(new Error('connect ECONNREFUSED 203.0.113.9:8080'), { code: 'ECONNREFUSED', address: '8.8.8.8' }), 'hooks.example.com')).toBe('connection_refused');
-    expect(coarseDeliveryError(Object.assign(new Error('x'), { code: 'ECONNREFUSED', address: '10.1.2.3' }), 'internal.example.com')).toBe('unreachable');
-    expect(coarseDeliveryError(Object.assign(new Error('x'), { code: 'ETIMEDOUT' }), '127.0.0.1')).toBe('unreachable');
-    expect(coarseDeliveryError(Object.assign(new Error('x'), { code: 'ENOTFOUND' }), 'nowhere.invalid')).toBe('dns_failure');
-    expect(coarseDeliveryError(Object.assign(new Error('x'), { code: 'CERT_HAS_EXPIRED', address: '8.8.4.4' }), 'h')).toBe('tls_error');
+    expect(
+      coarseDeliveryError(
+        Object.assign(new Error('connect ECONNREFUSED 203.0.113.9:8080'), {
+          code: 'ECONNREFUSED',
+          address: '8.8.8.8',
+        }),
+        'hooks.example.com',
+      ),
+    ).toBe('connection_refused');
+    expect(
+      coarseDeliveryError(
+        Object.assign(new Error('x'), { code: 'ECONNREFUSED', address: '10.1.2.3' }),
+        'internal.example.com',
+      ),
+    ).toBe('unreachable');
+    expect(
+      coarseDeliveryError(Object.assign(new Error('x'), { code: 'ETIMEDOUT' }), '127.0.0.1'),
+    ).toBe('unreachable');
+    expect(
+      coarseDeliveryError(Object.assign(new Error('x'), { code: 'ENOTFOUND' }), 'nowhere.invalid'),
+    ).toBe('dns_failure');
+    expect(
+      coarseDeliveryError(
+        Object.assign(new Error('x'), { code: 'CERT_HAS_EXPIRED', address: '8.8.4.4' }),
+        'h',
+      ),
+    ).toBe('tls_error');
   });
 
   it(`the delivery log does not echo a local connection error (${TEST_DIALECT})`, async () => {
     const port = await closedPort();
-    const raw = await postJson(`http://127.0.0.1:${port}/hook`, '{}', {}, { timeoutMs: 2000, policy: { allowLoopback: true, allowPrivate: false, allowPlainHttpLocalhost: true } });
+    const raw = await postJson(
+      `http://127.0.0.1:${port}/hook`,
+      '{}',
+      {},
+      {
+        timeoutMs: 2000,
+        policy: { allowLoopback: true, allowPrivate: false, allowPlainHttpLocalhost: true },
+      },
+    );
     expect(raw.error).toMatch(/ECONNREFUSED/);
     expect(raw.reason).toBe('unreachable');
 
     const ctx = await createTestContext({ WEBHOOK_RETRY_SCHEDULE: '60' });
     try {
-      await ctx.db.updateTable('organisation_settings').set({ callback_url: `http://127.0.0.1:${port}/hook` }).where('org_id', '=', ctx.orgA.id).execute();
+      await ctx.db
+        .updateTable('organisation_settings')
+        .set({ callback_url: `http://127.0.0.1:${port}/hook` })
+        .where('org_id', '=', ctx.orgA.id)
+        .execute();
       const job = await seedJob(ctx, { org_id: ctx.orgA.id, kind: 'enrollment' });
-      await insertDelivery(ctx.db, { orgId: ctx.orgA.id, jobId: job.id, webhookId: `msg_${randomUUID()}`, eventType: 'enrollment.completed', requestUuid: job.request_uuid, payload: '{}' });
+      await insertDelivery(ctx.db, {
+        orgId: ctx.orgA.id,
+        jobId: job.id,
+        webhookId: `msg_${randomUUID()}`,
+        eventType: 'enrollment.completed',
+        requestUuid: job.request_uuid,
+        payload: '{}',
+      });
       const dispatcher = createWebhookDispatcher(ctx.deps);
       dispatcher.start();
       let listed: any[] = [];
       for (let i = 0; i < 50 && !listed[0]?.last_error; i++) {
         await new Promise((r) => setTimeout(r, 50));
-        listed = (await ctx.request('GET', `/v1/organisations/${ctx.orgA.id}/webhook-deliveries`)).body.results;
+        listed = (await ctx.request('GET', `/v1/organisations/${ctx.orgA.id}/webhook-deliveries`))
+          .body.results;
       }
       await dispatcher.stop();
-      expect(listed[0]).toMatchObject({ status: 'pending', attempts: 1, last_error: 'unreachable' });
+      expect(listed[0]).toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        last_error: 'unreachable',
+      });
       expect(JSON.stringify(listed)).not.toContain(String(port));
     } finally {
       await ctx.cleanup();

@@ -16,10 +16,18 @@ const UPGRADE_HEADERS = {
 const STATUS_LINE = /^HTTP\/1\.1 (\d{3}) ([\t \x21-\x7e]+)\r\n/;
 
 /** The refusal's first bytes as sent, read from a raw socket. */
-function rawStatusLine(port: number, path: string, headers: Record<string, string>): Promise<string> {
+function rawStatusLine(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => {
-      const lines = [`GET ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, ...Object.entries({ ...UPGRADE_HEADERS, ...headers }).map(([k, v]) => `${k}: ${v}`)];
+      const lines = [
+        `GET ${path} HTTP/1.1`,
+        `Host: 127.0.0.1:${port}`,
+        ...Object.entries({ ...UPGRADE_HEADERS, ...headers }).map(([k, v]) => `${k}: ${v}`),
+      ];
       socket.write(`${lines.join('\r\n')}\r\n\r\n`);
     });
     let received = '';
@@ -31,18 +39,33 @@ function rawStatusLine(port: number, path: string, headers: Record<string, strin
 
 /** The refusal read by Node's own HTTP client, whose parser (llhttp) is strict unless told otherwise. */
 function parsedRefusal(port: number, path: string, headers: Record<string, string>) {
-  return new Promise<{ status: number; reason: string; headers: IncomingHttpHeaders; body: any }>((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { ...UPGRADE_HEADERS, ...headers }, insecureHTTPParser: false });
-    req.on('upgrade', () => reject(new Error('the upgrade was accepted')));
-    req.on('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, reason: res.statusMessage!, headers: res.headers, body: JSON.parse(text) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  return new Promise<{ status: number; reason: string; headers: IncomingHttpHeaders; body: any }>(
+    (resolve, reject) => {
+      const req = httpRequest({
+        host: '127.0.0.1',
+        port,
+        path,
+        headers: { ...UPGRADE_HEADERS, ...headers },
+        insecureHTTPParser: false,
+      });
+      req.on('upgrade', () => reject(new Error('the upgrade was accepted')));
+      req.on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            reason: res.statusMessage!,
+            headers: res.headers,
+            body: JSON.parse(text),
+          }),
+        );
+      });
+      req.on('error', reject);
+      req.end();
+    },
+  );
 }
 
 // Every answer before the upgrade is a complete HTTP response: status line with its reason phrase,
@@ -60,7 +83,13 @@ describe(`stream refusals are well-formed HTTP (${TEST_DIALECT})`, () => {
     await s?.stop();
   });
 
-  async function expectRefusal(path: string, headers: Record<string, string>, status: number, reason: string, error: string) {
+  async function expectRefusal(
+    path: string,
+    headers: Record<string, string>,
+    status: number,
+    reason: string,
+    error: string,
+  ) {
     const line = await rawStatusLine(s.port, path, headers);
     expect(line).toMatch(STATUS_LINE);
     expect(line).toBe(`HTTP/1.1 ${status} ${reason}\r\n`);
@@ -75,16 +104,34 @@ describe(`stream refusals are well-formed HTTP (${TEST_DIALECT})`, () => {
   }
 
   it('401 Unauthorized for a bad token', async () => {
-    const res = await expectRefusal(streamPath(s.ctx.orgA.id), bearer('vk_live_notarealtoken0000000000000000'), 401, 'Unauthorized', 'unauthorized');
+    const res = await expectRefusal(
+      streamPath(s.ctx.orgA.id),
+      bearer('vk_live_notarealtoken0000000000000000'),
+      401,
+      'Unauthorized',
+      'unauthorized',
+    );
     expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
   });
 
   it("403 Forbidden for another organisation's token", async () => {
-    await expectRefusal(streamPath(s.ctx.orgA.id), bearer(s.ctx.orgB.token), 403, 'Forbidden', 'forbidden');
+    await expectRefusal(
+      streamPath(s.ctx.orgA.id),
+      bearer(s.ctx.orgB.token),
+      403,
+      'Forbidden',
+      'forbidden',
+    );
   });
 
   it('404 Not Found for an unknown path', async () => {
-    await expectRefusal(orgPath(s.ctx.orgA.id, '/no-such-route'), bearer(s.ctx.orgA.token), 404, 'Not Found', 'not_found');
+    await expectRefusal(
+      orgPath(s.ctx.orgA.id, '/no-such-route'),
+      bearer(s.ctx.orgA.token),
+      404,
+      'Not Found',
+      'not_found',
+    );
   });
 
   it('409 Conflict for an organisation without a callback URL', async () => {
@@ -94,15 +141,30 @@ describe(`stream refusals are well-formed HTTP (${TEST_DIALECT})`, () => {
 
   it('429 Too Many Requests, with Retry-After, for an organisation over its quota', async () => {
     const org = await s.ctx.makeOrg('OverQuota');
-    await s.ctx.request('PATCH', orgPath(org.id, '/settings'), { token: org.token, body: { org_id: org.id, settings: { callback_url: 'http://localhost:9/hook' } } });
+    await s.ctx.request('PATCH', orgPath(org.id, '/settings'), {
+      token: org.token,
+      body: { org_id: org.id, settings: { callback_url: 'http://localhost:9/hook' } },
+    });
     await moveToPlan(s.ctx, org.id, 'Sandbox');
     await seedJobs(s.ctx, 100, { org_id: org.id, kind: 'verification', status: 'completed' });
-    const res = await expectRefusal(streamPath(org.id), bearer(org.token), 429, 'Too Many Requests', 'quota_exceeded');
+    const res = await expectRefusal(
+      streamPath(org.id),
+      bearer(org.token),
+      429,
+      'Too Many Requests',
+      'quota_exceeded',
+    );
     expect(res.headers['retry-after']).toBeDefined();
   });
 
   it('503 Service Unavailable once the server is shutting down', async () => {
     await s.ctx.deps.streams!.shutdown();
-    await expectRefusal(streamPath(s.ctx.orgA.id), bearer(s.ctx.orgA.token), 503, 'Service Unavailable', 'unavailable');
+    await expectRefusal(
+      streamPath(s.ctx.orgA.id),
+      bearer(s.ctx.orgA.token),
+      503,
+      'Service Unavailable',
+      'unavailable',
+    );
   });
 });

@@ -6,7 +6,14 @@ import { setUserActive } from '../src/repositories/users.js';
 import { issueToken } from '../src/services/organisations.js';
 import { TEST_DIALECT } from './support/database.js';
 import { moveToPlan, orgPath, seedJobs } from './support/fixtures.js';
-import { connectStream, sendPcm, startStreamServer, type StreamServer, tonePcm, wavPeak } from './support/stream-server.js';
+import {
+  connectStream,
+  sendPcm,
+  startStreamServer,
+  type StreamServer,
+  tonePcm,
+  wavPeak,
+} from './support/stream-server.js';
 
 /** The engine's espeak-ng clip alice_2.wav as Ogg Opus (48 kHz mono, 8.46 s; fixtures/audio/README.md). */
 const OPUS_FIXTURE = fileURLToPath(new URL('./fixtures/audio/alice_2.opus', import.meta.url));
@@ -22,9 +29,14 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
   let live: string;
 
   beforeAll(async () => {
-    s = await startStreamServer({ STREAM_IDLE_TIMEOUT_MS: '1500', STREAM_MAX_FRAME_BYTES: '16384' });
+    s = await startStreamServer({
+      STREAM_IDLE_TIMEOUT_MS: '1500',
+      STREAM_MAX_FRAME_BYTES: '16384',
+    });
     await moveToPlan(s.ctx, s.ctx.orgA.id, 'Starter');
-    live = (await issueToken(s.ctx.db, { orgId: s.ctx.orgA.id, friendlyName: 'live', kind: 'live' })).bearer;
+    live = (
+      await issueToken(s.ctx.db, { orgId: s.ctx.orgA.id, friendlyName: 'live', kind: 'live' })
+    ).bearer;
     await s.enrol(s.ctx.orgA.id, 'alice');
   });
   afterAll(async () => {
@@ -32,7 +44,15 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
     await s?.stop();
   });
 
-  const start = (fields: Record<string, unknown> = {}) => JSON.stringify({ type: 'start', external_id: 'alice', request_uuid: randomUUID(), format: 'pcm_s16le', sample_rate: 16000, ...fields });
+  const start = (fields: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      type: 'start',
+      external_id: 'alice',
+      request_uuid: randomUUID(),
+      format: 'pcm_s16le',
+      sample_rate: 16000,
+      ...fields,
+    });
   const open = async (token = live) => {
     const client = connectStream(s.streamUrl(), { token });
     await client.opened;
@@ -43,33 +63,77 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
     it('a genuine speaker is verified: progress, then the webhook payload as the result, the same record and delivery as a posted verification', async () => {
       const client = await open();
       const requestUuid = randomUUID();
-      client.ws.send(start({ request_uuid: requestUuid, device_fingerprint: 'kiosk-1', device_type: 2 }));
+      client.ws.send(
+        start({ request_uuid: requestUuid, device_fingerprint: 'kiosk-1', device_type: 2 }),
+      );
       await sendPcm(client.ws, tonePcm(4, GENUINE));
       const progress = await client.next('progress');
-      expect(progress).toEqual({ type: 'progress', received_s: expect.any(Number), net_speech_s: expect.any(Number) });
+      expect(progress).toEqual({
+        type: 'progress',
+        received_s: expect.any(Number),
+        net_speech_s: expect.any(Number),
+      });
       client.ws.send(JSON.stringify({ type: 'end' }));
       const result = await client.next('result');
       expect(await client.closed).toMatchObject({ code: 1000 });
-      expect(result).toMatchObject({ type: 'result', final: true, event_type: 'verification.completed', request_uuid: requestUuid, external_id: 'alice', result: 'verified' });
+      expect(result).toMatchObject({
+        type: 'result',
+        final: true,
+        event_type: 'verification.completed',
+        request_uuid: requestUuid,
+        external_id: 'alice',
+        result: 'verified',
+      });
 
-      const record = await s.ctx.request('GET', orgPath(s.ctx.orgA.id, `/verifications/${requestUuid}`));
+      const record = await s.ctx.request(
+        'GET',
+        orgPath(s.ctx.orgA.id, `/verifications/${requestUuid}`),
+      );
       expect(record.status).toBe(200);
-      expect(record.body).toMatchObject({ status: 'completed', result: 'verified', match_score: result.match_score, device_mismatch: null });
-      const deliveries = await s.ctx.request('GET', orgPath(s.ctx.orgA.id, `/webhook-deliveries?filter=request_uuid=${requestUuid}`));
+      expect(record.body).toMatchObject({
+        status: 'completed',
+        result: 'verified',
+        match_score: result.match_score,
+        device_mismatch: null,
+      });
+      const deliveries = await s.ctx.request(
+        'GET',
+        orgPath(s.ctx.orgA.id, `/webhook-deliveries?filter=request_uuid=${requestUuid}`),
+      );
       expect(deliveries.body.results).toHaveLength(1);
       expect(deliveries.body.results[0].event_type).toBe('verification.completed');
       const { type: _type, final: _final, ...payload } = result;
-      const stored = await s.ctx.db.selectFrom('webhook_deliveries').select('payload').where('request_uuid', '=', requestUuid).executeTakeFirstOrThrow();
+      const stored = await s.ctx.db
+        .selectFrom('webhook_deliveries')
+        .select('payload')
+        .where('request_uuid', '=', requestUuid)
+        .executeTakeFirstOrThrow();
       expect(JSON.parse(stored.payload)).toEqual(payload);
 
       // The posted path with the same audio: the same record and webhook fields, the same result.
       const posted = randomUUID();
       const wav = Buffer.concat([wavHeader(2 * 16000 * 4), tonePcm(4, GENUINE)]);
-      expect((await s.ctx.request('POST', orgPath(s.ctx.orgA.id, '/verifications'), { body: { voice_data: wav.toString('base64'), request_uuid: posted, external_id: 'alice' } })).status).toBe(202);
+      expect(
+        (
+          await s.ctx.request('POST', orgPath(s.ctx.orgA.id, '/verifications'), {
+            body: {
+              voice_data: wav.toString('base64'),
+              request_uuid: posted,
+              external_id: 'alice',
+            },
+          })
+        ).status,
+      ).toBe(202);
       const postedRecord = await waitForRecord(posted);
       expect(Object.keys(postedRecord).sort()).toEqual(Object.keys(record.body).sort());
-      const postedPayload = await s.ctx.db.selectFrom('webhook_deliveries').select('payload').where('request_uuid', '=', posted).executeTakeFirstOrThrow();
-      expect(Object.keys(JSON.parse(postedPayload.payload)).sort()).toEqual(Object.keys(payload).sort());
+      const postedPayload = await s.ctx.db
+        .selectFrom('webhook_deliveries')
+        .select('payload')
+        .where('request_uuid', '=', posted)
+        .executeTakeFirstOrThrow();
+      expect(Object.keys(JSON.parse(postedPayload.payload)).sort()).toEqual(
+        Object.keys(payload).sort(),
+      );
     });
 
     it('a transient database failure while recording the decision is tried again: the verification is not lost', async () => {
@@ -90,10 +154,16 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
         client.ws.send(start({ request_uuid: requestUuid }));
         await sendPcm(client.ws, tonePcm(4, GENUINE));
         client.ws.send(JSON.stringify({ type: 'end' }));
-        expect(await client.next('result')).toMatchObject({ result: 'verified', request_uuid: requestUuid });
+        expect(await client.next('result')).toMatchObject({
+          result: 'verified',
+          request_uuid: requestUuid,
+        });
         expect((await client.closed).code).toBe(1000);
         expect(failures).toBe(0);
-        expect((await s.ctx.request('GET', orgPath(s.ctx.orgA.id, `/verifications/${requestUuid}`))).body).toMatchObject({ status: 'completed', result: 'verified' });
+        expect(
+          (await s.ctx.request('GET', orgPath(s.ctx.orgA.id, `/verifications/${requestUuid}`)))
+            .body,
+        ).toMatchObject({ status: 'completed', result: 'verified' });
       } finally {
         db.transaction = transaction;
       }
@@ -125,7 +195,10 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
       client.ws.send(start());
       await sendPcm(client.ws, tonePcm(1, GENUINE));
       client.ws.send(JSON.stringify({ type: 'end' }));
-      expect(await client.next('result')).toMatchObject({ result: 'inconclusive', failure_reason: 'insufficient_speech' });
+      expect(await client.next('result')).toMatchObject({
+        result: 'inconclusive',
+        failure_reason: 'insufficient_speech',
+      });
     });
 
     it('takes an Ogg Opus file sent in pieces, all of it (the last page the decoder holds back too)', async () => {
@@ -136,11 +209,19 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
       await sendPcm(client.ws, opus, { frameSeconds: 0.05 }); // 1600-byte pieces, cutting through Ogg pages
       client.ws.send(JSON.stringify({ type: 'end' }));
       expect(await client.next('progress')).toMatchObject({ type: 'progress' });
-      expect(await client.next('result')).toMatchObject({ type: 'result', final: true, request_uuid: requestUuid });
+      expect(await client.next('result')).toMatchObject({
+        type: 'result',
+        final: true,
+        request_uuid: requestUuid,
+      });
       expect((await client.closed).code).toBe(1000);
       // The job verified the whole clip as 48 kHz mono 16-bit (8.46 s; without the decoder's flush it lost its last 0.7 s).
       const wav = Buffer.from(s.engine.jobAudio.at(-1)!);
-      expect({ rate: wav.readUInt32LE(24), channels: wav.readUInt16LE(22), bits: wav.readUInt16LE(34) }).toEqual({ rate: 48_000, channels: 1, bits: 16 });
+      expect({
+        rate: wav.readUInt32LE(24),
+        channels: wav.readUInt16LE(22),
+        bits: wav.readUInt16LE(34),
+      }).toEqual({ rate: 48_000, channels: 1, bits: 16 });
       expect((wav.length - 44) / 2 / 48_000).toBeCloseTo(8.46, 1);
       expect(wavPeak(wav).peak).toBeGreaterThan(0.1); // speech, not silence
     });
@@ -157,27 +238,35 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
   });
 
   describe('refusals before the upgrade: the REST status and body', () => {
-    const restBody = async (token: string | null) => (await s.ctx.request('GET', orgPath(s.ctx.orgA.id, '/users'), { token })).body;
+    const restBody = async (token: string | null) =>
+      (await s.ctx.request('GET', orgPath(s.ctx.orgA.id, '/users'), { token })).body;
 
     it('no token, a bad token: 401', async () => {
       const none = await connectStream(s.streamUrl()).refused;
       expect(none.status).toBe(401);
       expect(none.body).toEqual(await restBody(null));
-      const bad = await connectStream(s.streamUrl(), { token: 'vk_live_notarealtoken0000000000000000' }).refused;
+      const bad = await connectStream(s.streamUrl(), {
+        token: 'vk_live_notarealtoken0000000000000000',
+      }).refused;
       expect(bad.status).toBe(401);
       expect(bad.body).toEqual(await restBody('vk_live_notarealtoken0000000000000000'));
-      const badProtocol = await connectStream(s.streamUrl(), { protocols: ['voxkey.v1', 'bearer.vk_live_nope'] }).refused;
+      const badProtocol = await connectStream(s.streamUrl(), {
+        protocols: ['voxkey.v1', 'bearer.vk_live_nope'],
+      }).refused;
       expect(badProtocol.status).toBe(401);
     });
 
     it("another organisation's token: 403", async () => {
-      const refused = await connectStream(s.streamUrl(s.ctx.orgA.id), { token: s.ctx.orgB.token }).refused;
+      const refused = await connectStream(s.streamUrl(s.ctx.orgA.id), { token: s.ctx.orgB.token })
+        .refused;
       expect(refused.status).toBe(403);
       expect(refused.body.error).toBe('forbidden');
     });
 
     it('the token in the subprotocol list (browsers): accepted, and the server answers voxkey.v1', async () => {
-      const client = connectStream(s.streamUrl(), { protocols: ['voxkey.v1', `bearer.${s.ctx.orgA.token}`] });
+      const client = connectStream(s.streamUrl(), {
+        protocols: ['voxkey.v1', `bearer.${s.ctx.orgA.token}`],
+      });
       await client.opened;
       expect(client.ws.protocol).toBe('voxkey.v1');
       client.ws.close();
@@ -185,7 +274,10 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
 
     it('an over-quota organisation: 429 quota_exceeded with Retry-After', async () => {
       const org = await s.ctx.makeOrg('Quota');
-      await s.ctx.request('PATCH', orgPath(org.id, '/settings'), { token: org.token, body: { org_id: org.id, settings: { callback_url: 'http://localhost:9/hook' } } });
+      await s.ctx.request('PATCH', orgPath(org.id, '/settings'), {
+        token: org.token,
+        body: { org_id: org.id, settings: { callback_url: 'http://localhost:9/hook' } },
+      });
       await moveToPlan(s.ctx, org.id, 'Sandbox');
       await seedJobs(s.ctx, 100, { org_id: org.id, kind: 'verification', status: 'completed' });
       const refused = await connectStream(s.streamUrl(org.id), { token: org.token }).refused;
@@ -210,9 +302,16 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
     };
 
     it('missing and malformed fields: 400 with field errors, close 4400', async () => {
-      const { error, close } = await refusedStart(JSON.stringify({ type: 'start', request_uuid: 'nope', format: 'flac' }));
+      const { error, close } = await refusedStart(
+        JSON.stringify({ type: 'start', request_uuid: 'nope', format: 'flac' }),
+      );
       expect(error).toMatchObject({ type: 'error', code: 400, error: 'validation_failed' });
-      expect(error.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'external_id', code: 'required' }), expect.objectContaining({ field: 'request_uuid', code: 'invalid_uuid' })]));
+      expect(error.errors).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ field: 'external_id', code: 'required' }),
+          expect.objectContaining({ field: 'request_uuid', code: 'invalid_uuid' }),
+        ]),
+      );
       expect(close.code).toBe(4400);
     });
 
@@ -229,7 +328,12 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
 
     it('a used request_uuid: 409 request_uuid_reused (4409)', async () => {
       const used = randomUUID();
-      await seedJobs(s.ctx, 1, { org_id: s.ctx.orgA.id, kind: 'verification', status: 'completed', request_uuid: used });
+      await seedJobs(s.ctx, 1, {
+        org_id: s.ctx.orgA.id,
+        kind: 'verification',
+        status: 'completed',
+        request_uuid: used,
+      });
       const { error, close } = await refusedStart({ request_uuid: used });
       expect(error).toMatchObject({ code: 409, error: 'request_uuid_reused' });
       expect(close.code).toBe(4409);
@@ -243,51 +347,78 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
   });
 
   describe('bad input and slow clients end the stream with an error, never a crash', () => {
-    const errorOf = async (client: Awaited<ReturnType<typeof open>>) => ({ error: await client.next('error'), close: await client.closed });
+    const errorOf = async (client: Awaited<ReturnType<typeof open>>) => ({
+      error: await client.next('error'),
+      close: await client.closed,
+    });
 
     it('audio before start, a second start, text that is not JSON: stream_protocol_error (4400)', async () => {
       const early = await open();
       early.ws.send(tonePcm(0.1, GENUINE));
-      expect(await errorOf(early)).toMatchObject({ error: { error: 'stream_protocol_error' }, close: { code: 4400 } });
+      expect(await errorOf(early)).toMatchObject({
+        error: { error: 'stream_protocol_error' },
+        close: { code: 4400 },
+      });
 
       const twice = await open();
       twice.ws.send(start());
       twice.ws.send(start());
-      expect(await errorOf(twice)).toMatchObject({ error: { error: 'stream_protocol_error' }, close: { code: 4400 } });
+      expect(await errorOf(twice)).toMatchObject({
+        error: { error: 'stream_protocol_error' },
+        close: { code: 4400 },
+      });
 
       const text = await open();
       text.ws.send('hello');
-      expect(await errorOf(text)).toMatchObject({ error: { error: 'stream_protocol_error' }, close: { code: 4400 } });
+      expect(await errorOf(text)).toMatchObject({
+        error: { error: 'stream_protocol_error' },
+        close: { code: 4400 },
+      });
     });
 
     it('a frame over the size limit: payload_too_large (4413)', async () => {
       const client = await open();
       client.ws.send(start());
       client.ws.send(Buffer.alloc(20_000));
-      expect(await errorOf(client)).toMatchObject({ error: { error: 'payload_too_large', code: 413 }, close: { code: 4413 } });
+      expect(await errorOf(client)).toMatchObject({
+        error: { error: 'payload_too_large', code: 413 },
+        close: { code: 4413 },
+      });
     });
 
     it('bytes that are not the declared audio: stream_protocol_error', async () => {
       const client = await open();
       client.ws.send(start());
       client.ws.send(Buffer.from('RIFF....WAVEfmt this is a wav header'));
-      expect(await errorOf(client)).toMatchObject({ error: { error: 'stream_protocol_error' }, close: { code: 4400 } });
+      expect(await errorOf(client)).toMatchObject({
+        error: { error: 'stream_protocol_error' },
+        close: { code: 4400 },
+      });
       const mp3 = await open();
       mp3.ws.send(start({ format: 'mp3' }));
       for (let i = 0; i < 6; i++) mp3.ws.send(Buffer.alloc(15_000, 7));
-      expect(await errorOf(mp3)).toMatchObject({ error: { error: 'stream_protocol_error' }, close: { code: 4400 } });
+      expect(await errorOf(mp3)).toMatchObject({
+        error: { error: 'stream_protocol_error' },
+        close: { code: 4400 },
+      });
     });
 
     it('a stalled client (nothing for the idle timeout): stream_timeout (4408)', async () => {
       const client = await open();
       client.ws.send(start());
       await sendPcm(client.ws, tonePcm(0.5, GENUINE));
-      expect(await errorOf(client)).toMatchObject({ error: { error: 'stream_timeout', code: 408 }, close: { code: 4408 } });
+      expect(await errorOf(client)).toMatchObject({
+        error: { error: 'stream_timeout', code: 408 },
+        close: { code: 4408 },
+      });
     });
 
     it('a client that never sends start times out too', async () => {
       const client = await open();
-      expect(await errorOf(client)).toMatchObject({ error: { error: 'stream_timeout' }, close: { code: 4408 } });
+      expect(await errorOf(client)).toMatchObject({
+        error: { error: 'stream_timeout' },
+        close: { code: 4408 },
+      });
     });
 
     it('a client that leaves mid-stream leaves no record and frees its slot', async () => {
@@ -298,7 +429,10 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
       client.ws.terminate();
       await client.closed;
       await new Promise((r) => setTimeout(r, 200));
-      expect((await s.ctx.request('GET', orgPath(s.ctx.orgA.id, `/verifications/${requestUuid}`))).status).toBe(404);
+      expect(
+        (await s.ctx.request('GET', orgPath(s.ctx.orgA.id, `/verifications/${requestUuid}`)))
+          .status,
+      ).toBe(404);
       expect(s.ctx.deps.streams!.count()).toBe(0);
     });
   });
@@ -309,7 +443,13 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
     const busy = await startStreamServer({ STREAM_MAX_PER_ORG: '150' });
     try {
       await moveToPlan(busy.ctx, busy.ctx.orgA.id, 'Starter');
-      const token = (await issueToken(busy.ctx.db, { orgId: busy.ctx.orgA.id, friendlyName: 'live', kind: 'live' })).bearer;
+      const token = (
+        await issueToken(busy.ctx.db, {
+          orgId: busy.ctx.orgA.id,
+          friendlyName: 'live',
+          kind: 'live',
+        })
+      ).bearer;
       await busy.enrol(busy.ctx.orgA.id, 'alice');
       global.gc?.();
       const before = process.memoryUsage();
@@ -328,13 +468,19 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
       const during = process.memoryUsage();
       for (const client of clients) client.ws.send(JSON.stringify({ type: 'end' }));
       const results = await Promise.all(clients.map((client) => client.next('result', 60_000)));
-      expect(results.every((r) => r.result === 'inconclusive' || r.result === 'verified')).toBe(true);
+      expect(results.every((r) => r.result === 'inconclusive' || r.result === 'verified')).toBe(
+        true,
+      );
       await Promise.all(clients.map((client) => client.closed));
       expect(busy.ctx.deps.streams!.count()).toBe(0);
       // 100 streams of 2 s (64 KB of PCM each, buffers of 4 s): far under 1 MB per stream on the heap
       // (this process's heap, shared with the clients; e2e/stream-memory.test.ts measures a server process's RSS).
-      const growthMiB = (during.heapUsed + during.arrayBuffers - before.heapUsed - before.arrayBuffers) / 2 ** 20;
-      expect(growthMiB, `heap + array buffers grew ${growthMiB.toFixed(1)} MiB with 100 streams open`).toBeLessThan(100);
+      const growthMiB =
+        (during.heapUsed + during.arrayBuffers - before.heapUsed - before.arrayBuffers) / 2 ** 20;
+      expect(
+        growthMiB,
+        `heap + array buffers grew ${growthMiB.toFixed(1)} MiB with 100 streams open`,
+      ).toBeLessThan(100);
       expect(busy.ctx.reportedErrors).toEqual([]);
     } finally {
       await busy.stop();
@@ -347,7 +493,8 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
       const first = connectStream(capped.streamUrl(), { token: capped.ctx.orgA.token });
       const second = connectStream(capped.streamUrl(), { token: capped.ctx.orgA.token });
       await Promise.all([first.opened, second.opened]);
-      const third = await connectStream(capped.streamUrl(), { token: capped.ctx.orgA.token }).refused;
+      const third = await connectStream(capped.streamUrl(), { token: capped.ctx.orgA.token })
+        .refused;
       expect(third.status).toBe(429);
       expect(third.body).toMatchObject({ code: 429, error: 'rate_limited' });
       first.ws.close();
@@ -363,7 +510,10 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
   });
 
   it('the rate limit applies to the upgrade as to any request (429 rate_limited)', async () => {
-    const limited = await startStreamServer({ RATE_LIMIT_TRIAL_BURST: '1', RATE_LIMIT_TRIAL_RPS: '0.01' });
+    const limited = await startStreamServer({
+      RATE_LIMIT_TRIAL_BURST: '1',
+      RATE_LIMIT_TRIAL_RPS: '0.01',
+    });
     try {
       // A fresh organisation (no callback URL yet): the first upgrade passes the rate limit and is refused by the route (409).
       const org = await limited.ctx.makeOrg('Limited');
@@ -395,7 +545,8 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
       expect(await waiting.next('error')).toMatchObject({ error: 'unavailable' });
       expect((await waiting.closed).code).toBe(1001);
       await shutdown;
-      const refused = await connectStream(server.streamUrl(), { token: server.ctx.orgA.token }).refused;
+      const refused = await connectStream(server.streamUrl(), { token: server.ctx.orgA.token })
+        .refused;
       expect(refused.status).toBe(503);
     } finally {
       await server.stop();
@@ -404,7 +555,10 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
 
   async function waitForRecord(requestUuid: string) {
     for (let i = 0; i < 200; i++) {
-      const res = await s.ctx.request('GET', orgPath(s.ctx.orgA.id, `/verifications/${requestUuid}`));
+      const res = await s.ctx.request(
+        'GET',
+        orgPath(s.ctx.orgA.id, `/verifications/${requestUuid}`),
+      );
       if (res.body.status === 'completed') return res.body;
       await new Promise((r) => setTimeout(r, 50));
     }

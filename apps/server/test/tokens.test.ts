@@ -21,22 +21,37 @@ describe(`API tokens (${TEST_DIALECT})`, () => {
   describe('POST /organisations/{org_id}/api-tokens', () => {
     it('201 with bearer and the token record; never expires without expires_at (when the caller never expires)', async () => {
       const before = Date.now();
-      const { bearer: production } = await issueToken(ctx().db, { orgId: ctx().orgA.id, friendlyName: 'production', kind: 'live' });
-      const res = await ctx().request('POST', tokensPath(), { token: production, body: { friendly_name: 'billing-service', enabled: true } });
+      const { bearer: production } = await issueToken(ctx().db, {
+        orgId: ctx().orgA.id,
+        friendlyName: 'production',
+        kind: 'live',
+      });
+      const res = await ctx().request('POST', tokensPath(), {
+        token: production,
+        body: { friendly_name: 'billing-service', enabled: true },
+      });
       expect(res.status).toBe(201);
       expectCreatedToken(res.body);
       const { token } = res.body;
-      expect(token).toMatchObject({ friendly_name: 'billing-service', enabled: true, expires_at: null });
+      expect(token).toMatchObject({
+        friendly_name: 'billing-service',
+        enabled: true,
+        expires_at: null,
+      });
       expect(Date.parse(token.created_at)).toBeGreaterThanOrEqual(before - 1000);
       expect(token.created_at).toMatch(ISO_UTC);
-      expect((await ctx().request('GET', orgPath(ctx().orgA.id), { token: res.body.bearer })).status).toBe(200);
+      expect(
+        (await ctx().request('GET', orgPath(ctx().orgA.id), { token: res.body.bearer })).status,
+      ).toBe(200);
     });
 
     it('expires_at with an offset is stored and returned as UTC', async () => {
       const local = new Date(Date.now() + 7 * 86_400_000);
       local.setUTCMilliseconds(0);
       const withOffset = `${local.toISOString().slice(0, 19)}+02:00`;
-      const res = await ctx().request('POST', tokensPath(), { body: { friendly_name: 'offset', enabled: true, expires_at: withOffset } });
+      const res = await ctx().request('POST', tokensPath(), {
+        body: { friendly_name: 'offset', enabled: true, expires_at: withOffset },
+      });
       expect(res.status).toBe(201);
       expect(res.body.token.expires_at).toMatch(ISO_UTC);
       expect(Date.parse(res.body.token.expires_at)).toBe(Date.parse(withOffset));
@@ -58,12 +73,16 @@ describe(`API tokens (${TEST_DIALECT})`, () => {
     });
 
     it('wrong types', async () => {
-      const res = await ctx().request('POST', tokensPath(), { body: { friendly_name: 42, enabled: 'yes', expires_at: 12345 } });
+      const res = await ctx().request('POST', tokensPath(), {
+        body: { friendly_name: 42, enabled: 'yes', expires_at: 12345 },
+      });
       expectValidation(res, ['friendly_name', 'enabled', 'expires_at']);
     });
 
     it('unknown fields are rejected, one entry each', async () => {
-      const res = await ctx().request('POST', tokensPath(), { body: { friendly_name: 'x', enabled: true, scope: 'admin', bearer: 'vk_live_x' } });
+      const res = await ctx().request('POST', tokensPath(), {
+        body: { friendly_name: 'x', enabled: true, scope: 'admin', bearer: 'vk_live_x' },
+      });
       expectValidation(res, [
         { field: 'scope', message: UNKNOWN_FIELD },
         { field: 'bearer', message: UNKNOWN_FIELD },
@@ -71,15 +90,30 @@ describe(`API tokens (${TEST_DIALECT})`, () => {
     });
 
     it('friendly_name is 1 to 200 characters', async () => {
-      const ok = await ctx().request('POST', tokensPath(), { body: { friendly_name: 'n'.repeat(200), enabled: true } });
+      const ok = await ctx().request('POST', tokensPath(), {
+        body: { friendly_name: 'n'.repeat(200), enabled: true },
+      });
       expect(ok.status).toBe(201);
       expect(ok.body.token.friendly_name).toHaveLength(200);
-      expectValidation(await ctx().request('POST', tokensPath(), { body: { friendly_name: 'n'.repeat(201), enabled: true } }), ['friendly_name']);
-      expectValidation(await ctx().request('POST', tokensPath(), { body: { friendly_name: '', enabled: true } }), ['friendly_name']);
+      expectValidation(
+        await ctx().request('POST', tokensPath(), {
+          body: { friendly_name: 'n'.repeat(201), enabled: true },
+        }),
+        ['friendly_name'],
+      );
+      expectValidation(
+        await ctx().request('POST', tokensPath(), { body: { friendly_name: '', enabled: true } }),
+        ['friendly_name'],
+      );
     });
 
     it('blank friendly_name → 400', async () => {
-      expectValidation(await ctx().request('POST', tokensPath(), { body: { friendly_name: '   ', enabled: true } }), ['friendly_name']);
+      expectValidation(
+        await ctx().request('POST', tokensPath(), {
+          body: { friendly_name: '   ', enabled: true },
+        }),
+        ['friendly_name'],
+      );
     });
 
     it.each([
@@ -89,7 +123,9 @@ describe(`API tokens (${TEST_DIALECT})`, () => {
       ['not a date', () => 'tomorrow'],
       ['null', () => null],
     ])('expires_at %s → 400 on expires_at', async (_name, value) => {
-      const res = await ctx().request('POST', tokensPath(), { body: { friendly_name: 'x', enabled: true, expires_at: value() } });
+      const res = await ctx().request('POST', tokensPath(), {
+        body: { friendly_name: 'x', enabled: true, expires_at: value() },
+      });
       expectValidation(res, ['expires_at']);
     });
   });
@@ -103,8 +139,14 @@ describe(`API tokens (${TEST_DIALECT})`, () => {
       const results = expectList(res, 'token');
       expect(results.some((t) => t.id === created.token.id)).toBe(true);
       expect(results.some((t) => t.friendly_name === 'b-only')).toBe(false);
-      const rows = await c.db.selectFrom('api_tokens').select('id').where('org_id', '=', c.orgA.id).execute();
-      expect(results.map((t) => t.id).sort((x, y) => x - y)).toEqual(rows.map((r) => r.id).sort((x, y) => x - y));
+      const rows = await c.db
+        .selectFrom('api_tokens')
+        .select('id')
+        .where('org_id', '=', c.orgA.id)
+        .execute();
+      expect(results.map((t) => t.id).sort((x, y) => x - y)).toEqual(
+        rows.map((r) => r.id).sort((x, y) => x - y),
+      );
       expect(res.headers.get('x-total-count')).toBe(String(rows.length));
       expect(res.headers.get('x-total-pages')).toBe('1');
     });
@@ -112,10 +154,16 @@ describe(`API tokens (${TEST_DIALECT})`, () => {
     it('filter on enabled', async () => {
       const c = ctx();
       const off = await createToken(c, { friendly_name: 'disabled-one', enabled: false });
-      const disabled = expectList(await c.request('GET', `${tokensPath()}?filter=enabled=false`), 'token');
+      const disabled = expectList(
+        await c.request('GET', `${tokensPath()}?filter=enabled=false`),
+        'token',
+      );
       expect(disabled.map((t) => t.id)).toContain(off.token.id);
       expect(disabled.every((t) => t.enabled === false)).toBe(true);
-      const enabled = expectList(await c.request('GET', `${tokensPath()}?filter=enabled=true`), 'token');
+      const enabled = expectList(
+        await c.request('GET', `${tokensPath()}?filter=enabled=true`),
+        'token',
+      );
       expect(enabled.every((t) => t.enabled === true)).toBe(true);
       expect(enabled.map((t) => t.id)).not.toContain(off.token.id);
     });
@@ -126,30 +174,53 @@ describe(`API tokens (${TEST_DIALECT})`, () => {
       const c = ctx();
       const { token } = await createToken(c, { friendly_name: 'patch-me' });
       await new Promise((r) => setTimeout(r, 5));
-      const res = await c.request('PATCH', tokensPath(`/${token.id}`), { body: { enabled: false } });
+      const res = await c.request('PATCH', tokensPath(`/${token.id}`), {
+        body: { enabled: false },
+      });
       expect(res.status).toBe(200);
       expectResource(res.body, 'token');
-      expect(res.body).toMatchObject({ id: token.id, friendly_name: 'patch-me', enabled: false, created_at: token.created_at });
+      expect(res.body).toMatchObject({
+        id: token.id,
+        friendly_name: 'patch-me',
+        enabled: false,
+        created_at: token.created_at,
+      });
       expect(Date.parse(res.body.updated_at)).toBeGreaterThan(Date.parse(token.updated_at));
     });
 
     it('enabled is required; wrong type; unknown fields', async () => {
       const c = ctx();
       const { token } = await createToken(c);
-      expectValidation(await c.request('PATCH', tokensPath(`/${token.id}`), { body: {} }), [{ field: 'enabled', message: REQUIRED }]);
-      expectValidation(await c.request('PATCH', tokensPath(`/${token.id}`), { body: { enabled: 'false' } }), ['enabled']);
-      expectValidation(await c.request('PATCH', tokensPath(`/${token.id}`), { body: { enabled: 0 } }), ['enabled']);
-      expectValidation(await c.request('PATCH', tokensPath(`/${token.id}`), { body: { enabled: true, friendly_name: 'rename' } }), [
-        { field: 'friendly_name', message: UNKNOWN_FIELD },
+      expectValidation(await c.request('PATCH', tokensPath(`/${token.id}`), { body: {} }), [
+        { field: 'enabled', message: REQUIRED },
       ]);
+      expectValidation(
+        await c.request('PATCH', tokensPath(`/${token.id}`), { body: { enabled: 'false' } }),
+        ['enabled'],
+      );
+      expectValidation(
+        await c.request('PATCH', tokensPath(`/${token.id}`), { body: { enabled: 0 } }),
+        ['enabled'],
+      );
+      expectValidation(
+        await c.request('PATCH', tokensPath(`/${token.id}`), {
+          body: { enabled: true, friendly_name: 'rename' },
+        }),
+        [{ field: 'friendly_name', message: UNKNOWN_FIELD }],
+      );
     });
 
     it('404 for an unknown token id', async () => {
-      expectNotFound(await ctx().request('PATCH', tokensPath(`/${UNKNOWN_ID}`), { body: { enabled: false } }));
+      expectNotFound(
+        await ctx().request('PATCH', tokensPath(`/${UNKNOWN_ID}`), { body: { enabled: false } }),
+      );
     });
 
     it('400 for a non-numeric token id', async () => {
-      expectValidation(await ctx().request('PATCH', tokensPath('/abc'), { body: { enabled: false } }), ['token_id']);
+      expectValidation(
+        await ctx().request('PATCH', tokensPath('/abc'), { body: { enabled: false } }),
+        ['token_id'],
+      );
     });
   });
 
@@ -162,7 +233,9 @@ describe(`API tokens (${TEST_DIALECT})`, () => {
       expectResource(res.body, 'token');
       expect(res.body).toEqual(token);
       expectNotFound(await c.request('DELETE', tokensPath(`/${token.id}`)));
-      expectNotFound(await c.request('PATCH', tokensPath(`/${token.id}`), { body: { enabled: true } }));
+      expectNotFound(
+        await c.request('PATCH', tokensPath(`/${token.id}`), { body: { enabled: true } }),
+      );
     });
 
     it('404 for an unknown id, 400 for a non-numeric one', async () => {

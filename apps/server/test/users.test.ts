@@ -46,27 +46,55 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
         const c = ctx();
         const org = await c.makeOrg('UsersListShape');
         const seeded = [];
-        for (const externalId of ['plain', 'quote " backslash \\ tab \t', 'émoji 🎙 and ünïcode', '%_like_chars_%']) {
+        for (const externalId of [
+          'plain',
+          'quote " backslash \\ tab \t',
+          'émoji 🎙 and ünïcode',
+          '%_like_chars_%',
+        ]) {
           seeded.push(await seedUser(c, org.id, externalId));
         }
-        const inactive = await c.request('PATCH', orgPath(org.id, `/users/${seeded[1]!.id}`), { token: org.token, body: { is_active: false } });
+        const inactive = await c.request('PATCH', orgPath(org.id, `/users/${seeded[1]!.id}`), {
+          token: org.token,
+          body: { is_active: false },
+        });
         expect(inactive.status).toBe(200);
-        const rows = expectList(await c.request('GET', orgPath(org.id, '/users'), { token: org.token }), 'user', { total: seeded.length });
+        const rows = expectList(
+          await c.request('GET', orgPath(org.id, '/users'), { token: org.token }),
+          'user',
+          { total: seeded.length },
+        );
         expect(rows.map((u) => u.is_active)).toEqual([true, false, true, true]);
         for (const row of rows) {
-          const single = await c.request('GET', orgPath(org.id, `/users/${row.id}`), { token: org.token });
+          const single = await c.request('GET', orgPath(org.id, `/users/${row.id}`), {
+            token: org.token,
+          });
           expect(single.status).toBe(200);
           expect(row).toEqual(single.body);
         }
         const sorted = expectList(
-          await c.request('GET', withQuery(orgPath(org.id, '/users'), [['sort', 'external_id:desc'], ['per_page', 3], ['page', 1]]), { token: org.token }),
+          await c.request(
+            'GET',
+            withQuery(orgPath(org.id, '/users'), [
+              ['sort', 'external_id:desc'],
+              ['per_page', 3],
+              ['page', 1],
+            ]),
+            { token: org.token },
+          ),
           'user',
           {
             total: seeded.length,
             perPage: 3,
           },
         );
-        expect(sorted.map((u) => u.external_id)).toEqual(seeded.map((u) => u.external_id).sort().reverse().slice(0, 3));
+        expect(sorted.map((u) => u.external_id)).toEqual(
+          seeded
+            .map((u) => u.external_id)
+            .sort()
+            .reverse()
+            .slice(0, 3),
+        );
       });
 
       it('per_page defaults to 100: 101 users make two pages', async () => {
@@ -81,7 +109,13 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
           .insertInto('users')
 
           .values(
-            Array.from({ length: 101 }, (_, i) => ({ org_id: org.id, external_id: `bulk-${i}`, is_active: 1, created_at: now, updated_at: now }))
+            Array.from({ length: 101 }, (_, i) => ({
+              org_id: org.id,
+              external_id: `bulk-${i}`,
+              is_active: 1,
+              created_at: now,
+              updated_at: now,
+            })),
           )
 
           .execute();
@@ -92,11 +126,15 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
 
         expect(first.headers.get('x-total-pages')).toBe('2');
 
-        const second = await c.request('GET', orgPath(org.id, '/users?page=2'), { token: org.token });
+        const second = await c.request('GET', orgPath(org.id, '/users?page=2'), {
+          token: org.token,
+        });
 
         expect(expectList(second, 'user', { total: 101, perPage: 100 })).toHaveLength(1);
 
-        const all = await c.request('GET', orgPath(org.id, '/users?per_page=300'), { token: org.token });
+        const all = await c.request('GET', orgPath(org.id, '/users?per_page=300'), {
+          token: org.token,
+        });
 
         expect(expectList(all, 'user', { total: 101, perPage: 300 })).toHaveLength(101);
 
@@ -115,7 +153,10 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
         const c = ctx();
         const odd = ' Ünïcode / spaces & symbols ?=#% ';
         const u = await seedUser(c, c.orgA.id, odd);
-        const res = await c.request('GET', withQuery(usersPath(), [['filter', `external_id=${odd}`]]));
+        const res = await c.request(
+          'GET',
+          withQuery(usersPath(), [['filter', `external_id=${odd}`]]),
+        );
         expect(expectList(res, 'user', { total: 1 }).map((r) => r.id)).toEqual([u.id]);
         expect(res.body.results[0].external_id).toBe(odd);
       });
@@ -127,7 +168,12 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
         const res = await ctx().request('GET', usersPath(`/${u.id}`));
         expect(res.status).toBe(200);
         expectResource(res.body, 'user');
-        expect(res.body).toMatchObject({ id: u.id, org_id: ctx().orgA.id, external_id: 'get-me', is_active: true });
+        expect(res.body).toMatchObject({
+          id: u.id,
+          org_id: ctx().orgA.id,
+          external_id: 'get-me',
+          is_active: true,
+        });
       });
 
       it("404 {code, message} for an unknown id; another organisation's user is 404 too", async () => {
@@ -148,7 +194,8 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
       });
 
       it('ids beyond the 32-bit columns (2^31, 15 digits) → 400 on user_id, never 500', async () => {
-        for (const id of ['2147483648', '999999999999999']) expectInvalidId(await ctx().request('GET', usersPath(`/${id}`)), 'user_id');
+        for (const id of ['2147483648', '999999999999999'])
+          expectInvalidId(await ctx().request('GET', usersPath(`/${id}`)), 'user_id');
         expectNotFound(await ctx().request('GET', usersPath('/2147483647')));
       });
     });
@@ -161,7 +208,12 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
         const off = await c.request('PATCH', usersPath(`/${u.id}`), { body: { is_active: false } });
         expect(off.status).toBe(200);
         expectResource(off.body, 'user');
-        expect(off.body).toMatchObject({ id: u.id, external_id: 'toggle', is_active: false, created_at: u.created_at });
+        expect(off.body).toMatchObject({
+          id: u.id,
+          external_id: 'toggle',
+          is_active: false,
+          created_at: u.created_at,
+        });
         expect(Date.parse(off.body.updated_at)).toBeGreaterThan(Date.parse(u.updated_at));
         expect((await c.request('GET', usersPath(`/${u.id}`))).body.is_active).toBe(false);
         expect(
@@ -171,10 +223,10 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
               withQuery(usersPath(), [
                 ['filter', 'external_id=toggle'],
                 ['filter', 'is_active=false'],
-              ])
+              ]),
             ),
-            'user'
-          )
+            'user',
+          ),
         ).toHaveLength(1);
 
         const on = await c.request('PATCH', usersPath(`/${u.id}`), { body: { is_active: true } });
@@ -195,7 +247,9 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
       it('setting the same value again is fine (idempotent)', async () => {
         const u = await seedUser(ctx(), ctx().orgA.id, 'idem');
         for (let i = 0; i < 2; i++) {
-          const res = await ctx().request('PATCH', usersPath(`/${u.id}`), { body: { is_active: false } });
+          const res = await ctx().request('PATCH', usersPath(`/${u.id}`), {
+            body: { is_active: false },
+          });
           expect(res.status).toBe(200);
           expect(res.body.is_active).toBe(false);
         }
@@ -204,20 +258,35 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
       it('wrong types and unknown fields', async () => {
         const u = await seedUser(ctx(), ctx().orgA.id, 'bad-patch');
         for (const value of ['false', 0, 1, null, 'yes']) {
-          expectValidation(await ctx().request('PATCH', usersPath(`/${u.id}`), { body: { is_active: value } }), ['is_active']);
+          expectValidation(
+            await ctx().request('PATCH', usersPath(`/${u.id}`), { body: { is_active: value } }),
+            ['is_active'],
+          );
         }
-        expectValidation(await ctx().request('PATCH', usersPath(`/${u.id}`), { body: { is_active: true, external_id: 'renamed' } }), [
-          { field: 'external_id', message: UNKNOWN_FIELD },
-        ]);
+        expectValidation(
+          await ctx().request('PATCH', usersPath(`/${u.id}`), {
+            body: { is_active: true, external_id: 'renamed' },
+          }),
+          [{ field: 'external_id', message: UNKNOWN_FIELD }],
+        );
         // Nothing changed.
-        expect((await ctx().request('GET', usersPath(`/${u.id}`))).body).toMatchObject({ external_id: 'bad-patch', is_active: true });
+        expect((await ctx().request('GET', usersPath(`/${u.id}`))).body).toMatchObject({
+          external_id: 'bad-patch',
+          is_active: true,
+        });
       });
 
       it("404 for an unknown user, and for another organisation's user (which stays active)", async () => {
-        expectNotFound(await ctx().request('PATCH', usersPath(`/${UNKNOWN_ID}`), { body: { is_active: false } }));
+        expectNotFound(
+          await ctx().request('PATCH', usersPath(`/${UNKNOWN_ID}`), { body: { is_active: false } }),
+        );
         const other = await seedUser(ctx(), ctx().orgB.id, 'b-active');
-        expectNotFound(await ctx().request('PATCH', usersPath(`/${other.id}`), { body: { is_active: false } }));
-        const b = await ctx().request('GET', orgPath(ctx().orgB.id, `/users/${other.id}`), { token: ctx().orgB.token });
+        expectNotFound(
+          await ctx().request('PATCH', usersPath(`/${other.id}`), { body: { is_active: false } }),
+        );
+        const b = await ctx().request('GET', orgPath(ctx().orgB.id, `/users/${other.id}`), {
+          token: ctx().orgB.token,
+        });
         expect(b.body.is_active).toBe(true);
       });
     });
@@ -228,8 +297,18 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
         const u = await seedUser(c, c.orgA.id, 'delete-me');
         await c.request('PATCH', usersPath(`/${u.id}`), { body: { is_active: false } });
         const before = (await c.request('GET', usersPath(`/${u.id}`))).body;
-        const d1 = await seedDevice(c, { orgId: c.orgA.id, userId: u.id, fingerprint: 'phone', type: 1 });
-        const d2 = await seedDevice(c, { orgId: c.orgA.id, userId: u.id, fingerprint: 'laptop', type: 2 });
+        const d1 = await seedDevice(c, {
+          orgId: c.orgA.id,
+          userId: u.id,
+          fingerprint: 'phone',
+          type: 1,
+        });
+        const d2 = await seedDevice(c, {
+          orgId: c.orgA.id,
+          userId: u.id,
+          fingerprint: 'laptop',
+          type: 2,
+        });
         const voiceprint = await insertVoiceprint(c.db, {
           orgId: c.orgA.id,
           userId: u.id,
@@ -237,7 +316,13 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
           enrolmentFingerprint: 'phone',
           qualityScore: 0.9,
         });
-        for (let i = 0; i < 3; i++) await insertSample(c.db, voiceprint, { modelId: 'test-model', sealedEmbedding: `sealed-${i}`, sealVersion: 2, qualityScore: 0.9 });
+        for (let i = 0; i < 3; i++)
+          await insertSample(c.db, voiceprint, {
+            modelId: 'test-model',
+            sealedEmbedding: `sealed-${i}`,
+            sealVersion: 2,
+            qualityScore: 0.9,
+          });
         const keep = await seedUser(c, c.orgA.id, 'keep-me');
         const d3 = await seedDevice(c, { orgId: c.orgA.id, userId: keep.id, fingerprint: 'phone' });
         expect((await c.request('GET', orgPath(c.orgA.id, `/devices/${d1.id}`))).status).toBe(200);
@@ -250,22 +335,40 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
 
         expectNotFound(await c.request('GET', usersPath(`/${u.id}`)));
         expectNotFound(await c.request('DELETE', usersPath(`/${u.id}`)));
-        expectNotFound(await c.request('PATCH', usersPath(`/${u.id}`), { body: { is_active: true } }));
-        for (const d of [d1, d2]) expectNotFound(await c.request('GET', orgPath(c.orgA.id, `/devices/${d.id}`)));
-        const left = await c.db.selectFrom('devices').select('id').where('user_id', '=', u.id).execute();
+        expectNotFound(
+          await c.request('PATCH', usersPath(`/${u.id}`), { body: { is_active: true } }),
+        );
+        for (const d of [d1, d2])
+          expectNotFound(await c.request('GET', orgPath(c.orgA.id, `/devices/${d.id}`)));
+        const left = await c.db
+          .selectFrom('devices')
+          .select('id')
+          .where('user_id', '=', u.id)
+          .execute();
         expect(left).toEqual([]);
         // The voiceprint is erased with the user.
-        expect(await c.db.selectFrom('voiceprints').select('id').where('user_id', '=', u.id).execute()).toEqual([]);
-        expect(await c.db.selectFrom('voiceprint_samples').select('id').where('user_id', '=', u.id).execute()).toEqual([]);
+        expect(
+          await c.db.selectFrom('voiceprints').select('id').where('user_id', '=', u.id).execute(),
+        ).toEqual([]);
+        expect(
+          await c.db
+            .selectFrom('voiceprint_samples')
+            .select('id')
+            .where('user_id', '=', u.id)
+            .execute(),
+        ).toEqual([]);
         // Other users and their devices are untouched.
         expect((await c.request('GET', usersPath(`/${keep.id}`))).status).toBe(200);
         expect((await c.request('GET', orgPath(c.orgA.id, `/devices/${d3.id}`))).status).toBe(200);
         // The external_id may be enrolled again as a new user.
         const again = await insertUser(c.db, c.orgA.id, 'delete-me');
         expect(again.id).not.toBe(u.id);
-        expect(expectList(await c.request('GET', withQuery(usersPath(), [['filter', 'external_id=delete-me']])), 'user').map((x) => x.id)).toEqual([
-          again.id,
-        ]);
+        expect(
+          expectList(
+            await c.request('GET', withQuery(usersPath(), [['filter', 'external_id=delete-me']])),
+            'user',
+          ).map((x) => x.id),
+        ).toEqual([again.id]);
       });
 
       it("404 for an unknown id and for another organisation's user (which survives)", async () => {
@@ -273,7 +376,13 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
         expectNotFound(await c.request('DELETE', usersPath(`/${UNKNOWN_ID}`)));
         const other = await seedUser(c, c.orgB.id, 'b-survivor');
         expectNotFound(await c.request('DELETE', usersPath(`/${other.id}`)));
-        expect((await c.request('GET', orgPath(c.orgB.id, `/users/${other.id}`), { token: c.orgB.token })).status).toBe(200);
+        expect(
+          (
+            await c.request('GET', orgPath(c.orgB.id, `/users/${other.id}`), {
+              token: c.orgB.token,
+            })
+          ).status,
+        ).toBe(200);
       });
     });
   });
@@ -283,7 +392,13 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
       const c = ctx();
       const u = await seedUser(c, c.orgA.id, 'device-owner');
       const usedAt = '2026-11-20T10:11:12.123Z';
-      const d = await seedDevice(c, { orgId: c.orgA.id, userId: u.id, fingerprint: 'a1b2c3d4', type: 3, usedAt });
+      const d = await seedDevice(c, {
+        orgId: c.orgA.id,
+        userId: u.id,
+        fingerprint: 'a1b2c3d4',
+        type: 3,
+        usedAt,
+      });
       const res = await c.request('GET', orgPath(c.orgA.id, `/devices/${d.id}`));
       expect(res.status).toBe(200);
       expectResource(res.body, 'device');
@@ -310,14 +425,20 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
       const c = ctx();
       expectNotFound(await c.request('GET', orgPath(c.orgA.id, `/devices/${UNKNOWN_ID}`)));
       const bu = await seedUser(c, c.orgB.id, 'b-device-owner');
-      const bd = await seedDevice(c, { orgId: c.orgB.id, userId: bu.id, fingerprint: 'secret-b-fp' });
+      const bd = await seedDevice(c, {
+        orgId: c.orgB.id,
+        userId: bu.id,
+        fingerprint: 'secret-b-fp',
+      });
       const res = await c.request('GET', orgPath(c.orgA.id, `/devices/${bd.id}`));
       expectNotFound(res);
       expect(JSON.stringify(res.body)).not.toContain('secret-b-fp');
     });
 
     it('non-numeric device id → 400', async () => {
-      expectValidation(await ctx().request('GET', orgPath(ctx().orgA.id, '/devices/abc')), ['device_id']);
+      expectValidation(await ctx().request('GET', orgPath(ctx().orgA.id, '/devices/abc')), [
+        'device_id',
+      ]);
     });
 
     it('there is no device list, create, change or delete route', async () => {
@@ -325,9 +446,17 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
       const u = await seedUser(c, c.orgA.id, 'no-routes');
       const d = await seedDevice(c, { orgId: c.orgA.id, userId: u.id });
       expectError(await c.request('GET', orgPath(c.orgA.id, '/devices')), 404);
-      expectError(await c.request('POST', orgPath(c.orgA.id, '/devices'), { body: { user_id: u.id, fingerprint: 'x', type: 1 } }), 404);
+      expectError(
+        await c.request('POST', orgPath(c.orgA.id, '/devices'), {
+          body: { user_id: u.id, fingerprint: 'x', type: 1 },
+        }),
+        404,
+      );
       expectError(await c.request('DELETE', orgPath(c.orgA.id, `/devices/${d.id}`)), 404);
-      expectError(await c.request('PATCH', orgPath(c.orgA.id, `/devices/${d.id}`), { body: { type: 2 } }), 404);
+      expectError(
+        await c.request('PATCH', orgPath(c.orgA.id, `/devices/${d.id}`), { body: { type: 2 } }),
+        404,
+      );
       expect((await c.request('GET', orgPath(c.orgA.id, `/devices/${d.id}`))).status).toBe(200);
     });
   });

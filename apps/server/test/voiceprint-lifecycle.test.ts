@@ -7,7 +7,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claimJob } from '../src/repositories/jobs.js';
 import { processJob, type VoiceAnalyzer } from '../src/workers/job-processor.js';
 import { TEST_DIALECT } from './support/database.js';
-import { expectError, expectValidation, useContext, WITHOUT_RATE_LIMITS } from './support/expect.js';
+import {
+  expectError,
+  expectValidation,
+  useContext,
+  WITHOUT_RATE_LIMITS,
+} from './support/expect.js';
 import { orgPath, silentWav, wavOf } from './support/fixtures.js';
 import type { TestContext } from './support/context.js';
 
@@ -23,7 +28,9 @@ interface Script {
   snrDb?: number;
 }
 
-const ENGINE_FIXTURES = fileURLToPath(new URL('../../../packages/engine/test/fixtures', import.meta.url));
+const ENGINE_FIXTURES = fileURLToPath(
+  new URL('../../../packages/engine/test/fixtures', import.meta.url),
+);
 const ENGINE_FIXTURE_MODELS = path.join(ENGINE_FIXTURES, 'models');
 const ENGINE_FIXTURE_AUDIO = path.join(ENGINE_FIXTURES, 'audio');
 
@@ -32,7 +39,9 @@ let wavCounter = 0;
 
 /** A distinct 4 s tone: its first sample numbers it, so each recording is a different string. */
 function distinctWav(): string {
-  const samples = new Float32Array(16000 * 4).map((_, i) => 0.25 * Math.sin((2 * Math.PI * 220 * i) / 16000));
+  const samples = new Float32Array(16000 * 4).map(
+    (_, i) => 0.25 * Math.sin((2 * Math.PI * 220 * i) / 16000),
+  );
   samples[0] = ++wavCounter / 32768;
   return wavOf(samples);
 }
@@ -61,7 +70,8 @@ const cosine = (a: ArrayLike<number>, b: ArrayLike<number>) => {
 };
 
 function scriptFor(audio: unknown): Script {
-  const key = typeof audio === 'string' ? audio : Buffer.from(audio as Uint8Array).toString('base64');
+  const key =
+    typeof audio === 'string' ? audio : Buffer.from(audio as Uint8Array).toString('base64');
   const script = scripts.get(key);
   if (!script) throw new Error('unscripted recording');
   if (script.error) throw new EngineError(script.error as never, `scripted ${script.error}`);
@@ -84,7 +94,11 @@ const engine = {
       timings: {},
     };
   },
-  async verify(audio: unknown, voiceprints: Array<{ modelId: string; embedding: Float32Array }>, opts: { threshold: number }) {
+  async verify(
+    audio: unknown,
+    voiceprints: Array<{ modelId: string; embedding: Float32Array }>,
+    opts: { threshold: number },
+  ) {
     const script = scriptFor(audio);
     engine.verifyCalls.push(voiceprints.length);
     const mean = new Float32Array(script.embedding.length);
@@ -101,7 +115,14 @@ const engine = {
       bonafideProbability: script.bonafide ?? 0.99,
       speakerModelId: 'fake-speaker-v1',
       qualityScore: 0.8,
-      ...(script.upgrade ? { upgradeSample: { modelId: 'fake-speaker-v2', embedding: Float32Array.from(script.embedding) } } : {}),
+      ...(script.upgrade
+        ? {
+            upgradeSample: {
+              modelId: 'fake-speaker-v2',
+              embedding: Float32Array.from(script.embedding),
+            },
+          }
+        : {}),
       timings: {},
     };
   },
@@ -116,7 +137,13 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
     c.request('PATCH', settingsPath(c), { body: { org_id: c.orgA.id, settings } });
 
   async function ready(c: TestContext) {
-    const res = await patchSettings(c, { callback_url: callback, match_threshold: null, deepfake_threshold: null, enrollment_deepfake_threshold: null, reject_deepfake_enrollments: true });
+    const res = await patchSettings(c, {
+      callback_url: callback,
+      match_threshold: null,
+      deepfake_threshold: null,
+      enrollment_deepfake_threshold: null,
+      reject_deepfake_enrollments: true,
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
   }
 
@@ -130,19 +157,33 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
     }
   }
 
-  async function submit(c: TestContext, kind: 'enrollments' | 'verifications', body: Record<string, unknown>) {
+  async function submit(
+    c: TestContext,
+    kind: 'enrollments' | 'verifications',
+    body: Record<string, unknown>,
+  ) {
     const request_uuid = randomUUID();
-    const res = await c.request('POST', orgPath(c.orgA.id, `/${kind}`), { body: { request_uuid, ...body } });
+    const res = await c.request('POST', orgPath(c.orgA.id, `/${kind}`), {
+      body: { request_uuid, ...body },
+    });
     return { res, request_uuid };
   }
 
   async function webhookFor(c: TestContext, requestUuid: string) {
-    const row = await c.db.selectFrom('webhook_deliveries').select('payload').where('request_uuid', '=', requestUuid).executeTakeFirstOrThrow();
+    const row = await c.db
+      .selectFrom('webhook_deliveries')
+      .select('payload')
+      .where('request_uuid', '=', requestUuid)
+      .executeTakeFirstOrThrow();
     return JSON.parse(row.payload);
   }
 
   /** Submits, processes and returns the webhook payload and the request record. */
-  async function complete(c: TestContext, kind: 'enrollments' | 'verifications', body: Record<string, unknown>) {
+  async function complete(
+    c: TestContext,
+    kind: 'enrollments' | 'verifications',
+    body: Record<string, unknown>,
+  ) {
     const { res, request_uuid } = await submit(c, kind, body);
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     await runJobs(c);
@@ -152,14 +193,24 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
   }
 
   const enrol = (c: TestContext, externalId: string, audio: string, mode?: string) =>
-    complete(c, 'enrollments', { external_id: externalId, voice_data: audio, ...(mode ? { mode } : {}) });
-  const verify = (c: TestContext, externalId: string, audio: string) => complete(c, 'verifications', { external_id: externalId, voice_data: audio });
+    complete(c, 'enrollments', {
+      external_id: externalId,
+      voice_data: audio,
+      ...(mode ? { mode } : {}),
+    });
+  const verify = (c: TestContext, externalId: string, audio: string) =>
+    complete(c, 'verifications', { external_id: externalId, voice_data: audio });
 
   async function storedSamples(c: TestContext, externalId: string) {
     return c.db
       .selectFrom('voiceprint_samples')
       .innerJoin('users', 'users.id', 'voiceprint_samples.user_id')
-      .select(['voiceprint_samples.id', 'voiceprint_samples.model_id', 'voiceprint_samples.seal_version', 'voiceprint_samples.sealed_embedding'])
+      .select([
+        'voiceprint_samples.id',
+        'voiceprint_samples.model_id',
+        'voiceprint_samples.seal_version',
+        'voiceprint_samples.sealed_embedding',
+      ])
       .where('users.org_id', '=', c.orgA.id)
       .where('users.external_id', '=', externalId)
       .orderBy('voiceprint_samples.id')
@@ -175,14 +226,35 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       const c = ctx();
       await ready(c);
       const initial = await c.request('GET', settingsPath(c));
-      expect(initial.body.settings).toMatchObject({ match_threshold: null, deepfake_threshold: null, reject_deepfake_enrollments: true });
-      const set = await patchSettings(c, { match_threshold: 0.7, deepfake_threshold: 0.25, reject_deepfake_enrollments: false });
+      expect(initial.body.settings).toMatchObject({
+        match_threshold: null,
+        deepfake_threshold: null,
+        reject_deepfake_enrollments: true,
+      });
+      const set = await patchSettings(c, {
+        match_threshold: 0.7,
+        deepfake_threshold: 0.25,
+        reject_deepfake_enrollments: false,
+      });
       expect(set.status).toBe(200);
-      expect(set.body.settings).toMatchObject({ match_threshold: 0.7, deepfake_threshold: 0.25, reject_deepfake_enrollments: false, callback_url: callback });
+      expect(set.body.settings).toMatchObject({
+        match_threshold: 0.7,
+        deepfake_threshold: 0.25,
+        reject_deepfake_enrollments: false,
+        callback_url: callback,
+      });
       const edges = await patchSettings(c, { match_threshold: 0, deepfake_threshold: 1 });
-      expect(edges.body.settings).toMatchObject({ match_threshold: 0, deepfake_threshold: 1, reject_deepfake_enrollments: false });
+      expect(edges.body.settings).toMatchObject({
+        match_threshold: 0,
+        deepfake_threshold: 1,
+        reject_deepfake_enrollments: false,
+      });
       const reset = await patchSettings(c, { match_threshold: null, deepfake_threshold: null });
-      expect(reset.body.settings).toMatchObject({ match_threshold: null, deepfake_threshold: null, reject_deepfake_enrollments: false });
+      expect(reset.body.settings).toMatchObject({
+        match_threshold: null,
+        deepfake_threshold: null,
+        reject_deepfake_enrollments: false,
+      });
       expect((await c.request('GET', settingsPath(c))).body.settings).toEqual(reset.body.settings);
     });
 
@@ -193,14 +265,30 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       for (const [settings, fields] of [
         [{ match_threshold: 1.01 }, [{ field: 'settings.match_threshold', code: 'out_of_range' }]],
         [{ match_threshold: -0.1 }, [{ field: 'settings.match_threshold', code: 'out_of_range' }]],
-        [{ deepfake_threshold: 2 }, [{ field: 'settings.deepfake_threshold', code: 'out_of_range' }]],
-        [{ deepfake_threshold: '0.5' }, [{ field: 'settings.deepfake_threshold', code: 'invalid_type' }]],
-        [{ reject_deepfake_enrollments: 'no' }, [{ field: 'settings.reject_deepfake_enrollments', code: 'invalid_type' }]],
-        [{ match_threshold: 7, deepfake_threshold: -1 }, [{ field: 'settings.match_threshold' }, { field: 'settings.deepfake_threshold' }]],
+        [
+          { deepfake_threshold: 2 },
+          [{ field: 'settings.deepfake_threshold', code: 'out_of_range' }],
+        ],
+        [
+          { deepfake_threshold: '0.5' },
+          [{ field: 'settings.deepfake_threshold', code: 'invalid_type' }],
+        ],
+        [
+          { reject_deepfake_enrollments: 'no' },
+          [{ field: 'settings.reject_deepfake_enrollments', code: 'invalid_type' }],
+        ],
+        [
+          { match_threshold: 7, deepfake_threshold: -1 },
+          [{ field: 'settings.match_threshold' }, { field: 'settings.deepfake_threshold' }],
+        ],
       ] as const) {
         expectValidation(await patchSettings(c, settings), [...fields] as never);
       }
-      expect((await c.request('GET', settingsPath(c))).body.settings).toMatchObject({ match_threshold: 0.8, deepfake_threshold: null, reject_deepfake_enrollments: true });
+      expect((await c.request('GET', settingsPath(c))).body.settings).toMatchObject({
+        match_threshold: 0.8,
+        deepfake_threshold: null,
+        reject_deepfake_enrollments: true,
+      });
     });
   });
 
@@ -208,7 +296,11 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
     it('new: enrolled with one sample, mode, deepfake_score and models in the webhook and the record', async () => {
       const c = ctx();
       await ready(c);
-      const { event, record } = await enrol(c, 'new-user', recording({ embedding: SPEAKER_A, bonafide: 0.9 }));
+      const { event, record } = await enrol(
+        c,
+        'new-user',
+        recording({ embedding: SPEAKER_A, bonafide: 0.9 }),
+      );
       expect(event).toMatchObject({
         event_type: 'enrollment.completed',
         status: 'enrolled',
@@ -219,22 +311,38 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
         models: { speaker: 'fake-speaker-v1', spoof: 'fake-spoof-v1' },
       });
       expect(event.user_id).toEqual(expect.any(Number));
-      expect(record).toMatchObject({ status: 'completed', mode: 'new', samples: 1, deepfake_score: 0.1, models: { speaker: 'fake-speaker-v1', spoof: 'fake-spoof-v1' }, user_id: event.user_id });
+      expect(record).toMatchObject({
+        status: 'completed',
+        mode: 'new',
+        samples: 1,
+        deepfake_score: 0.1,
+        models: { speaker: 'fake-speaker-v1', spoof: 'fake-spoof-v1' },
+        user_id: event.user_id,
+      });
       const samples = await storedSamples(c, 'new-user');
       expect(samples).toHaveLength(1);
       expect(samples[0]).toMatchObject({ model_id: 'fake-speaker-v1', seal_version: 2 });
       expect(samples[0]!.sealed_embedding).toMatch(/^v1\./);
       // mode "new" for an enrolled external_id is still 409.
-      const again = await submit(c, 'enrollments', { external_id: 'new-user', voice_data: recording({ embedding: SPEAKER_A }) });
+      const again = await submit(c, 'enrollments', {
+        external_id: 'new-user',
+        voice_data: recording({ embedding: SPEAKER_A }),
+      });
       expectError(again.res, 409, undefined, 'already_enrolled');
     });
 
     it('add to an external_id without a voiceprint is 404 {code, message}', async () => {
       const c = ctx();
       await ready(c);
-      const { res } = await submit(c, 'enrollments', { external_id: 'nobody', mode: 'add', voice_data: recording({ embedding: SPEAKER_A }) });
+      const { res } = await submit(c, 'enrollments', {
+        external_id: 'nobody',
+        mode: 'add',
+        voice_data: recording({ embedding: SPEAKER_A }),
+      });
       expectError(res, 404, /voiceprint/, 'user_not_enrolled');
-      expect(await c.db.selectFrom('jobs').select('id').where('external_id', '=', 'nobody').execute()).toEqual([]);
+      expect(
+        await c.db.selectFrom('jobs').select('id').where('external_id', '=', 'nobody').execute(),
+      ).toEqual([]);
     });
 
     it('add: each recording is one more sample, verification compares with all of them; the 11th is 409', async () => {
@@ -242,7 +350,12 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       await ready(c);
       await enrol(c, 'adder', recording({ embedding: SPEAKER_A }));
       for (let n = 2; n <= 10; n++) {
-        const { event, record } = await enrol(c, 'adder', recording({ embedding: n % 2 ? SPEAKER_A : NEAR_A }), 'add');
+        const { event, record } = await enrol(
+          c,
+          'adder',
+          recording({ embedding: n % 2 ? SPEAKER_A : NEAR_A }),
+          'add',
+        );
         expect(event).toMatchObject({ status: 'enrolled', mode: 'add', samples: n });
         expect(record).toMatchObject({ mode: 'add', samples: n });
       }
@@ -251,7 +364,11 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       expect(event.result).toBe('verified');
       expect(engine.verifyCalls).toEqual([10]);
 
-      const eleventh = await submit(c, 'enrollments', { external_id: 'adder', mode: 'add', voice_data: recording({ embedding: SPEAKER_A }) });
+      const eleventh = await submit(c, 'enrollments', {
+        external_id: 'adder',
+        mode: 'add',
+        voice_data: recording({ embedding: SPEAKER_A }),
+      });
       expectError(eleventh.res, 409, /maximum of 10/, 'voiceprint_full');
       expect(await storedSamples(c, 'adder')).toHaveLength(10);
     });
@@ -263,14 +380,42 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       await enrol(c, 'keeper', recording({ embedding: SPEAKER_A }), 'add');
       const before = await storedSamples(c, 'keeper');
 
-      const short = await enrol(c, 'keeper', recording({ embedding: SPEAKER_B, error: 'insufficient_speech' }), 'add');
-      expect(short.event).toMatchObject({ status: 'failed', mode: 'add', failure_reason: 'insufficient_speech', samples: 2, user_id: null });
-      expect(short.record).toMatchObject({ status: 'failed', failure_reason: 'insufficient_speech', samples: 2 });
-      const fake = await enrol(c, 'keeper', recording({ embedding: SPEAKER_B, bonafide: 0.05 }), 'add');
-      expect(fake.event).toMatchObject({ status: 'failed', mode: 'add', failure_reason: 'deepfake_detected', samples: 2, deepfake_score: 0.95 });
+      const short = await enrol(
+        c,
+        'keeper',
+        recording({ embedding: SPEAKER_B, error: 'insufficient_speech' }),
+        'add',
+      );
+      expect(short.event).toMatchObject({
+        status: 'failed',
+        mode: 'add',
+        failure_reason: 'insufficient_speech',
+        samples: 2,
+        user_id: null,
+      });
+      expect(short.record).toMatchObject({
+        status: 'failed',
+        failure_reason: 'insufficient_speech',
+        samples: 2,
+      });
+      const fake = await enrol(
+        c,
+        'keeper',
+        recording({ embedding: SPEAKER_B, bonafide: 0.05 }),
+        'add',
+      );
+      expect(fake.event).toMatchObject({
+        status: 'failed',
+        mode: 'add',
+        failure_reason: 'deepfake_detected',
+        samples: 2,
+        deepfake_score: 0.95,
+      });
 
       expect(await storedSamples(c, 'keeper')).toEqual(before);
-      expect((await verify(c, 'keeper', recording({ embedding: SPEAKER_A }))).event.result).toBe('verified');
+      expect((await verify(c, 'keeper', recording({ embedding: SPEAKER_A }))).event.result).toBe(
+        'verified',
+      );
     });
 
     it('replace keeps the old voiceprint working until the new one is stored, then only the new one counts', async () => {
@@ -281,13 +426,30 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       const oldSamples = await storedSamples(c, 'mover');
 
       // A replacement that fails changes nothing.
-      const failed = await enrol(c, 'mover', recording({ embedding: SPEAKER_B, error: 'silent_audio' }), 'replace');
-      expect(failed.event).toMatchObject({ status: 'failed', mode: 'replace', failure_reason: 'silent_audio', samples: 2 });
+      const failed = await enrol(
+        c,
+        'mover',
+        recording({ embedding: SPEAKER_B, error: 'silent_audio' }),
+        'replace',
+      );
+      expect(failed.event).toMatchObject({
+        status: 'failed',
+        mode: 'replace',
+        failure_reason: 'silent_audio',
+        samples: 2,
+      });
       expect(await storedSamples(c, 'mover')).toEqual(oldSamples);
 
       // Queued but not yet processed: a verification processed before it still uses the old voiceprint.
-      const verification = await submit(c, 'verifications', { external_id: 'mover', voice_data: recording({ embedding: SPEAKER_A }) });
-      const replacement = await submit(c, 'enrollments', { external_id: 'mover', mode: 'replace', voice_data: recording({ embedding: SPEAKER_B }) });
+      const verification = await submit(c, 'verifications', {
+        external_id: 'mover',
+        voice_data: recording({ embedding: SPEAKER_A }),
+      });
+      const replacement = await submit(c, 'enrollments', {
+        external_id: 'mover',
+        mode: 'replace',
+        voice_data: recording({ embedding: SPEAKER_B }),
+      });
       expect(verification.res.status).toBe(202);
       expect(replacement.res.status).toBe(202);
       const job = await claimJob(c.db, c.database.dialect, 'test-worker', 60_000);
@@ -304,31 +466,59 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       expect(oldSamples.map((s) => s.id)).not.toContain(newSamples[0]!.id);
       // Same user, new voice.
       expect(replaced.user_id).toBe(first.event.user_id);
-      expect((await verify(c, 'mover', recording({ embedding: SPEAKER_A }))).event.result).toBe('rejected');
-      expect((await verify(c, 'mover', recording({ embedding: SPEAKER_B }))).event.result).toBe('verified');
-      expect(await c.db.selectFrom('voiceprints').innerJoin('users', 'users.id', 'voiceprints.user_id').select('voiceprints.id').where('users.external_id', '=', 'mover').execute()).toHaveLength(1);
+      expect((await verify(c, 'mover', recording({ embedding: SPEAKER_A }))).event.result).toBe(
+        'rejected',
+      );
+      expect((await verify(c, 'mover', recording({ embedding: SPEAKER_B }))).event.result).toBe(
+        'verified',
+      );
+      expect(
+        await c.db
+          .selectFrom('voiceprints')
+          .innerJoin('users', 'users.id', 'voiceprints.user_id')
+          .select('voiceprints.id')
+          .where('users.external_id', '=', 'mover')
+          .execute(),
+      ).toHaveLength(1);
     });
 
     it('replace enrols an external_id that has no user yet', async () => {
       const c = ctx();
       await ready(c);
-      const { event } = await enrol(c, 'fresh-replace', recording({ embedding: SPEAKER_B }), 'replace');
+      const { event } = await enrol(
+        c,
+        'fresh-replace',
+        recording({ embedding: SPEAKER_B }),
+        'replace',
+      );
       expect(event).toMatchObject({ status: 'enrolled', mode: 'replace', samples: 1 });
-      expect((await verify(c, 'fresh-replace', recording({ embedding: SPEAKER_B }))).event.result).toBe('verified');
+      expect(
+        (await verify(c, 'fresh-replace', recording({ embedding: SPEAKER_B }))).event.result,
+      ).toBe('verified');
     });
 
     it('mode is validated; replaying a request_uuid with another mode is 409', async () => {
       const c = ctx();
       await ready(c);
-      const bad = await submit(c, 'enrollments', { external_id: 'x', mode: 'merge', voice_data: recording({ embedding: SPEAKER_A }) });
+      const bad = await submit(c, 'enrollments', {
+        external_id: 'x',
+        mode: 'merge',
+        voice_data: recording({ embedding: SPEAKER_A }),
+      });
       expectValidation(bad.res, ['mode']);
       const audio = recording({ embedding: SPEAKER_A });
       const request_uuid = randomUUID();
-      const first = await c.request('POST', orgPath(c.orgA.id, '/enrollments'), { body: { request_uuid, external_id: 'replayed', voice_data: audio, mode: 'replace' } });
+      const first = await c.request('POST', orgPath(c.orgA.id, '/enrollments'), {
+        body: { request_uuid, external_id: 'replayed', voice_data: audio, mode: 'replace' },
+      });
       expect(first.status).toBe(202);
-      const same = await c.request('POST', orgPath(c.orgA.id, '/enrollments'), { body: { request_uuid, external_id: 'replayed', voice_data: audio, mode: 'replace' } });
+      const same = await c.request('POST', orgPath(c.orgA.id, '/enrollments'), {
+        body: { request_uuid, external_id: 'replayed', voice_data: audio, mode: 'replace' },
+      });
       expect(same.status).toBe(202);
-      const other = await c.request('POST', orgPath(c.orgA.id, '/enrollments'), { body: { request_uuid, external_id: 'replayed', voice_data: audio, mode: 'new' } });
+      const other = await c.request('POST', orgPath(c.orgA.id, '/enrollments'), {
+        body: { request_uuid, external_id: 'replayed', voice_data: audio, mode: 'new' },
+      });
       expectError(other, 409, undefined, 'request_uuid_reused');
       await runJobs(c);
     });
@@ -339,12 +529,35 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       const { event } = await enrol(c, 'leaver', recording({ embedding: SPEAKER_A }));
       await enrol(c, 'leaver', recording({ embedding: SPEAKER_A }), 'add');
       await enrol(c, 'leaver', recording({ embedding: SPEAKER_A }), 'add');
-      expect(await c.db.selectFrom('voiceprint_samples').select('id').where('user_id', '=', event.user_id).execute()).toHaveLength(3);
-      expect((await c.request('DELETE', orgPath(c.orgA.id, `/users/${event.user_id}`))).status).toBe(200);
-      expect(await c.db.selectFrom('voiceprint_samples').select('id').where('user_id', '=', event.user_id).execute()).toEqual([]);
-      expect(await c.db.selectFrom('voiceprints').select('id').where('user_id', '=', event.user_id).execute()).toEqual([]);
+      expect(
+        await c.db
+          .selectFrom('voiceprint_samples')
+          .select('id')
+          .where('user_id', '=', event.user_id)
+          .execute(),
+      ).toHaveLength(3);
+      expect(
+        (await c.request('DELETE', orgPath(c.orgA.id, `/users/${event.user_id}`))).status,
+      ).toBe(200);
+      expect(
+        await c.db
+          .selectFrom('voiceprint_samples')
+          .select('id')
+          .where('user_id', '=', event.user_id)
+          .execute(),
+      ).toEqual([]);
+      expect(
+        await c.db
+          .selectFrom('voiceprints')
+          .select('id')
+          .where('user_id', '=', event.user_id)
+          .execute(),
+      ).toEqual([]);
       // Enrolling again starts from nothing.
-      expect((await enrol(c, 'leaver', recording({ embedding: SPEAKER_B }))).event).toMatchObject({ status: 'enrolled', samples: 1 });
+      expect((await enrol(c, 'leaver', recording({ embedding: SPEAKER_B }))).event).toMatchObject({
+        status: 'enrolled',
+        samples: 1,
+      });
     });
   });
 
@@ -352,13 +565,38 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
     it('a recording judged synthetic fails with deepfake_detected and stores nothing', async () => {
       const c = ctx();
       await ready(c);
-      const { event, record } = await enrol(c, 'cloned', recording({ embedding: SPEAKER_A, bonafide: 0.2 }));
-      expect(event).toMatchObject({ status: 'failed', failure_reason: 'deepfake_detected', user_id: null, samples: 0, deepfake_score: 0.8, mode: 'new' });
-      expect(record).toMatchObject({ status: 'failed', failure_reason: 'deepfake_detected', user_id: null, deepfake_score: 0.8 });
-      expect(await c.db.selectFrom('users').select('id').where('org_id', '=', c.orgA.id).where('external_id', '=', 'cloned').execute()).toEqual([]);
+      const { event, record } = await enrol(
+        c,
+        'cloned',
+        recording({ embedding: SPEAKER_A, bonafide: 0.2 }),
+      );
+      expect(event).toMatchObject({
+        status: 'failed',
+        failure_reason: 'deepfake_detected',
+        user_id: null,
+        samples: 0,
+        deepfake_score: 0.8,
+        mode: 'new',
+      });
+      expect(record).toMatchObject({
+        status: 'failed',
+        failure_reason: 'deepfake_detected',
+        user_id: null,
+        deepfake_score: 0.8,
+      });
+      expect(
+        await c.db
+          .selectFrom('users')
+          .select('id')
+          .where('org_id', '=', c.orgA.id)
+          .where('external_id', '=', 'cloned')
+          .execute(),
+      ).toEqual([]);
       expect(await storedSamples(c, 'cloned')).toEqual([]);
       // Nothing was stored, so the same person may enrol again with a real recording.
-      expect((await enrol(c, 'cloned', recording({ embedding: SPEAKER_A }))).event.status).toBe('enrolled');
+      expect((await enrol(c, 'cloned', recording({ embedding: SPEAKER_A }))).event.status).toBe(
+        'enrolled',
+      );
     });
 
     it('the organisation threshold decides, and reject_deepfake_enrollments: false lets it through', async () => {
@@ -367,9 +605,15 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       const borderline = { embedding: SPEAKER_A, bonafide: 0.7 }; // deepfake_score 0.3
       expect((await enrol(c, 'border-1', recording(borderline))).event.status).toBe('enrolled');
       await patchSettings(c, { enrollment_deepfake_threshold: 0.25 });
-      expect((await enrol(c, 'border-2', recording(borderline))).event).toMatchObject({ status: 'failed', failure_reason: 'deepfake_detected' });
+      expect((await enrol(c, 'border-2', recording(borderline))).event).toMatchObject({
+        status: 'failed',
+        failure_reason: 'deepfake_detected',
+      });
       await patchSettings(c, { reject_deepfake_enrollments: false });
-      expect((await enrol(c, 'border-3', recording(borderline))).event).toMatchObject({ status: 'enrolled', deepfake_score: 0.3 });
+      expect((await enrol(c, 'border-3', recording(borderline))).event).toMatchObject({
+        status: 'enrolled',
+        deepfake_score: 0.3,
+      });
     });
   });
 
@@ -382,21 +626,39 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       expect(enrolled.event).toMatchObject({ status: 'enrolled', deepfake_score: 0.6 });
       expect(enrolled.record).toMatchObject({ status: 'completed', deepfake_threshold: 0.75 });
       const verified = await verify(c, 'doubtful', recording(doubtful));
-      expect(verified.event).toMatchObject({ result: 'verified', deepfake_detected: true, deepfake_score: 0.6, deepfake_threshold: 0.5 });
+      expect(verified.event).toMatchObject({
+        result: 'verified',
+        deepfake_detected: true,
+        deepfake_score: 0.6,
+        deepfake_threshold: 0.5,
+      });
 
       const settings = await patchSettings(c, { enrollment_deepfake_threshold: 0.55 });
-      expect(settings.body.settings).toMatchObject({ deepfake_threshold: null, enrollment_deepfake_threshold: 0.55 });
+      expect(settings.body.settings).toMatchObject({
+        deepfake_threshold: null,
+        enrollment_deepfake_threshold: 0.55,
+      });
       const refused = await enrol(c, 'doubtful-2', recording(doubtful));
-      expect(refused.event).toMatchObject({ status: 'failed', failure_reason: 'deepfake_detected', deepfake_score: 0.6 });
+      expect(refused.event).toMatchObject({
+        status: 'failed',
+        failure_reason: 'deepfake_detected',
+        deepfake_score: 0.6,
+      });
       expect(refused.record).toMatchObject({ deepfake_threshold: 0.55 });
       // The verification threshold is not affected by the enrolment one.
-      expect((await verify(c, 'doubtful', recording({ embedding: SPEAKER_A, bonafide: 0.45 }))).event).toMatchObject({ deepfake_detected: true, deepfake_threshold: 0.5 });
+      expect(
+        (await verify(c, 'doubtful', recording({ embedding: SPEAKER_A, bonafide: 0.45 }))).event,
+      ).toMatchObject({ deepfake_detected: true, deepfake_threshold: 0.5 });
 
       const reset = await patchSettings(c, { enrollment_deepfake_threshold: null });
       expect(reset.body.settings.enrollment_deepfake_threshold).toBeNull();
       expect((await enrol(c, 'doubtful-3', recording(doubtful))).event.status).toBe('enrolled');
-      expectValidation(await patchSettings(c, { enrollment_deepfake_threshold: 1.5 }), [{ field: 'settings.enrollment_deepfake_threshold', code: 'out_of_range' }]);
-      expectValidation(await patchSettings(c, { enrollment_deepfake_threshold: 'high' }), [{ field: 'settings.enrollment_deepfake_threshold', code: 'invalid_type' }]);
+      expectValidation(await patchSettings(c, { enrollment_deepfake_threshold: 1.5 }), [
+        { field: 'settings.enrollment_deepfake_threshold', code: 'out_of_range' },
+      ]);
+      expectValidation(await patchSettings(c, { enrollment_deepfake_threshold: 'high' }), [
+        { field: 'settings.enrollment_deepfake_threshold', code: 'invalid_type' },
+      ]);
     });
   });
 
@@ -405,15 +667,45 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       const c = ctx();
       await ready(c);
       await enrol(c, 'upgrader', recording({ embedding: SPEAKER_A }));
-      const deepfake = await verify(c, 'upgrader', recording({ embedding: SPEAKER_A, bonafide: 0.2, upgrade: true }));
-      expect(deepfake.event).toMatchObject({ result: 'verified', deepfake_detected: true, voiceprint_upgraded: false });
-      const impostor = await verify(c, 'upgrader', recording({ embedding: SPEAKER_B, upgrade: true }));
+      const deepfake = await verify(
+        c,
+        'upgrader',
+        recording({ embedding: SPEAKER_A, bonafide: 0.2, upgrade: true }),
+      );
+      expect(deepfake.event).toMatchObject({
+        result: 'verified',
+        deepfake_detected: true,
+        voiceprint_upgraded: false,
+      });
+      const impostor = await verify(
+        c,
+        'upgrader',
+        recording({ embedding: SPEAKER_B, upgrade: true }),
+      );
       expect(impostor.event).toMatchObject({ result: 'rejected', voiceprint_upgraded: false });
-      const inconclusive = await verify(c, 'upgrader', recording({ embedding: SPEAKER_A, snrDb: 1, upgrade: true }));
-      expect(inconclusive.event).toMatchObject({ result: 'inconclusive', voiceprint_upgraded: false });
-      expect((await storedSamples(c, 'upgrader')).map((s) => s.model_id)).toEqual(['fake-speaker-v1']);
-      const genuine = await verify(c, 'upgrader', recording({ embedding: SPEAKER_A, upgrade: true }));
-      expect(genuine.event).toMatchObject({ result: 'verified', deepfake_detected: false, voiceprint_upgraded: true, models: { speaker: 'fake-speaker-v1' } });
+      const inconclusive = await verify(
+        c,
+        'upgrader',
+        recording({ embedding: SPEAKER_A, snrDb: 1, upgrade: true }),
+      );
+      expect(inconclusive.event).toMatchObject({
+        result: 'inconclusive',
+        voiceprint_upgraded: false,
+      });
+      expect((await storedSamples(c, 'upgrader')).map((s) => s.model_id)).toEqual([
+        'fake-speaker-v1',
+      ]);
+      const genuine = await verify(
+        c,
+        'upgrader',
+        recording({ embedding: SPEAKER_A, upgrade: true }),
+      );
+      expect(genuine.event).toMatchObject({
+        result: 'verified',
+        deepfake_detected: false,
+        voiceprint_upgraded: true,
+        models: { speaker: 'fake-speaker-v1' },
+      });
       expect(genuine.record).toMatchObject({ voiceprint_upgraded: true });
       const samples = await storedSamples(c, 'upgrader');
       expect(samples.map((s) => s.model_id)).toEqual(['fake-speaker-v1', 'fake-speaker-v2']);
@@ -439,15 +731,35 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
         failure_reason: null,
         models: { speaker: 'fake-speaker-v1', spoof: 'fake-spoof-v1' },
       });
-      expect(byDefault.record).toMatchObject({ result: 'rejected', match_threshold: c.config.MATCH_THRESHOLD, deepfake_threshold: 0.5, deepfake_score: 0.3, mode: null, samples: null });
+      expect(byDefault.record).toMatchObject({
+        result: 'rejected',
+        match_threshold: c.config.MATCH_THRESHOLD,
+        deepfake_threshold: 0.5,
+        deepfake_score: 0.3,
+        mode: null,
+        samples: null,
+      });
 
       await patchSettings(c, { match_threshold: 0.75, deepfake_threshold: 0.3 });
       const lenient = await verify(c, 'threshold-user', recording(probe));
-      expect(lenient.event).toMatchObject({ result: 'verified', match_score: 0.8, match_threshold: 0.75, deepfake_detected: true, deepfake_threshold: 0.3 });
-      expect(lenient.record).toMatchObject({ result: 'verified', deepfake_detected: true, match_threshold: 0.75 });
+      expect(lenient.event).toMatchObject({
+        result: 'verified',
+        match_score: 0.8,
+        match_threshold: 0.75,
+        deepfake_detected: true,
+        deepfake_threshold: 0.3,
+      });
+      expect(lenient.record).toMatchObject({
+        result: 'verified',
+        deepfake_detected: true,
+        match_threshold: 0.75,
+      });
 
       await patchSettings(c, { match_threshold: null, deepfake_threshold: null });
-      expect((await verify(c, 'threshold-user', recording(probe))).event).toMatchObject({ result: 'rejected', deepfake_detected: false });
+      expect((await verify(c, 'threshold-user', recording(probe))).event).toMatchObject({
+        result: 'rejected',
+        deepfake_detected: false,
+      });
     });
 
     it('failure_reason is the engine code when inconclusive', async () => {
@@ -456,15 +768,28 @@ describe(`voiceprint lifecycle: enrolment modes, deepfake gate, decision setting
       await enrol(c, 'noisy-user', recording({ embedding: SPEAKER_A }));
       const noisy = await verify(c, 'noisy-user', recording({ embedding: SPEAKER_A, snrDb: 1 }));
       expect(noisy.event).toMatchObject({ result: 'inconclusive', failure_reason: 'low_snr' });
-      const short = await verify(c, 'noisy-user', recording({ embedding: SPEAKER_A, error: 'insufficient_speech' }));
-      expect(short.event).toMatchObject({ result: 'inconclusive', failure_reason: 'insufficient_speech', deepfake_score: null });
+      const short = await verify(
+        c,
+        'noisy-user',
+        recording({ embedding: SPEAKER_A, error: 'insufficient_speech' }),
+      );
+      expect(short.event).toMatchObject({
+        result: 'inconclusive',
+        failure_reason: 'insufficient_speech',
+        deepfake_score: null,
+      });
       expect(short.record).toMatchObject({ failure_reason: 'insufficient_speech' });
     });
   });
 });
 
 describe(`audio pre-check: POST /organisations/{org_id}/audio-checks (${TEST_DIALECT})`, () => {
-  const ctx = useContext({ RATE_LIMIT_TOKEN_BURST: '3', RATE_LIMIT_TOKEN_RPS: '0.001', RATE_LIMIT_TRIAL_BURST: '3', RATE_LIMIT_TRIAL_RPS: '0.001' });
+  const ctx = useContext({
+    RATE_LIMIT_TOKEN_BURST: '3',
+    RATE_LIMIT_TOKEN_RPS: '0.001',
+    RATE_LIMIT_TRIAL_BURST: '3',
+    RATE_LIMIT_TRIAL_RPS: '0.001',
+  });
   // The token bucket allows 3 calls: each test uses an organisation (and token) of its own.
   const freshOrg = async (c: TestContext, name: string) => {
     const org = await c.makeOrg(name);
@@ -474,7 +799,11 @@ describe(`audio pre-check: POST /organisations/{org_id}/audio-checks (${TEST_DIA
 
   beforeAll(async () => {
     // The real engine (pool, VAD), with the engine package's tiny fixture models.
-    realEngine = await createEngine({ modelsDir: ENGINE_FIXTURE_MODELS, threads: 1, warmup: false });
+    realEngine = await createEngine({
+      modelsDir: ENGINE_FIXTURE_MODELS,
+      threads: 1,
+      warmup: false,
+    });
   });
   afterAll(() => realEngine?.close());
 
@@ -486,26 +815,63 @@ describe(`audio pre-check: POST /organisations/{org_id}/audio-checks (${TEST_DIA
     const jobsBefore = await c.db.selectFrom('jobs').select('id').execute();
     const org = await freshOrg(c, 'Checker');
 
-    const good = await c.request('POST', org.path, { token: org.token, body: { voice_data: speech().toString('base64') } });
+    const good = await c.request('POST', org.path, {
+      token: org.token,
+      body: { voice_data: speech().toString('base64') },
+    });
     expect(good.status, JSON.stringify(good.body)).toBe(200);
-    expect(Object.keys(good.body).sort()).toEqual(['clipping_ratio', 'duration_s', 'format', 'net_speech_s', 'problems', 'sample_rate', 'snr_db', 'usable']);
-    expect(good.body).toMatchObject({ usable: true, format: 'wav', sample_rate: 16000, problems: [] });
+    expect(Object.keys(good.body).sort()).toEqual([
+      'clipping_ratio',
+      'duration_s',
+      'format',
+      'net_speech_s',
+      'problems',
+      'sample_rate',
+      'snr_db',
+      'usable',
+    ]);
+    expect(good.body).toMatchObject({
+      usable: true,
+      format: 'wav',
+      sample_rate: 16000,
+      problems: [],
+    });
     expect(good.body.net_speech_s).toBeGreaterThan(3);
 
     // The first 1.5 s of the same speech (16-bit mono PCM after a 44-byte header).
     const fixture = speech();
-    const pcm = new Int16Array(fixture.buffer.slice(fixture.byteOffset + 44, fixture.byteOffset + 44 + 16000 * 2 * 1.5));
-    const short = await c.request('POST', org.path, { token: org.token, body: { voice_data: wavOf(Float32Array.from(pcm, (x) => x / 32768)) } });
+    const pcm = new Int16Array(
+      fixture.buffer.slice(fixture.byteOffset + 44, fixture.byteOffset + 44 + 16000 * 2 * 1.5),
+    );
+    const short = await c.request('POST', org.path, {
+      token: org.token,
+      body: { voice_data: wavOf(Float32Array.from(pcm, (x) => x / 32768)) },
+    });
     expect(short.status).toBe(200);
     expect(short.body.usable).toBe(false);
-    expect(short.body.problems.map((p: { code: string }) => p.code)).toEqual(['audio_too_short', 'insufficient_speech']);
+    expect(short.body.problems.map((p: { code: string }) => p.code)).toEqual([
+      'audio_too_short',
+      'insufficient_speech',
+    ]);
     expect(short.body.duration_s).toBeCloseTo(1.5, 2);
 
-    const silent = await c.request('POST', org.path, { token: org.token, body: { voice_data: silentWav() } });
+    const silent = await c.request('POST', org.path, {
+      token: org.token,
+      body: { voice_data: silentWav() },
+    });
     expect(silent.status).toBe(200);
-    expect(silent.body).toMatchObject({ usable: false, net_speech_s: 0, snr_db: null, clipping_ratio: 0 });
-    expect(silent.body.problems.map((p: { code: string }) => p.code)).toEqual(['silent_audio', 'insufficient_speech']);
-    for (const p of silent.body.problems) expect(Object.keys(p).sort()).toEqual(['code', 'message']);
+    expect(silent.body).toMatchObject({
+      usable: false,
+      net_speech_s: 0,
+      snr_db: null,
+      clipping_ratio: 0,
+    });
+    expect(silent.body.problems.map((p: { code: string }) => p.code)).toEqual([
+      'silent_audio',
+      'insufficient_speech',
+    ]);
+    for (const p of silent.body.problems)
+      expect(Object.keys(p).sort()).toEqual(['code', 'message']);
 
     expect(await c.db.selectFrom('jobs').select('id').execute()).toEqual(jobsBefore);
   });
@@ -516,13 +882,24 @@ describe(`audio pre-check: POST /organisations/{org_id}/audio-checks (${TEST_DIA
     const a = await freshOrg(c, 'Checker400a');
     for (const [voice_data, code] of [
       ['%%% not base64 %%%', 'invalid_base64'],
-      [Buffer.from('just some text, not a recording').toString('base64'), 'unsupported_audio_format'],
+      [
+        Buffer.from('just some text, not a recording').toString('base64'),
+        'unsupported_audio_format',
+      ],
     ] as const) {
-      expectValidation(await c.request('POST', a.path, { token: a.token, body: { voice_data } }), [{ field: 'voice_data', code }] as never);
+      expectValidation(await c.request('POST', a.path, { token: a.token, body: { voice_data } }), [
+        { field: 'voice_data', code },
+      ] as never);
     }
     const b = await freshOrg(c, 'Checker400b');
     expectValidation(await c.request('POST', b.path, { token: b.token, body: {} }), ['voice_data']);
-    expectValidation(await c.request('POST', b.path, { token: b.token, body: { voice_data: silentWav(1), extra: 1 } }), ['extra']);
+    expectValidation(
+      await c.request('POST', b.path, {
+        token: b.token,
+        body: { voice_data: silentWav(1), extra: 1 },
+      }),
+      ['extra'],
+    );
   });
 
   it('503 without an engine or when the check cannot finish in time; another organisation is 403', async () => {
@@ -530,12 +907,23 @@ describe(`audio pre-check: POST /organisations/{org_id}/audio-checks (${TEST_DIA
     const org = await freshOrg(c, 'NoEngine');
     const body = { voice_data: silentWav() };
     c.deps.audioChecker = undefined;
-    expectError(await c.request('POST', org.path, { token: org.token, body }), 503, undefined, 'unavailable');
-    c.deps.audioChecker = { checkAudio: async () => Promise.reject(new EngineError('timeout', 'the task exceeded the limit')) };
+    expectError(
+      await c.request('POST', org.path, { token: org.token, body }),
+      503,
+      undefined,
+      'unavailable',
+    );
+    c.deps.audioChecker = {
+      checkAudio: async () =>
+        Promise.reject(new EngineError('timeout', 'the task exceeded the limit')),
+    };
     const slow = await c.request('POST', org.path, { token: org.token, body });
     expectError(slow, 503, /longer than/, 'unavailable');
     expect(slow.headers.get('retry-after')).toBe('1');
-    expectError(await c.request('POST', orgPath(c.orgB.id, '/audio-checks'), { token: org.token, body }), 403);
+    expectError(
+      await c.request('POST', orgPath(c.orgB.id, '/audio-checks'), { token: org.token, body }),
+      403,
+    );
   });
 
   it('is rate-limited like every call (429 with Retry-After)', async () => {

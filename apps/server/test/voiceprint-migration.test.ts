@@ -43,20 +43,43 @@ describe(`migration 2026-11-25T0630_voiceprint_samples (${TEST_DIALECT})`, () =>
     const now = new Date().toISOString();
     await (db as any)
       .insertInto('voiceprints')
-      .values({ org_id: org.id, user_id: user.id, model_id: 'speaker-v1', sealed_embedding: sealed, enrolment_fingerprint: null, quality_score: 0.8, created_at: now, updated_at: now })
+      .values({
+        org_id: org.id,
+        user_id: user.id,
+        model_id: 'speaker-v1',
+        sealed_embedding: sealed,
+        enrolment_fingerprint: null,
+        quality_score: 0.8,
+        created_at: now,
+        updated_at: now,
+      })
       .execute();
 
     expect((await migrator.migrateToLatest()).error).toBeUndefined();
     const samples = await db.selectFrom('voiceprint_samples').selectAll().execute();
     expect(samples).toHaveLength(1);
-    expect(samples[0]).toMatchObject({ org_id: org.id, user_id: user.id, model_id: 'speaker-v1', seal_version: 1, sealed_embedding: sealed });
-    const opened = openEmbedding(sealer, { orgId: org.id, userId: user.id, modelId: 'speaker-v1' }, samples[0]!.sealed_embedding, samples[0]!.seal_version);
+    expect(samples[0]).toMatchObject({
+      org_id: org.id,
+      user_id: user.id,
+      model_id: 'speaker-v1',
+      seal_version: 1,
+      sealed_embedding: sealed,
+    });
+    const opened = openEmbedding(
+      sealer,
+      { orgId: org.id, userId: user.id, modelId: 'speaker-v1' },
+      samples[0]!.sealed_embedding,
+      samples[0]!.seal_version,
+    );
     expect(Array.from(opened)).toEqual(Array.from(embedding));
     const voiceprint = await db.selectFrom('voiceprints').selectAll().executeTakeFirstOrThrow();
     expect(voiceprint).not.toHaveProperty('sealed_embedding');
 
     expect((await migrator.migrateTo('2026-11-21T1700_bytewise_text')).error).toBeUndefined();
-    const restored = await (db as any).selectFrom('voiceprints').selectAll().executeTakeFirstOrThrow();
+    const restored = await (db as any)
+      .selectFrom('voiceprints')
+      .selectAll()
+      .executeTakeFirstOrThrow();
     expect(restored.sealed_embedding).toBe(sealed);
   });
 });

@@ -22,7 +22,13 @@ describe('WakeableLoop', () => {
         state.done++;
         return true;
       },
-      { concurrency, pollMs: 60_000, onError: (err) => { throw err; } },
+      {
+        concurrency,
+        pollMs: 60_000,
+        onError: (err) => {
+          throw err;
+        },
+      },
     );
     loop.start();
     return state;

@@ -15,7 +15,16 @@ describe('callback URL policy (SSRF guard)', () => {
     expect(classifyAddress('127.0.0.1')).toBe('loopback');
     expect(classifyAddress('::1')).toBe('loopback');
     expect(classifyAddress('::ffff:127.0.0.1')).toBe('loopback');
-    for (const address of ['10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', 'fe80::1', 'fd00::1', '0.0.0.0']) {
+    for (const address of [
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      'fe80::1',
+      'fd00::1',
+      '0.0.0.0',
+    ]) {
       expect(classifyAddress(address)).toBe('private');
     }
     expect(classifyAddress('93.184.216.34')).toBe('public');
@@ -24,14 +33,20 @@ describe('callback URL policy (SSRF guard)', () => {
 
   it('refuses loopback, private and metadata addresses unless allowed', async () => {
     expect(await callbackUrlProblem('https://127.0.0.1/hook', strict)).toMatch(/loopback/);
-    expect(await callbackUrlProblem('https://169.254.169.254/latest/meta-data', strict)).toMatch(/private/);
+    expect(await callbackUrlProblem('https://169.254.169.254/latest/meta-data', strict)).toMatch(
+      /private/,
+    );
     expect(await callbackUrlProblem('https://[fd00::1]/hook', strict)).toMatch(/private/);
     expect(await callbackUrlProblem('http://localhost:3000/hook', strict)).toMatch(/https/);
     expect(await callbackUrlProblem('http://localhost:3000/hook', local)).toBeNull();
     expect(await callbackUrlProblem('http://10.0.0.1/hook', local)).toMatch(/https/);
-    expect(await callbackUrlProblem('https://user:pw@example.com/hook', local)).toMatch(/credentials/);
+    expect(await callbackUrlProblem('https://user:pw@example.com/hook', local)).toMatch(
+      /credentials/,
+    );
     expect(await callbackUrlProblem('ftp://example.com/x', local)).toMatch(/https|http/);
-    expect(await callbackUrlProblem('https://does-not-exist.invalid/hook', local)).toMatch(/resolved/);
+    expect(await callbackUrlProblem('https://does-not-exist.invalid/hook', local)).toMatch(
+      /resolved/,
+    );
   });
 });
 
@@ -64,11 +79,16 @@ describe('webhook HTTP delivery', () => {
     const secret = generateWebhookSecret();
     const payload = JSON.stringify({ event_type: 'verification.completed', match_score: 0.91 });
     const headers = signatureHeaders([secret], 'msg_test', new Date(), payload);
-    const result = await postJson(`${url}/hook`, payload, headers, { timeoutMs: 2000, policy: local });
+    const result = await postJson(`${url}/hook`, payload, headers, {
+      timeoutMs: 2000,
+      policy: local,
+    });
     expect(result).toEqual({ statusCode: 204, error: null });
     const last = received.at(-1)!;
     expect(last.body).toBe(payload);
-    expect(new Webhook(secret).verify(last.body, last.headers as Record<string, string>)).toEqual(JSON.parse(payload));
+    expect(new Webhook(secret).verify(last.body, last.headers as Record<string, string>)).toEqual(
+      JSON.parse(payload),
+    );
   });
 
   it('refuses to connect to a loopback host when the policy forbids it (checked at connect time)', async () => {
@@ -83,7 +103,12 @@ describe('webhook HTTP delivery', () => {
     const slow = await postJson(`${url}/slow`, '{}', {}, { timeoutMs: 300, policy: local });
     expect(slow.statusCode).toBeNull();
     expect(slow.error).toMatch(/timed out/);
-    const redirect = await postJson(`${url}/redirect`, '{}', {}, { timeoutMs: 2000, policy: local });
+    const redirect = await postJson(
+      `${url}/redirect`,
+      '{}',
+      {},
+      { timeoutMs: 2000, policy: local },
+    );
     expect(redirect.statusCode).toBe(302);
   });
 

@@ -16,7 +16,9 @@ describe(`webhook test events: POST /organisations/{org_id}/webhook-test (${TEST
 
   const testPath = (orgId = ctx().orgA.id) => `/v1/organisations/${orgId}/webhook-test`;
   const setCallback = (callbackUrl: string | null, orgId = ctx().orgA.id) =>
-    ctx().request('PATCH', `/v1/organisations/${orgId}/settings`, { body: { org_id: orgId, settings: { callback_url: callbackUrl } } });
+    ctx().request('PATCH', `/v1/organisations/${orgId}/settings`, {
+      body: { org_id: orgId, settings: { callback_url: callbackUrl } },
+    });
 
   async function deliverAll(): Promise<void> {
     const dispatcher = createWebhookDispatcher(ctx().deps);
@@ -24,7 +26,11 @@ describe(`webhook test events: POST /organisations/{org_id}/webhook-test (${TEST
     try {
       const deadline = Date.now() + 10_000;
       for (;;) {
-        const pending = await ctx().db.selectFrom('webhook_deliveries').select('id').where('status', '=', 'pending').execute();
+        const pending = await ctx()
+          .db.selectFrom('webhook_deliveries')
+          .select('id')
+          .where('status', '=', 'pending')
+          .execute();
         if (pending.length === 0) return;
         if (Date.now() > deadline) throw new Error('deliveries still pending');
         await new Promise((resolve) => setTimeout(resolve, 50));
@@ -38,7 +44,11 @@ describe(`webhook test events: POST /organisations/{org_id}/webhook-test (${TEST
     await setCallback(null);
     const res = await ctx().request('POST', testPath());
     expectError(res, 409, /No callback URL is configured/, 'no_callback_url');
-    const rows = await ctx().db.selectFrom('webhook_deliveries').select('id').where('org_id', '=', ctx().orgA.id).execute();
+    const rows = await ctx()
+      .db.selectFrom('webhook_deliveries')
+      .select('id')
+      .where('org_id', '=', ctx().orgA.id)
+      .execute();
     expect(rows).toHaveLength(0);
   });
 
@@ -47,7 +57,13 @@ describe(`webhook test events: POST /organisations/{org_id}/webhook-test (${TEST
     const before = ctx().signalled.deliveries;
     const res = await ctx().request('POST', testPath());
     expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ event_type: 'webhook.test', status: 'pending', attempts: 0, last_status_code: null, delivered_at: null });
+    expect(res.body).toMatchObject({
+      event_type: 'webhook.test',
+      status: 'pending',
+      attempts: 0,
+      last_status_code: null,
+      delivered_at: null,
+    });
     expect(res.body.webhook_id).toMatch(/^msg_[0-9a-f-]{36}$/);
     expect(res.body.created_at).toMatch(ISO_UTC);
     expect(ctx().signalled.deliveries).toBe(before + 1);
@@ -68,15 +84,29 @@ describe(`webhook test events: POST /organisations/{org_id}/webhook-test (${TEST
       created_at: expect.stringMatching(ISO_UTC),
     });
 
-    const log = await ctx().request('GET', `/v1/organisations/${ctx().orgA.id}/webhook-deliveries?filter=event_type%3Dwebhook.test`);
+    const log = await ctx().request(
+      'GET',
+      `/v1/organisations/${ctx().orgA.id}/webhook-deliveries?filter=event_type%3Dwebhook.test`,
+    );
     expect(log.status).toBe(200);
-    expect(log.body.results).toEqual([expect.objectContaining({ id: res.body.id, webhook_id: res.body.webhook_id, status: 'delivered', attempts: 1, last_status_code: 200 })]);
+    expect(log.body.results).toEqual([
+      expect.objectContaining({
+        id: res.body.id,
+        webhook_id: res.body.webhook_id,
+        status: 'delivered',
+        attempts: 1,
+        last_status_code: 200,
+      }),
+    ]);
   });
 
   it('a test delivery can be redelivered (same webhook-id) like any other', async () => {
     const sent = await ctx().request('POST', testPath());
     await deliverAll();
-    const again = await ctx().request('POST', `/v1/organisations/${ctx().orgA.id}/webhook-deliveries/${sent.body.id}/redeliver`);
+    const again = await ctx().request(
+      'POST',
+      `/v1/organisations/${ctx().orgA.id}/webhook-deliveries/${sent.body.id}/redeliver`,
+    );
     expect(again.status).toBe(202);
     expect(again.body).toMatchObject({ id: sent.body.id, status: 'pending' });
     await deliverAll();
@@ -85,7 +115,11 @@ describe(`webhook test events: POST /organisations/{org_id}/webhook-test (${TEST
 
   it('stays within the organisation: another organisation cannot send or see it', async () => {
     expectForbidden(await ctx().request('POST', testPath(), { token: ctx().orgB.token }));
-    const log = await ctx().request('GET', `/v1/organisations/${ctx().orgB.id}/webhook-deliveries`, { token: ctx().orgB.token });
+    const log = await ctx().request(
+      'GET',
+      `/v1/organisations/${ctx().orgB.id}/webhook-deliveries`,
+      { token: ctx().orgB.token },
+    );
     expect(log.body.results).toEqual([]);
   });
 
@@ -95,8 +129,17 @@ describe(`webhook test events: POST /organisations/{org_id}/webhook-test (${TEST
       await setCallback(failing.url);
       const sent = await ctx().request('POST', testPath());
       await deliverAll();
-      const row = await ctx().db.selectFrom('webhook_deliveries').selectAll().where('id', '=', sent.body.id).executeTakeFirstOrThrow();
-      expect(row).toMatchObject({ status: 'failed', attempts: 3, last_status_code: 500, job_id: null });
+      const row = await ctx()
+        .db.selectFrom('webhook_deliveries')
+        .selectAll()
+        .where('id', '=', sent.body.id)
+        .executeTakeFirstOrThrow();
+      expect(row).toMatchObject({
+        status: 'failed',
+        attempts: 3,
+        last_status_code: 500,
+        job_id: null,
+      });
       expect(failing.calls).toHaveLength(3);
     } finally {
       await failing.close();

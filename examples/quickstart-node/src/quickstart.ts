@@ -92,7 +92,11 @@ async function onWebhook(req: IncomingMessage, res: ServerResponse): Promise<voi
   for await (const chunk of req) chunks.push(chunk as Buffer);
   let event: VoxkeyEvent;
   try {
-    event = verifyWebhook({ secret: webhookSecret, headers: req.headers, body: Buffer.concat(chunks) });
+    event = verifyWebhook({
+      secret: webhookSecret,
+      headers: req.headers,
+      body: Buffer.concat(chunks),
+    });
   } catch (error) {
     if (error instanceof WebhookVerificationError) {
       console.warn(`Rejected a webhook call: ${error.reason}`);
@@ -148,12 +152,18 @@ async function main(): Promise<void> {
     let text;
     try {
       text = await voxkey.predefinedTexts.create(prompt);
-      console.log(`Predefined text ${text.id} created (${text.language} #${text.text_code}): "${text.text}"`);
+      console.log(
+        `Predefined text ${text.id} created (${text.language} #${text.text_code}): "${text.text}"`,
+      );
     } catch (error) {
       if (!(error instanceof VoxkeyError && error.status === 409)) throw error;
-      const page = await voxkey.predefinedTexts.list({ filter: [`language=${prompt.language}`, `text_code=${prompt.text_code}`] });
+      const page = await voxkey.predefinedTexts.list({
+        filter: [`language=${prompt.language}`, `text_code=${prompt.text_code}`],
+      });
       text = page.results[0]!;
-      console.log(`Predefined text ${text.id} already exists (${text.language} #${text.text_code}): "${text.text}"`);
+      console.log(
+        `Predefined text ${text.id} already exists (${text.language} #${text.text_code}): "${text.text}"`,
+      );
     }
 
     // 3. Pre-check the recordings: the answer is synchronous, so the person can record again at
@@ -168,10 +178,13 @@ async function main(): Promise<void> {
         usable.push({ file, voice });
       } else {
         const problems = check.problems.map((p) => `${p.code} (${p.message})`).join('; ');
-        console.log(`Pre-check of ${path.basename(file)}: NOT usable, skipped (${measured}): ${problems}`);
+        console.log(
+          `Pre-check of ${path.basename(file)}: NOT usable, skipped (${measured}): ${problems}`,
+        );
       }
     }
-    if (usable.length === 0) throw new Error('No usable enrolment recording: record again with more speech, less noise');
+    if (usable.length === 0)
+      throw new Error('No usable enrolment recording: record again with more speech, less noise');
 
     // 4. Enrol with the first recording (mode `new`), then add the others to the same voiceprint
     //    (mode `add`). The server answers 202 at once; each result arrives as a webhook, and the
@@ -181,20 +194,32 @@ async function main(): Promise<void> {
       const mode = enrolment ? 'add' : 'new';
       const enrolRequestUuid = randomUUID(); // keep it to retry safely after a crash
       const eventOfEnrolment = waitForEvent(enrolRequestUuid, 'enrollment.completed');
-      await voxkey.enrollments.create({ request_uuid: enrolRequestUuid, external_id: externalId, voice_data: voice, language: text.language, mode });
-      console.log(`Enrolment (${mode}) of "${externalId}" with ${path.basename(file)} accepted (request_uuid ${enrolRequestUuid}); waiting for the webhook...`);
+      await voxkey.enrollments.create({
+        request_uuid: enrolRequestUuid,
+        external_id: externalId,
+        voice_data: voice,
+        language: text.language,
+        mode,
+      });
+      console.log(
+        `Enrolment (${mode}) of "${externalId}" with ${path.basename(file)} accepted (request_uuid ${enrolRequestUuid}); waiting for the webhook...`,
+      );
       const event = (await eventOfEnrolment) as EnrollmentEvent;
       console.log(`enrollment.completed: ${JSON.stringify(event)}`);
       if (event.status !== 'enrolled') {
         // Nothing was stored: a failed `add` leaves the voiceprint as it was, a failed `new` leaves
         // no user (e.g. deepfake_detected), and the next recording is tried.
-        console.log(`Enrolling ${path.basename(file)} failed (${event.failure_reason}); the voiceprint holds ${event.samples} recording(s)`);
+        console.log(
+          `Enrolling ${path.basename(file)} failed (${event.failure_reason}); the voiceprint holds ${event.samples} recording(s)`,
+        );
         continue;
       }
       enrolment = event;
     }
     if (!enrolment) throw new Error('Enrolment failed with every recording');
-    console.log(`Enrolled "${externalId}" as user ${enrolment!.user_id} with ${enrolment!.samples} recording(s) (quality of the last ${enrolment!.quality_score})`);
+    console.log(
+      `Enrolled "${externalId}" as user ${enrolment!.user_id} with ${enrolment!.samples} recording(s) (quality of the last ${enrolment!.quality_score})`,
+    );
 
     // 5. Verify with another recording.
     const verifyRequestUuid = randomUUID();
@@ -204,7 +229,9 @@ async function main(): Promise<void> {
       external_id: externalId,
       voice_data: await readAudioFile(verifyAudio),
     });
-    console.log(`Verification of "${externalId}" accepted (request_uuid ${verifyRequestUuid}); waiting for the webhook...`);
+    console.log(
+      `Verification of "${externalId}" accepted (request_uuid ${verifyRequestUuid}); waiting for the webhook...`,
+    );
     const verification = (await eventOfVerification) as VerificationEvent;
     console.log(`verification.completed: ${JSON.stringify(verification)}`);
 

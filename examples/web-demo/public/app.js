@@ -78,7 +78,8 @@ function waitForResult(requestUuid) {
     });
     events.onerror = () => {
       // EventSource reconnects by itself while the backend is reachable; give up when closed.
-      if (events.readyState === EventSource.CLOSED) reject(new Error('lost the connection to the demo backend'));
+      if (events.readyState === EventSource.CLOSED)
+        reject(new Error('lost the connection to the demo backend'));
     };
   });
 }
@@ -89,7 +90,8 @@ function waitForResult(requestUuid) {
  */
 function showPrecheck(check) {
   const snr = check.snr_db === null ? 'n/a' : `${check.snr_db.toFixed(1)} dB`;
-  $('precheck-summary').textContent = `${check.usable ? 'Usable' : 'Not usable'}: ${check.duration_s.toFixed(1)} s, ${check.net_speech_s.toFixed(1)} s of speech, SNR ${snr}`;
+  $('precheck-summary').textContent =
+    `${check.usable ? 'Usable' : 'Not usable'}: ${check.duration_s.toFixed(1)} s, ${check.net_speech_s.toFixed(1)} s of speech, SNR ${snr}`;
   $('precheck').dataset.usable = String(check.usable);
   $('problems').replaceChildren(
     ...check.problems.map((problem) => {
@@ -116,7 +118,9 @@ async function recordWav(seconds, label) {
         statusBox.textContent = `Recording… ${Math.ceil(seconds - elapsedSeconds)} s left. Speak now.`;
       },
     });
-    console.info(`recorded ${recording.durationSeconds} s at ${recording.captureSampleRate} Hz through the ${recording.capture}`);
+    console.info(
+      `recorded ${recording.durationSeconds} s at ${recording.captureSampleRate} Hz through the ${recording.capture}`,
+    );
     return recording.wav;
   } finally {
     level.value = 0;
@@ -130,7 +134,11 @@ async function recordWav(seconds, label) {
  * @returns {Promise<any>}
  */
 async function post(url, wav) {
-  const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'audio/wav' }, body: wav });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'audio/wav' },
+    body: wav,
+  });
   const answer = await response.json();
   if (!response.ok) throw new Error(answer.message ?? `HTTP ${response.status}`);
   return answer;
@@ -172,8 +180,13 @@ async function enrol(externalId, seconds) {
         takes.push(wav);
         break;
       }
-      const why = check.problems.map((/** @type {{ message: string }} */ p) => p.message).join('; ');
-      if (attempt >= ATTEMPTS) throw new Error(`${label} was not usable in ${ATTEMPTS} takes (${why}). Check the microphone and try again.`);
+      const why = check.problems
+        .map((/** @type {{ message: string }} */ p) => p.message)
+        .join('; ');
+      if (attempt >= ATTEMPTS)
+        throw new Error(
+          `${label} was not usable in ${ATTEMPTS} takes (${why}). Check the microphone and try again.`,
+        );
       setStatus(`${label} is not usable: ${why}. Recording it again…`, 'recording');
     }
   }
@@ -186,12 +199,16 @@ async function enrol(externalId, seconds) {
     // A failed sample stores nothing (a failed `add` leaves the voiceprint as it was), so the next
     // one starts the voiceprint when none succeeded yet.
     const mode = enrolled ? 'add' : 'replace';
-    setStatus(`Enrolling sample ${index + 1} of ${SAMPLES} (${mode}); waiting for the result…`, 'waiting');
+    setStatus(
+      `Enrolling sample ${index + 1} of ${SAMPLES} (${mode}); waiting for the result…`,
+      'waiting',
+    );
     last = await submitAndWait('enrol', externalId, wav, mode);
     if (last.event.status === 'enrolled') enrolled = last;
     else failures.push(`sample ${index + 1}: ${last.event.failure_reason}`);
   }
-  const { event, requestUuid } = enrolled ?? /** @type {{ event: any; requestUuid: string }} */ (last);
+  const { event, requestUuid } =
+    enrolled ?? /** @type {{ event: any; requestUuid: string }} */ (last);
   showOutcome({ kind: 'enrol', result: event.status, samples: String(event.samples), requestUuid });
   const failed = failures.length ? ` (not stored: ${failures.join(', ')})` : '';
   setStatus(
@@ -218,7 +235,11 @@ function showVerification(event, externalId, how = '') {
   });
   // Grant access only when verified AND no deepfake was detected; inconclusive means "try again".
   /** @type {Verdict} */
-  const verdict = event.deepfake_detected ? 'deepfake' : event.result === 'verified' || event.result === 'rejected' ? event.result : 'inconclusive';
+  const verdict = event.deepfake_detected
+    ? 'deepfake'
+    : event.result === 'verified' || event.result === 'rejected'
+      ? event.result
+      : 'inconclusive';
   const message = {
     verified: `Verified: this is “${externalId}”.`,
     rejected: `Rejected: the voice does not match “${externalId}”.`,
@@ -234,7 +255,10 @@ function showVerification(event, externalId, how = '') {
  */
 async function verify(externalId, seconds) {
   const wav = await recordWav(seconds, 'Verification');
-  setStatus(`Recorded ${seconds} s (${Math.round(wav.length / 1024)} KiB WAV at 16 kHz); sending…`, 'sending');
+  setStatus(
+    `Recorded ${seconds} s (${Math.round(wav.length / 1024)} KiB WAV at 16 kHz); sending…`,
+    'sending',
+  );
   const { event } = await submitAndWait('verify', externalId, wav);
   showVerification(event, externalId);
 }
@@ -252,7 +276,9 @@ async function verify(externalId, seconds) {
  */
 function openVerificationStream(externalId, onProgress) {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const socket = new WebSocket(`${scheme}//${location.host}/api/verify-stream?external_id=${encodeURIComponent(externalId)}`);
+  const socket = new WebSocket(
+    `${scheme}//${location.host}/api/verify-stream?external_id=${encodeURIComponent(externalId)}`,
+  );
   socket.binaryType = 'arraybuffer';
   /** @type {(ArrayBufferView | string)[]} */
   const queued = [];
@@ -268,7 +294,9 @@ function openVerificationStream(externalId, onProgress) {
       else if (data.type === 'error') reject(new Error(data.message));
     });
     // After a result or an error this changes nothing.
-    socket.addEventListener('close', () => reject(new Error('the connection to the demo backend closed before a result')));
+    socket.addEventListener('close', () =>
+      reject(new Error('the connection to the demo backend closed before a result')),
+    );
   });
   /** @param {ArrayBufferView | string} data */
   const transmit = (data) => {
@@ -292,23 +320,35 @@ function openVerificationStream(externalId, onProgress) {
 async function verifyWhileSpeaking(externalId, seconds) {
   setStatus(`Verifying while you speak (at most ${seconds} s)… Speak now.`, 'streaming');
   const stream = openVerificationStream(externalId, (progress) =>
-    setStatus(`Voxkey heard ${progress.received_s.toFixed(1)} s, ${progress.net_speech_s.toFixed(1)} s of it speech… Keep speaking.`, 'streaming'),
+    setStatus(
+      `Voxkey heard ${progress.received_s.toFixed(1)} s, ${progress.net_speech_s.toFixed(1)} s of it speech… Keep speaking.`,
+      'streaming',
+    ),
   );
   /** @type {Awaited<ReturnType<typeof streamVoice>>} */
   let sent;
   try {
     // Returns once the result is in (or after `seconds`, when it sends `end` and waits for the result).
-    sent = await streamVoice(stream, { maxSeconds: seconds, onProgress: ({ peak }) => (level.value = peak) });
+    sent = await streamVoice(stream, {
+      maxSeconds: seconds,
+      onProgress: ({ peak }) => (level.value = peak),
+    });
   } catch (error) {
     stream.close();
     throw error;
   } finally {
     level.value = 0;
   }
-  console.info(`streamed ${sent.durationSeconds} s at ${sent.captureSampleRate} Hz through the ${sent.capture}`);
+  console.info(
+    `streamed ${sent.durationSeconds} s at ${sent.captureSampleRate} Hz through the ${sent.capture}`,
+  );
   const event = await stream.result;
   const early = sent.durationSeconds < seconds - 0.05;
-  showVerification(event, externalId, `(decided ${early ? 'early, ' : ''}after ${sent.durationSeconds.toFixed(1)} s of audio)`);
+  showVerification(
+    event,
+    externalId,
+    `(decided ${early ? 'early, ' : ''}after ${sent.durationSeconds.toFixed(1)} s of audio)`,
+  );
 }
 
 /** @param {'enrol' | 'verify' | 'verify-stream'} kind */

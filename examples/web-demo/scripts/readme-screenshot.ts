@@ -11,11 +11,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chooseModels, pickSpeakers, REPO_ROOT, startServer, toWav } from '../../test-support/example-server.js';
+import {
+  chooseModels,
+  pickSpeakers,
+  REPO_ROOT,
+  startServer,
+  toWav,
+} from '../../test-support/example-server.js';
 import { CHROMIUM, launchWithMicrophone, startDemo } from '../test/demo-harness.js';
 
 const OUT = path.join(REPO_ROOT, 'docs/web-demo.png');
-if (!CHROMIUM) throw new Error('Chromium is not installed (apt-get install chromium, or set CHROMIUM_PATH)');
+if (!CHROMIUM)
+  throw new Error('Chromium is not installed (apt-get install chromium, or set CHROMIUM_PATH)');
 
 const { a } = pickSpeakers(3);
 const audioDir = mkdtempSync(path.join(tmpdir(), 'voxkey-readme-screenshot-'));
@@ -25,7 +32,11 @@ const server = await startServer(chooseModels().dir);
 try {
   const demo = await startDemo(server);
   try {
-    async function act(action: 'enrol' | 'verify', wav: string, screenshot?: string): Promise<string> {
+    async function act(
+      action: 'enrol' | 'verify',
+      wav: string,
+      screenshot?: string,
+    ): Promise<string> {
       const browser = await launchWithMicrophone(wav);
       try {
         const page = await browser.newPage({ viewport: { width: 900, height: 760 } });
@@ -34,7 +45,11 @@ try {
         await page.fill('#external-id', 'alice');
         await page.fill('#seconds', action === 'enrol' ? '12' : '7');
         await page.click(`#${action}`);
-        await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('status')!.dataset.phase ?? ''), undefined, { timeout: 120_000, polling: 200 });
+        await page.waitForFunction(
+          () => ['done', 'error'].includes(document.getElementById('status')!.dataset.phase ?? ''),
+          undefined,
+          { timeout: 120_000, polling: 200 },
+        );
         if (screenshot) await page.screenshot({ path: screenshot, fullPage: true });
         return (await page.textContent('#status'))?.trim() ?? '';
       } finally {

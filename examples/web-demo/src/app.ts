@@ -53,7 +53,10 @@ function readRecorderModule(): string {
   try {
     return readFileSync(file, 'utf8');
   } catch (error) {
-    throw new Error(`the SDK's recorder module ${file} is missing: build the SDK first (npm run build in the repository root)`, { cause: error });
+    throw new Error(
+      `the SDK's recorder module ${file} is missing: build the SDK first (npm run build in the repository root)`,
+      { cause: error },
+    );
   }
 }
 
@@ -134,7 +137,10 @@ export function createDemoApp(options: DemoOptions): Hono {
     if (error instanceof VoxkeyError && error.kind === 'http' && error.status < 500) {
       // Show the page what Voxkey said (bad audio, unknown user, already enrolled, ...).
       const detail = error.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
-      return { message: detail ? `${error.message} (${detail})` : error.message, status: error.status };
+      return {
+        message: detail ? `${error.message} (${detail})` : error.message,
+        status: error.status,
+      };
     }
     return null;
   }
@@ -148,7 +154,8 @@ export function createDemoApp(options: DemoOptions): Hono {
   async function recordingOf(c: Context): Promise<Uint8Array | Response> {
     const recording = new Uint8Array(await c.req.arrayBuffer()); // read it all before answering
     if (recording.byteLength === 0) return c.json({ message: 'the recording is empty' }, 400);
-    if (recording.byteLength > maxBytes) return c.json({ message: 'the recording is too large' }, 413);
+    if (recording.byteLength > maxBytes)
+      return c.json({ message: 'the recording is too large' }, 413);
     return recording;
   }
 
@@ -159,10 +166,14 @@ export function createDemoApp(options: DemoOptions): Hono {
     const externalId = c.req.query('external_id')?.trim();
     if (!externalId) return c.json({ message: 'external_id is required' }, 400);
     const mode = c.req.query('mode') as EnrollmentMode | undefined;
-    if (mode !== undefined && !MODES.includes(mode)) return c.json({ message: 'mode must be new, add or replace' }, 400);
+    if (mode !== undefined && !MODES.includes(mode))
+      return c.json({ message: 'mode must be new, add or replace' }, 400);
     try {
       const input = { external_id: externalId, voice_data: recording };
-      const accepted = kind === 'enrol' ? await voxkey.enrollments.create({ ...input, ...(mode ? { mode } : {}) }) : await voxkey.verifications.create(input);
+      const accepted =
+        kind === 'enrol'
+          ? await voxkey.enrollments.create({ ...input, ...(mode ? { mode } : {}) })
+          : await voxkey.verifications.create(input);
       hub.expect(accepted.request_uuid);
       return c.json({ request_uuid: accepted.request_uuid }, 202);
     } catch (error) {
@@ -188,7 +199,13 @@ export function createDemoApp(options: DemoOptions): Hono {
   }
 
   // Refuse oversized uploads while they stream in, before buffering them.
-  app.use('/api/*', bodyLimit({ maxSize: maxBytes, onError: (c) => c.json({ message: 'the recording is too large' }, 413) }));
+  app.use(
+    '/api/*',
+    bodyLimit({
+      maxSize: maxBytes,
+      onError: (c) => c.json({ message: 'the recording is too large' }, 413),
+    }),
+  );
   app.post('/api/check', (c) => check(c));
   app.post('/api/enrol', (c) => submit(c, 'enrol'));
   app.post('/api/verify', (c) => submit(c, 'verify'));
@@ -223,7 +240,10 @@ export function createDemoApp(options: DemoOptions): Hono {
             } catch (error) {
               const refusal = refusalOf(error);
               if (!refusal) console.error('verification stream failed:', error);
-              reply({ type: 'error', message: refusal?.message ?? 'Voxkey is unavailable, try again' });
+              reply({
+                type: 'error',
+                message: refusal?.message ?? 'Voxkey is unavailable, try again',
+              });
             } finally {
               over = true;
               ws.close(1000);
@@ -231,7 +251,8 @@ export function createDemoApp(options: DemoOptions): Hono {
           })();
         },
         onMessage(event) {
-          if (typeof event.data !== 'string') stream?.send(new Uint8Array(event.data as ArrayBuffer));
+          if (typeof event.data !== 'string')
+            stream?.send(new Uint8Array(event.data as ArrayBuffer));
           else if (event.data === END_MESSAGE) stream?.end();
         },
         onClose() {
@@ -247,7 +268,10 @@ export function createDemoApp(options: DemoOptions): Hono {
     return streamSSE(c, async (stream) => {
       const aborted = new AbortController();
       stream.onAbort(() => aborted.abort());
-      await stream.writeSSE({ event: 'waiting', data: JSON.stringify({ request_uuid: requestUuid }) });
+      await stream.writeSSE({
+        event: 'waiting',
+        data: JSON.stringify({ request_uuid: requestUuid }),
+      });
       const heartbeat = setInterval(() => void stream.write(': keep-alive\n\n'), 15_000);
       try {
         const event = await hub.next(requestUuid, aborted.signal);
@@ -277,7 +301,12 @@ export function createDemoApp(options: DemoOptions): Hono {
     return c.body(null, 204);
   });
 
-  app.get(RECORDER_ROUTE, (c) => c.body(recorderModule, 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-cache' }));
+  app.get(RECORDER_ROUTE, (c) =>
+    c.body(recorderModule, 200, {
+      'Content-Type': 'text/javascript; charset=utf-8',
+      'Cache-Control': 'no-cache',
+    }),
+  );
   app.use('/*', serveStatic({ root: PUBLIC_DIR }));
   return app;
 }

@@ -37,18 +37,29 @@ const app = createDemoApp({ voxkey, webhookSecret: required('VOXKEY_WEBHOOK_SECR
 const host = process.env.HOST ?? '127.0.0.1';
 // The page's verification streams (GET /api/verify-stream): audio chunks of 0.25 s, far below 64 KiB.
 const sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
-const server = serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000), hostname: host, websocket: { server: sockets } }, async (info: AddressInfo) => {
-  const local = `http://${host}:${info.port}`;
-  const callbackUrl = `${(process.env.PUBLIC_URL ?? local).replace(/\/+$/, '')}/webhooks`;
-  try {
-    await voxkey.settings.update({ callback_url: callbackUrl });
-  } catch (error) {
-    console.error(`Could not set the organisation's callback URL to ${callbackUrl}:`, error instanceof Error ? error.message : error);
-    process.exit(1);
-  }
-  console.log(`Voxkey webhooks go to ${callbackUrl}`);
-  console.log(`Web demo listening on ${local}`);
-});
+const server = serve(
+  {
+    fetch: app.fetch,
+    port: Number(process.env.PORT ?? 3000),
+    hostname: host,
+    websocket: { server: sockets },
+  },
+  async (info: AddressInfo) => {
+    const local = `http://${host}:${info.port}`;
+    const callbackUrl = `${(process.env.PUBLIC_URL ?? local).replace(/\/+$/, '')}/webhooks`;
+    try {
+      await voxkey.settings.update({ callback_url: callbackUrl });
+    } catch (error) {
+      console.error(
+        `Could not set the organisation's callback URL to ${callbackUrl}:`,
+        error instanceof Error ? error.message : error,
+      );
+      process.exit(1);
+    }
+    console.log(`Voxkey webhooks go to ${callbackUrl}`);
+    console.log(`Web demo listening on ${local}`);
+  },
+);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

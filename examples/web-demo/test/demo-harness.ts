@@ -12,7 +12,11 @@ import type { ServerHandle } from '../../test-support/example-server.js';
 export const EXAMPLE_DIR = fileURLToPath(new URL('..', import.meta.url));
 
 /** The Chromium binary: CHROMIUM_PATH, else Debian's; undefined when there is none. */
-export const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
+export const CHROMIUM = [
+  process.env.CHROMIUM_PATH,
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+].find((p): p is string => !!p && existsSync(p));
 
 export interface Demo {
   url: string;
@@ -68,7 +72,10 @@ export function startDemo(server: ServerHandle): Promise<Demo> {
 
 /** Headless Chromium whose microphone plays `wav` (looped), with microphone access granted. */
 export function launchWithMicrophone(wav: string): Promise<Browser> {
-  if (!CHROMIUM) throw new Error('Chromium is not installed (Debian: apt-get install -y chromium; or set CHROMIUM_PATH)');
+  if (!CHROMIUM)
+    throw new Error(
+      'Chromium is not installed (Debian: apt-get install -y chromium; or set CHROMIUM_PATH)',
+    );
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,

@@ -24,10 +24,30 @@ const HAS_CHROMIUM = chromiumPresentFor(import.meta.url, PAGE_TESTS, CHROMIUM);
 
 /** The four outcomes a verification can show, as the webhook (or the stream's result) carries them. */
 const OUTCOMES = [
-  { verdict: 'verified', result: 'verified', deepfake_detected: false, wording: /^Verified: this is “someone”\./ },
-  { verdict: 'rejected', result: 'rejected', deepfake_detected: false, wording: /^Rejected: the voice does not match “someone”\./ },
-  { verdict: 'deepfake', result: 'verified', deepfake_detected: true, wording: /^Deepfake suspected: access denied/ },
-  { verdict: 'inconclusive', result: 'inconclusive', deepfake_detected: false, wording: /^Inconclusive: / },
+  {
+    verdict: 'verified',
+    result: 'verified',
+    deepfake_detected: false,
+    wording: /^Verified: this is “someone”\./,
+  },
+  {
+    verdict: 'rejected',
+    result: 'rejected',
+    deepfake_detected: false,
+    wording: /^Rejected: the voice does not match “someone”\./,
+  },
+  {
+    verdict: 'deepfake',
+    result: 'verified',
+    deepfake_detected: true,
+    wording: /^Deepfake suspected: access denied/,
+  },
+  {
+    verdict: 'inconclusive',
+    result: 'inconclusive',
+    deepfake_detected: false,
+    wording: /^Inconclusive: /,
+  },
 ] as const;
 
 type Outcome = (typeof OUTCOMES)[number];
@@ -49,14 +69,24 @@ describe.skipIf(!HAS_CHROMIUM)(PAGE_TESTS, () => {
 
   beforeAll(async () => {
     // The backend only serves the page here: every call it would make to Voxkey is answered in the browser.
-    const voxkey = createVoxkeyClient({ baseUrl: 'http://127.0.0.1:9/v1', token: 'vk_live_unused', orgId: 1 });
-    const app = createDemoApp({ voxkey, webhookSecret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` });
+    const voxkey = createVoxkeyClient({
+      baseUrl: 'http://127.0.0.1:9/v1',
+      token: 'vk_live_unused',
+      orgId: 1,
+    });
+    const app = createDemoApp({
+      voxkey,
+      webhookSecret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
+    });
     await new Promise<void>((resolve) => {
       server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve());
     });
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     audioDir = mkdtempSync(path.join(tmpdir(), 'voxkey-web-demo-page-'));
-    const tone = Float32Array.from({ length: 16000 * 4 }, (_, i) => 0.3 * Math.sin((2 * Math.PI * 220 * i) / 16000));
+    const tone = Float32Array.from(
+      { length: 16000 * 4 },
+      (_, i) => 0.3 * Math.sin((2 * Math.PI * 220 * i) / 16000),
+    );
     const wav = path.join(audioDir, 'tone.wav');
     writeFileSync(wav, encodeWav(tone, 16000));
     mkdirSync(RESULTS_DIR, { recursive: true });
@@ -80,10 +110,18 @@ describe.skipIf(!HAS_CHROMIUM)(PAGE_TESTS, () => {
       if (message.type() === 'error') failed.push(`console: ${message.text()}`);
     });
     let requests = 0;
-    await page.route('**/api/verify?*', (route) => route.fulfill({ status: 202, json: { request_uuid: `posted-${++requests}` } }));
+    await page.route('**/api/verify?*', (route) =>
+      route.fulfill({ status: 202, json: { request_uuid: `posted-${++requests}` } }),
+    );
     await page.route('**/api/events/*', (route) => {
-      const requestUuid = decodeURIComponent(new URL(route.request().url()).pathname.split('/').pop()!);
-      return route.fulfill({ status: 200, contentType: 'text/event-stream', body: `event: result\ndata: ${JSON.stringify(eventOf(outcome(), requestUuid))}\n\n` });
+      const requestUuid = decodeURIComponent(
+        new URL(route.request().url()).pathname.split('/').pop()!,
+      );
+      return route.fulfill({
+        status: 200,
+        contentType: 'text/event-stream',
+        body: `event: result\ndata: ${JSON.stringify(eventOf(outcome(), requestUuid))}\n\n`,
+      });
     });
     await page.routeWebSocket('**/api/verify-stream*', (socket) => {
       let answered = false;
@@ -91,7 +129,13 @@ describe.skipIf(!HAS_CHROMIUM)(PAGE_TESTS, () => {
         if (answered) return;
         answered = true;
         socket.send(JSON.stringify({ type: 'progress', received_s: 0.25, net_speech_s: 0.25 }));
-        socket.send(JSON.stringify({ type: 'result', final: true, ...eventOf(outcome(), `streamed-${++requests}`) }));
+        socket.send(
+          JSON.stringify({
+            type: 'result',
+            final: true,
+            ...eventOf(outcome(), `streamed-${++requests}`),
+          }),
+        );
       });
     });
     await page.goto(url);
@@ -104,7 +148,13 @@ describe.skipIf(!HAS_CHROMIUM)(PAGE_TESTS, () => {
   /** Runs one verification on the page and reads the banner: verdict, text and colours. */
   async function verifyOn(page: Page, button: 'verify' | 'verify-stream') {
     await page.click(`#${button}`);
-    await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('status')!.dataset.phase ?? '') && !(document.getElementById('verify') as HTMLButtonElement).disabled, undefined, { timeout: 30_000, polling: 100 });
+    await page.waitForFunction(
+      () =>
+        ['done', 'error'].includes(document.getElementById('status')!.dataset.phase ?? '') &&
+        !(document.getElementById('verify') as HTMLButtonElement).disabled,
+      undefined,
+      { timeout: 30_000, polling: 100 },
+    );
     return page.$eval('#status', (el) => ({
       phase: (el as HTMLElement).dataset.phase,
       verdict: (el as HTMLElement).dataset.verdict,
@@ -115,27 +165,37 @@ describe.skipIf(!HAS_CHROMIUM)(PAGE_TESTS, () => {
   }
 
   for (const button of ['verify', 'verify-stream'] as const) {
-    it(`${button === 'verify' ? 'posted' : 'live-stream'} mode: verified, rejected, deepfake and inconclusive each have their own colour and wording`, { timeout: 120_000 }, async () => {
-      let current: Outcome = OUTCOMES[0];
-      const { page, failed } = await stubbedPage(() => current);
-      try {
-        const banners = [];
-        for (const outcome of OUTCOMES) {
-          current = outcome;
-          const banner = await verifyOn(page, button);
-          await page.screenshot({ path: path.join(RESULTS_DIR, `page-${button}-${outcome.verdict}.png`) });
-          expect(banner.phase, banner.text).toBe('done');
-          expect(banner.verdict).toBe(outcome.verdict);
-          expect(banner.text).toMatch(outcome.wording);
-          banners.push(banner);
+    it(
+      `${button === 'verify' ? 'posted' : 'live-stream'} mode: verified, rejected, deepfake and inconclusive each have their own colour and wording`,
+      { timeout: 120_000 },
+      async () => {
+        let current: Outcome = OUTCOMES[0];
+        const { page, failed } = await stubbedPage(() => current);
+        try {
+          const banners = [];
+          for (const outcome of OUTCOMES) {
+            current = outcome;
+            const banner = await verifyOn(page, button);
+            await page.screenshot({
+              path: path.join(RESULTS_DIR, `page-${button}-${outcome.verdict}.png`),
+            });
+            expect(banner.phase, banner.text).toBe('done');
+            expect(banner.verdict).toBe(outcome.verdict);
+            expect(banner.text).toMatch(outcome.wording);
+            banners.push(banner);
+          }
+          expect(new Set(banners.map((b) => b.background)).size, JSON.stringify(banners)).toBe(
+            OUTCOMES.length,
+          );
+          expect(new Set(banners.map((b) => b.border)).size, JSON.stringify(banners)).toBe(
+            OUTCOMES.length,
+          );
+          expect(failed).toEqual([]);
+        } finally {
+          await page.close();
         }
-        expect(new Set(banners.map((b) => b.background)).size, JSON.stringify(banners)).toBe(OUTCOMES.length);
-        expect(new Set(banners.map((b) => b.border)).size, JSON.stringify(banners)).toBe(OUTCOMES.length);
-        expect(failed).toEqual([]);
-      } finally {
-        await page.close();
-      }
-    });
+      },
+    );
   }
 
   it('serves an SVG favicon, which the page links, so the browser asks for nothing that is missing', async () => {
@@ -147,7 +207,13 @@ describe.skipIf(!HAS_CHROMIUM)(PAGE_TESTS, () => {
     try {
       expect(await page.getAttribute('link[rel="icon"]', 'href')).toBe('/favicon.svg');
       // Headless Chromium does not fetch favicons itself; a windowed one would, and logged a 404 before.
-      expect(await page.evaluate(() => fetch((document.querySelector('link[rel="icon"]') as HTMLLinkElement).href).then((r) => r.status))).toBe(200);
+      expect(
+        await page.evaluate(() =>
+          fetch((document.querySelector('link[rel="icon"]') as HTMLLinkElement).href).then(
+            (r) => r.status,
+          ),
+        ),
+      ).toBe(200);
       expect(failed).toEqual([]);
     } finally {
       await page.close();

@@ -17,9 +17,24 @@ import { decodeWav, encodeWav, parseWavHeader } from '@voxkey/engine/dsp';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { chooseModels, chromiumPresentFor, datasetPresentFor, pickSpeakers, REPO_ROOT, startServer, toWav, type ServerHandle } from '../../test-support/example-server.js';
+import {
+  chooseModels,
+  chromiumPresentFor,
+  datasetPresentFor,
+  pickSpeakers,
+  REPO_ROOT,
+  startServer,
+  toWav,
+  type ServerHandle,
+} from '../../test-support/example-server.js';
 import { RECORDER_ROUTE } from '../src/app.js';
-import { CHROMIUM, EXAMPLE_DIR, launchWithMicrophone, startDemo, type Demo } from './demo-harness.js';
+import {
+  CHROMIUM,
+  EXAMPLE_DIR,
+  launchWithMicrophone,
+  startDemo,
+  type Demo,
+} from './demo-harness.js';
 
 const RESULTS_DIR = path.join(EXAMPLE_DIR, 'test-results');
 /** The SDK's built recorder, which the backend serves to the page at RECORDER_ROUTE. */
@@ -77,14 +92,16 @@ async function useDemo(
     let loadedSdkRecorder = false;
     page.on('console', (m) => {
       consoleLines.push(`${m.type()}: ${m.text()}`);
-      const capture = /^(?:recorded|streamed) .* through the (audio-worklet|script-processor)$/.exec(m.text());
+      const capture =
+        /^(?:recorded|streamed) .* through the (audio-worklet|script-processor)$/.exec(m.text());
       if (capture) captures.push(capture[1]!);
       if (m.text().includes('Content Security Policy')) cspViolations.push(m.text());
     });
     page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
     page.on('crash', () => consoleLines.push('the page crashed'));
     page.on('response', (response) => {
-      if (new URL(response.url()).pathname === RECORDER_ROUTE && response.status() === 200) loadedSdkRecorder = true;
+      if (new URL(response.url()).pathname === RECORDER_ROUTE && response.status() === 200)
+        loadedSdkRecorder = true;
     });
     await page.goto(demo.url);
     await page.waitForSelector('body[data-ready="true"]');
@@ -95,18 +112,27 @@ async function useDemo(
     const stream: PageOutcome['stream'] = { audio: new Uint8Array(0), texts: [], received: [] };
     page.on('websocket', (socket) => {
       if (!socket.url().includes('/api/verify-stream')) return;
-      socket.on('framesent', ({ payload }) => (typeof payload === 'string' ? stream.texts.push(payload) : streamedAudio.push(payload)));
-      socket.on('framereceived', ({ payload }) => stream.received.push(JSON.parse(payload.toString())));
+      socket.on('framesent', ({ payload }) =>
+        typeof payload === 'string' ? stream.texts.push(payload) : streamedAudio.push(payload),
+      );
+      socket.on('framereceived', ({ payload }) =>
+        stream.received.push(JSON.parse(payload.toString())),
+      );
     });
     page.on('request', (request) => {
-      if (request.method() === 'POST' && request.url().includes(`/api/${action}`)) uploaded = request.postDataBuffer();
+      if (request.method() === 'POST' && request.url().includes(`/api/${action}`))
+        uploaded = request.postDataBuffer();
     });
     await page.click(`#${action}`);
     try {
-      await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('status')!.dataset.phase ?? ''), undefined, {
-        timeout: 150_000,
-        polling: 200,
-      });
+      await page.waitForFunction(
+        () => ['done', 'error'].includes(document.getElementById('status')!.dataset.phase ?? ''),
+        undefined,
+        {
+          timeout: 150_000,
+          polling: 200,
+        },
+      );
     } finally {
       await page.screenshot({ path: path.join(RESULTS_DIR, screenshot), fullPage: true });
     }
@@ -123,12 +149,21 @@ async function useDemo(
       score: await text('#match-score'),
       deepfake: await text('#deepfake'),
       samples: await text('#samples'),
-      problems: await page.$$eval('#problems li', (items) => items.map((item) => (item as HTMLElement).dataset.code ?? '')),
+      problems: await page.$$eval('#problems li', (items) =>
+        items.map((item) => (item as HTMLElement).dataset.code ?? ''),
+      ),
       log: await page.$$eval('#log li', (items) => items.map((item) => item.textContent ?? '')),
       stream: { ...stream, audio: new Uint8Array(Buffer.concat(streamedAudio)) },
     };
-    const summary = { ...outcome, uploaded: uploaded ? `${(uploaded as Uint8Array).length} bytes` : null, log: outcome.log.length, stream: { ...stream, audio: `${outcome.stream.audio.length} bytes` } };
-    console.info(`web-demo ${action} as ${externalId} with ${path.basename(wav)}: ${JSON.stringify(summary)}`);
+    const summary = {
+      ...outcome,
+      uploaded: uploaded ? `${(uploaded as Uint8Array).length} bytes` : null,
+      log: outcome.log.length,
+      stream: { ...stream, audio: `${outcome.stream.audio.length} bytes` },
+    };
+    console.info(
+      `web-demo ${action} as ${externalId} with ${path.basename(wav)}: ${JSON.stringify(summary)}`,
+    );
     if (outcome.phase === 'error') console.info(`browser console:\n${consoleLines.join('\n')}`);
     return outcome;
   } finally {
@@ -150,11 +185,14 @@ function envelope(samples: Float32Array): number[] {
 
 function pearson(x: number[], y: number[]): number {
   const n = Math.min(x.length, y.length);
-  let mx = 0, my = 0;
-  for (let i = 0; i < n; i++) (mx += x[i]!), (my += y[i]!);
+  let mx = 0,
+    my = 0;
+  for (let i = 0; i < n; i++) ((mx += x[i]!), (my += y[i]!));
   mx /= n;
   my /= n;
-  let sxy = 0, sxx = 0, syy = 0;
+  let sxy = 0,
+    sxx = 0,
+    syy = 0;
   for (let i = 0; i < n; i++) {
     sxy += (x[i]! - mx) * (y[i]! - my);
     sxx += (x[i]! - mx) ** 2;
@@ -173,7 +211,8 @@ function matchToSource(uploaded: Uint8Array, sourceWav: string): number {
   const clip = envelope(decodeWav(new Uint8Array(readFileSync(sourceWav))).samples);
   const looped = [...clip, ...clip, ...clip, ...clip];
   let best = -1;
-  for (let lag = 0; lag < clip.length; lag++) best = Math.max(best, pearson(recorded, looped.slice(lag, lag + recorded.length)));
+  for (let lag = 0; lag < clip.length; lag++)
+    best = Math.max(best, pearson(recorded, looped.slice(lag, lag + recorded.length)));
   return best;
 }
 
@@ -188,17 +227,33 @@ function expectSdkRecorder(outcome: PageOutcome, takes: number): void {
 function expectVerdictShown(outcome: PageOutcome): void {
   const expected = outcome.deepfake === 'yes' ? 'deepfake' : outcome.result;
   expect(outcome.verdict, outcome.status).toBe(expected);
-  expect(outcome.status).toMatch({ verified: /^Verified: /, rejected: /^Rejected: /, deepfake: /^Deepfake suspected: /, inconclusive: /^Inconclusive: / }[expected]!);
+  expect(outcome.status).toMatch(
+    {
+      verified: /^Verified: /,
+      rejected: /^Rejected: /,
+      deepfake: /^Deepfake suspected: /,
+      inconclusive: /^Inconclusive: /,
+    }[expected]!,
+  );
 }
 
 function expectUploadOf(outcome: PageOutcome, sourceWav: string, seconds: number): void {
   expect(outcome.uploaded, 'the page uploaded a recording').not.toBeNull();
   const header = parseWavHeader(outcome.uploaded!);
-  expect({ rate: header.sampleRate, channels: header.channels, bits: header.bitsPerSample }).toEqual({ rate: 16000, channels: 1, bits: 16 });
+  expect({
+    rate: header.sampleRate,
+    channels: header.channels,
+    bits: header.bitsPerSample,
+  }).toEqual({ rate: 16000, channels: 1, bits: 16 });
   expect(header.durationSeconds).toBeCloseTo(seconds, 1);
   const match = matchToSource(outcome.uploaded!, sourceWav);
-  console.info(`web-demo: the upload's energy envelope matches ${path.basename(sourceWav)} with r = ${match.toFixed(3)}`);
-  expect(match, 'the browser recording carries the clip played by the fake microphone').toBeGreaterThan(0.8);
+  console.info(
+    `web-demo: the upload's energy envelope matches ${path.basename(sourceWav)} with r = ${match.toFixed(3)}`,
+  );
+  expect(
+    match,
+    'the browser recording carries the clip played by the fake microphone',
+  ).toBeGreaterThan(0.8);
 }
 
 describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', () => {
@@ -238,8 +293,17 @@ describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', 
   it('refuses webhook calls without a valid signature', async () => {
     const response = await fetch(`${demo.url}/webhooks`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'webhook-id': 'msg_forged', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,Zm9yZ2Vk' },
-      body: JSON.stringify({ event_type: 'verification.completed', request_uuid: 'x', result: 'verified' }),
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'msg_forged',
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        'webhook-signature': 'v1,Zm9yZ2Vk',
+      },
+      body: JSON.stringify({
+        event_type: 'verification.completed',
+        request_uuid: 'x',
+        result: 'verified',
+      }),
     });
     expect(response.status).toBe(400);
     expect(await response.text()).toBe('invalid_signature');
@@ -247,9 +311,17 @@ describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', 
 
   it('relays Voxkey errors to the page and keeps the token on the backend', async () => {
     const wavBytes = readFileSync(wav.verifyB);
-    const missing = await fetch(`${demo.url}/api/verify`, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: wavBytes });
+    const missing = await fetch(`${demo.url}/api/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'audio/wav' },
+      body: wavBytes,
+    });
     expect(missing.status).toBe(400);
-    const unknown = await fetch(`${demo.url}/api/verify?external_id=nobody`, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: wavBytes });
+    const unknown = await fetch(`${demo.url}/api/verify?external_id=nobody`, {
+      method: 'POST',
+      headers: { 'content-type': 'audio/wav' },
+      body: wavBytes,
+    });
     expect(unknown.status).toBe(404); // Voxkey: verifying an external_id that is not enrolled
     expect((await unknown.json()).message).toMatch(/external_id "nobody"/);
     const page = await (await fetch(demo.url)).text();
@@ -258,27 +330,38 @@ describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', 
     expect(page + script).not.toContain(server.token);
   });
 
-  it('relays a verification stream\'s refusal to the page as a message', async () => {
+  it("relays a verification stream's refusal to the page as a message", async () => {
     /** The messages the demo sends on /api/verify-stream before it closes. */
     const messagesOf = (query: string) =>
       new Promise<{ messages: any[]; code: number }>((resolve, reject) => {
-        const socket = new WebSocket(`${demo.url.replace('http:', 'ws:')}/api/verify-stream${query}`);
+        const socket = new WebSocket(
+          `${demo.url.replace('http:', 'ws:')}/api/verify-stream${query}`,
+        );
         const messages: any[] = [];
         socket.on('message', (data) => messages.push(JSON.parse(data.toString())));
         socket.on('close', (code) => resolve({ messages, code }));
         socket.on('error', reject);
       });
-    expect(await messagesOf('')).toEqual({ messages: [{ type: 'error', message: 'external_id is required' }], code: 1008 });
+    expect(await messagesOf('')).toEqual({
+      messages: [{ type: 'error', message: 'external_id is required' }],
+      code: 1008,
+    });
     const unknown = await messagesOf('?external_id=nobody');
     expect(unknown.code).toBe(1000);
-    expect(unknown.messages).toEqual([{ type: 'error', message: expect.stringMatching(/external_id "nobody"/) }]);
+    expect(unknown.messages).toEqual([
+      { type: 'error', message: expect.stringMatching(/external_id "nobody"/) },
+    ]);
   });
 
   it("serves the SDK's recorder to the page, which has no recorder or WAV encoder of its own", async () => {
     const page = await fetch(demo.url);
-    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'self'; script-src 'self' blob:/);
+    expect(page.headers.get('content-security-policy')).toMatch(
+      /default-src 'self'; script-src 'self' blob:/,
+    );
     const script = await (await fetch(`${demo.url}/app.js`)).text();
-    expect(script).toMatch(/import \{ recordVoice, streamVoice \} from '\.\/vendor\/voxkey-sdk-recorder\.js'/);
+    expect(script).toMatch(
+      /import \{ recordVoice, streamVoice \} from '\.\/vendor\/voxkey-sdk-recorder\.js'/,
+    );
     expect(script).not.toMatch(/getUserMedia|AudioContext|createScriptProcessor|setInt16|RIFF/);
     const recorder = await fetch(`${demo.url}${RECORDER_ROUTE}`);
     expect(recorder.status).toBe(200);
@@ -286,8 +369,12 @@ describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', 
     expect(await recorder.text()).toBe(readFileSync(SDK_RECORDER, 'utf8'));
   });
 
-  it("the recorder the page loads resamples keeping speech frequencies and removing what would alias", async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM!, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  it('the recorder the page loads resamples keeping speech frequencies and removing what would alias', async () => {
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM!,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run'],
+    });
     try {
       const page = await browser.newPage();
       await page.goto(demo.url);
@@ -314,18 +401,29 @@ describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', 
   });
 
   it("shows the pre-check's problems and enrols nothing when the microphone is silent", async () => {
-    const outcome = await useDemo(demo, wav.silence, 'enrol', 'silent-user', '0-enrol-silence.png', 3);
+    const outcome = await useDemo(
+      demo,
+      wav.silence,
+      'enrol',
+      'silent-user',
+      '0-enrol-silence.png',
+      3,
+    );
     expect(outcome.phase).toBe('error');
     expect(outcome.status).toMatch(/Sample 1 of 3 was not usable in 3 takes/);
     expect(outcome.problems).toContain('silent_audio');
     expectSdkRecorder(outcome, 3);
     expect(outcome.uploaded, 'nothing was sent for enrolment').toBeNull();
-    const users = await fetch(`${server.baseUrl}/organisations/${server.orgId}/users?filter=external_id=silent-user`, { headers: { authorization: `Bearer ${server.token}` } });
+    const users = await fetch(
+      `${server.baseUrl}/organisations/${server.orgId}/users?filter=external_id=silent-user`,
+      { headers: { authorization: `Bearer ${server.token}` } },
+    );
     expect((await users.json()).results).toEqual([]);
   });
 
   it('enrols speaker A, verifies A (same speaker) and rejects B claiming to be A', async () => {
-    const context = () => `\n--- demo ---\n${demo.output().slice(-3000)}\n--- server ---\n${server.output().slice(-3000)}`;
+    const context = () =>
+      `\n--- demo ---\n${demo.output().slice(-3000)}\n--- server ---\n${server.output().slice(-3000)}`;
     // The bundled spoof model, at its default threshold, judges every take through Chromium's fake
     // capture device (a file played back, resampled twice) synthetic or replayed, so with the
     // enrolment deepfake gate on (the default) nothing would be enrolled. This test is about the
@@ -333,7 +431,10 @@ describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', 
     const gateOff = await fetch(`${server.baseUrl}/organisations/${server.orgId}/settings`, {
       method: 'PATCH',
       headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ org_id: server.orgId, settings: { reject_deepfake_enrollments: false } }),
+      body: JSON.stringify({
+        org_id: server.orgId,
+        settings: { reject_deepfake_enrollments: false },
+      }),
     });
     expect(gateOff.status).toBe(200);
     const enrol = await useDemo(demo, wav.enrolA, 'enrol', 'speaker-a', '1-enrol-speaker-a.png');
@@ -344,10 +445,18 @@ describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', 
     expectSdkRecorder(enrol, 3);
     expectUploadOf(enrol, wav.enrolA, ENROL_SECONDS);
     const unrelated = matchToSource(enrol.uploaded!, wav.verifyB);
-    console.info(`web-demo: (control) the same upload against speaker B's clip: r = ${unrelated.toFixed(3)}`);
+    console.info(
+      `web-demo: (control) the same upload against speaker B's clip: r = ${unrelated.toFixed(3)}`,
+    );
     expect(unrelated).toBeLessThan(0.8);
 
-    const same = await useDemo(demo, wav.verifyA, 'verify', 'speaker-a', '2-verify-same-speaker.png');
+    const same = await useDemo(
+      demo,
+      wav.verifyA,
+      'verify',
+      'speaker-a',
+      '2-verify-same-speaker.png',
+    );
     expect(same.phase, `${same.status}${context()}`).toBe('done');
     expect(['verified', 'rejected', 'inconclusive']).toContain(same.result);
     expect(same.score).toMatch(/^[01]\.\d{3}$/);
@@ -356,7 +465,13 @@ describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', 
     expectSdkRecorder(same, 1);
     expectUploadOf(same, wav.verifyA, VERIFY_SECONDS);
 
-    const other = await useDemo(demo, wav.verifyB, 'verify', 'speaker-a', '3-verify-other-speaker.png');
+    const other = await useDemo(
+      demo,
+      wav.verifyB,
+      'verify',
+      'speaker-a',
+      '3-verify-other-speaker.png',
+    );
     expect(other.phase, `${other.status}${context()}`).toBe('done');
     expect(['verified', 'rejected', 'inconclusive']).toContain(other.result);
     expectVerdictShown(other);
@@ -367,9 +482,16 @@ describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', 
       // The default decision (match_score >= 0.85) is set for FAR <= 2% in every dev block, so a genuine
       // attempt through the fake microphone may land just below it (docs/accuracy.md: FRR is the price).
       // What the page must show is the order: the same speaker scores above the impostor, who is never verified.
-      console.info(`web-demo: same speaker -> ${same.result} (${same.score}), other speaker -> ${other.result} (${other.score})`);
-      expect(Number(same.score), `same speaker (score ${same.score}) above the other (score ${other.score}), models ${models.names}`).toBeGreaterThan(Number(other.score));
-      expect(other.result, `other speaker (score ${other.score}), models ${models.names}`).not.toBe('verified');
+      console.info(
+        `web-demo: same speaker -> ${same.result} (${same.score}), other speaker -> ${other.result} (${other.score})`,
+      );
+      expect(
+        Number(same.score),
+        `same speaker (score ${same.score}) above the other (score ${other.score}), models ${models.names}`,
+      ).toBeGreaterThan(Number(other.score));
+      expect(other.result, `other speaker (score ${other.score}), models ${models.names}`).not.toBe(
+        'verified',
+      );
     } else {
       console.warn(
         `web-demo.test.ts: ${models.names}; speaker expectations NOT checked: same speaker -> ${same.result} (${same.score}), other speaker -> ${other.result} (${other.score})`,
@@ -381,14 +503,29 @@ describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', 
     const api = (method: string, urlPath: string, body?: unknown) =>
       fetch(`${server.baseUrl}/organisations/${server.orgId}${urlPath}`, {
         method,
-        headers: { authorization: `Bearer ${server.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          authorization: `Bearer ${server.token}`,
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
         body: body ? JSON.stringify(body) : undefined,
       }).then(async (response) => ({ status: response.status, body: await response.json() }));
     // Speaker A enrolled through the API (the page's enrolment has its own test), with the deepfake gate off as above.
-    expect((await api('PATCH', '/settings', { org_id: server.orgId, settings: { reject_deepfake_enrollments: false } })).status).toBe(200);
+    expect(
+      (
+        await api('PATCH', '/settings', {
+          org_id: server.orgId,
+          settings: { reject_deepfake_enrollments: false },
+        })
+      ).status,
+    ).toBe(200);
     for (const [index, clip] of clipsA.slice(0, 2).entries()) {
       const requestUuid = randomUUID();
-      const body = { external_id: 'stream-user', request_uuid: requestUuid, voice_data: readFileSync(clip).toString('base64'), mode: index === 0 ? 'replace' : 'add' };
+      const body = {
+        external_id: 'stream-user',
+        request_uuid: requestUuid,
+        voice_data: readFileSync(clip).toString('base64'),
+        mode: index === 0 ? 'replace' : 'add',
+      };
       expect((await api('POST', '/enrollments', body)).status).toBe(202);
       const deadline = Date.now() + 60_000;
       let record = await api('GET', `/enrollments/${requestUuid}`);
@@ -399,8 +536,16 @@ describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', 
       expect(record.body.status, JSON.stringify(record.body)).toBe('completed');
     }
 
-    const outcome = await useDemo(demo, wav.verifyA, 'verify-stream', 'stream-user', '4-verify-while-speaking.png');
-    expect(outcome.phase, `${outcome.status}\n--- demo ---\n${demo.output().slice(-3000)}`).toBe('done');
+    const outcome = await useDemo(
+      demo,
+      wav.verifyA,
+      'verify-stream',
+      'stream-user',
+      '4-verify-while-speaking.png',
+    );
+    expect(outcome.phase, `${outcome.status}\n--- demo ---\n${demo.output().slice(-3000)}`).toBe(
+      'done',
+    );
     expect(['verified', 'rejected', 'inconclusive']).toContain(outcome.result);
     expect(outcome.score).toMatch(/^[01]\.\d{3}$/);
     expect(outcome.status).toMatch(/\(decided (early, )?after \d+\.\d s of audio\)$/);
@@ -409,19 +554,46 @@ describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', 
     // Voxkey's progress messages reached the page and were shown, then its result.
     const progress = outcome.stream.received.filter((m) => m.type === 'progress');
     expect(progress.length).toBeGreaterThan(0);
-    expect(outcome.log.some((line) => /Voxkey heard \d+\.\d s, \d+\.\d s of it speech/.test(line))).toBe(true);
+    expect(
+      outcome.log.some((line) => /Voxkey heard \d+\.\d s, \d+\.\d s of it speech/.test(line)),
+    ).toBe(true);
     const result = outcome.stream.received.at(-1);
-    expect(result).toMatchObject({ type: 'result', final: true, event_type: 'verification.completed', external_id: 'stream-user', result: outcome.result });
-    expect(await recordOf(result.request_uuid)).toMatchObject({ status: 'completed', result: outcome.result });
+    expect(result).toMatchObject({
+      type: 'result',
+      final: true,
+      event_type: 'verification.completed',
+      external_id: 'stream-user',
+      result: outcome.result,
+    });
+    expect(await recordOf(result.request_uuid)).toMatchObject({
+      status: 'completed',
+      result: outcome.result,
+    });
     // What the page streamed: 16 kHz mono 16-bit PCM from the microphone, `end` after the seconds asked unless Voxkey decided before.
     const seconds = outcome.stream.audio.length / 32_000;
     expect(seconds).toBeGreaterThan(1);
     expect(seconds).toBeLessThanOrEqual(VERIFY_SECONDS + 0.01);
-    if (seconds > VERIFY_SECONDS - 0.05) expect(outcome.stream.texts).toEqual([JSON.stringify({ type: 'end' })]);
-    const pcm = new Int16Array(outcome.stream.audio.buffer, outcome.stream.audio.byteOffset, outcome.stream.audio.length / 2);
-    const match = matchToSource(encodeWav(Float32Array.from(pcm, (v) => v / 32768), 16_000), wav.verifyA);
-    console.info(`web-demo: streamed ${seconds.toFixed(2)} s, ${progress.length} progress messages, result ${outcome.result} (${outcome.score}); envelope r = ${match.toFixed(3)}`);
-    expect(match, 'the streamed audio carries the clip played by the fake microphone').toBeGreaterThan(0.8);
+    if (seconds > VERIFY_SECONDS - 0.05)
+      expect(outcome.stream.texts).toEqual([JSON.stringify({ type: 'end' })]);
+    const pcm = new Int16Array(
+      outcome.stream.audio.buffer,
+      outcome.stream.audio.byteOffset,
+      outcome.stream.audio.length / 2,
+    );
+    const match = matchToSource(
+      encodeWav(
+        Float32Array.from(pcm, (v) => v / 32768),
+        16_000,
+      ),
+      wav.verifyA,
+    );
+    console.info(
+      `web-demo: streamed ${seconds.toFixed(2)} s, ${progress.length} progress messages, result ${outcome.result} (${outcome.score}); envelope r = ${match.toFixed(3)}`,
+    );
+    expect(
+      match,
+      'the streamed audio carries the clip played by the fake microphone',
+    ).toBeGreaterThan(0.8);
 
     async function recordOf(requestUuid: string) {
       const record = await api('GET', `/verifications/${requestUuid}`);

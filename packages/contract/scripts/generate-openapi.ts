@@ -14,7 +14,9 @@ if (process.argv.includes('--check')) {
     // a missing file is stale too
   }
   if (committed !== generated) {
-    console.error('openapi/openapi.json is stale: run `npm run openapi:generate` and commit the result.');
+    console.error(
+      'openapi/openapi.json is stale: run `npm run openapi:generate` and commit the result.',
+    );
     process.exit(1);
   }
   console.log('openapi/openapi.json is current.');

@@ -1,5 +1,5 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { apiRoutes, webhookEvents} from './routes/index.js';
+import { apiRoutes, webhookEvents } from './routes/index.js';
 import { STREAM_MESSAGE_SCHEMAS, STREAM_PROTOCOL_DESCRIPTION } from './schemas/streams.js';
 
 export const API_BASE_PATH = '/v1';
@@ -27,7 +27,8 @@ export function registerSecurityScheme(app: OpenAPIHono<any>): void {
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
-    description: 'An API token of the organisation (`vk_live_...`, or `vk_trial_...` for trial tokens).',
+    description:
+      'An API token of the organisation (`vk_live_...`, or `vk_trial_...` for trial tokens).',
   });
 }
 
@@ -39,6 +40,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
   for (const event of Object.values(webhookEvents)) {
     app.openAPIRegistry.registerWebhook(event);
   }
-  for (const [name, schema] of Object.entries(STREAM_MESSAGE_SCHEMAS)) app.openAPIRegistry.register(name, schema);
+  for (const [name, schema] of Object.entries(STREAM_MESSAGE_SCHEMAS))
+    app.openAPIRegistry.register(name, schema);
   return app.getOpenAPI31Document(openApiConfig);
 }

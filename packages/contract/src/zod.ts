@@ -8,7 +8,8 @@ export const EMPTY_MESSAGE = 'Must not be empty';
 z.config({
   customError: (issue) => {
     if (issue.code === 'invalid_type' && issue.input === undefined) return REQUIRED_MESSAGE;
-    if (issue.code === 'too_small' && issue.origin === 'string' && issue.minimum === 1) return EMPTY_MESSAGE;
+    if (issue.code === 'too_small' && issue.origin === 'string' && issue.minimum === 1)
+      return EMPTY_MESSAGE;
     return undefined;
   },
 });

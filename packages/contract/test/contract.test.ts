@@ -1,24 +1,46 @@
 import { describe, expect, it } from 'vitest';
-import { apiRoutes, buildOpenApiDocument, parseFilter, CreatePredefinedTextBodySchema, EMPTY_MESSAGE, EnrollmentRequestSchema, REQUIRED_MESSAGE } from '../src/index.js';
+import {
+  apiRoutes,
+  buildOpenApiDocument,
+  parseFilter,
+  CreatePredefinedTextBodySchema,
+  EMPTY_MESSAGE,
+  EnrollmentRequestSchema,
+  REQUIRED_MESSAGE,
+} from '../src/index.js';
 
 describe('contract', () => {
   const document = buildOpenApiDocument();
 
   it('documents every route with an operationId, typed errors and required bodies', () => {
     const operations = Object.values(document.paths ?? {}).flatMap((item) =>
-      Object.values(item as Record<string, { operationId?: string; responses: Record<string, unknown>; requestBody?: { required?: boolean } }>),
+      Object.values(
+        item as Record<
+          string,
+          {
+            operationId?: string;
+            responses: Record<string, unknown>;
+            requestBody?: { required?: boolean };
+          }
+        >,
+      ),
     );
     expect(operations).toHaveLength(Object.keys(apiRoutes).length);
     for (const operation of operations) {
       expect(operation.operationId).toBeTruthy();
-      for (const status of ['400', '401', '403', '404', '429', '500']) expect(operation.responses).toHaveProperty(status);
+      for (const status of ['400', '401', '403', '404', '429', '500'])
+        expect(operation.responses).toHaveProperty(status);
       if (operation.requestBody) {
         expect(operation.requestBody.required).toBe(true);
         expect(operation.responses).toHaveProperty('413');
         expect(operation.responses).toHaveProperty('415');
       }
     }
-    expect(Object.keys(document.webhooks ?? {}).sort()).toEqual(['enrollment.completed', 'verification.completed', 'webhook.test']);
+    expect(Object.keys(document.webhooks ?? {}).sort()).toEqual([
+      'enrollment.completed',
+      'verification.completed',
+      'webhook.test',
+    ]);
   });
 
   it('says "This field is required" for missing fields and rejects unknown ones', () => {
@@ -30,7 +52,11 @@ describe('contract', () => {
   });
 
   it('says "Must not be empty" for an empty required string, which is present and so not "required"', () => {
-    const result = EnrollmentRequestSchema.safeParse({ voice_data: '', request_uuid: '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d', external_id: '' });
+    const result = EnrollmentRequestSchema.safeParse({
+      voice_data: '',
+      request_uuid: '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d',
+      external_id: '',
+    });
     expect(result.error?.issues.map((i) => [i.path[0], i.code, i.message])).toEqual([
       ['voice_data', 'too_small', EMPTY_MESSAGE],
       ['external_id', 'too_small', EMPTY_MESSAGE],
@@ -38,17 +64,36 @@ describe('contract', () => {
   });
 
   it('requires a UUID v4 request_uuid and defaults the language to en-UK', () => {
-    const bad = EnrollmentRequestSchema.safeParse({ voice_data: 'AAAA', request_uuid: '123e4567-e89b-12d3-a456-426614174000', external_id: 'x' });
-    expect(bad.error?.issues[0]).toMatchObject({ path: ['request_uuid'], message: 'Must be a valid UUID v4' });
-    const good = EnrollmentRequestSchema.parse({ voice_data: 'AAAA', request_uuid: '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d', external_id: 'x' });
+    const bad = EnrollmentRequestSchema.safeParse({
+      voice_data: 'AAAA',
+      request_uuid: '123e4567-e89b-12d3-a456-426614174000',
+      external_id: 'x',
+    });
+    expect(bad.error?.issues[0]).toMatchObject({
+      path: ['request_uuid'],
+      message: 'Must be a valid UUID v4',
+    });
+    const good = EnrollmentRequestSchema.parse({
+      voice_data: 'AAAA',
+      request_uuid: '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d',
+      external_id: 'x',
+    });
     expect(good.language).toBe('en-UK');
   });
 
   it('refuses impossible dates in timestamp filters instead of throwing', () => {
     const fields = { created_at: 'timestamp' } as const;
-    for (const bad of ['created_at=gte:2026-99-99', 'created_at=gte:2026-02-31', 'created_at=2026-13-01T25:61']) {
+    for (const bad of [
+      'created_at=gte:2026-99-99',
+      'created_at=gte:2026-02-31',
+      'created_at=2026-13-01T25:61',
+    ]) {
       expect(parseFilter(bad, fields)).toEqual({ error: expect.stringMatching(/created_at/) });
     }
-    expect(parseFilter('created_at=gte:2026-01-05T12:00:00', fields)).toEqual({ field: 'created_at', operator: 'gte', value: '2026-01-05T12:00:00.000Z' });
+    expect(parseFilter('created_at=gte:2026-01-05T12:00:00', fields)).toEqual({
+      field: 'created_at',
+      operator: 'gte',
+      value: '2026-01-05T12:00:00.000Z',
+    });
   });
 });

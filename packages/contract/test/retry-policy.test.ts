@@ -11,22 +11,29 @@ import { buildOpenApiDocument } from '../src/index.js';
  */
 describe('x-voxkey-retry', () => {
   const operations = Object.entries(buildOpenApiDocument().paths ?? {}).flatMap(([path, item]) =>
-    Object.entries(item as Record<string, { operationId: string; 'x-voxkey-retry'?: unknown }>).map(([method, operation]) => ({ path, method, operation })),
+    Object.entries(item as Record<string, { operationId: string; 'x-voxkey-retry'?: unknown }>).map(
+      ([method, operation]) => ({ path, method, operation }),
+    ),
   );
 
   it('is on every operation, with a known value', () => {
     for (const { operation } of operations) {
-      expect(['safe', 'idempotency-key', 'never'], operation.operationId).toContain(operation['x-voxkey-retry']);
+      expect(['safe', 'idempotency-key', 'never'], operation.operationId).toContain(
+        operation['x-voxkey-retry'],
+      );
     }
   });
 
   it('marks reads and deletes safe, PATCH never, and POSTs by whether they have a natural key', () => {
     for (const { method, operation } of operations) {
       const policy = operation['x-voxkey-retry'];
-      if (method === 'get' || method === 'put' || method === 'delete') expect(policy, operation.operationId).toBe('safe');
+      if (method === 'get' || method === 'put' || method === 'delete')
+        expect(policy, operation.operationId).toBe('safe');
       if (method === 'patch') expect(policy, operation.operationId).toBe('never');
       if (method === 'post') {
-        const repeatable = ['createEnrollment', 'createVerification', 'createAudioCheck'].includes(operation.operationId);
+        const repeatable = ['createEnrollment', 'createVerification', 'createAudioCheck'].includes(
+          operation.operationId,
+        );
         expect(policy, operation.operationId).toBe(repeatable ? 'safe' : 'idempotency-key');
       }
     }

@@ -6,14 +6,18 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const source = fileURLToPath(new URL('../../../training/voxkey_train/families.json', import.meta.url));
+const source = fileURLToPath(
+  new URL('../../../training/voxkey_train/families.json', import.meta.url),
+);
 const target = fileURLToPath(new URL('../src/tools/families-data.ts', import.meta.url));
 
 /** The TypeScript module for the families of `json` (families.json's text). */
 export function familiesModule(json) {
   const { families } = JSON.parse(json);
   const quote = (text) => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-  const rows = Object.entries(families).map(([name, family]) => `  ${quote(name)}: [${family.attacks.map(quote).join(', ')}],`);
+  const rows = Object.entries(families).map(
+    ([name, family]) => `  ${quote(name)}: [${family.attacks.map(quote).join(', ')}],`,
+  );
   return [
     '// Generated from training/voxkey_train/families.json by scripts/generate-families.mjs: edit the JSON, then',
     '// run `npm -w @voxkey/engine run generate:families` (test/families.test.ts fails while they differ).',
@@ -36,7 +40,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       // a missing file is stale too
     }
     if (committed !== generated) {
-      console.error('src/tools/families-data.ts is stale: run `npm -w @voxkey/engine run generate:families` and commit the result.');
+      console.error(
+        'src/tools/families-data.ts is stale: run `npm -w @voxkey/engine run generate:families` and commit the result.',
+      );
       process.exit(1);
     }
     console.log('src/tools/families-data.ts is current.');

@@ -7,14 +7,21 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { EngineError } from './errors.js';
-import { defaultManifestPath, defaultModelsDir, loadManifest, sha256File } from './models/manifest.js';
+import {
+  defaultManifestPath,
+  defaultModelsDir,
+  loadManifest,
+  sha256File,
+} from './models/manifest.js';
 import { pullModel } from './models/pull.js';
 
 const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 const JSON_HELP = 'print the result as JSON on stdout (errors as JSON on stderr)';
 
 function engineVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
   return pkg.version;
 }
 
@@ -25,16 +32,26 @@ const printJson = (value: unknown): void => {
 function buildProgram(setExitCode: (code: number) => void): Command {
   const modelsDir = () => process.env.VOXKEY_MODELS_DIR ?? defaultModelsDir();
   const program = new Command('voxkey-engine')
-    .description('Voxkey engine tools. VOXKEY_MODELS_DIR (default ./models) holds the models and manifest.json.')
+    .description(
+      'Voxkey engine tools. VOXKEY_MODELS_DIR (default ./models) holds the models and manifest.json.',
+    )
     .version(engineVersion(), '-V, --version', 'print the engine version')
     .helpOption('-h, --help', 'show help for a command')
     .showSuggestionAfterError()
-    .addHelpText('after', `\nExit codes: ${EXIT.ok} success, ${EXIT.failure} failure (engine error, sha256 mismatch), ${EXIT.usage} usage error.`);
-  const models = program.command('models').description('the models in the manifest').helpCommand(false);
+    .addHelpText(
+      'after',
+      `\nExit codes: ${EXIT.ok} success, ${EXIT.failure} failure (engine error, sha256 mismatch), ${EXIT.usage} usage error.`,
+    );
+  const models = program
+    .command('models')
+    .description('the models in the manifest')
+    .helpCommand(false);
 
   models
     .command('list')
-    .description('list the manifest models: kind, bundled or pullable, default, present on disk, licence')
+    .description(
+      'list the manifest models: kind, bundled or pullable, default, present on disk, licence',
+    )
     .option('--json', JSON_HELP)
     .action(async (options: { json?: boolean }) => {
       const dir = modelsDir();
@@ -49,7 +66,9 @@ function buildProgram(setExitCode: (code: number) => void): Command {
       }));
       if (options.json) return printJson({ models: rows });
       for (const m of rows) {
-        console.log(`${m.name}\t${m.kind}\t${m.bundled ? 'bundled' : 'pullable'}${m.default ? '\tdefault' : ''}\t${m.present ? 'present' : 'absent'}\t${m.license}`);
+        console.log(
+          `${m.name}\t${m.kind}\t${m.bundled ? 'bundled' : 'pullable'}${m.default ? '\tdefault' : ''}\t${m.present ? 'present' : 'absent'}\t${m.license}`,
+        );
       }
     });
 
@@ -67,13 +86,19 @@ function buildProgram(setExitCode: (code: number) => void): Command {
         onProgress: (n, total) => {
           if (n - last > 4 << 20) {
             last = n;
-            process.stderr.write(`\r${(n / 1048576).toFixed(1)} MiB${total ? ` of ${(total / 1048576).toFixed(1)} MiB` : ''}`);
+            process.stderr.write(
+              `\r${(n / 1048576).toFixed(1)} MiB${total ? ` of ${(total / 1048576).toFixed(1)} MiB` : ''}`,
+            );
           }
         },
       });
       if (last) process.stderr.write('\n');
       if (options.json) return printJson(r);
-      console.log(r.downloaded ? `downloaded ${r.name} to ${r.path} (sha256 ${r.sha256})` : `${r.name} is already present and verified (${r.path})`);
+      console.log(
+        r.downloaded
+          ? `downloaded ${r.name} to ${r.path} (sha256 ${r.sha256})`
+          : `${r.name} is already present and verified (${r.path})`,
+      );
     });
 
   models
@@ -87,10 +112,16 @@ function buildProgram(setExitCode: (code: number) => void): Command {
       for (const m of manifest.models) {
         const path = join(dir, m.file);
         if (!existsSync(path)) continue;
-        results.push({ name: m.name, path, ok: (await sha256File(path)) === m.sha256.toLowerCase() });
+        results.push({
+          name: m.name,
+          path,
+          ok: (await sha256File(path)) === m.sha256.toLowerCase(),
+        });
       }
       if (options.json) printJson({ models: results });
-      else for (const r of results) console.log(`${r.ok ? 'ok' : 'SHA256 MISMATCH'}\t${r.name}\t${r.path}`);
+      else
+        for (const r of results)
+          console.log(`${r.ok ? 'ok' : 'SHA256 MISMATCH'}\t${r.name}\t${r.path}`);
       if (results.some((r) => !r.ok)) setExitCode(EXIT.failure);
     });
 
@@ -107,7 +138,9 @@ async function main(argv: string[]): Promise<number> {
     if (json) command.configureOutput({ writeErr: () => {} });
   }
   const fail = (code: string, message: string) =>
-    process.stderr.write(json ? `${JSON.stringify({ error: { code, message } })}\n` : `${message}\n`);
+    process.stderr.write(
+      json ? `${JSON.stringify({ error: { code, message } })}\n` : `${message}\n`,
+    );
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
@@ -118,7 +151,11 @@ async function main(argv: string[]): Promise<number> {
       return EXIT.usage;
     }
     if (err instanceof EngineError) fail(err.code, `${err.code}: ${err.message}`);
-    else fail('failure', String(err instanceof Error ? (json ? err.message : (err.stack ?? err.message)) : err));
+    else
+      fail(
+        'failure',
+        String(err instanceof Error ? (json ? err.message : (err.stack ?? err.message)) : err),
+      );
     return EXIT.failure;
   }
 }

@@ -42,7 +42,12 @@ export class EngineError extends Error {
   readonly category: EngineErrorCategory;
   readonly details?: Record<string, unknown>;
 
-  constructor(code: EngineErrorCode, message: string, details?: Record<string, unknown>, options?: { cause?: unknown }) {
+  constructor(
+    code: EngineErrorCode,
+    message: string,
+    details?: Record<string, unknown>,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'EngineError';
     this.code = code;

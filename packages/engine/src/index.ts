@@ -20,16 +20,40 @@ export { decodeBase64Audio } from './audio/base64.js';
 export { inspectBytes, readAudioHeader, DEFAULT_INTAKE_LIMITS } from './audio/intake.js';
 export type { AudioInfo, IntakeLimits } from './audio/intake.js';
 export type { AudioFormat } from './audio/sniff.js';
-export { cosineSimilarity, matchScore, decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD } from './scoring/scoring.js';
+export {
+  cosineSimilarity,
+  matchScore,
+  decideVerification,
+  DEFAULT_CALIBRATION,
+  DEFAULT_MATCH_THRESHOLD,
+} from './scoring/scoring.js';
 export type { VerificationDecision, VerificationResult } from './scoring/scoring.js';
-export { loadManifest, validateManifest, selectModel, compatibilitySpeakerModels, speakerInputScale, verifyModelFile, sha256File, defaultModelsDir, defaultManifestPath } from './models/manifest.js';
+export {
+  loadManifest,
+  validateManifest,
+  selectModel,
+  compatibilitySpeakerModels,
+  speakerInputScale,
+  verifyModelFile,
+  sha256File,
+  defaultModelsDir,
+  defaultManifestPath,
+} from './models/manifest.js';
 export type { Manifest, ModelEntry, ModelKind, LogisticCalibration } from './models/manifest.js';
 export type { RecordingQuality } from './scoring/calibration.js';
 export { pullModel } from './models/pull.js';
 export type { PullOptions, PullResult } from './models/pull.js';
-export { scoreAgainstSamples, DEFAULT_SAMPLE_SCORING_RULE, SAMPLE_SCORING_RULES } from './scoring/scoring.js';
+export {
+  scoreAgainstSamples,
+  DEFAULT_SAMPLE_SCORING_RULE,
+  SAMPLE_SCORING_RULES,
+} from './scoring/scoring.js';
 export type { SampleScorer, SampleScoringRule } from './scoring/scoring.js';
 export type { AudioCheck } from './runtime/audio-check-task.js';
 export type { AudioProblem } from './runtime/audio-check.js';
-export { planVoiceprint, UPGRADE_SWITCH_SAMPLES, UPGRADE_TARGET_SAMPLES } from './models/voiceprint-models.js';
+export {
+  planVoiceprint,
+  UPGRADE_SWITCH_SAMPLES,
+  UPGRADE_TARGET_SAMPLES,
+} from './models/voiceprint-models.js';
 export type { VoiceprintPlan, VoiceprintSample } from './models/voiceprint-models.js';

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../src/runtime/engine.js';
-import { defaultManifestPath, defaultModelsDir, loadManifest, selectModel } from '../src/models/manifest.js';
+import {
+  defaultManifestPath,
+  defaultModelsDir,
+  loadManifest,
+  selectModel,
+} from '../src/models/manifest.js';
 import { prerequisite } from '../../../scripts/test-prerequisites.mjs';
 import { audioBytes } from './helpers.js';
 
@@ -22,20 +27,23 @@ const present = prerequisite({
   present: await bundledDefaultsPresent(),
 });
 
-describe.skipIf(!present)('bundled default models in models/ (skipped until they are present)', () => {
-  it('load with their manifest sha256 and run enrol/verify end to end', async () => {
-    const engine = await createEngine({ threads: 1 });
-    try {
-      const e = await engine.enrol(audioBytes('alice_1.wav'));
-      expect(e.voiceprint.modelId).toBe(engine.speakerModelId);
-      expect(e.voiceprint.embedding.length).toBeGreaterThan(16);
-      const same = await engine.verify(audioBytes('alice_1.wav'), e.voiceprint);
-      expect(same.cosine).toBeGreaterThan(0.99);
-      expect(same.matchScore).toBeGreaterThan(0.5);
-      const other = await engine.verify(audioBytes('alice_1_44k_stereo.mp3'), e.voiceprint);
-      expect(other.cosine).toBeGreaterThan(0.8);
-    } finally {
-      await engine.close();
-    }
-  });
-});
+describe.skipIf(!present)(
+  'bundled default models in models/ (skipped until they are present)',
+  () => {
+    it('load with their manifest sha256 and run enrol/verify end to end', async () => {
+      const engine = await createEngine({ threads: 1 });
+      try {
+        const e = await engine.enrol(audioBytes('alice_1.wav'));
+        expect(e.voiceprint.modelId).toBe(engine.speakerModelId);
+        expect(e.voiceprint.embedding.length).toBeGreaterThan(16);
+        const same = await engine.verify(audioBytes('alice_1.wav'), e.voiceprint);
+        expect(same.cosine).toBeGreaterThan(0.99);
+        expect(same.matchScore).toBeGreaterThan(0.5);
+        const other = await engine.verify(audioBytes('alice_1_44k_stereo.mp3'), e.voiceprint);
+        expect(other.cosine).toBeGreaterThan(0.8);
+      } finally {
+        await engine.close();
+      }
+    });
+  },
+);

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type VoiceEngine } from '../src/runtime/engine.js';
-import { channelFeatures, channelTerm, fitTailWeights, meanQuality, type RecordingQuality } from '../src/scoring/calibration.js';
+import {
+  channelFeatures,
+  channelTerm,
+  fitTailWeights,
+  meanQuality,
+  type RecordingQuality,
+} from '../src/scoring/calibration.js';
 import { sigmoid } from '../src/math.js';
 import { audioBytes, FIXTURE_MODELS, rng } from './helpers.js';
 
@@ -14,7 +20,9 @@ describe('channel quality measures (features/channel-quality.ts) on one recordin
   beforeAll(async () => {
     engine = await createEngine({ modelsDir: FIXTURE_MODELS, threads: 1, taskTimeoutMs: 20_000 });
     for (const name of ['', '_band-300-3400', '_gsm', '_noise-white-10db', '_room-0.7']) {
-      q[name || 'clean'] = (await engine.embedBytes(audioBytes(`alice_1_4s${name}.wav`))).recordingQuality;
+      q[name || 'clean'] = (
+        await engine.embedBytes(audioBytes(`alice_1_4s${name}.wav`))
+      ).recordingQuality;
     }
   });
   afterAll(() => engine?.close());
@@ -49,8 +57,17 @@ describe('channel quality measures (features/channel-quality.ts) on one recordin
 });
 
 describe('channel terms of the calibration (calibration.ts)', () => {
-  const neutral: RecordingQuality = { netSpeechSeconds: 3, snrDb: 40, bandwidthHz: 6000, spectralHoleRatio: 0.05, decayRateDbPerS: 450 };
-  const terms = { weights: { minBandwidthKHz: -0.02, bandwidthGapKHz: -0.01, minDecayHundredDbPerS: -0.005 }, neutral };
+  const neutral: RecordingQuality = {
+    netSpeechSeconds: 3,
+    snrDb: 40,
+    bandwidthHz: 6000,
+    spectralHoleRatio: 0.05,
+    decayRateDbPerS: 450,
+  };
+  const terms = {
+    weights: { minBandwidthKHz: -0.02, bandwidthGapKHz: -0.01, minDecayHundredDbPerS: -0.005 },
+    neutral,
+  };
   const wideband: RecordingQuality = { ...neutral, bandwidthHz: 7800 };
   const telephone: RecordingQuality = { ...neutral, bandwidthHz: 3600 };
 
@@ -63,15 +80,21 @@ describe('channel terms of the calibration (calibration.ts)', () => {
     const f = channelFeatures(wideband, telephone, neutral);
     expect(f.minBandwidthKHz).toBeCloseTo(3.6);
     expect(f.bandwidthGapKHz).toBeCloseTo(4.2);
-    expect(channelTerm({ quality: { channel: terms } }, wideband, telephone)).toBeCloseTo(-0.02 * 3.6 - 0.01 * 4.2 - 0.005 * 4.5);
-    expect(channelTerm({ quality: { channel: terms } }, null, telephone)).toBeCloseTo(channelTerm({ quality: { channel: terms } }, neutral, telephone));
+    expect(channelTerm({ quality: { channel: terms } }, wideband, telephone)).toBeCloseTo(
+      -0.02 * 3.6 - 0.01 * 4.2 - 0.005 * 4.5,
+    );
+    expect(channelTerm({ quality: { channel: terms } }, null, telephone)).toBeCloseTo(
+      channelTerm({ quality: { channel: terms } }, neutral, telephone),
+    );
     expect(meanQuality([null, undefined])).toBeNull();
     expect(meanQuality([wideband, null, telephone])!.bandwidthHz).toBeCloseTo(5700);
   });
   it('the narrowband feature: how far below 5.5 kHz the narrower side is', () => {
     expect(channelFeatures(wideband, wideband, neutral).narrowEitherKHz).toBe(0);
     expect(channelFeatures(wideband, telephone, neutral).narrowEitherKHz).toBeCloseTo(1.9);
-    expect(channelFeatures({ ...telephone, bandwidthHz: 4000 }, wideband, neutral).narrowEitherKHz).toBeCloseTo(1.5);
+    expect(
+      channelFeatures({ ...telephone, bandwidthHz: 4000 }, wideband, neutral).narrowEitherKHz,
+    ).toBeCloseTo(1.5);
   });
   it('the tail weights level the impostor scores: a feature that lifts their 99th percentile gets minus that lift', () => {
     const r = rng(31);
@@ -93,13 +116,26 @@ describe('verification with channel terms (fixture models)', () => {
     type: 'logistic' as const,
     a: 12,
     b: -9,
-    quality: { channel: { weights: { minBandwidthKHz: -0.05, minDecayHundredDbPerS: -0.02 }, neutral: { netSpeechSeconds: 3, snrDb: 40, bandwidthHz: 6000, spectralHoleRatio: 0.05, decayRateDbPerS: 450 } } },
+    quality: {
+      channel: {
+        weights: { minBandwidthKHz: -0.05, minDecayHundredDbPerS: -0.02 },
+        neutral: {
+          netSpeechSeconds: 3,
+          snrDb: 40,
+          bandwidthHz: 6000,
+          spectralHoleRatio: 0.05,
+          decayRateDbPerS: 450,
+        },
+      },
+    },
   };
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'voxkey-models-'));
-    for (const f of ['tiny-speaker.onnx', 'tiny-spoof.onnx']) copyFileSync(join(FIXTURE_MODELS, f), join(dir, f));
+    for (const f of ['tiny-speaker.onnx', 'tiny-spoof.onnx'])
+      copyFileSync(join(FIXTURE_MODELS, f), join(dir, f));
     const manifest = JSON.parse(readFileSync(join(FIXTURE_MODELS, 'manifest.json'), 'utf8'));
-    manifest.models.find((m: { name: string }) => m.name === 'tiny-speaker').calibration = calibration;
+    manifest.models.find((m: { name: string }) => m.name === 'tiny-speaker').calibration =
+      calibration;
     writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
     engine = await createEngine({ modelsDir: dir, threads: 1, taskTimeoutMs: 20_000 });
   });
@@ -109,11 +145,21 @@ describe('verification with channel terms (fixture models)', () => {
     const enrolment = await engine.enrol(audioBytes('alice_1.wav'));
     expect(enrolment.recordingQuality.bandwidthHz).toBeGreaterThan(7000);
     const probe = audioBytes('alice_1_4s_gsm.wav');
-    const withQuality = await engine.verify(probe, { ...enrolment.voiceprint, quality: enrolment.recordingQuality });
+    const withQuality = await engine.verify(probe, {
+      ...enrolment.voiceprint,
+      quality: enrolment.recordingQuality,
+    });
     const stored = await engine.verify(probe, enrolment.voiceprint);
     expect(withQuality.recordingQuality.bandwidthHz).toBeLessThan(4700);
-    const expected = (enrol: RecordingQuality | null, r: typeof stored) => sigmoid(calibration.a * (r.cosine + channelTerm(calibration, enrol, r.recordingQuality)) + calibration.b);
-    expect(withQuality.matchScore).toBeCloseTo(expected(enrolment.recordingQuality, withQuality), 6);
+    const expected = (enrol: RecordingQuality | null, r: typeof stored) =>
+      sigmoid(
+        calibration.a * (r.cosine + channelTerm(calibration, enrol, r.recordingQuality)) +
+          calibration.b,
+      );
+    expect(withQuality.matchScore).toBeCloseTo(
+      expected(enrolment.recordingQuality, withQuality),
+      6,
+    );
     expect(stored.matchScore).toBeCloseTo(expected(null, stored), 6);
     expect(stored.cosine).toBeCloseTo(withQuality.cosine, 6);
   });

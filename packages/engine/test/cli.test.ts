@@ -17,7 +17,9 @@ describe('voxkey-engine models CLI (built dist/cli.js)', () => {
     expect(verify.stdout).toMatch(/^ok\ttiny-speaker/m);
   });
   it('exits non-zero with a typed message for an unknown model', async () => {
-    const err = await run(process.execPath, [CLI, 'models', 'pull', 'nope'], { env }).catch((e: { code: number; stderr: string }) => e);
+    const err = await run(process.execPath, [CLI, 'models', 'pull', 'nope'], { env }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect((err as { code: number }).code).toBe(1);
     expect((err as { stderr: string }).stderr).toMatch(/model_not_found/);
   });
@@ -27,32 +29,67 @@ describe('voxkey-engine help, version, --json and exit codes', () => {
   const env = { ...process.env, VOXKEY_MODELS_DIR: FIXTURE_MODELS };
   const fail = (e: unknown) => e as { code: number; stdout: string; stderr: string };
 
-  it.each([[[]], [['models']], [['models', 'list']], [['models', 'pull']], [['models', 'verify']]])('%j --help prints its usage and exits 0', async (names) => {
-    const r = await run(process.execPath, [CLI, ...names, '--help'], { env });
-    expect(r.stdout).toContain(`Usage: voxkey-engine${names.length ? ` ${names.join(' ')}` : ''}`);
-    expect(r.stdout).toContain('-h, --help');
-    if (names.length === 2) expect(r.stdout).toContain('--json');
-  });
+  it.each([[[]], [['models']], [['models', 'list']], [['models', 'pull']], [['models', 'verify']]])(
+    '%j --help prints its usage and exits 0',
+    async (names) => {
+      const r = await run(process.execPath, [CLI, ...names, '--help'], { env });
+      expect(r.stdout).toContain(
+        `Usage: voxkey-engine${names.length ? ` ${names.join(' ')}` : ''}`,
+      );
+      expect(r.stdout).toContain('-h, --help');
+      if (names.length === 2) expect(r.stdout).toContain('--json');
+    },
+  );
 
   it('--version prints the package version', async () => {
-    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
+    const { version } = JSON.parse(
+      readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8'),
+    ) as { version: string };
     expect((await run(process.execPath, [CLI, '--version'], { env })).stdout).toBe(`${version}\n`);
   });
 
   it('models list and verify --json', async () => {
-    const list = JSON.parse((await run(process.execPath, [CLI, 'models', 'list', '--json'], { env })).stdout) as { models: { name: string; present: boolean }[] };
-    expect(list.models).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'tiny-speaker', kind: 'speaker', bundled: true, default: true, present: true })]));
-    const verify = JSON.parse((await run(process.execPath, [CLI, 'models', 'verify', '--json'], { env })).stdout) as { models: { name: string; ok: boolean }[] };
-    expect(verify.models).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'tiny-speaker', ok: true })]));
+    const list = JSON.parse(
+      (await run(process.execPath, [CLI, 'models', 'list', '--json'], { env })).stdout,
+    ) as { models: { name: string; present: boolean }[] };
+    expect(list.models).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          name: 'tiny-speaker',
+          kind: 'speaker',
+          bundled: true,
+          default: true,
+          present: true,
+        }),
+      ]),
+    );
+    const verify = JSON.parse(
+      (await run(process.execPath, [CLI, 'models', 'verify', '--json'], { env })).stdout,
+    ) as { models: { name: string; ok: boolean }[] };
+    expect(verify.models).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'tiny-speaker', ok: true })]),
+    );
   });
 
   it('usage errors exit 2; engine errors with --json are JSON on stderr', async () => {
-    const unknown = fail(await run(process.execPath, [CLI, 'models', 'frob'], { env }).catch((e: unknown) => e));
+    const unknown = fail(
+      await run(process.execPath, [CLI, 'models', 'frob'], { env }).catch((e: unknown) => e),
+    );
     expect(unknown.code).toBe(2);
-    const missing = fail(await run(process.execPath, [CLI, 'models', 'pull', '--json'], { env }).catch((e: unknown) => e));
+    const missing = fail(
+      await run(process.execPath, [CLI, 'models', 'pull', '--json'], { env }).catch(
+        (e: unknown) => e,
+      ),
+    );
     expect(missing.code).toBe(2);
-    expect(JSON.parse(missing.stderr)).toEqual({ error: { code: 'usage', message: "missing required argument 'name'" } });
-    const notFound = fail(await run(process.execPath, [CLI, 'models', 'pull', 'nope', '--json'], { env }).catch((e: unknown) => e));
+    expect(JSON.parse(missing.stderr)).toEqual({
+      error: { code: 'usage', message: "missing required argument 'name'" },
+    });
+    const notFound = fail(
+      await run(process.execPath, [CLI, 'models', 'pull', 'nope', '--json'], { env }).catch(
+        (e: unknown) => e,
+      ),
+    );
     expect(notFound.code).toBe(1);
     expect(JSON.parse(notFound.stderr).error.code).toBe('model_not_found');
   });

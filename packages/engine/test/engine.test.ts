@@ -19,7 +19,8 @@ async function errorCode(p: Promise<unknown>): Promise<string> {
 
 function tempModels(edit: (m: { models: Record<string, unknown>[] }) => void): string {
   const dir = mkdtempSync(join(tmpdir(), 'voxkey-models-'));
-  for (const f of ['tiny-speaker.onnx', 'tiny-spoof.onnx']) copyFileSync(join(FIXTURE_MODELS, f), join(dir, f));
+  for (const f of ['tiny-speaker.onnx', 'tiny-spoof.onnx'])
+    copyFileSync(join(FIXTURE_MODELS, f), join(dir, f));
   const manifest = JSON.parse(readFileSync(join(FIXTURE_MODELS, 'manifest.json'), 'utf8'));
   edit(manifest);
   writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
@@ -73,14 +74,20 @@ describe('engine through the Piscina pool (fixture models)', () => {
   });
 
   it('handles concurrent requests beyond the thread count', async () => {
-    const rs = await Promise.all(['alice_1.wav', 'alice_2.wav', 'bob_1.wav', 'alice_1_44k_stereo.mp3', 'alice_2.wav'].map((f) => engine.enrol(audioBytes(f))));
+    const rs = await Promise.all(
+      ['alice_1.wav', 'alice_2.wav', 'bob_1.wav', 'alice_1_44k_stereo.mp3', 'alice_2.wav'].map(
+        (f) => engine.enrol(audioBytes(f)),
+      ),
+    );
     expect(rs.every((r) => r.voiceprint.embedding.length === 64)).toBe(true);
     expect(engine.stats().completed).toBeGreaterThan(5);
   });
 
   it('inspectAudio is synchronous and validates', () => {
     expect(engine.inspectAudio(audioBytes('alice_1.wav')).durationSeconds).toBeCloseTo(8.69, 1);
-    expect(() => engine.inspectAudio(new TextEncoder().encode('not audio at all'))).toThrow(EngineError);
+    expect(() => engine.inspectAudio(new TextEncoder().encode('not audio at all'))).toThrow(
+      EngineError,
+    );
   });
 
   it('takes the header check from the request side and still fails safely on bytes that do not match it', async () => {
@@ -94,7 +101,13 @@ describe('engine through the Piscina pool (fixture models)', () => {
     expect(handed.length).toBe(0); // transferred to the worker
     const corrupt = audioBytes('alice_1.wav').slice(0, 40);
     expect(await errorCode(engine.enrol(corrupt, { audio }))).toBe('corrupt_audio');
-    expect(await errorCode(engine.enrol(new Uint8Array(20_000), { audio: engine.inspectAudio(audioBytes('alice_1_44k_stereo.mp3')) }))).toBe('corrupt_audio');
+    expect(
+      await errorCode(
+        engine.enrol(new Uint8Array(20_000), {
+          audio: engine.inspectAudio(audioBytes('alice_1_44k_stereo.mp3')),
+        }),
+      ),
+    ).toBe('corrupt_audio');
     expect(await errorCode(engine.enrol(new Uint8Array(20_000), { audio }))).toBe('corrupt_audio');
     await expect(engine.enrol('UklGRg==' as unknown as Uint8Array)).rejects.toThrow(TypeError);
   });
@@ -103,7 +116,10 @@ describe('engine through the Piscina pool (fixture models)', () => {
     const r = rng(3);
     const silence = encodeWav(new Float32Array(16000 * 4), 16000);
     const clipped = encodeWav(sine(4, 16000, 200, 3), 16000);
-    const noise = encodeWav(new Float32Array(16000 * 4).map(() => 0.05 * (r() - 0.5)), 16000);
+    const noise = encodeWav(
+      new Float32Array(16000 * 4).map(() => 0.05 * (r() - 0.5)),
+      16000,
+    );
     expect(await errorCode(engine.enrol(silence))).toBe('silent_audio');
     expect(await errorCode(engine.enrol(clipped))).toBe('clipped_audio');
     expect(await errorCode(engine.enrol(noise))).toBe('insufficient_speech');
@@ -124,23 +140,47 @@ describe('engine through the Piscina pool (fixture models)', () => {
   });
 
   it('rejects intake failures before queueing', async () => {
-    expect(await errorCode(engine.enrol(new TextEncoder().encode('this is not audio at all')))).toBe('unsupported_format');
-    expect(await errorCode(engine.enrol(encodeWav(sine(4, 8000), 8000)))).toBe('sample_rate_too_low');
+    expect(
+      await errorCode(engine.enrol(new TextEncoder().encode('this is not audio at all'))),
+    ).toBe('unsupported_format');
+    expect(await errorCode(engine.enrol(encodeWav(sine(4, 8000), 8000)))).toBe(
+      'sample_rate_too_low',
+    );
     expect(await errorCode(engine.enrol(encodeWav(sine(1), 16000)))).toBe('audio_too_short');
     expect(await errorCode(engine.enrol(encodeWav(sine(61), 16000)))).toBe('audio_too_long');
   });
 
   it('never compares voiceprints from another model', async () => {
     const embedding = new Float32Array(64).fill(0.125);
-    expect(await errorCode(engine.verify(audioBytes('alice_1.wav'), { modelId: 'other-model', embedding }))).toBe('voiceprint_model_mismatch');
-    expect(await errorCode(engine.verify(audioBytes('alice_1.wav'), { modelId: 'tiny-speaker', embedding: new Float32Array(10) }))).toBe('invalid_voiceprint');
-    expect(await errorCode(engine.verify(audioBytes('alice_1.wav'), { modelId: 'tiny-speaker', embedding: [1, 2] as unknown as Float32Array }))).toBe('invalid_voiceprint');
+    expect(
+      await errorCode(
+        engine.verify(audioBytes('alice_1.wav'), { modelId: 'other-model', embedding }),
+      ),
+    ).toBe('voiceprint_model_mismatch');
+    expect(
+      await errorCode(
+        engine.verify(audioBytes('alice_1.wav'), {
+          modelId: 'tiny-speaker',
+          embedding: new Float32Array(10),
+        }),
+      ),
+    ).toBe('invalid_voiceprint');
+    expect(
+      await errorCode(
+        engine.verify(audioBytes('alice_1.wav'), {
+          modelId: 'tiny-speaker',
+          embedding: [1, 2] as unknown as Float32Array,
+        }),
+      ),
+    ).toBe('invalid_voiceprint');
   });
 
   it('honours abort signals', async () => {
     const ac = new AbortController();
     ac.abort();
-    expect(await errorCode(engine.enrol(audioBytes('alice_1.wav'), { signal: ac.signal }))).toBe('aborted');
+    expect(await errorCode(engine.enrol(audioBytes('alice_1.wav'), { signal: ac.signal }))).toBe(
+      'aborted',
+    );
     const ac2 = new AbortController();
     const p = engine.enrol(audioBytes('bob_1.wav'), { signal: ac2.signal });
     setTimeout(() => ac2.abort(), 5);
@@ -152,14 +192,25 @@ describe('engine through the Piscina pool (fixture models)', () => {
 
 describe('engine pool limits and failures', () => {
   it('a crashed worker fails only its task and the pool recovers; a full queue is typed', async () => {
-    const engine = await createEngine({ modelsDir: FIXTURE_MODELS, threads: 1, maxQueue: 2, taskTimeoutMs: 30_000, testHooks: true, warmup: false });
+    const engine = await createEngine({
+      modelsDir: FIXTURE_MODELS,
+      threads: 1,
+      maxQueue: 2,
+      taskTimeoutMs: 30_000,
+      testHooks: true,
+      warmup: false,
+    });
     try {
       const crash = engine.runRaw({ kind: 'crash' });
       const after = engine.enrol(audioBytes('alice_1.wav'));
       expect(await errorCode(crash)).toBe('worker_crashed');
       expect((await after).voiceprint.embedding.length).toBe(64);
 
-      const busy = [engine.runRaw({ kind: 'sleep', ms: 300 }), engine.runRaw({ kind: 'sleep', ms: 300 }), engine.runRaw({ kind: 'sleep', ms: 300 })];
+      const busy = [
+        engine.runRaw({ kind: 'sleep', ms: 300 }),
+        engine.runRaw({ kind: 'sleep', ms: 300 }),
+        engine.runRaw({ kind: 'sleep', ms: 300 }),
+      ];
       expect(await errorCode(engine.runRaw({ kind: 'sleep', ms: 300 }))).toBe('queue_full');
       await Promise.all(busy);
       expect(await errorCode(engine.runRaw({ kind: 'bogus' } as never))).toBe('internal');
@@ -170,7 +221,12 @@ describe('engine pool limits and failures', () => {
   });
 
   it('times out a task that runs past taskTimeoutMs and keeps serving', async () => {
-    const engine = await createEngine({ modelsDir: FIXTURE_MODELS, threads: 1, taskTimeoutMs: 2000, testHooks: true });
+    const engine = await createEngine({
+      modelsDir: FIXTURE_MODELS,
+      threads: 1,
+      taskTimeoutMs: 2000,
+      testHooks: true,
+    });
     try {
       const t = performance.now();
       expect(await errorCode(engine.runRaw({ kind: 'sleep', ms: 60_000 }))).toBe('timeout');
@@ -183,19 +239,30 @@ describe('engine pool limits and failures', () => {
 
   it('refuses a model whose sha256 does not match the manifest', async () => {
     const dir = tempModels((m) => (m.models[0]!.sha256 = 'a'.repeat(64)));
-    expect(await errorCode(createEngine({ modelsDir: dir, warmup: false }))).toBe('model_integrity');
+    expect(await errorCode(createEngine({ modelsDir: dir, warmup: false }))).toBe(
+      'model_integrity',
+    );
   });
 
   it('fails with model_missing when no default model file is present, naming how to get one', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'voxkey-empty-'));
     writeFileSync(join(dir, 'manifest.json'), JSON.stringify({ models: [] }));
-    await expect(createEngine({ modelsDir: dir })).rejects.toMatchObject({ code: 'model_missing', message: /no default speaker model/ });
-    expect(await errorCode(createEngine({ modelsDir: join(dir, 'nowhere') }))).toBe('model_missing');
+    await expect(createEngine({ modelsDir: dir })).rejects.toMatchObject({
+      code: 'model_missing',
+      message: /no default speaker model/,
+    });
+    expect(await errorCode(createEngine({ modelsDir: join(dir, 'nowhere') }))).toBe(
+      'model_missing',
+    );
   });
 
   it('rejects unknown or wrong-kind model names and a broken model file', async () => {
-    expect(await errorCode(createEngine({ modelsDir: FIXTURE_MODELS, speakerModel: 'nope' }))).toBe('model_not_found');
-    expect(await errorCode(createEngine({ modelsDir: FIXTURE_MODELS, speakerModel: 'tiny-spoof' }))).toBe('model_invalid');
+    expect(await errorCode(createEngine({ modelsDir: FIXTURE_MODELS, speakerModel: 'nope' }))).toBe(
+      'model_not_found',
+    );
+    expect(
+      await errorCode(createEngine({ modelsDir: FIXTURE_MODELS, speakerModel: 'tiny-spoof' })),
+    ).toBe('model_invalid');
     const dir = tempModels(() => {});
     writeFileSync(join(dir, 'tiny-speaker.onnx'), 'garbage');
     const { sha256File } = await import('../src/models/manifest.js');

@@ -18,7 +18,9 @@ function load(dir: string): [string, Fixture][] {
 
 function diffs(actual: Float32Array, expected: number[][]): number[] {
   const out: number[] = [];
-  expected.forEach((row, f) => row.forEach((v, b) => out.push(Math.abs(actual[f * FBANK_BINS + b]! - v))));
+  expected.forEach((row, f) =>
+    row.forEach((v, b) => out.push(Math.abs(actual[f * FBANK_BINS + b]! - v))),
+  );
   return out.sort((a, b) => a - b);
 }
 

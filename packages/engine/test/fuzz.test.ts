@@ -23,7 +23,12 @@ const mp3 = audioBytes('alice_1_44k_stereo.mp3');
 describe('decoder fuzzing (truncated, random and hostile files)', () => {
   it('random bytes, with and without WAV/MP3/ID3 magic', async () => {
     const r = rng(1);
-    const prefixes = [[], [...Buffer.from('RIFF\xff\xff\xff\xffWAVE', 'latin1')], [0xff, 0xfb, 0x90, 0x64], [...Buffer.from('ID3'), 4, 0, 0, 0x7f, 0x7f, 0x7f, 0x7f]];
+    const prefixes = [
+      [],
+      [...Buffer.from('RIFF\xff\xff\xff\xffWAVE', 'latin1')],
+      [0xff, 0xfb, 0x90, 0x64],
+      [...Buffer.from('ID3'), 4, 0, 0, 0x7f, 0x7f, 0x7f, 0x7f],
+    ];
     for (let i = 0; i < 120; i++) {
       const n = Math.floor(r() * 20000) + 1;
       const buf = new Uint8Array(n).map(() => Math.floor(r() * 256));
@@ -34,7 +39,8 @@ describe('decoder fuzzing (truncated, random and hostile files)', () => {
 
   it('truncated WAV and MP3 at many offsets', async () => {
     for (let n = 0; n < 200; n += 7) await survive(wav.subarray(0, n));
-    for (let n = 0; n < mp3.length; n += Math.floor(mp3.length / 20)) await survive(mp3.subarray(0, n));
+    for (let n = 0; n < mp3.length; n += Math.floor(mp3.length / 20))
+      await survive(mp3.subarray(0, n));
   });
 
   it('bit-flipped WAV and MP3', async () => {
@@ -42,15 +48,18 @@ describe('decoder fuzzing (truncated, random and hostile files)', () => {
     for (const src of [wav, mp3]) {
       for (let i = 0; i < 15; i++) {
         const c = src.slice();
-        for (let k = 0; k < 20; k++) c[Math.floor(r() * Math.min(c.length, 2000))]! ^= 1 << Math.floor(r() * 8);
+        for (let k = 0; k < 20; k++)
+          c[Math.floor(r() * Math.min(c.length, 2000))]! ^= 1 << Math.floor(r() * 8);
         await survive(c);
       }
     }
   });
 
   it('hostile WAV headers: huge declared sizes, zero channels, zero-size chunks, NaN floats', async () => {
-    const set32 = (b: Uint8Array, o: number, v: number) => new DataView(b.buffer, b.byteOffset).setUint32(o, v, true);
-    const set16 = (b: Uint8Array, o: number, v: number) => new DataView(b.buffer, b.byteOffset).setUint16(o, v, true);
+    const set32 = (b: Uint8Array, o: number, v: number) =>
+      new DataView(b.buffer, b.byteOffset).setUint32(o, v, true);
+    const set16 = (b: Uint8Array, o: number, v: number) =>
+      new DataView(b.buffer, b.byteOffset).setUint16(o, v, true);
     const cases: Uint8Array[] = [];
     let c = wav.slice();
     set32(c, 40, 0xffffffff); // data size 4 GB
@@ -78,7 +87,15 @@ describe('decoder fuzzing (truncated, random and hostile files)', () => {
     const nan = new Float32Array(16000 * 4).fill(NaN);
     cases.push(encodeWav(nan, 16000, { float: true }));
     const codes = await Promise.all(cases.map(survive));
-    expect(codes).toEqual(['ok', 'corrupt_audio', 'corrupt_audio', 'unsupported_format', 'unsupported_format', 'ok', 'corrupt_audio']);
+    expect(codes).toEqual([
+      'ok',
+      'corrupt_audio',
+      'corrupt_audio',
+      'unsupported_format',
+      'unsupported_format',
+      'ok',
+      'corrupt_audio',
+    ]);
   });
 
   it('a WAV declaring 60 s more than it holds is bounded by the file, a long one is rejected before decoding', () => {

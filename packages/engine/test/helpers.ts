@@ -4,11 +4,18 @@ import { prerequisite } from '../../../scripts/test-prerequisites.mjs';
 
 export const FIXTURES = join(import.meta.dirname, 'fixtures');
 export const FIXTURE_MODELS = join(FIXTURES, 'models');
-export const DATASET_DIR = process.env.VOXKEY_DATASET_DIR ?? join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'datasets');
+export const DATASET_DIR =
+  process.env.VOXKEY_DATASET_DIR ??
+  join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'datasets');
 
 /** Whether `tests` in `testFile` can run: the data set (`present`) is here; otherwise the skip is recorded (scripts/test-prerequisites.mjs). */
 export const datasetPresentFor = (testFile: string, tests: string, present: boolean) =>
-  prerequisite({ testFile, tests, missing: `the development data set (${resolve(DATASET_DIR)})`, present });
+  prerequisite({
+    testFile,
+    tests,
+    missing: `the development data set (${resolve(DATASET_DIR)})`,
+    present,
+  });
 
 export function audioBytes(name: string): Uint8Array {
   return new Uint8Array(readFileSync(join(FIXTURES, 'audio', name)));

@@ -31,7 +31,8 @@ async function codeAsync(p: Promise<unknown>): Promise<string | undefined> {
 
 function interleave(mono: Float32Array, channels: number): Float32Array {
   const out = new Float32Array(mono.length * channels);
-  for (let i = 0; i < mono.length; i++) for (let c = 0; c < channels; c++) out[i * channels + c] = mono[i]!;
+  for (let i = 0; i < mono.length; i++)
+    for (let c = 0; c < channels; c++) out[i * channels + c] = mono[i]!;
   return out;
 }
 
@@ -39,12 +40,22 @@ describe('base64', () => {
   it('decodes standard, URL-safe, unpadded, data-URI and wrapped base64', () => {
     const bytes = new Uint8Array([0xfb, 0xff, 0xbf, 1, 2]);
     const std = Buffer.from(bytes).toString('base64');
-    for (const s of [std, std.replace(/=+$/, ''), Buffer.from(bytes).toString('base64url'), `data:audio/wav;base64,${std}`, std.slice(0, 4) + '\n' + std.slice(4)]) {
+    for (const s of [
+      std,
+      std.replace(/=+$/, ''),
+      Buffer.from(bytes).toString('base64url'),
+      `data:audio/wav;base64,${std}`,
+      std.slice(0, 4) + '\n' + std.slice(4),
+    ]) {
       expect(Array.from(decodeBase64Audio(s))).toEqual(Array.from(bytes));
     }
   });
   it('rejects invalid base64 with invalid_base64', () => {
-    for (const s of ['', 'abc$', 'a', 'ab=c', '====', 'abcd=', '%%%']) expect(code(() => decodeBase64Audio(s)), s).toBe('invalid_base64');
+    for (const s of ['', 'abc$', 'a', 'ab=c', '====', 'abcd=', '%%%'])
+      expect(
+        code(() => decodeBase64Audio(s)),
+        s,
+      ).toBe('invalid_base64');
     expect(code(() => decodeBase64Audio(42 as unknown as string))).toBe('invalid_base64');
   });
   it('rejects oversize input before decoding it', () => {
@@ -58,9 +69,21 @@ describe('format sniffing', () => {
     expect(sniffFormat(audioBytes('alice_1_44k_stereo.mp3'))).toBe('mp3');
   });
   it('names common unsupported containers', () => {
-    const pad = (s: string | number[]) => new Uint8Array([...(typeof s === 'string' ? Buffer.from(s) : s), ...new Uint8Array(64)]);
-    for (const head of ['fLaC', 'OggS', '\0\0\0\x20ftypM4A ', 'FORM\0\0\0\0AIFF', [0x1a, 0x45, 0xdf, 0xa3], 'RIFX\0\0\0\0WAVE', 'hello world, plain text']) {
-      expect(code(() => sniffFormat(pad(head))), String(head)).toBe('unsupported_format');
+    const pad = (s: string | number[]) =>
+      new Uint8Array([...(typeof s === 'string' ? Buffer.from(s) : s), ...new Uint8Array(64)]);
+    for (const head of [
+      'fLaC',
+      'OggS',
+      '\0\0\0\x20ftypM4A ',
+      'FORM\0\0\0\0AIFF',
+      [0x1a, 0x45, 0xdf, 0xa3],
+      'RIFX\0\0\0\0WAVE',
+      'hello world, plain text',
+    ]) {
+      expect(
+        code(() => sniffFormat(pad(head))),
+        String(head),
+      ).toBe('unsupported_format');
     }
     expect(code(() => sniffFormat(new Uint8Array(5)))).toBe('corrupt_audio');
   });
@@ -73,13 +96,19 @@ describe('WAV decoding', () => {
       const d = decodeWav(encodeWav(tone, 16000, { bitsPerSample: bits }));
       const tol = bits === 8 ? 1 / 100 : 1e-4;
       expect(d.samples.length).toBe(tone.length);
-      for (let i = 0; i < tone.length; i += 97) expect(Math.abs(d.samples[i]! - tone[i]!)).toBeLessThan(tol);
+      for (let i = 0; i < tone.length; i += 97)
+        expect(Math.abs(d.samples[i]! - tone[i]!)).toBeLessThan(tol);
     });
   }
   it('decodes 32-bit float and WAVE_FORMAT_EXTENSIBLE', () => {
-    for (const wav of [encodeWav(tone, 16000, { float: true }), encodeWav(tone, 16000, { float: true, extensible: true }), encodeWav(tone, 16000, { bitsPerSample: 24, extensible: true })]) {
+    for (const wav of [
+      encodeWav(tone, 16000, { float: true }),
+      encodeWav(tone, 16000, { float: true, extensible: true }),
+      encodeWav(tone, 16000, { bitsPerSample: 24, extensible: true }),
+    ]) {
       const d = decodeWav(wav);
-      for (let i = 0; i < tone.length; i += 97) expect(Math.abs(d.samples[i]! - tone[i]!)).toBeLessThan(1e-4);
+      for (let i = 0; i < tone.length; i += 97)
+        expect(Math.abs(d.samples[i]! - tone[i]!)).toBeLessThan(1e-4);
     }
   });
   it('downmixes multi-channel audio by averaging', () => {
@@ -92,7 +121,9 @@ describe('WAV decoding', () => {
     expect(d.channels).toBe(2);
     expect(d.samples.length).toBe(1000);
     expect(d.samples[10]).toBeCloseTo(0.2, 3);
-    const six = decodeWav(encodeWav(interleave(tone, 6), 48000, { channels: 6, bitsPerSample: 24, extensible: true }));
+    const six = decodeWav(
+      encodeWav(interleave(tone, 6), 48000, { channels: 6, bitsPerSample: 24, extensible: true }),
+    );
     expect(six.samples.length).toBe(tone.length);
   });
   it('skips unknown chunks and clamps a data size larger than the file', () => {
@@ -102,7 +133,9 @@ describe('WAV decoding', () => {
     withList.set([...Buffer.from('LIST'), 5, 0, 0, 0, 1, 2, 3, 4, 5, 0], 36);
     withList.set(wav.subarray(36), 50);
     expect(decodeWav(withList).samples.length).toBe(tone.length);
-    expect(decodeWav(withList.subarray(0, withList.length - 4)).samples.length).toBe(tone.length - 2); // declared size > file
+    expect(decodeWav(withList.subarray(0, withList.length - 4)).samples.length).toBe(
+      tone.length - 2,
+    ); // declared size > file
     const h = parseWavHeader(wav.subarray(0, 1044));
     expect(h.frames).toBe(500);
   });
@@ -167,7 +200,8 @@ describe('resampling', () => {
     const pass = await resample(sine(1, 48000, 1000, 0.5), 48000, 16000);
     const stop = await resample(sine(1, 48000, 12000, 0.5), 48000, 16000);
     expect(Math.abs(pass.length - 16000)).toBeLessThanOrEqual(2);
-    const rms = (x: Float32Array) => Math.sqrt(x.subarray(1000, 15000).reduce((a, v) => a + v * v, 0) / 14000);
+    const rms = (x: Float32Array) =>
+      Math.sqrt(x.subarray(1000, 15000).reduce((a, v) => a + v * v, 0) / 14000);
     expect(rms(pass)).toBeGreaterThan(0.33);
     expect(rms(stop)).toBeLessThan(0.005); // aliasing would fold 12 kHz to 4 kHz at full level
   });
@@ -179,17 +213,33 @@ describe('resampling', () => {
 
 describe('inspectBytes and decodeAudio', () => {
   it('inspects WAV and MP3 cheaply', () => {
-    expect(inspectBytes(decodeBase64Audio(audioBase64('alice_1.wav')))).toMatchObject({ format: 'wav', sampleRate: 16000, channels: 1 });
-    expect(inspectBytes(decodeBase64Audio(audioBase64('alice_1_44k_stereo.mp3')))).toMatchObject({ format: 'mp3', sampleRate: 44100, channels: 2 });
+    expect(inspectBytes(decodeBase64Audio(audioBase64('alice_1.wav')))).toMatchObject({
+      format: 'wav',
+      sampleRate: 16000,
+      channels: 1,
+    });
+    expect(inspectBytes(decodeBase64Audio(audioBase64('alice_1_44k_stereo.mp3')))).toMatchObject({
+      format: 'mp3',
+      sampleRate: 44100,
+      channels: 2,
+    });
   });
   it('rejects rates below 16 kHz, too short and too long audio', () => {
-    expect(code(() => inspectBytes(decodeBase64Audio(b64(encodeWav(sine(4, 8000), 8000)))))).toBe('sample_rate_too_low');
-    expect(code(() => inspectBytes(decodeBase64Audio(b64(encodeWav(sine(2.5), 16000)))))).toBe('audio_too_short');
-    expect(code(() => inspectBytes(decodeBase64Audio(b64(encodeWav(sine(61), 16000)))))).toBe('audio_too_long');
+    expect(code(() => inspectBytes(decodeBase64Audio(b64(encodeWav(sine(4, 8000), 8000)))))).toBe(
+      'sample_rate_too_low',
+    );
+    expect(code(() => inspectBytes(decodeBase64Audio(b64(encodeWav(sine(2.5), 16000)))))).toBe(
+      'audio_too_short',
+    );
+    expect(code(() => inspectBytes(decodeBase64Audio(b64(encodeWav(sine(61), 16000)))))).toBe(
+      'audio_too_long',
+    );
     expect(code(() => inspectBytes(new Uint8Array(11 * 1024 * 1024)))).toBe('audio_too_large');
   });
   it('decodes 44.1 kHz 24-bit stereo WAV to 16 kHz mono', async () => {
-    const r = await decodeAudio(encodeWav(interleave(sine(4, 44100, 300, 0.4), 2), 44100, { channels: 2, bitsPerSample: 24 }));
+    const r = await decodeAudio(
+      encodeWav(interleave(sine(4, 44100, 300, 0.4), 2), 44100, { channels: 2, bitsPerSample: 24 }),
+    );
     expect(Math.abs(r.samples.length - 64000)).toBeLessThanOrEqual(2);
     expect(r.info).toMatchObject({ format: 'wav', channels: 2, sampleRate: 44100 });
   });

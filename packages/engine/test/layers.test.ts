@@ -30,18 +30,26 @@ describe('engine layers', () => {
   const graph = importGraph(SRC);
 
   it('every relative import names a source file', () => {
-    expect(graph.get(path.join('runtime', 'engine.ts'))).toEqual(expect.arrayContaining([path.join('scoring', 'probe-score.ts')]));
-    const missing = [...graph].flatMap(([file, targets]) => targets.filter((target) => !graph.has(target)).map((target) => `${file} -> ${target}`));
+    expect(graph.get(path.join('runtime', 'engine.ts'))).toEqual(
+      expect.arrayContaining([path.join('scoring', 'probe-score.ts')]),
+    );
+    const missing = [...graph].flatMap(([file, targets]) =>
+      targets.filter((target) => !graph.has(target)).map((target) => `${file} -> ${target}`),
+    );
     expect(missing).toEqual([]);
   });
 
   it('every folder and top-level file has a layer', () => {
-    expect([...new Set([...graph.keys()].map(unitOf))].filter((unit) => !rankOf.has(unit))).toEqual([]);
+    expect([...new Set([...graph.keys()].map(unitOf))].filter((unit) => !rankOf.has(unit))).toEqual(
+      [],
+    );
   });
 
   it('no file imports from a higher layer', () => {
     const upward = [...graph].flatMap(([file, targets]) =>
-      targets.filter((target) => rankOf.get(unitOf(target))! > rankOf.get(unitOf(file))!).map((target) => `${file} imports ${target}`),
+      targets
+        .filter((target) => rankOf.get(unitOf(target))! > rankOf.get(unitOf(file))!)
+        .map((target) => `${file} imports ${target}`),
     );
     expect(upward).toEqual([]);
   });

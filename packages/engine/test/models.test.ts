@@ -6,7 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../src/errors.js';
-import { loadManifest, selectModel, validateManifest, verifyModelFile } from '../src/models/manifest.js';
+import {
+  loadManifest,
+  selectModel,
+  validateManifest,
+  verifyModelFile,
+} from '../src/models/manifest.js';
 import { pullModel } from '../src/models/pull.js';
 import { FIXTURE_MODELS } from './helpers.js';
 
@@ -15,7 +20,18 @@ const payload = Buffer.from('not really an onnx model, but bytes with a known ha
 const payloadSha = createHash('sha256').update(payload).digest('hex');
 
 function entry(over: Record<string, unknown> = {}) {
-  return { name: 'pullable', file: 'pullable.onnx', sha256: payloadSha, kind: 'speaker', bundled: false, input: {}, output: {}, license: 'MIT', source: 'test', ...over };
+  return {
+    name: 'pullable',
+    file: 'pullable.onnx',
+    sha256: payloadSha,
+    kind: 'speaker',
+    bundled: false,
+    input: {},
+    output: {},
+    license: 'MIT',
+    source: 'test',
+    ...over,
+  };
 }
 
 function setup(models: Record<string, unknown>[]) {
@@ -35,21 +51,88 @@ describe('model manifest', () => {
     const speaker = selectModel(m, 'speaker', FIXTURE_MODELS);
     expect(speaker.name).toBe('tiny-speaker');
     await expect(verifyModelFile(speaker, FIXTURE_MODELS)).resolves.toContain('tiny-speaker.onnx');
-    await expect(verifyModelFile({ ...speaker, sha256: '0'.repeat(64) }, FIXTURE_MODELS)).rejects.toMatchObject({ code: 'model_integrity' });
+    await expect(
+      verifyModelFile({ ...speaker, sha256: '0'.repeat(64) }, FIXTURE_MODELS),
+    ).rejects.toMatchObject({ code: 'model_integrity' });
   });
   it('rejects malformed manifests with manifest_invalid', () => {
-    const bad = [null, {}, { models: [{}] }, { models: [entry({ sha256: 'xyz' })] }, { models: [entry({ kind: 'asr' })] }, { models: [entry({ file: '../x.onnx' })] }, { models: [entry(), entry()] }, { models: [entry({ calibration: { type: 'logistic', a: 'x' } })] }, { models: [entry({ kind: 'spoof', input: { features: 'mel-80' } })] }];
-    const neutral = { netSpeechSeconds: 3, snrDb: 40, bandwidthHz: 6000, spectralHoleRatio: 0.05, decayRateDbPerS: 450 };
-    bad.push({ models: [entry({ calibration: { type: 'logistic', a: 30, b: -19, quality: { channel: { weights: { unknownFeature: 0.01 }, neutral } } } })] });
-    bad.push({ models: [entry({ calibration: { type: 'logistic', a: 30, b: -19, quality: { channel: { weights: { minBandwidthKHz: 0.01 }, neutral: { ...neutral, snrDb: 'x' } } } } })] });
-    expect(() => validateManifest({ models: [entry({ calibration: { type: 'logistic', a: 30, b: -19, quality: { channel: { weights: { minBandwidthKHz: 0.01 }, neutral } } } })] })).not.toThrow();
+    const bad = [
+      null,
+      {},
+      { models: [{}] },
+      { models: [entry({ sha256: 'xyz' })] },
+      { models: [entry({ kind: 'asr' })] },
+      { models: [entry({ file: '../x.onnx' })] },
+      { models: [entry(), entry()] },
+      { models: [entry({ calibration: { type: 'logistic', a: 'x' } })] },
+      { models: [entry({ kind: 'spoof', input: { features: 'mel-80' } })] },
+    ];
+    const neutral = {
+      netSpeechSeconds: 3,
+      snrDb: 40,
+      bandwidthHz: 6000,
+      spectralHoleRatio: 0.05,
+      decayRateDbPerS: 450,
+    };
+    bad.push({
+      models: [
+        entry({
+          calibration: {
+            type: 'logistic',
+            a: 30,
+            b: -19,
+            quality: { channel: { weights: { unknownFeature: 0.01 }, neutral } },
+          },
+        }),
+      ],
+    });
+    bad.push({
+      models: [
+        entry({
+          calibration: {
+            type: 'logistic',
+            a: 30,
+            b: -19,
+            quality: {
+              channel: { weights: { minBandwidthKHz: 0.01 }, neutral: { ...neutral, snrDb: 'x' } },
+            },
+          },
+        }),
+      ],
+    });
+    expect(() =>
+      validateManifest({
+        models: [
+          entry({
+            calibration: {
+              type: 'logistic',
+              a: 30,
+              b: -19,
+              quality: { channel: { weights: { minBandwidthKHz: 0.01 }, neutral } },
+            },
+          }),
+        ],
+      }),
+    ).not.toThrow();
     // a spoof model that reads a speech encoder must name it
     bad.push({ models: [entry({ kind: 'spoof', input: { features: 'whisper-hidden-states' } })] });
-    expect(() => validateManifest({ models: [entry({ kind: 'spoof', input: { features: 'whisper-hidden-states', encoder: 'enc' } }), entry({ name: 'enc', kind: 'speech-encoder' })] })).not.toThrow();
-    for (const doc of bad) expect(() => validateManifest(doc), JSON.stringify(doc)).toThrow(expect.objectContaining({ code: 'manifest_invalid' }));
+    expect(() =>
+      validateManifest({
+        models: [
+          entry({ kind: 'spoof', input: { features: 'whisper-hidden-states', encoder: 'enc' } }),
+          entry({ name: 'enc', kind: 'speech-encoder' }),
+        ],
+      }),
+    ).not.toThrow();
+    for (const doc of bad)
+      expect(() => validateManifest(doc), JSON.stringify(doc)).toThrow(
+        expect.objectContaining({ code: 'manifest_invalid' }),
+      );
   });
   it('reports a missing or unparsable manifest', async () => {
-    await expect(loadManifest('/nonexistent/manifest.json')).rejects.toMatchObject({ code: 'model_missing' });
+    await expect(loadManifest('/nonexistent/manifest.json')).rejects.toMatchObject({
+      code: 'model_missing',
+    });
     const { manifestPath } = setup([]);
     writeFileSync(manifestPath, '{oops');
     await expect(loadManifest(manifestPath)).rejects.toMatchObject({ code: 'manifest_invalid' });
@@ -58,7 +141,9 @@ describe('model manifest', () => {
     const { dir, manifestPath } = setup([entry({ url: 'https://example.org/m.onnx' })]);
     const m = await loadManifest(manifestPath);
     expect(() => selectModel(m, 'speaker', dir)).toThrow(/models pull pullable/);
-    expect(() => selectModel(m, 'speaker', dir, 'pullable')).toThrow(expect.objectContaining({ code: 'model_missing' }));
+    expect(() => selectModel(m, 'speaker', dir, 'pullable')).toThrow(
+      expect.objectContaining({ code: 'model_missing' }),
+    );
   });
 });
 
@@ -88,7 +173,11 @@ describe('pullModel against a local HTTP server', () => {
   it('downloads, verifies sha256 and renames atomically; a second pull is a no-op', async () => {
     const { dir, manifestPath } = setup([entry({ url: `${base}/model.onnx` })]);
     let progress = 0;
-    const r = await pullModel('pullable', { manifestPath, modelsDir: dir, onProgress: (n) => (progress = n) });
+    const r = await pullModel('pullable', {
+      manifestPath,
+      modelsDir: dir,
+      onProgress: (n) => (progress = n),
+    });
     expect(r).toMatchObject({ downloaded: true, sha256: payloadSha, bytes: payload.length });
     expect(progress).toBe(payload.length);
     expect(readFileSync(join(dir, 'pullable.onnx')).equals(payload)).toBe(true);
@@ -101,19 +190,33 @@ describe('pullModel against a local HTTP server', () => {
   });
   it('discards a download whose sha256 does not match', async () => {
     const { dir, manifestPath } = setup([entry({ url: `${base}/tampered.onnx` })]);
-    await expect(pullModel('pullable', { manifestPath, modelsDir: dir })).rejects.toMatchObject({ code: 'model_integrity' });
+    await expect(pullModel('pullable', { manifestPath, modelsDir: dir })).rejects.toMatchObject({
+      code: 'model_integrity',
+    });
     expect(existsSync(join(dir, 'pullable.onnx'))).toBe(false);
     expect(readdirSync(dir)).toEqual(['manifest.json']);
   });
   it('reports HTTP errors, unknown names and network failures', async () => {
-    const { dir, manifestPath } = setup([entry({ url: `${base}/missing.onnx` }), entry({ name: 'bundled', file: 'b.onnx', bundled: true })]);
-    await expect(pullModel('pullable', { manifestPath, modelsDir: dir })).rejects.toMatchObject({ code: 'download_failed', message: /HTTP 404/ });
-    await expect(pullModel('nope', { manifestPath, modelsDir: dir })).rejects.toMatchObject({ code: 'model_not_found' });
-    await expect(pullModel('bundled', { manifestPath, modelsDir: dir })).rejects.toMatchObject({ code: 'model_not_found' });
+    const { dir, manifestPath } = setup([
+      entry({ url: `${base}/missing.onnx` }),
+      entry({ name: 'bundled', file: 'b.onnx', bundled: true }),
+    ]);
+    await expect(pullModel('pullable', { manifestPath, modelsDir: dir })).rejects.toMatchObject({
+      code: 'download_failed',
+      message: /HTTP 404/,
+    });
+    await expect(pullModel('nope', { manifestPath, modelsDir: dir })).rejects.toMatchObject({
+      code: 'model_not_found',
+    });
+    await expect(pullModel('bundled', { manifestPath, modelsDir: dir })).rejects.toMatchObject({
+      code: 'model_not_found',
+    });
     const failing = (async () => {
       throw new TypeError('fetch failed');
     }) as unknown as typeof fetch;
-    await expect(pullModel('pullable', { manifestPath, modelsDir: dir, fetchImpl: failing })).rejects.toMatchObject({ code: 'download_failed' });
+    await expect(
+      pullModel('pullable', { manifestPath, modelsDir: dir, fetchImpl: failing }),
+    ).rejects.toMatchObject({ code: 'download_failed' });
   });
   it('refuses plain http except for localhost', async () => {
     const { dir, manifestPath } = setup([entry({ url: 'http://example.org/model.onnx' })]);
@@ -122,7 +225,9 @@ describe('pullModel against a local HTTP server', () => {
       called = true;
       throw new Error('should not be called');
     }) as unknown as typeof fetch;
-    const err = await pullModel('pullable', { manifestPath, modelsDir: dir, fetchImpl: spy }).catch((e: unknown) => e);
+    const err = await pullModel('pullable', { manifestPath, modelsDir: dir, fetchImpl: spy }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(EngineError);
     expect((err as EngineError).message).toMatch(/only HTTPS/);
     expect(called).toBe(false);

@@ -2,20 +2,45 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CHALLENGE_DIGITS, generateDigitChallenge, MAX_CHALLENGE_DIGITS } from '../src/phrase/challenge.js';
+import {
+  DEFAULT_CHALLENGE_DIGITS,
+  generateDigitChallenge,
+  MAX_CHALLENGE_DIGITS,
+} from '../src/phrase/challenge.js';
 import { matchScore, windowWordEditDistance, wordEditDistance } from '../src/phrase/match.js';
 import { DIGIT_WORDS, normalizePhrase, phraseWords } from '../src/phrase/normalise.js';
-import { bytesToUnicode, loadVocabulary, parseVocabulary, WHISPER_FIRST_SPECIAL, WHISPER_VOCABULARY_FILE } from '../src/phrase/vocabulary.js';
+import {
+  bytesToUnicode,
+  loadVocabulary,
+  parseVocabulary,
+  WHISPER_FIRST_SPECIAL,
+  WHISPER_VOCABULARY_FILE,
+} from '../src/phrase/vocabulary.js';
 
 interface Fixtures {
   decode: { ids: number[]; text: string }[];
   normalize: { text: string; normalized: string }[];
   matchScore: { expected: string; heard: string; score: number }[];
-  recognise: { path: string; expected: string; tokens: number[]; text: string; matchScore: number }[];
+  recognise: {
+    path: string;
+    expected: string;
+    tokens: number[];
+    text: string;
+    matchScore: number;
+  }[];
 }
 
-const fixtures = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'phrase-text', 'phrase-text.json'), 'utf8')) as Fixtures;
-const vocabularyPath = join(import.meta.dirname, '..', '..', '..', 'models', WHISPER_VOCABULARY_FILE);
+const fixtures = JSON.parse(
+  readFileSync(join(import.meta.dirname, 'fixtures', 'phrase-text', 'phrase-text.json'), 'utf8'),
+) as Fixtures;
+const vocabularyPath = join(
+  import.meta.dirname,
+  '..',
+  '..',
+  '..',
+  'models',
+  WHISPER_VOCABULARY_FILE,
+);
 const vocab = loadVocabulary(vocabularyPath);
 
 describe('phrase text vs the Python reference (training/export_phrase_fixtures.py, voxkey_train/phrase_text.py)', () => {
@@ -27,15 +52,18 @@ describe('phrase text vs the Python reference (training/export_phrase_fixtures.p
   });
 
   it('decodes every fixture token sequence to the same text', () => {
-    for (const { ids, text } of fixtures.decode) expect(vocab.decode(ids), JSON.stringify(ids)).toBe(text);
+    for (const { ids, text } of fixtures.decode)
+      expect(vocab.decode(ids), JSON.stringify(ids)).toBe(text);
   });
 
   it('normalises every fixture text the same way', () => {
-    for (const { text, normalized } of fixtures.normalize) expect(normalizePhrase(text), JSON.stringify(text)).toBe(normalized);
+    for (const { text, normalized } of fixtures.normalize)
+      expect(normalizePhrase(text), JSON.stringify(text)).toBe(normalized);
   });
 
   it('gives the same match score for every fixture pair (exactly)', () => {
-    for (const { expected, heard, score } of fixtures.matchScore) expect(matchScore(expected, heard), `${expected} | ${heard}`).toBe(score);
+    for (const { expected, heard, score } of fixtures.matchScore)
+      expect(matchScore(expected, heard), `${expected} | ${heard}`).toBe(score);
   });
 
   it("decodes the two recognised clips' token ids to the Python's text, with the same match score", () => {
@@ -51,7 +79,9 @@ describe('phrase text vs the Python reference (training/export_phrase_fixtures.p
 
 describe('vocabulary', () => {
   it('is the wheel file, byte for byte: 51,864 tokens, <|endoftext|> at 50256', () => {
-    expect(createHash('sha256').update(readFileSync(vocabularyPath)).digest('hex')).toBe('ff77588746d3a2595d32ab5b69ffd7b95ce2441ac57533cb66fc3eb575a115cf');
+    expect(createHash('sha256').update(readFileSync(vocabularyPath)).digest('hex')).toBe(
+      'ff77588746d3a2595d32ab5b69ffd7b95ce2441ac57533cb66fc3eb575a115cf',
+    );
     expect(vocab.size).toBe(51864);
     expect(vocab.tokens[WHISPER_FIRST_SPECIAL]).toBe('<|endoftext|>');
     expect(vocab.tokens[50257]).toBe('<|startoftranscript|>');
@@ -76,7 +106,9 @@ describe('vocabulary', () => {
   });
 
   it('takes int64 ids (bigint) as an ONNX decoder gives them', () => {
-    expect(vocab.decode(BigInt64Array.from([50257n, 775n, 869n, 340n, 3941n, 13n, 50256n]))).toBe(' We call it Bill.');
+    expect(vocab.decode(BigInt64Array.from([50257n, 775n, 869n, 340n, 3941n, 13n, 50256n]))).toBe(
+      ' We call it Bill.',
+    );
   });
 
   it('replaces invalid UTF-8 like Python (maximal subparts), and joins multi-token characters', () => {
@@ -104,7 +136,17 @@ describe('vocabulary', () => {
 
 describe('normalisation edge cases', () => {
   it('canonicalises digits written as numerals, separated or as words, to one word per digit', () => {
-    const forms = ['four seven one', '471', '4 7 1', '4-7-1', '4.7.1', '4, 7, 1.', 'Four, seven, one!', 'FOUR SEVEN 1', '４７１'];
+    const forms = [
+      'four seven one',
+      '471',
+      '4 7 1',
+      '4-7-1',
+      '4.7.1',
+      '4, 7, 1.',
+      'Four, seven, one!',
+      'FOUR SEVEN 1',
+      '４７１',
+    ];
     for (const form of forms) expect(normalizePhrase(form), form).toBe('four seven one');
     expect(normalizePhrase('10')).toBe('one zero');
   });
@@ -141,7 +183,8 @@ describe('match score edge cases', () => {
   });
 
   it("penalises Whisper's repetition loops, unless scored against the best window", () => {
-    const loop = 'four seven one nine zero two four seven one nine zero two four seven one nine zero two';
+    const loop =
+      'four seven one nine zero two four seven one nine zero two four seven one nine zero two';
     expect(matchScore(six, loop)).toBe(0);
     expect(matchScore(six, loop, { window: true })).toBe(1);
     expect(matchScore('we call it bear', 'We call it bear. We call it bear.')).toBe(0);
@@ -167,7 +210,9 @@ describe('digit challenge', () => {
       const words = c.text.split(' ');
       expect(words).toHaveLength(DEFAULT_CHALLENGE_DIGITS);
       for (const w of words) expect(DIGIT_WORDS).toContain(w);
-      expect(words.map((w) => DIGIT_WORDS.indexOf(w as (typeof DIGIT_WORDS)[number])).join('')).toBe(c.digits);
+      expect(
+        words.map((w) => DIGIT_WORDS.indexOf(w as (typeof DIGIT_WORDS)[number])).join(''),
+      ).toBe(c.digits);
       expect(c.expected).toBe(c.text);
       expect(normalizePhrase(c.text)).toBe(c.expected);
       expect(normalizePhrase(c.digits)).toBe(c.expected);
@@ -179,7 +224,8 @@ describe('digit challenge', () => {
   it('takes other lengths and rejects bad ones', () => {
     expect(generateDigitChallenge(1).text.split(' ')).toHaveLength(1);
     expect(generateDigitChallenge(MAX_CHALLENGE_DIGITS).digits).toHaveLength(MAX_CHALLENGE_DIGITS);
-    for (const bad of [0, -1, 2.5, Number.NaN, MAX_CHALLENGE_DIGITS + 1]) expect(() => generateDigitChallenge(bad)).toThrow(RangeError);
+    for (const bad of [0, -1, 2.5, Number.NaN, MAX_CHALLENGE_DIGITS + 1])
+      expect(() => generateDigitChallenge(bad)).toThrow(RangeError);
   });
 
   it('two draws differ (a 20-digit collision has probability 1e-20) and digits are spread over 0-9', () => {
@@ -187,7 +233,8 @@ describe('digit challenge', () => {
     const draws = new Set(Array.from({ length: 20 }, () => generateDigitChallenge().digits));
     expect(draws.size).toBeGreaterThan(1); // all 20 six-digit draws equal: probability 1e-114
     const counts = new Array<number>(10).fill(0);
-    for (let k = 0; k < 1000; k++) for (const d of generateDigitChallenge().digits) counts[Number(d)]!++;
+    for (let k = 0; k < 1000; k++)
+      for (const d of generateDigitChallenge().digits) counts[Number(d)]!++;
     // 6,000 digits, 600 expected each (sd 23): outside 450-750 has probability below 1e-9
     for (const n of counts) {
       expect(n).toBeGreaterThan(450);

@@ -7,7 +7,13 @@ import { packageOf, summariseProfiles } from '../src/tools/profile.js';
 describe('CPU profile summary (bench --profile)', () => {
   it('splits sampled time into engine stages and top self-time functions', () => {
     const dir = mkdtempSync(join(tmpdir(), 'voxkey-profile-'));
-    const frame = (functionName: string, url = 'file:///x/chunk.js') => ({ functionName, url, lineNumber: 0, columnNumber: 0, scriptId: '1' });
+    const frame = (functionName: string, url = 'file:///x/chunk.js') => ({
+      functionName,
+      url,
+      lineNumber: 0,
+      columnNumber: 0,
+      scriptId: '1',
+    });
     const profile = {
       nodes: [
         { id: 1, callFrame: frame('(root)', ''), children: [2, 5, 6] },
@@ -34,12 +40,20 @@ describe('CPU profile summary (bench --profile)', () => {
       ]),
     );
     expect(s!.byPackage).toHaveLength(2);
-    expect(s!.topSelf.map((t) => t.fn.split(' ')[0])).toEqual(['(anonymous)', 'powerSpectrum', 'fbank']);
+    expect(s!.topSelf.map((t) => t.fn.split(' ')[0])).toEqual([
+      '(anonymous)',
+      'powerSpectrum',
+      'fbank',
+    ]);
   });
 
   it('groups self time by package', () => {
-    expect(packageOf('file:///r/node_modules/@hono/node-server/dist/index.mjs')).toBe('@hono/node-server');
-    expect(packageOf('file:///r/node_modules/.pnpm/x/node_modules/kysely/dist/esm/kysely.js')).toBe('kysely');
+    expect(packageOf('file:///r/node_modules/@hono/node-server/dist/index.mjs')).toBe(
+      '@hono/node-server',
+    );
+    expect(packageOf('file:///r/node_modules/.pnpm/x/node_modules/kysely/dist/esm/kysely.js')).toBe(
+      'kysely',
+    );
     expect(packageOf('file:///r/apps/server/dist/main.js')).toBe('voxkey server');
     expect(packageOf('node:internal/streams/writable')).toBe('node internals');
     expect(packageOf('')).toBe('(native)');

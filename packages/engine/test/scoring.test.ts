@@ -1,7 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { cllr, eer, farAtFrr, fitLogisticCalibration, minDcf, ratesAtThreshold } from '../src/scoring/metrics.js';
+import {
+  cllr,
+  eer,
+  farAtFrr,
+  fitLogisticCalibration,
+  minDcf,
+  ratesAtThreshold,
+} from '../src/scoring/metrics.js';
 import { estimateSnrDb, qualityScore, signalStats } from '../src/scoring/quality.js';
-import { cosineSimilarity, decideVerification, l2normalize, matchScore, meanEmbedding } from '../src/scoring/scoring.js';
+import {
+  cosineSimilarity,
+  decideVerification,
+  l2normalize,
+  matchScore,
+  meanEmbedding,
+} from '../src/scoring/scoring.js';
 import { sigmoid } from '../src/math.js';
 import { spoofWindows, SPOOF_WINDOW } from '../src/models/spoof.js';
 import { concatSegments, speechSegments } from '../src/features/vad.js';
@@ -25,11 +38,22 @@ describe('scoring', () => {
     expect(matchScore(0.5, cal)).toBeCloseTo(0.5);
     expect(matchScore(1, cal)).toBeGreaterThan(0.99);
     expect(matchScore(-1, cal)).toBeLessThan(0.01);
-    expect(decideVerification({ matchScore: 0.9, threshold: 0.85, snrDb: 20 })).toEqual({ result: 'verified' });
-    expect(decideVerification({ matchScore: 0.8, threshold: 0.85, snrDb: 20 })).toEqual({ result: 'rejected' });
-    expect(decideVerification({ matchScore: 0.99, threshold: 0.85, snrDb: 4.9 })).toMatchObject({ result: 'inconclusive', inconclusiveReason: expect.stringMatching(/SNR 4\.9 dB/) });
-    expect(decideVerification({ matchScore: 0.85, threshold: 0.85, snrDb: 5 }).result).toBe('verified');
-    expect(decideVerification({ matchScore: 0.99, threshold: 0.85, snrDb: Number.NaN }).result).toBe('inconclusive');
+    expect(decideVerification({ matchScore: 0.9, threshold: 0.85, snrDb: 20 })).toEqual({
+      result: 'verified',
+    });
+    expect(decideVerification({ matchScore: 0.8, threshold: 0.85, snrDb: 20 })).toEqual({
+      result: 'rejected',
+    });
+    expect(decideVerification({ matchScore: 0.99, threshold: 0.85, snrDb: 4.9 })).toMatchObject({
+      result: 'inconclusive',
+      inconclusiveReason: expect.stringMatching(/SNR 4\.9 dB/),
+    });
+    expect(decideVerification({ matchScore: 0.85, threshold: 0.85, snrDb: 5 }).result).toBe(
+      'verified',
+    );
+    expect(
+      decideVerification({ matchScore: 0.99, threshold: 0.85, snrDb: Number.NaN }).result,
+    ).toBe('inconclusive');
     expect(sigmoid(0)).toBe(0.5);
   });
 });
@@ -77,14 +101,30 @@ describe('metrics', () => {
 
 describe('VAD segmentation, spoof windows and quality', () => {
   it('segments probabilities with hysteresis, minimum durations and padding', () => {
-    const probs = Float32Array.from([0, 0, ...Array(8).fill(0.9), ...Array(6).fill(0.1), 0.95, ...Array(6).fill(0.2)]);
+    const probs = Float32Array.from([
+      0,
+      0,
+      ...Array(8).fill(0.9),
+      ...Array(6).fill(0.1),
+      0.95,
+      ...Array(6).fill(0.2),
+    ]);
     const segs = speechSegments(probs, probs.length * 512);
     expect(segs).toHaveLength(1); // the single-chunk blip (32 ms) is shorter than 250 ms
     expect(segs[0]!.start).toBe(2 * 512 - 480);
     expect(segs[0]!.end).toBe(10 * 512 + 480);
     const x = Float32Array.from({ length: 100 }, (_, i) => i);
-    expect(Array.from(concatSegments(x, [{ start: 0, end: 2 }, { start: 50, end: 52 }]))).toEqual([0, 1, 50, 51]);
-    expect(speechSegments(Float32Array.from([0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9]), 9 * 512)).toEqual([{ start: 0, end: 9 * 512 }]);
+    expect(
+      Array.from(
+        concatSegments(x, [
+          { start: 0, end: 2 },
+          { start: 50, end: 52 },
+        ]),
+      ),
+    ).toEqual([0, 1, 50, 51]);
+    expect(
+      speechSegments(Float32Array.from([0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9]), 9 * 512),
+    ).toEqual([{ start: 0, end: 9 * 512 }]);
   });
   it('slides 4 s spoof windows with a 2 s hop and repeat-pads short audio', () => {
     const short = Float32Array.from({ length: 16000 }, (_, i) => i);
@@ -100,18 +140,34 @@ describe('VAD segmentation, spoof windows and quality', () => {
   it('estimates SNR, clipping and a bounded quality score', () => {
     const r = rng(5);
     const x = new Float32Array(32000);
-    for (let i = 0; i < x.length; i++) x[i] = (i >= 8000 && i < 24000 ? 0.3 * Math.sin(i / 5) : 0) + 0.003 * (r() - 0.5);
+    for (let i = 0; i < x.length; i++)
+      x[i] = (i >= 8000 && i < 24000 ? 0.3 * Math.sin(i / 5) : 0) + 0.003 * (r() - 0.5);
     const snr = estimateSnrDb(x, [{ start: 8000, end: 24000 }]);
     expect(snr).toBeGreaterThan(30);
     expect(snr).toBeLessThan(60);
     const s = signalStats(Float32Array.from([1, -1, 0.5, 0]));
     expect(s.clippingRatio).toBe(0.5);
     expect(s.peak).toBe(1);
-    const hi = qualityScore({ netSpeechSeconds: 12, snrDb: 40, clippingRatio: 0, consistency: 0.9 });
-    const lo = qualityScore({ netSpeechSeconds: 3, snrDb: 3, clippingRatio: 0.05, consistency: 0.1 });
+    const hi = qualityScore({
+      netSpeechSeconds: 12,
+      snrDb: 40,
+      clippingRatio: 0,
+      consistency: 0.9,
+    });
+    const lo = qualityScore({
+      netSpeechSeconds: 3,
+      snrDb: 3,
+      clippingRatio: 0.05,
+      consistency: 0.1,
+    });
     expect(hi).toBe(1);
     expect(lo).toBe(0);
-    const mid = qualityScore({ netSpeechSeconds: 6, snrDb: 20, clippingRatio: 0.001, consistency: null });
+    const mid = qualityScore({
+      netSpeechSeconds: 6,
+      snrDb: 20,
+      clippingRatio: 0.001,
+      consistency: null,
+    });
     expect(mid).toBeGreaterThan(0);
     expect(mid).toBeLessThan(1);
   });

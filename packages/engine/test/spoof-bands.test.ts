@@ -23,7 +23,9 @@ describe('spoof band features vs the in-graph front-end the models were trained 
       expect(frames).toBe(doc.bands[0]!.length);
       const bands = spoofBands(samples);
       let worst = 0;
-      doc.bands.forEach((row, b) => row.forEach((v, t) => (worst = Math.max(worst, Math.abs(bands[b * frames + t]! - v)))));
+      doc.bands.forEach((row, b) =>
+        row.forEach((v, t) => (worst = Math.max(worst, Math.abs(bands[b * frames + t]! - v)))),
+      );
       expect(bands).toHaveLength(SPOOF_BANDS * frames);
       expect(worst).toBeLessThan(1e-3);
     });
@@ -49,13 +51,24 @@ describe('spoof segments for feature-input models', () => {
   it('covers a recording once with equal segments of 4-8 s', () => {
     expect(spoofSegments(new Float32Array(0))).toHaveLength(0);
     expect(spoofSegments(new Float32Array(5 * 16000)).map((s) => s.length)).toEqual([80000]);
-    expect(spoofSegments(new Float32Array(SPOOF_MAX_SEGMENT)).map((s) => s.length)).toEqual([SPOOF_MAX_SEGMENT]);
-    expect(spoofSegments(new Float32Array(SPOOF_MAX_SEGMENT + 1)).map((s) => s.length)).toEqual([64000, 64000]);
+    expect(spoofSegments(new Float32Array(SPOOF_MAX_SEGMENT)).map((s) => s.length)).toEqual([
+      SPOOF_MAX_SEGMENT,
+    ]);
+    expect(spoofSegments(new Float32Array(SPOOF_MAX_SEGMENT + 1)).map((s) => s.length)).toEqual([
+      64000, 64000,
+    ]);
     const thirty = spoofSegments(new Float32Array(30 * 16000));
     expect(thirty.map((s) => s.length)).toEqual([120000, 120000, 120000, 120000]);
     for (const n of [64001, 100000, 200000, 480001]) {
       const segs = spoofSegments(new Float32Array(n));
-      expect(segs.every((s) => s.length >= SPOOF_WINDOW && s.length <= SPOOF_MAX_SEGMENT && s.length === segs[0]!.length)).toBe(true);
+      expect(
+        segs.every(
+          (s) =>
+            s.length >= SPOOF_WINDOW &&
+            s.length <= SPOOF_MAX_SEGMENT &&
+            s.length === segs[0]!.length,
+        ),
+      ).toBe(true);
       expect(n - segs.length * segs[0]!.length).toBeLessThan(segs.length);
     }
   });

@@ -8,14 +8,19 @@ const datasetDir = DATASET_DIR;
 const present = datasetPresentFor(
   import.meta.url,
   'VAD output against the reference VAD',
-  existsSync(join(datasetDir, 'trials', 'sv-dev.csv')) && existsSync(join(datasetDir, 'trials', 'cm-dev.csv')),
+  existsSync(join(datasetDir, 'trials', 'sv-dev.csv')) &&
+    existsSync(join(datasetDir, 'trials', 'cm-dev.csv')),
 );
 
 // `npm run check:vad` runs every dev clip; this runs every 40th.
-describe.skipIf(!present)('VAD output against the reference VAD on dev clips (skipped without ../shared/datasets)', () => {
-  it(`keeps net speech within ${NET_SPEECH_TOLERANCE * 100}% per clip`, async () => {
-    const results = await compareVad(datasetDir, devClips(datasetDir, 40));
-    expect(results.length).toBeGreaterThan(10);
-    for (const r of results) expect(r.relativeDifference, r.clip).toBeLessThanOrEqual(NET_SPEECH_TOLERANCE);
-  });
-});
+describe.skipIf(!present)(
+  'VAD output against the reference VAD on dev clips (skipped without ../shared/datasets)',
+  () => {
+    it(`keeps net speech within ${NET_SPEECH_TOLERANCE * 100}% per clip`, async () => {
+      const results = await compareVad(datasetDir, devClips(datasetDir, 40));
+      expect(results.length).toBeGreaterThan(10);
+      for (const r of results)
+        expect(r.relativeDifference, r.clip).toBeLessThanOrEqual(NET_SPEECH_TOLERANCE);
+    });
+  },
+);

@@ -21,9 +21,16 @@ function syntheticSpeech(seconds: number, seed: number): Float32Array {
 
 describe('Silero VAD as one Scan call', () => {
   it('gives the per-chunk loop probabilities bit for bit, across call blocks and a partial last chunk', async () => {
-    const [scan, loop] = await Promise.all([openSession(sileroModelPath('scan'), 1), openSession(sileroModelPath('op18-ifless'), 1)]);
+    const [scan, loop] = await Promise.all([
+      openSession(sileroModelPath('scan'), 1),
+      openSession(sileroModelPath('op18-ifless'), 1),
+    ]);
     // 20.3 s crosses two 256-chunk calls and ends mid-chunk; 0.02 s is a single partial chunk
-    for (const [seconds, seed] of [[5, 1], [20.3, 2], [0.02, 3]] as const) {
+    for (const [seconds, seed] of [
+      [5, 1],
+      [20.3, 2],
+      [0.02, 3],
+    ] as const) {
       const samples = syntheticSpeech(seconds, seed);
       let checkpoints = 0;
       const scanned = await speechProbabilities(scan, samples, () => checkpoints++);

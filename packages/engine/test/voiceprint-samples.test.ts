@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type VoiceEngine } from '../src/runtime/engine.js';
 import { EngineError } from '../src/errors.js';
-import { cosineSimilarity, DEFAULT_SAMPLE_SCORING_RULE, matchScore, meanEmbedding, scoreAgainstSamples } from '../src/scoring/scoring.js';
+import {
+  cosineSimilarity,
+  DEFAULT_SAMPLE_SCORING_RULE,
+  matchScore,
+  meanEmbedding,
+  scoreAgainstSamples,
+} from '../src/scoring/scoring.js';
 import { encodeWav } from '../src/audio/wav.js';
 import { audioBytes, FIXTURE_MODELS, sine } from './helpers.js';
 
@@ -30,9 +36,16 @@ describe('scoreAgainstSamples', () => {
     expect(() => scoreAgainstSamples([], probe)).toThrow(RangeError);
     // The engine's own scorer sees each comparison: the mean embedding, or every sample.
     const seen: number[] = [];
-    scoreAgainstSamples([a, b], probe, 'best_of', (cosine, enrolled) => (seen.push(enrolled.length), cosine));
+    scoreAgainstSamples(
+      [a, b],
+      probe,
+      'best_of',
+      (cosine, enrolled) => (seen.push(enrolled.length), cosine),
+    );
     expect(seen).toEqual([3, 3]);
-    expect(scoreAgainstSamples([a, b], probe, 'mean_embedding', (cosine) => cosine / 2).matchScore).toBeCloseTo(mean.cosine / 2, 6);
+    expect(
+      scoreAgainstSamples([a, b], probe, 'mean_embedding', (cosine) => cosine / 2).matchScore,
+    ).toBeCloseTo(mean.cosine / 2, 6);
   });
 });
 
@@ -50,7 +63,10 @@ describe('engine: several samples and the audio pre-check (fixture models)', () 
     const single = await engine.verify(probe, [one]);
     expect(single.cosine).toBeCloseTo((await engine.verify(probe, one)).cosine, 6);
     const both = await engine.verify(probe, [one, two]);
-    expect(both.cosine).toBeCloseTo(cosineSimilarity(meanEmbedding([one.embedding, two.embedding]), one.embedding), 4);
+    expect(both.cosine).toBeCloseTo(
+      cosineSimilarity(meanEmbedding([one.embedding, two.embedding]), one.embedding),
+      4,
+    );
     const best = await engine.verify(probe, [one, two], { rule: 'best_of' });
     expect(best.cosine).toBeCloseTo(1, 4);
     await expect(engine.verify(probe, [])).rejects.toMatchObject({ code: 'invalid_voiceprint' });
@@ -58,7 +74,9 @@ describe('engine: several samples and the audio pre-check (fixture models)', () 
     const partly = await engine.verify(probe, [one, { ...two, modelId: 'other' }]);
     expect(partly).toMatchObject({ speakerModelId: engine.speakerModelId, cosine: single.cosine });
     // ...and a voiceprint made only by such a model is never compared.
-    await expect(engine.verify(probe, [{ ...two, modelId: 'other' }])).rejects.toMatchObject({ code: 'voiceprint_model_mismatch' });
+    await expect(engine.verify(probe, [{ ...two, modelId: 'other' }])).rejects.toMatchObject({
+      code: 'voiceprint_model_mismatch',
+    });
     expect(engine.defaultDeepfakeThreshold).toBeGreaterThan(0);
     expect(engine.defaultDeepfakeThreshold).toBeLessThan(1);
   });
@@ -75,25 +93,38 @@ describe('engine: several samples and the audio pre-check (fixture models)', () 
   });
 
   it('problems: silent, too short, clipped, sample rate too low; a file that is not audio throws', async () => {
-    const codes = async (samples: Float32Array, rate = 16000) => (await engine.checkAudio(encodeWav(samples, rate))).problems.map((p) => p.code);
-    expect(await codes(new Float32Array(16000 * 4))).toEqual(['silent_audio', 'insufficient_speech']);
+    const codes = async (samples: Float32Array, rate = 16000) =>
+      (await engine.checkAudio(encodeWav(samples, rate))).problems.map((p) => p.code);
+    expect(await codes(new Float32Array(16000 * 4))).toEqual([
+      'silent_audio',
+      'insufficient_speech',
+    ]);
     const speech = audioBytes('alice_1.wav');
-    const short = await engine.checkAudio(encodeWav(decodePcm16(speech).subarray(0, 16000 * 1.5), 16000));
+    const short = await engine.checkAudio(
+      encodeWav(decodePcm16(speech).subarray(0, 16000 * 1.5), 16000),
+    );
     expect(short.problems.map((p) => p.code)).toEqual(['audio_too_short', 'insufficient_speech']);
     expect(short.audio.durationSeconds).toBeCloseTo(1.5, 2);
     expect(await codes(sine(4, 16000, 200, 3))).toContain('clipped_audio');
     const lowRate = await engine.checkAudio(encodeWav(sine(4, 8000), 8000));
     expect(lowRate.problems.map((p) => p.code)).toEqual(['sample_rate_too_low']);
     expect(lowRate.audio.sampleRate).toBe(8000);
-    for (const p of [...short.problems, ...lowRate.problems]) expect(p.message.length).toBeGreaterThan(10);
-    await expect(engine.checkAudio(new TextEncoder().encode('hello, not audio at all'))).rejects.toBeInstanceOf(EngineError);
-    await expect(engine.checkAudio(new TextEncoder().encode('RIFF....WAVE but nothing else'))).rejects.toMatchObject({ category: 'invalid_input' });
+    for (const p of [...short.problems, ...lowRate.problems])
+      expect(p.message.length).toBeGreaterThan(10);
+    await expect(
+      engine.checkAudio(new TextEncoder().encode('hello, not audio at all')),
+    ).rejects.toBeInstanceOf(EngineError);
+    await expect(
+      engine.checkAudio(new TextEncoder().encode('RIFF....WAVE but nothing else')),
+    ).rejects.toMatchObject({ category: 'invalid_input' });
   });
 
   it('the pre-check can be aborted', async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(engine.checkAudio(audioBytes('alice_1.wav'), { signal: controller.signal })).rejects.toMatchObject({ code: 'aborted' });
+    await expect(
+      engine.checkAudio(audioBytes('alice_1.wav'), { signal: controller.signal }),
+    ).rejects.toMatchObject({ code: 'aborted' });
   });
 });
 

@@ -21,7 +21,9 @@ describe("Whisper log-mel vs the numpy rebuild of Whisper's front-end (training/
       expect(frames).toBe(doc.mel[0]!.length);
       expect(data).toHaveLength(WHISPER_MEL_BINS * frames);
       let worst = 0;
-      doc.mel.forEach((row, b) => row.forEach((v, t) => (worst = Math.max(worst, Math.abs(data[b * frames + t]! - v)))));
+      doc.mel.forEach((row, b) =>
+        row.forEach((v, t) => (worst = Math.max(worst, Math.abs(data[b * frames + t]! - v)))),
+      );
       expect(worst).toBeLessThan(1e-3);
     });
   }

@@ -31,27 +31,65 @@ const work = await mkdtemp(join(tmpdir(), 'voxkey-sdk-tarball-'));
 let server;
 try {
   // 1. Pack and check the contents.
-  const { stdout: packJson } = await run(npm, ['pack', '--json', '--pack-destination', work], { cwd: pkgDir });
+  const { stdout: packJson } = await run(npm, ['pack', '--json', '--pack-destination', work], {
+    cwd: pkgDir,
+  });
   const [packed] = JSON.parse(packJson);
   const files = packed.files.map((f) => f.path).sort();
-  const allowed = [/^package\.json$/, /^README\.md$/, /^CHANGELOG\.md$/, /^LICENSE$/, /^dist\/[\w-]+\.(js|cjs|d\.ts|d\.cts)$/];
+  const allowed = [
+    /^package\.json$/,
+    /^README\.md$/,
+    /^CHANGELOG\.md$/,
+    /^LICENSE$/,
+    /^dist\/[\w-]+\.(js|cjs|d\.ts|d\.cts)$/,
+  ];
   const unexpected = files.filter((f) => !allowed.some((re) => re.test(f)));
   if (unexpected.length) fail(`unexpected files in the tarball: ${unexpected.join(', ')}`);
-  const required = ['package.json', 'README.md', 'LICENSE', ...['index', 'node', 'browser', 'recorder'].flatMap((e) => [`dist/${e}.js`, `dist/${e}.cjs`, `dist/${e}.d.ts`, `dist/${e}.d.cts`])];
+  const required = [
+    'package.json',
+    'README.md',
+    'LICENSE',
+    ...['index', 'node', 'browser', 'recorder'].flatMap((e) => [
+      `dist/${e}.js`,
+      `dist/${e}.cjs`,
+      `dist/${e}.d.ts`,
+      `dist/${e}.d.cts`,
+    ]),
+  ];
   const missing = required.filter((f) => !files.includes(f));
   if (missing.length) fail(`missing from the tarball: ${missing.join(', ')}`);
-  console.log(`packed ${packed.filename}: ${files.length} files, ${(packed.size / 1024).toFixed(1)} KiB (unpacked ${(packed.unpackedSize / 1024).toFixed(1)} KiB)`);
+  console.log(
+    `packed ${packed.filename}: ${files.length} files, ${(packed.size / 1024).toFixed(1)} KiB (unpacked ${(packed.unpackedSize / 1024).toFixed(1)} KiB)`,
+  );
 
   // 2. A fresh project outside the monorepo.
   const project = join(work, 'consumer');
   await mkdir(join(project, 'src'), { recursive: true });
-  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'voxkey-sdk-consumer', private: true, type: 'module' }, null, 2));
-  await run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', join(work, packed.filename)], {
-    cwd: project,
-    env: { ...process.env, npm_config_workspaces: 'false' },
-  });
-  const installed = JSON.parse(await readFile(join(project, 'node_modules/@voxkey/sdk/package.json'), 'utf8'));
-  if (installed.version !== packed.version) fail(`installed ${installed.version}, packed ${packed.version}`);
+  await writeFile(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'voxkey-sdk-consumer', private: true, type: 'module' }, null, 2),
+  );
+  await run(
+    npm,
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      '--loglevel=error',
+      join(work, packed.filename),
+    ],
+    {
+      cwd: project,
+      env: { ...process.env, npm_config_workspaces: 'false' },
+    },
+  );
+  const installed = JSON.parse(
+    await readFile(join(project, 'node_modules/@voxkey/sdk/package.json'), 'utf8'),
+  );
+  if (installed.version !== packed.version)
+    fail(`installed ${installed.version}, packed ${packed.version}`);
 
   await writeFile(
     join(project, 'tsconfig.json'),
@@ -183,14 +221,20 @@ console.log('require ok');
   } catch (error) {
     fail(`type-check failed:\n${error.stdout}${error.stderr}`);
   }
-  const { version: tsVersion } = JSON.parse(await readFile(join(repoRoot, 'node_modules/typescript/package.json'), 'utf8'));
+  const { version: tsVersion } = JSON.parse(
+    await readFile(join(repoRoot, 'node_modules/typescript/package.json'), 'utf8'),
+  );
   console.log(`type-checked an ESM and a CJS consumer with TypeScript ${tsVersion}`);
 
   // 4. Run them, against a real server when one is built.
   const env = { ...process.env };
   if (existsSync(join(repoRoot, 'apps/server/dist/main.js'))) {
     server = await startServer(work);
-    Object.assign(env, { VOXKEY_BASE_URL: server.baseUrl, VOXKEY_TOKEN: server.token, VOXKEY_ORG_ID: String(server.orgId) });
+    Object.assign(env, {
+      VOXKEY_BASE_URL: server.baseUrl,
+      VOXKEY_TOKEN: server.token,
+      VOXKEY_ORG_ID: String(server.orgId),
+    });
   } else {
     console.log('apps/server is not built: the quickstart runs without a server');
   }
@@ -229,9 +273,25 @@ async function startServer(dir) {
     RUN_WORKERS: 'false',
     RATE_LIMIT_ENABLED: 'false',
   };
-  const { stdout } = await run(process.execPath, [serverCli, 'org', 'create', '--name', 'Tarball Check', '--email', 'tarball@example.com', '--json'], { env });
+  const { stdout } = await run(
+    process.execPath,
+    [
+      serverCli,
+      'org',
+      'create',
+      '--name',
+      'Tarball Check',
+      '--email',
+      'tarball@example.com',
+      '--json',
+    ],
+    { env },
+  );
   const created = parseCliJson(stdout);
-  const child = spawn(process.execPath, [serverCli, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [serverCli, 'serve'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
@@ -255,7 +315,12 @@ async function startServer(dir) {
     await new Promise((r) => setTimeout(r, 100));
   }
   console.log(`started the server on port ${port}`);
-  return { baseUrl: `http://127.0.0.1:${port}/v1`, token: created.token.bearer, orgId: created.organisation.id, stop };
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    token: created.token.bearer,
+    orgId: created.organisation.id,
+    stop,
+  };
 }
 
 /** The JSON document printed by `voxkey org create --json` (log lines may surround it). */

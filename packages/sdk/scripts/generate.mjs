@@ -38,7 +38,9 @@ for (const [path, item] of Object.entries(spec.paths ?? {})) {
   for (const [method, operation] of Object.entries(item)) {
     const policy = operation['x-voxkey-retry'];
     if (!POLICIES.includes(policy)) {
-      console.error(`${method.toUpperCase()} ${path} (${operation.operationId}): x-voxkey-retry must be one of ${POLICIES.join(', ')}, got ${JSON.stringify(policy)}`);
+      console.error(
+        `${method.toUpperCase()} ${path} (${operation.operationId}): x-voxkey-retry must be one of ${POLICIES.join(', ')}, got ${JSON.stringify(policy)}`,
+      );
       process.exit(1);
     }
     rows.push(`  '${method.toUpperCase()} ${path}': '${policy}',`);
@@ -75,7 +77,9 @@ if (check) {
     } catch {}
     if (current !== content) {
       stale = true;
-      console.error(`${relative(process.cwd(), path)} is stale: it does not match ${relative(process.cwd(), specPath)}.`);
+      console.error(
+        `${relative(process.cwd(), path)} is stale: it does not match ${relative(process.cwd(), specPath)}.`,
+      );
     }
   }
   if (stale) {

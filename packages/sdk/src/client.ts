@@ -3,8 +3,20 @@ import { VoxkeyError } from './errors.js';
 import type { paths } from './generated/openapi.js';
 import type { ListParams, Page } from './pagination.js';
 import type { AcceptedRequest, RequestOptions } from './request.js';
-import { listResource, voiceRequestResource, type RawResult, type WaitForResultOptions } from './resources.js';
-import { createTransport, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type FetchLike, type RetryOptions, type VoxkeyLogger } from './transport.js';
+import {
+  listResource,
+  voiceRequestResource,
+  type RawResult,
+  type WaitForResultOptions,
+} from './resources.js';
+import {
+  createTransport,
+  DEFAULT_RETRY,
+  DEFAULT_TIMEOUT_MS,
+  type FetchLike,
+  type RetryOptions,
+  type VoxkeyLogger,
+} from './transport.js';
 import type {
   ApiToken,
   AudioCheck,
@@ -28,7 +40,13 @@ import type {
   WebhookSecret,
 } from './types.js';
 import { SDK_VERSION } from './version.js';
-import { openVerificationStream, type StreamVerificationInput, type VerificationStream, type WebSocketConstructor, webSocketUrl } from './stream.js';
+import {
+  openVerificationStream,
+  type StreamVerificationInput,
+  type VerificationStream,
+  type WebSocketConstructor,
+  webSocketUrl,
+} from './stream.js';
 import { voiceDataOf, type VoiceInput } from './voice.js';
 
 export type { AcceptedRequest, RequestOptions, VoiceInput, WaitForResultOptions };
@@ -113,7 +131,10 @@ export interface VoxkeyClient {
     /** Creates a token; `bearer` is returned only here, once. */
     create(input: CreateTokenInput, options?: RequestOptions): Promise<CreatedApiToken>;
     list(params?: ListParams, options?: RequestOptions): Promise<Page<ApiToken>>;
-    iterate(params?: ListParams, options?: RequestOptions): AsyncGenerator<ApiToken, void, undefined>;
+    iterate(
+      params?: ListParams,
+      options?: RequestOptions,
+    ): AsyncGenerator<ApiToken, void, undefined>;
     update(id: Id, changes: { enabled: boolean }, options?: RequestOptions): Promise<ApiToken>;
     delete(id: Id, options?: RequestOptions): Promise<ApiToken>;
   };
@@ -132,9 +153,16 @@ export interface VoxkeyClient {
     /** Creates a text; `org_id` is filled in. A VoxkeyError 409 when (`language`, `text_code`) exists. */
     create(input: CreatePredefinedTextInput, options?: RequestOptions): Promise<PredefinedText>;
     list(params?: ListParams, options?: RequestOptions): Promise<Page<PredefinedText>>;
-    iterate(params?: ListParams, options?: RequestOptions): AsyncGenerator<PredefinedText, void, undefined>;
+    iterate(
+      params?: ListParams,
+      options?: RequestOptions,
+    ): AsyncGenerator<PredefinedText, void, undefined>;
     get(id: Id, options?: RequestOptions): Promise<PredefinedText>;
-    update(id: Id, changes: UpdatePredefinedTextInput, options?: RequestOptions): Promise<PredefinedText>;
+    update(
+      id: Id,
+      changes: UpdatePredefinedTextInput,
+      options?: RequestOptions,
+    ): Promise<PredefinedText>;
     delete(id: Id, options?: RequestOptions): Promise<PredefinedText>;
   };
   readonly plans: {
@@ -193,7 +221,10 @@ export interface VoxkeyClient {
     /** A new signing secret; the previous one keeps signing until `previous_secret_expires_at`. */
     rotateSecret(options?: RequestOptions): Promise<WebhookSecret>;
     listDeliveries(params?: ListParams, options?: RequestOptions): Promise<Page<WebhookDelivery>>;
-    iterateDeliveries(params?: ListParams, options?: RequestOptions): AsyncGenerator<WebhookDelivery, void, undefined>;
+    iterateDeliveries(
+      params?: ListParams,
+      options?: RequestOptions,
+    ): AsyncGenerator<WebhookDelivery, void, undefined>;
     /** Queues a delivery again. */
     redeliver(deliveryId: Id, options?: RequestOptions): Promise<WebhookDelivery>;
     /**
@@ -214,7 +245,11 @@ const requests = new WeakMap<Response, Request>();
 export function unwrap<T>(result: RawResult<T>): T {
   if (result.response.ok && result.error === undefined) return result.data as T;
   const request = requests.get(result.response);
-  throw VoxkeyError.fromResponse(result.response, result.error, request && { method: request.method, url: request.url });
+  throw VoxkeyError.fromResponse(
+    result.response,
+    result.error,
+    request && { method: request.method, url: request.url },
+  );
 }
 
 function resolveRetry(retries: number | RetryOptions | undefined): Required<RetryOptions> {
@@ -226,7 +261,8 @@ function resolveRetry(retries: number | RetryOptions | undefined): Required<Retr
 }
 
 function checkRetries(n: number): number {
-  if (!Number.isInteger(n) || n < 0) throw new TypeError(`retries must be a non-negative integer, got ${n}`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new TypeError(`retries must be a non-negative integer, got ${n}`);
   return n;
 }
 
@@ -249,8 +285,10 @@ function inBrowser(): boolean {
  * ```
  */
 export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
-  if (!options || typeof options.baseUrl !== 'string' || options.baseUrl === '') throw new TypeError('createVoxkeyClient: baseUrl is required');
-  if (options.token === undefined || options.token === '') throw new TypeError('createVoxkeyClient: token is required');
+  if (!options || typeof options.baseUrl !== 'string' || options.baseUrl === '')
+    throw new TypeError('createVoxkeyClient: baseUrl is required');
+  if (options.token === undefined || options.token === '')
+    throw new TypeError('createVoxkeyClient: token is required');
   const baseFetch: FetchLike = options.fetch ?? ((request: Request) => globalThis.fetch(request));
   const retry = resolveRetry(options.retries);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -261,7 +299,11 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
   const raw = createClient<paths, 'application/json'>({
     baseUrl: options.baseUrl,
     fetch: transport,
-    headers: { Accept: 'application/json', ...(inBrowser() ? {} : { 'User-Agent': `voxkey-sdk/${SDK_VERSION}` }), ...options.headers },
+    headers: {
+      Accept: 'application/json',
+      ...(inBrowser() ? {} : { 'User-Agent': `voxkey-sdk/${SDK_VERSION}` }),
+      ...options.headers,
+    },
   });
   const token = options.token;
   const auth: Middleware = {
@@ -277,11 +319,13 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
   raw.use(auth);
 
   const org = (): { org_id: string } => {
-    if (orgId === undefined) throw new TypeError('This method needs the organisation: pass orgId to createVoxkeyClient()');
+    if (orgId === undefined)
+      throw new TypeError('This method needs the organisation: pass orgId to createVoxkeyClient()');
     return { org_id: orgId };
   };
   /** The organisation's path parameter plus one id, e.g. `at('user_id', 3)`. */
-  const at = <K extends string>(name: K, id: Id) => ({ ...org(), [name]: String(id) }) as { org_id: string } & Record<K, string>;
+  const at = <K extends string>(name: K, id: Id) =>
+    ({ ...org(), [name]: String(id) }) as { org_id: string } & Record<K, string>;
 
   /** openapi-fetch init for one call: signal, headers, and a transport when retries/timeout are overridden. */
   const init = (o: RequestOptions | undefined) => {
@@ -294,7 +338,10 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
         ? {
             fetch: createTransport({
               fetch: baseFetch,
-              retry: { ...retry, ...(o.retries !== undefined ? { retries: checkRetries(o.retries) } : {}) },
+              retry: {
+                ...retry,
+                ...(o.retries !== undefined ? { retries: checkRetries(o.retries) } : {}),
+              },
               timeoutMs: o.timeoutMs ?? timeoutMs,
               logger,
             }),
@@ -306,83 +353,221 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
 
   const organisation: VoxkeyClient['organisation'] = {
     get: (o) => call(raw.GET('/organisations/{org_id}', { params: { path: org() }, ...init(o) })),
-    update: (changes, o) => call(raw.PATCH('/organisations/{org_id}', { params: { path: org() }, body: changes, ...init(o) })),
+    update: (changes, o) =>
+      call(
+        raw.PATCH('/organisations/{org_id}', {
+          params: { path: org() },
+          body: changes,
+          ...init(o),
+        }),
+      ),
   };
 
   const settings: VoxkeyClient['settings'] = {
-    get: (o) => call(raw.GET('/organisations/{org_id}/settings', { params: { path: org() }, ...init(o) })),
+    get: (o) =>
+      call(raw.GET('/organisations/{org_id}/settings', { params: { path: org() }, ...init(o) })),
     update(values, o) {
       const path = org();
-      return call(raw.PATCH('/organisations/{org_id}/settings', { params: { path }, body: { org_id: Number(path.org_id), settings: values }, ...init(o) }));
+      return call(
+        raw.PATCH('/organisations/{org_id}/settings', {
+          params: { path },
+          body: { org_id: Number(path.org_id), settings: values },
+          ...init(o),
+        }),
+      );
     },
   };
 
   const tokens: VoxkeyClient['tokens'] = {
     create: (input, o) =>
-      call(raw.POST('/organisations/{org_id}/api-tokens', { params: { path: org() }, body: { ...input, enabled: input.enabled ?? true }, ...init(o) })),
-    ...listResource((query, o) => raw.GET('/organisations/{org_id}/api-tokens', { params: { path: org(), query }, ...init(o) }), unwrap),
+      call(
+        raw.POST('/organisations/{org_id}/api-tokens', {
+          params: { path: org() },
+          body: { ...input, enabled: input.enabled ?? true },
+          ...init(o),
+        }),
+      ),
+    ...listResource(
+      (query, o) =>
+        raw.GET('/organisations/{org_id}/api-tokens', {
+          params: { path: org(), query },
+          ...init(o),
+        }),
+      unwrap,
+    ),
     update: (id, changes, o) =>
-      call(raw.PATCH('/organisations/{org_id}/api-tokens/{token_id}', { params: { path: at('token_id', id) }, body: changes, ...init(o) })),
-    delete: (id, o) => call(raw.DELETE('/organisations/{org_id}/api-tokens/{token_id}', { params: { path: at('token_id', id) }, ...init(o) })),
+      call(
+        raw.PATCH('/organisations/{org_id}/api-tokens/{token_id}', {
+          params: { path: at('token_id', id) },
+          body: changes,
+          ...init(o),
+        }),
+      ),
+    delete: (id, o) =>
+      call(
+        raw.DELETE('/organisations/{org_id}/api-tokens/{token_id}', {
+          params: { path: at('token_id', id) },
+          ...init(o),
+        }),
+      ),
   };
 
   const users: VoxkeyClient['users'] = {
-    ...listResource((query, o) => raw.GET('/organisations/{org_id}/users', { params: { path: org(), query }, ...init(o) }), unwrap),
-    get: (id, o) => call(raw.GET('/organisations/{org_id}/users/{user_id}', { params: { path: at('user_id', id) }, ...init(o) })),
+    ...listResource(
+      (query, o) =>
+        raw.GET('/organisations/{org_id}/users', { params: { path: org(), query }, ...init(o) }),
+      unwrap,
+    ),
+    get: (id, o) =>
+      call(
+        raw.GET('/organisations/{org_id}/users/{user_id}', {
+          params: { path: at('user_id', id) },
+          ...init(o),
+        }),
+      ),
     update: (id, changes, o) =>
-      call(raw.PATCH('/organisations/{org_id}/users/{user_id}', { params: { path: at('user_id', id) }, body: changes, ...init(o) })),
-    delete: (id, o) => call(raw.DELETE('/organisations/{org_id}/users/{user_id}', { params: { path: at('user_id', id) }, ...init(o) })),
+      call(
+        raw.PATCH('/organisations/{org_id}/users/{user_id}', {
+          params: { path: at('user_id', id) },
+          body: changes,
+          ...init(o),
+        }),
+      ),
+    delete: (id, o) =>
+      call(
+        raw.DELETE('/organisations/{org_id}/users/{user_id}', {
+          params: { path: at('user_id', id) },
+          ...init(o),
+        }),
+      ),
   };
 
   const devices: VoxkeyClient['devices'] = {
-    get: (id, o) => call(raw.GET('/organisations/{org_id}/devices/{device_id}', { params: { path: at('device_id', id) }, ...init(o) })),
+    get: (id, o) =>
+      call(
+        raw.GET('/organisations/{org_id}/devices/{device_id}', {
+          params: { path: at('device_id', id) },
+          ...init(o),
+        }),
+      ),
   };
 
   const predefinedTexts: VoxkeyClient['predefinedTexts'] = {
     create(input, o) {
       const path = org();
-      const body = { org_id: Number(path.org_id), language: input.language, text_code: input.text_code, text: input.text };
-      return call(raw.POST('/organisations/{org_id}/predefined-texts', { params: { path }, body, ...init(o) }));
+      const body = {
+        org_id: Number(path.org_id),
+        language: input.language,
+        text_code: input.text_code,
+        text: input.text,
+      };
+      return call(
+        raw.POST('/organisations/{org_id}/predefined-texts', {
+          params: { path },
+          body,
+          ...init(o),
+        }),
+      );
     },
-    ...listResource((query, o) => raw.GET('/organisations/{org_id}/predefined-texts', { params: { path: org(), query }, ...init(o) }), unwrap),
-    get: (id, o) => call(raw.GET('/organisations/{org_id}/predefined-texts/{text_id}', { params: { path: at('text_id', id) }, ...init(o) })),
+    ...listResource(
+      (query, o) =>
+        raw.GET('/organisations/{org_id}/predefined-texts', {
+          params: { path: org(), query },
+          ...init(o),
+        }),
+      unwrap,
+    ),
+    get: (id, o) =>
+      call(
+        raw.GET('/organisations/{org_id}/predefined-texts/{text_id}', {
+          params: { path: at('text_id', id) },
+          ...init(o),
+        }),
+      ),
     update: (id, changes, o) =>
-      call(raw.PATCH('/organisations/{org_id}/predefined-texts/{text_id}', { params: { path: at('text_id', id) }, body: changes, ...init(o) })),
-    delete: (id, o) => call(raw.DELETE('/organisations/{org_id}/predefined-texts/{text_id}', { params: { path: at('text_id', id) }, ...init(o) })),
+      call(
+        raw.PATCH('/organisations/{org_id}/predefined-texts/{text_id}', {
+          params: { path: at('text_id', id) },
+          body: changes,
+          ...init(o),
+        }),
+      ),
+    delete: (id, o) =>
+      call(
+        raw.DELETE('/organisations/{org_id}/predefined-texts/{text_id}', {
+          params: { path: at('text_id', id) },
+          ...init(o),
+        }),
+      ),
   };
 
   const plans: VoxkeyClient['plans'] = {
     ...listResource((query, o) => raw.GET('/plans', { params: { query }, ...init(o) }), unwrap),
-    get: (id, o) => call(raw.GET('/plans/{plan_id}', { params: { path: { plan_id: String(id) } }, ...init(o) })),
+    get: (id, o) =>
+      call(raw.GET('/plans/{plan_id}', { params: { path: { plan_id: String(id) } }, ...init(o) })),
   };
 
   const subscriptions: VoxkeyClient['subscriptions'] = {
     get: (id, o) =>
-      call(raw.GET('/organisations/{org_id}/subscriptions/{subscription_id}', { params: { path: at('subscription_id', id) }, ...init(o) })),
+      call(
+        raw.GET('/organisations/{org_id}/subscriptions/{subscription_id}', {
+          params: { path: at('subscription_id', id) },
+          ...init(o),
+        }),
+      ),
   };
 
   const invoices: VoxkeyClient['invoices'] = {
-    get: (id, o) => call(raw.GET('/organisations/{org_id}/invoices/{invoice_id}', { params: { path: at('invoice_id', id) }, ...init(o) })),
+    get: (id, o) =>
+      call(
+        raw.GET('/organisations/{org_id}/invoices/{invoice_id}', {
+          params: { path: at('invoice_id', id) },
+          ...init(o),
+        }),
+      ),
   };
 
   const audioChecks: VoxkeyClient['audioChecks'] = {
     create: (input, o) =>
-      call(raw.POST('/organisations/{org_id}/audio-checks', { params: { path: org() }, body: { voice_data: voiceDataOf(input.voice_data) }, ...init(o) })),
+      call(
+        raw.POST('/organisations/{org_id}/audio-checks', {
+          params: { path: org() },
+          body: { voice_data: voiceDataOf(input.voice_data) },
+          ...init(o),
+        }),
+      ),
   };
 
   const enrollments: VoxkeyClient['enrollments'] = voiceRequestResource({
     kind: 'enrolment',
-    create: (body: EnrollmentRequest, o) => raw.POST('/organisations/{org_id}/enrollments', { params: { path: org() }, body, ...init(o) }),
-    get: (requestUuid, o) => raw.GET('/organisations/{org_id}/enrollments/{request_uuid}', { params: { path: at('request_uuid', requestUuid) }, ...init(o) }),
+    create: (body: EnrollmentRequest, o) =>
+      raw.POST('/organisations/{org_id}/enrollments', {
+        params: { path: org() },
+        body,
+        ...init(o),
+      }),
+    get: (requestUuid, o) =>
+      raw.GET('/organisations/{org_id}/enrollments/{request_uuid}', {
+        params: { path: at('request_uuid', requestUuid) },
+        ...init(o),
+      }),
     unwrap,
   });
 
   const verifications: VoxkeyClient['verifications'] = {
     ...voiceRequestResource({
       kind: 'verification',
-      create: (body: VerificationRequest, o) => raw.POST('/organisations/{org_id}/verifications', { params: { path: org() }, body, ...init(o) }),
+      create: (body: VerificationRequest, o) =>
+        raw.POST('/organisations/{org_id}/verifications', {
+          params: { path: org() },
+          body,
+          ...init(o),
+        }),
       get: (requestUuid, o) =>
-        raw.GET('/organisations/{org_id}/verifications/{request_uuid}', { params: { path: at('request_uuid', requestUuid) }, ...init(o) }),
+        raw.GET('/organisations/{org_id}/verifications/{request_uuid}', {
+          params: { path: at('request_uuid', requestUuid) },
+          ...init(o),
+        }),
       unwrap,
     }),
     stream: (input) =>
@@ -397,16 +582,31 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
   };
 
   const deliveries = listResource(
-    (query, o) => raw.GET('/organisations/{org_id}/webhook-deliveries', { params: { path: org(), query }, ...init(o) }),
+    (query, o) =>
+      raw.GET('/organisations/{org_id}/webhook-deliveries', {
+        params: { path: org(), query },
+        ...init(o),
+      }),
     unwrap,
   );
   const webhooks: VoxkeyClient['webhooks'] = {
-    rotateSecret: (o) => call(raw.POST('/organisations/{org_id}/webhook-secret', { params: { path: org() }, ...init(o) })),
+    rotateSecret: (o) =>
+      call(
+        raw.POST('/organisations/{org_id}/webhook-secret', { params: { path: org() }, ...init(o) }),
+      ),
     listDeliveries: deliveries.list,
     iterateDeliveries: deliveries.iterate,
     redeliver: (deliveryId, o) =>
-      call(raw.POST('/organisations/{org_id}/webhook-deliveries/{delivery_id}/redeliver', { params: { path: at('delivery_id', deliveryId) }, ...init(o) })),
-    sendTest: (o) => call(raw.POST('/organisations/{org_id}/webhook-test', { params: { path: org() }, ...init(o) })),
+      call(
+        raw.POST('/organisations/{org_id}/webhook-deliveries/{delivery_id}/redeliver', {
+          params: { path: at('delivery_id', deliveryId) },
+          ...init(o),
+        }),
+      ),
+    sendTest: (o) =>
+      call(
+        raw.POST('/organisations/{org_id}/webhook-test', { params: { path: org() }, ...init(o) }),
+      ),
   };
 
   return {

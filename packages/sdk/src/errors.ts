@@ -73,7 +73,11 @@ export class VoxkeyError extends Error {
 
   /** True for a VoxkeyError, even one thrown by another copy of the SDK. */
   static is(value: unknown): value is VoxkeyError {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[BRAND] === true
+    );
   }
 
   static [Symbol.hasInstance](value: unknown): boolean {
@@ -81,7 +85,11 @@ export class VoxkeyError extends Error {
   }
 
   /** Builds the error for a non-2xx response whose body has already been read. */
-  static fromResponse(response: Response, body: unknown, request?: { method?: string; url?: string }): VoxkeyError {
+  static fromResponse(
+    response: Response,
+    body: unknown,
+    request?: { method?: string; url?: string },
+  ): VoxkeyError {
     const parsed = isRecord(body) ? body : {};
     const status = response.status;
     const message =
@@ -112,7 +120,10 @@ export function isVoxkeyError(value: unknown): value is VoxkeyError {
 }
 
 /** Parses `Retry-After` (delta seconds or an HTTP date) into milliseconds from now. */
-export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
+export function parseRetryAfter(
+  value: string | null | undefined,
+  now: number = Date.now(),
+): number | undefined {
   if (value == null) return undefined;
   const trimmed = value.trim();
   if (trimmed === '') return undefined;

@@ -15,7 +15,13 @@ export {
   type VoxkeyClientOptions,
   type VoxkeyRawClient,
 } from './client.js';
-export { isVoxkeyError, parseRetryAfter, VoxkeyError, type VoxkeyErrorInit, type VoxkeyErrorKind } from './errors.js';
+export {
+  isVoxkeyError,
+  parseRetryAfter,
+  VoxkeyError,
+  type VoxkeyErrorInit,
+  type VoxkeyErrorKind,
+} from './errors.js';
 export { paginate, type ListParams, type Page } from './pagination.js';
 export { isIdempotent, retryPolicy, type RetryPolicy } from './retry-policy.js';
 export { backoffDelay, type RetryOptions, type VoxkeyLogger } from './transport.js';

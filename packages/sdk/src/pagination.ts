@@ -24,7 +24,12 @@ export interface Page<T> {
   totalCount: number | undefined;
 }
 
-export function toQuery(params: ListParams | undefined): { filter?: string | string[]; sort?: string; per_page?: number; page?: number } {
+export function toQuery(params: ListParams | undefined): {
+  filter?: string | string[];
+  sort?: string;
+  per_page?: number;
+  page?: number;
+} {
   const query: { filter?: string | string[]; sort?: string; per_page?: number; page?: number } = {};
   if (!params) return query;
   if (params.filter !== undefined) query.filter = params.filter;
@@ -55,7 +60,10 @@ function intHeader(response: Response, name: string): number | undefined {
  * (default 1) until `X-Total-Pages` is reached (or, without that header, until a short or
  * empty page). Breaking out of a `for await` stops fetching.
  */
-export async function* paginate<T>(fetchPage: (params: ListParams) => Promise<Page<T>>, params: ListParams = {}): AsyncGenerator<T, void, undefined> {
+export async function* paginate<T>(
+  fetchPage: (params: ListParams) => Promise<Page<T>>,
+  params: ListParams = {},
+): AsyncGenerator<T, void, undefined> {
   let page = params.page ?? 1;
   for (;;) {
     const current = await fetchPage({ ...params, page });

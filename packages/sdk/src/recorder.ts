@@ -60,9 +60,13 @@ const WORKLET = `registerProcessor('voxkey-recorder', class extends AudioWorklet
  */
 export async function recordVoice(options: RecordVoiceOptions): Promise<VoiceRecording> {
   const { seconds, signal } = options;
-  if (!(typeof seconds === 'number' && seconds > 0 && seconds <= 120)) throw new RangeError(`recordVoice: seconds must be in (0, 120], got ${seconds}`);
+  if (!(typeof seconds === 'number' && seconds > 0 && seconds <= 120))
+    throw new RangeError(`recordVoice: seconds must be in (0, 120], got ${seconds}`);
   const media = globalThis.navigator?.mediaDevices;
-  if (!media?.getUserMedia) throw new TypeError('recordVoice: this browser has no microphone access (navigator.mediaDevices; it needs HTTPS or localhost)');
+  if (!media?.getUserMedia)
+    throw new TypeError(
+      'recordVoice: this browser has no microphone access (navigator.mediaDevices; it needs HTTPS or localhost)',
+    );
   signal?.throwIfAborted();
   const stream = await media.getUserMedia({
     audio: {
@@ -97,7 +101,10 @@ export async function recordVoice(options: RecordVoiceOptions): Promise<VoiceRec
       if (options.onProgress) {
         let peak = 0;
         for (const v of block) peak = Math.max(peak, Math.abs(v));
-        options.onProgress({ elapsedSeconds: Math.min(collected, wanted) / context.sampleRate, peak });
+        options.onProgress({
+          elapsedSeconds: Math.min(collected, wanted) / context.sampleRate,
+          peak,
+        });
       }
       if (collected >= wanted) done();
     };
@@ -106,7 +113,11 @@ export async function recordVoice(options: RecordVoiceOptions): Promise<VoiceRec
     await Promise.race([context.resume(), captured]);
     if (capture.kind === 'audio-worklet' && typeof context.createScriptProcessor === 'function') {
       // A worklet that loaded but never runs (seen in some headless containers) would hang the recording: switch.
-      const running = await Promise.race([firstBlock, captured.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), WORKLET_STALL_MS))]);
+      const running = await Promise.race([
+        firstBlock,
+        captured.then(() => true),
+        new Promise<false>((r) => setTimeout(() => r(false), WORKLET_STALL_MS)),
+      ]);
       if (!running) {
         capture.stop();
         capture = await startCapture(context, source, 'script-processor', take);
@@ -119,7 +130,10 @@ export async function recordVoice(options: RecordVoiceOptions): Promise<VoiceRec
       samples.set(block.subarray(0, wanted - offset), offset);
       offset += Math.min(block.length, wanted - offset);
     }
-    const wav = encodeWav(resample(samples, context.sampleRate, VOICE_SAMPLE_RATE), VOICE_SAMPLE_RATE);
+    const wav = encodeWav(
+      resample(samples, context.sampleRate, VOICE_SAMPLE_RATE),
+      VOICE_SAMPLE_RATE,
+    );
     return {
       wav,
       sampleRate: VOICE_SAMPLE_RATE,
@@ -174,16 +188,29 @@ export interface StreamedVoice {
  * const { result } = await stream;
  * ```
  */
-export async function streamVoice(target: VoiceStreamTarget, options: StreamVoiceOptions = {}): Promise<StreamedVoice> {
+export async function streamVoice(
+  target: VoiceStreamTarget,
+  options: StreamVoiceOptions = {},
+): Promise<StreamedVoice> {
   const maxSeconds = options.maxSeconds ?? 20;
-  if (!(maxSeconds > 0 && maxSeconds <= 60)) throw new RangeError(`streamVoice: maxSeconds must be in (0, 60], got ${maxSeconds}`);
+  if (!(maxSeconds > 0 && maxSeconds <= 60))
+    throw new RangeError(`streamVoice: maxSeconds must be in (0, 60], got ${maxSeconds}`);
   const chunkSeconds = options.chunkSeconds ?? 0.25;
   const { signal } = options;
   const media = globalThis.navigator?.mediaDevices;
-  if (!media?.getUserMedia) throw new TypeError('streamVoice: this browser has no microphone access (navigator.mediaDevices; it needs HTTPS or localhost)');
+  if (!media?.getUserMedia)
+    throw new TypeError(
+      'streamVoice: this browser has no microphone access (navigator.mediaDevices; it needs HTTPS or localhost)',
+    );
   signal?.throwIfAborted();
   const stream = await media.getUserMedia({
-    audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false, ...(options.deviceId ? { deviceId: { exact: options.deviceId } } : {}) },
+    audio: {
+      channelCount: 1,
+      echoCancellation: false,
+      noiseSuppression: false,
+      autoGainControl: false,
+      ...(options.deviceId ? { deviceId: { exact: options.deviceId } } : {}),
+    },
   });
   const context = new AudioContext();
   let capture: Capture | undefined;
@@ -221,7 +248,8 @@ export async function streamVoice(target: VoiceStreamTarget, options: StreamVoic
       pendingLength = 0;
       const resampled = resample(block, rate, VOICE_SAMPLE_RATE);
       const pcm = new Int16Array(resampled.length);
-      for (let i = 0; i < resampled.length; i++) pcm[i] = Math.round(Math.max(-1, Math.min(1, resampled[i]!)) * 32767);
+      for (let i = 0; i < resampled.length; i++)
+        pcm[i] = Math.round(Math.max(-1, Math.min(1, resampled[i]!)) * 32767);
       sentSamples += pcm.length;
       target.send(pcm);
     };
@@ -248,7 +276,11 @@ export async function streamVoice(target: VoiceStreamTarget, options: StreamVoic
     capture = await startCapture(context, source, options.capture ?? 'audio-worklet', take);
     await Promise.race([context.resume(), finished]);
     if (capture.kind === 'audio-worklet' && typeof context.createScriptProcessor === 'function') {
-      const running = await Promise.race([firstBlock, finished.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), WORKLET_STALL_MS))]);
+      const running = await Promise.race([
+        firstBlock,
+        finished.then(() => true),
+        new Promise<false>((r) => setTimeout(() => r(false), WORKLET_STALL_MS)),
+      ]);
       if (!running) {
         capture.stop();
         capture = await startCapture(context, source, 'script-processor', take);
@@ -256,7 +288,11 @@ export async function streamVoice(target: VoiceStreamTarget, options: StreamVoic
     }
     await finished;
     over = true;
-    return { durationSeconds: sentSamples / VOICE_SAMPLE_RATE, captureSampleRate: rate, capture: capture.kind };
+    return {
+      durationSeconds: sentSamples / VOICE_SAMPLE_RATE,
+      captureSampleRate: rate,
+      capture: capture.kind,
+    };
   } finally {
     signal?.removeEventListener('abort', onAbort);
     capture?.stop();
@@ -287,7 +323,12 @@ async function startCapture(
     try {
       await context.audioWorklet.addModule(url);
       // One explicit input channel: Web Audio downmixes a stereo microphone to mono.
-      const node = new AudioWorkletNode(context, 'voxkey-recorder', { numberOfInputs: 1, numberOfOutputs: 1, channelCount: 1, channelCountMode: 'explicit' });
+      const node = new AudioWorkletNode(context, 'voxkey-recorder', {
+        numberOfInputs: 1,
+        numberOfOutputs: 1,
+        channelCount: 1,
+        channelCountMode: 'explicit',
+      });
       node.port.onmessage = (event: MessageEvent<Float32Array>) => take(event.data);
       source.connect(node);
       // Connected to the output so that it is processed; it writes nothing, so nothing plays.
@@ -306,7 +347,10 @@ async function startCapture(
       URL.revokeObjectURL(url);
     }
   }
-  if (!canScriptProcessor) throw new TypeError('recordVoice: this browser has neither AudioWorklet nor ScriptProcessorNode');
+  if (!canScriptProcessor)
+    throw new TypeError(
+      'recordVoice: this browser has neither AudioWorklet nor ScriptProcessorNode',
+    );
   const node = context.createScriptProcessor(4096, 1, 1);
   node.onaudioprocess = (event) => take(event.inputBuffer.getChannelData(0).slice()); // the buffer is reused: copy
   source.connect(node);

@@ -16,7 +16,13 @@ export interface ListResource<T> {
 }
 
 /** `list` (one page with the pagination headers) and `iterate` (every item, pages fetched lazily) over one list route. */
-export function listResource<T>(fetchPage: (query: ListQuery, options: RequestOptions | undefined) => Promise<RawResult<{ results: T[] }>>, unwrap: Unwrap): ListResource<T> {
+export function listResource<T>(
+  fetchPage: (
+    query: ListQuery,
+    options: RequestOptions | undefined,
+  ) => Promise<RawResult<{ results: T[] }>>,
+  unwrap: Unwrap,
+): ListResource<T> {
   const list = async (params?: ListParams, options?: RequestOptions): Promise<Page<T>> => {
     const result = await fetchPage(toQuery(params), options);
     return pageFrom(unwrap(result), result.response, params?.page ?? 1);
@@ -47,14 +53,21 @@ export interface VoiceRequestResource<Input> {
  * `request_uuid` (generated when omitted; the server de-duplicates by it, so retries are safe),
  * `get` reads its record, `waitForResult` polls the record until it is completed or failed.
  */
-export function voiceRequestResource<Input extends { voice_data: VoiceInput; request_uuid?: string }, Body>(operations: {
+export function voiceRequestResource<
+  Input extends { voice_data: VoiceInput; request_uuid?: string },
+  Body,
+>(operations: {
   kind: 'enrolment' | 'verification';
   create: (body: Body, options: RequestOptions | undefined) => Promise<RawResult<Accepted>>;
-  get: (requestUuid: string, options: RequestOptions | undefined) => Promise<RawResult<RequestRecord>>;
+  get: (
+    requestUuid: string,
+    options: RequestOptions | undefined,
+  ) => Promise<RawResult<RequestRecord>>;
   unwrap: Unwrap;
 }): VoiceRequestResource<Input> {
   const { kind, unwrap } = operations;
-  const get = async (requestUuid: string, options?: RequestOptions) => unwrap(await operations.get(requestUuid, options));
+  const get = async (requestUuid: string, options?: RequestOptions) =>
+    unwrap(await operations.get(requestUuid, options));
   return {
     async create(input, options) {
       const request_uuid = input.request_uuid ?? newRequestUuid();
@@ -67,8 +80,13 @@ export function voiceRequestResource<Input extends { voice_data: VoiceInput; req
       const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
       const intervalMs = options.intervalMs ?? DEFAULT_WAIT_INTERVAL_MS;
       const deadline = new AbortController();
-      const timer = setTimeout(() => deadline.abort(new DOMException(`Waited ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
-      const signal = options.signal ? anySignal([options.signal, deadline.signal]) : deadline.signal;
+      const timer = setTimeout(
+        () => deadline.abort(new DOMException(`Waited ${timeoutMs} ms`, 'TimeoutError')),
+        timeoutMs,
+      );
+      const signal = options.signal
+        ? anySignal([options.signal, deadline.signal])
+        : deadline.signal;
       let last: RequestRecord | undefined;
       try {
         for (;;) {

@@ -1,12 +1,22 @@
 import { VoxkeyError } from './errors.js';
-import type { ErrorCode, StreamAudioFormat, StreamErrorMessage, StreamMessage, StreamResultMessage, StreamStartMessage } from './types.js';
+import type {
+  ErrorCode,
+  StreamAudioFormat,
+  StreamErrorMessage,
+  StreamMessage,
+  StreamResultMessage,
+  StreamStartMessage,
+} from './types.js';
 import { newRequestUuid } from './voice.js';
 
 /** The subprotocol of verification streams; the token travels as a second entry, `bearer.<token>`. */
 export const STREAM_SUBPROTOCOL = 'voxkey.v1';
 
 /** A standard WebSocket constructor: `globalThis.WebSocket` (browsers, Node 22+) or `ws`'s. */
-export type WebSocketConstructor = new (url: string, protocols?: string | string[]) => WebSocketLike;
+export type WebSocketConstructor = new (
+  url: string,
+  protocols?: string | string[],
+) => WebSocketLike;
 
 /** The part of the standard WebSocket API a stream uses. */
 export interface WebSocketLike {
@@ -19,7 +29,10 @@ export interface WebSocketLike {
 }
 
 /** The `start` message's fields a caller gives; the SDK fills in `type` and the defaults. */
-export type StreamVerificationInput = Omit<StreamStartMessage, 'type' | 'request_uuid' | 'format'> & {
+export type StreamVerificationInput = Omit<
+  StreamStartMessage,
+  'type' | 'request_uuid' | 'format'
+> & {
   /** Generated when omitted. A stream cannot be replayed: a used request_uuid is refused (409). */
   request_uuid?: string;
   /** Default `pcm_s16le` (mono, 16-bit little-endian). `wav`, `mp3` and `opus` (Ogg) are the bytes of a file, in any split. */
@@ -31,7 +44,8 @@ export type StreamVerificationInput = Omit<StreamStartMessage, 'type' | 'request
  * server's messages (`progress`, then `result`), or await the stream itself for the result. Errors
  * (a refused start, a protocol error, a dropped connection) reject with a VoxkeyError.
  */
-export interface VerificationStream extends AsyncIterable<StreamMessage>, PromiseLike<StreamResultMessage> {
+export interface VerificationStream
+  extends AsyncIterable<StreamMessage>, PromiseLike<StreamResultMessage> {
   readonly request_uuid: string;
   /** Resolves with the `result` message; rejects with a VoxkeyError. */
   readonly result: Promise<StreamResultMessage>;
@@ -52,7 +66,11 @@ export interface StreamConnection {
 
 const OPEN = 1;
 
-function streamError(message: string, init: Partial<StreamErrorMessage> = {}, cause?: unknown): VoxkeyError {
+function streamError(
+  message: string,
+  init: Partial<StreamErrorMessage> = {},
+  cause?: unknown,
+): VoxkeyError {
   return new VoxkeyError({
     kind: init.code ? 'http' : 'network',
     status: init.code ?? 0,
@@ -66,9 +84,16 @@ function streamError(message: string, init: Partial<StreamErrorMessage> = {}, ca
 }
 
 /** Opens a verification stream (see VerificationStream). */
-export function openVerificationStream(connection: StreamConnection, input: StreamVerificationInput): VerificationStream {
-  const Ctor = connection.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-  if (!Ctor) throw new TypeError('verifications.stream needs a WebSocket: pass WebSocket (e.g. from the "ws" package) to createVoxkeyClient() on Node < 22');
+export function openVerificationStream(
+  connection: StreamConnection,
+  input: StreamVerificationInput,
+): VerificationStream {
+  const Ctor =
+    connection.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+  if (!Ctor)
+    throw new TypeError(
+      'verifications.stream needs a WebSocket: pass WebSocket (e.g. from the "ws" package) to createVoxkeyClient() on Node < 22',
+    );
   const request_uuid = input.request_uuid ?? newRequestUuid();
   const start: StreamStartMessage = {
     type: 'start',
@@ -77,7 +102,9 @@ export function openVerificationStream(connection: StreamConnection, input: Stre
     format: input.format ?? 'pcm_s16le',
     sample_rate: input.sample_rate ?? 16000,
     ...(input.language !== undefined ? { language: input.language } : {}),
-    ...(input.device_fingerprint !== undefined ? { device_fingerprint: input.device_fingerprint } : {}),
+    ...(input.device_fingerprint !== undefined
+      ? { device_fingerprint: input.device_fingerprint }
+      : {}),
     ...(input.device_type !== undefined ? { device_type: input.device_type } : {}),
   };
 
@@ -88,7 +115,9 @@ export function openVerificationStream(connection: StreamConnection, input: Stre
   let finished = false;
   let failure: VoxkeyError | undefined;
   let settleResult!: { resolve: (m: StreamResultMessage) => void; reject: (e: unknown) => void };
-  const result = new Promise<StreamResultMessage>((resolve, reject) => (settleResult = { resolve, reject }));
+  const result = new Promise<StreamResultMessage>(
+    (resolve, reject) => (settleResult = { resolve, reject }),
+  );
   // An unawaited stream must not report an unhandled rejection; the iterator and `result` still see it.
   result.catch(() => {});
   let gotResult = false;
@@ -144,13 +173,19 @@ export function openVerificationStream(connection: StreamConnection, input: Stre
         if (gotResult || failure) return finish();
         if (closedByUs) return finish(streamError('The stream was closed before a result'));
         // A refused upgrade (bad token, rate limit...) reaches a WebSocket as a bare close (1006) without the HTTP status.
-        finish(streamError(`The verification stream closed without a result (close code ${event.code}${event.reason ? `: ${event.reason}` : ''}); a refused connection (token, rate limit, quota) shows as 1006`));
+        finish(
+          streamError(
+            `The verification stream closed without a result (close code ${event.code}${event.reason ? `: ${event.reason}` : ''}); a refused connection (token, rate limit, quota) shows as 1006`,
+          ),
+        );
       });
       ws.addEventListener('error', () => {
         // The close event follows with the code.
       });
     })
-    .catch((err: unknown) => finish(streamError('Could not open the verification stream', {}, err)));
+    .catch((err: unknown) =>
+      finish(streamError('Could not open the verification stream', {}, err)),
+    );
 
   async function* iterate(): AsyncGenerator<StreamMessage, void, undefined> {
     let index = 0;
@@ -194,7 +229,10 @@ export function openVerificationStream(connection: StreamConnection, input: Stre
 
 /** `http(s)://host/v1` + path -> `ws(s)://host/v1/path`. */
 export function webSocketUrl(baseUrl: string, path: string): string {
-  const url = new URL(baseUrl.replace(/\/+$/, '') + path, typeof location === 'undefined' ? undefined : location.href);
+  const url = new URL(
+    baseUrl.replace(/\/+$/, '') + path,
+    typeof location === 'undefined' ? undefined : location.href,
+  );
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   return url.toString();
 }

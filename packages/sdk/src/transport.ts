@@ -48,7 +48,11 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
 
 /** Full-jitter exponential backoff: a random delay in [0, min(max, base * 2^attempt)). */
-export function backoffDelay(attempt: number, retry: Pick<Required<RetryOptions>, 'baseDelayMs' | 'maxDelayMs'>, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  retry: Pick<Required<RetryOptions>, 'baseDelayMs' | 'maxDelayMs'>,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** attempt);
   return Math.floor(random() * ceiling);
 }
@@ -82,7 +86,13 @@ export function createTransport(options: TransportOptions): FetchLike {
       callerSignal.throwIfAborted();
       const timeout = timeoutMs > 0 ? new AbortController() : undefined;
       const timer = timeout
-        ? setTimeout(() => timeout.abort(new DOMException(`The request timed out after ${timeoutMs} ms`, 'TimeoutError')), timeoutMs)
+        ? setTimeout(
+            () =>
+              timeout.abort(
+                new DOMException(`The request timed out after ${timeoutMs} ms`, 'TimeoutError'),
+              ),
+            timeoutMs,
+          )
         : undefined;
       const signal = timeout ? anySignal([callerSignal, timeout.signal]) : callerSignal;
       const fields = { method: request.method, url: request.url, attempt: attempt + 1, attempts };
@@ -92,15 +102,26 @@ export function createTransport(options: TransportOptions): FetchLike {
         response = await options.fetch(new Request(request.clone(), { signal }));
       } catch (error) {
         if (callerSignal.aborted) {
-          log(`${label} aborted by the caller (attempt ${attempt + 1}/${attempts})`, { ...fields, durationMs: Date.now() - started });
+          log(`${label} aborted by the caller (attempt ${attempt + 1}/${attempts})`, {
+            ...fields,
+            durationMs: Date.now() - started,
+          });
           throw callerSignal.reason ?? error;
         }
         const timedOut = timeout?.signal.aborted === true;
         const reason = timedOut ? `timed out after ${timeoutMs} ms` : `failed: ${describe(error)}`;
-        log(`${label} ${reason} (attempt ${attempt + 1}/${attempts})`, { ...fields, durationMs: Date.now() - started, error: reason });
+        log(`${label} ${reason} (attempt ${attempt + 1}/${attempts})`, {
+          ...fields,
+          durationMs: Date.now() - started,
+          error: reason,
+        });
         if (attempt < retry.retries && policy !== 'never') {
           const delayMs = backoffDelay(attempt, retry, random);
-          log(`retrying ${label} in ${delayMs} ms (attempt ${attempt + 2}/${attempts})`, { ...fields, attempt: attempt + 2, delayMs });
+          log(`retrying ${label} in ${delayMs} ms (attempt ${attempt + 2}/${attempts})`, {
+            ...fields,
+            attempt: attempt + 2,
+            delayMs,
+          });
           await sleep(delayMs, callerSignal);
           continue;
         }
@@ -118,17 +139,25 @@ export function createTransport(options: TransportOptions): FetchLike {
       }
 
       const status = response.status;
-      log(`${label} -> ${status} in ${Date.now() - started} ms (attempt ${attempt + 1}/${attempts})`, { ...fields, status, durationMs: Date.now() - started });
+      log(
+        `${label} -> ${status} in ${Date.now() - started} ms (attempt ${attempt + 1}/${attempts})`,
+        { ...fields, status, durationMs: Date.now() - started },
+      );
       // A keyed POST's 409 with Retry-After is `idempotency_key_in_progress`: our earlier attempt is still running, and a repeat gets its response.
-      const inProgress = status === 409 && policy === 'idempotency-key' && response.headers.has('retry-after');
-      const retryable = status === 429 || inProgress || (RETRYABLE_STATUS.has(status) && policy !== 'never');
+      const inProgress =
+        status === 409 && policy === 'idempotency-key' && response.headers.has('retry-after');
+      const retryable =
+        status === 429 || inProgress || (RETRYABLE_STATUS.has(status) && policy !== 'never');
       if (!retryable || attempt >= retry.retries) return response;
       const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
       if (retryAfterMs !== undefined && retryAfterMs > retry.maxRetryAfterMs) return response;
       // Free the connection; not awaited: cancelling one branch of a tee'd body waits for the other.
       void response.body?.cancel().catch(() => {});
       const delayMs = retryAfterMs ?? backoffDelay(attempt, retry, random);
-      log(`retrying ${label} in ${delayMs} ms after ${status} (attempt ${attempt + 2}/${attempts})`, { ...fields, attempt: attempt + 2, status, delayMs });
+      log(
+        `retrying ${label} in ${delayMs} ms after ${status} (attempt ${attempt + 2}/${attempts})`,
+        { ...fields, attempt: attempt + 2, status, delayMs },
+      );
       await sleep(delayMs, callerSignal);
     }
   };
@@ -145,7 +174,9 @@ function withIdempotencyKey(request: Request): Request {
 function describe(error: unknown): string {
   if (error instanceof Error) {
     const cause = (error as { cause?: unknown }).cause;
-    return cause instanceof Error && cause.message ? `${error.message} (${cause.message})` : error.message;
+    return cause instanceof Error && cause.message
+      ? `${error.message} (${cause.message})`
+      : error.message;
   }
   return String(error);
 }

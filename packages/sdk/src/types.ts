@@ -16,7 +16,9 @@ export type FieldErrorCode = Schemas['FieldErrorCode'];
 
 type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
 type ResponsesOf<Op extends keyof operations> = operations[Op]['responses'];
-type ErrorOfResponse<R> = R extends { content: { 'application/json': { error: infer E } } } ? E : never;
+type ErrorOfResponse<R> = R extends { content: { 'application/json': { error: infer E } } }
+  ? E
+  : never;
 
 /**
  * The `error` values one operation can answer with, from the contract:
@@ -24,7 +26,8 @@ type ErrorOfResponse<R> = R extends { content: { 'application/json': { error: in
  */
 export type OperationErrorCode<Op extends keyof operations> = {
   [S in keyof ResponsesOf<Op>]: S extends ErrorStatus ? ErrorOfResponse<ResponsesOf<Op>[S]> : never;
-}[keyof ResponsesOf<Op>] & ErrorCode;
+}[keyof ResponsesOf<Op>] &
+  ErrorCode;
 
 export type ApiToken = Schemas['ApiToken'];
 export type CreatedApiToken = Schemas['CreatedApiToken'];
@@ -61,7 +64,9 @@ export type Models = Schemas['Models'];
  * completes and always null for enrolments (the generated type loses the null: the contract
  * declares it as `allOf` of the enum and a nullable string).
  */
-export type RequestRecord = Omit<Schemas['RequestRecord'], 'result'> & { result: Schemas['VerificationResult'] | null };
+export type RequestRecord = Omit<Schemas['RequestRecord'], 'result'> & {
+  result: Schemas['VerificationResult'] | null;
+};
 export type JobStatus = Schemas['JobStatus'];
 export type VerificationResult = Schemas['VerificationResult'];
 export type WebhookSecret = Schemas['WebhookSecret'];

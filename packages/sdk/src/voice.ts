@@ -18,8 +18,15 @@ export function toVoiceData(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): 
         ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
         : new Uint8Array(bytes);
   if (view.byteLength === 0) throw new TypeError('toVoiceData: the recording is empty');
-  const NodeBuffer = (globalThis as { Buffer?: { from(b: ArrayBufferLike, o: number, l: number): { toString(e: 'base64'): string } } }).Buffer;
-  if (NodeBuffer) return NodeBuffer.from(view.buffer, view.byteOffset, view.byteLength).toString('base64');
+  const NodeBuffer = (
+    globalThis as {
+      Buffer?: {
+        from(b: ArrayBufferLike, o: number, l: number): { toString(e: 'base64'): string };
+      };
+    }
+  ).Buffer;
+  if (NodeBuffer)
+    return NodeBuffer.from(view.buffer, view.byteOffset, view.byteLength).toString('base64');
   let binary = '';
   const chunk = 0x8000;
   for (let i = 0; i < view.length; i += chunk) {
@@ -32,7 +39,8 @@ export function toVoiceData(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): 
 export function newRequestUuid(): string {
   const c = globalThis.crypto;
   if (c && typeof c.randomUUID === 'function') return c.randomUUID();
-  if (!c || typeof c.getRandomValues !== 'function') throw new Error('newRequestUuid: no Web Crypto in this runtime');
+  if (!c || typeof c.getRandomValues !== 'function')
+    throw new Error('newRequestUuid: no Web Crypto in this runtime');
   const b = c.getRandomValues(new Uint8Array(16));
   b[6] = (b[6]! & 0x0f) | 0x40;
   b[8] = (b[8]! & 0x3f) | 0x80;

@@ -7,7 +7,8 @@ export const VOICE_SAMPLE_RATE = 16_000;
  * filtered signal is read at the output sample times, so any ratio works (48 or 44.1 kHz to 16 kHz).
  */
 export function resample(input: Float32Array, fromRate: number, toRate: number): Float32Array {
-  if (!(fromRate > 0) || !(toRate > 0)) throw new RangeError(`resample: rates must be positive, got ${fromRate} and ${toRate}`);
+  if (!(fromRate > 0) || !(toRate > 0))
+    throw new RangeError(`resample: rates must be positive, got ${fromRate} and ${toRate}`);
   if (fromRate === toRate) return input.slice();
   const ratio = fromRate / toRate;
   const cutoff = (0.9 * Math.min(1, 1 / ratio)) / 2; // cycles per input sample
@@ -22,7 +23,10 @@ export function resample(input: Float32Array, fromRate: number, toRate: number):
     for (let k = first; k <= last; k++) {
       const x = k - t;
       const sinc = x === 0 ? 2 * cutoff : Math.sin(2 * Math.PI * cutoff * x) / (Math.PI * x);
-      const blackman = 0.42 + 0.5 * Math.cos((Math.PI * x) / halfWidth) + 0.08 * Math.cos((2 * Math.PI * x) / halfWidth);
+      const blackman =
+        0.42 +
+        0.5 * Math.cos((Math.PI * x) / halfWidth) +
+        0.08 * Math.cos((2 * Math.PI * x) / halfWidth);
       const w = sinc * blackman;
       sum += input[k]! * w;
       weights += w;

@@ -39,7 +39,11 @@ export class WebhookVerificationError extends Error {
 export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
 
 /** A record, so the compiler asks for each event type the contract adds. */
-const KNOWN_EVENT_TYPES: Record<VoxkeyEventType, true> = { 'verification.completed': true, 'enrollment.completed': true, 'webhook.test': true };
+const KNOWN_EVENT_TYPES: Record<VoxkeyEventType, true> = {
+  'verification.completed': true,
+  'enrollment.completed': true,
+  'webhook.test': true,
+};
 const EVENT_TYPES = new Set<string>(Object.keys(KNOWN_EVENT_TYPES));
 
 /**
@@ -55,28 +59,42 @@ const EVENT_TYPES = new Set<string>(Object.keys(KNOWN_EVENT_TYPES));
  */
 export function verifyWebhook(options: VerifyWebhookOptions): VoxkeyEvent {
   const { secret } = options;
-  if (typeof secret !== 'string' || secret === '') throw new TypeError('verifyWebhook: secret is required');
+  if (typeof secret !== 'string' || secret === '')
+    throw new TypeError('verifyWebhook: secret is required');
   const tolerance = options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS;
   const id = header(options.headers, 'webhook-id');
   const timestampHeader = header(options.headers, 'webhook-timestamp');
   const signatureHeader = header(options.headers, 'webhook-signature');
   if (!id || !timestampHeader || !signatureHeader) {
-    throw new WebhookVerificationError('missing_headers', 'Missing webhook-id, webhook-timestamp or webhook-signature header');
+    throw new WebhookVerificationError(
+      'missing_headers',
+      'Missing webhook-id, webhook-timestamp or webhook-signature header',
+    );
   }
   if (!/^\d{1,15}$/.test(timestampHeader.trim())) {
-    throw new WebhookVerificationError('invalid_timestamp', 'webhook-timestamp is not a Unix time in seconds');
+    throw new WebhookVerificationError(
+      'invalid_timestamp',
+      'webhook-timestamp is not a Unix time in seconds',
+    );
   }
   const timestamp = Number(timestampHeader.trim());
   const now = Math.floor((options.now ?? new Date()).getTime() / 1000);
-  if (now - timestamp > tolerance) throw new WebhookVerificationError('timestamp_too_old', 'Webhook timestamp is too old');
-  if (timestamp - now > tolerance) throw new WebhookVerificationError('timestamp_too_new', 'Webhook timestamp is too far in the future');
+  if (now - timestamp > tolerance)
+    throw new WebhookVerificationError('timestamp_too_old', 'Webhook timestamp is too old');
+  if (timestamp - now > tolerance)
+    throw new WebhookVerificationError(
+      'timestamp_too_new',
+      'Webhook timestamp is too far in the future',
+    );
 
   const body = bodyText(options.body);
   let webhook: Webhook;
   try {
     webhook = new Webhook(secret);
   } catch (error) {
-    throw new TypeError(`verifyWebhook: the secret is not a valid whsec_ secret (${error instanceof Error ? error.message : String(error)})`);
+    throw new TypeError(
+      `verifyWebhook: the secret is not a valid whsec_ secret (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
   const expected = webhook.sign(id, new Date(timestamp * 1000), body).split(',')[1] ?? '';
   const matched = signatureHeader
@@ -84,9 +102,14 @@ export function verifyWebhook(options: VerifyWebhookOptions): VoxkeyEvent {
     .filter(Boolean)
     .some((candidate) => {
       const comma = candidate.indexOf(',');
-      return comma > 0 && candidate.slice(0, comma) === 'v1' && constantTimeEqual(candidate.slice(comma + 1), expected);
+      return (
+        comma > 0 &&
+        candidate.slice(0, comma) === 'v1' &&
+        constantTimeEqual(candidate.slice(comma + 1), expected)
+      );
     });
-  if (!matched) throw new WebhookVerificationError('invalid_signature', 'No matching webhook signature');
+  if (!matched)
+    throw new WebhookVerificationError('invalid_signature', 'No matching webhook signature');
 
   let payload: unknown;
   try {
@@ -94,18 +117,28 @@ export function verifyWebhook(options: VerifyWebhookOptions): VoxkeyEvent {
   } catch {
     throw new WebhookVerificationError('invalid_payload', 'The webhook body is not JSON');
   }
-  if (typeof payload !== 'object' || payload === null || typeof (payload as { event_type?: unknown }).event_type !== 'string') {
+  if (
+    typeof payload !== 'object' ||
+    payload === null ||
+    typeof (payload as { event_type?: unknown }).event_type !== 'string'
+  ) {
     throw new WebhookVerificationError('invalid_payload', 'The webhook body has no event_type');
   }
   const type = (payload as { event_type: string }).event_type;
   if (!EVENT_TYPES.has(type)) {
-    throw new WebhookVerificationError('unknown_event', `Unknown webhook event type ${JSON.stringify(type)}: upgrade @voxkey/sdk`);
+    throw new WebhookVerificationError(
+      'unknown_event',
+      `Unknown webhook event type ${JSON.stringify(type)}: upgrade @voxkey/sdk`,
+    );
   }
   return payload as VoxkeyEvent;
 }
 
 function header(headers: WebhookHeaders, name: string): string | undefined {
-  if (typeof (headers as Headers).get === 'function' && typeof (headers as Headers).has === 'function') {
+  if (
+    typeof (headers as Headers).get === 'function' &&
+    typeof (headers as Headers).has === 'function'
+  ) {
     return (headers as Headers).get(name) ?? undefined;
   }
   const record = headers as Record<string, string | string[] | undefined>;
@@ -120,8 +153,11 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
 
 function bodyText(body: string | Uint8Array | ArrayBuffer): string {
   if (typeof body === 'string') return body;
-  if (body instanceof ArrayBuffer || body instanceof Uint8Array) return new TextDecoder('utf-8').decode(body);
-  throw new TypeError('verifyWebhook: body must be the raw body as a string, Uint8Array/Buffer or ArrayBuffer');
+  if (body instanceof ArrayBuffer || body instanceof Uint8Array)
+    return new TextDecoder('utf-8').decode(body);
+  throw new TypeError(
+    'verifyWebhook: body must be the raw body as a string, Uint8Array/Buffer or ArrayBuffer',
+  );
 }
 
 function constantTimeEqual(a: string, b: string): boolean {

@@ -15,7 +15,14 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeWav, resample } from '../src/wav.js';
 import { prerequisite } from '../../../scripts/test-prerequisites.mjs';
-import { bundleBrowserSdk, chromiumOrNotice, launchWithFakeMicrophone, sdkPageHtml, servePages, type PageServer } from './support/browser-page.js';
+import {
+  bundleBrowserSdk,
+  chromiumOrNotice,
+  launchWithFakeMicrophone,
+  sdkPageHtml,
+  servePages,
+  type PageServer,
+} from './support/browser-page.js';
 
 const HAS_CHROMIUM = chromiumOrNotice(import.meta.url, 'recordVoice in headless Chromium');
 
@@ -52,7 +59,11 @@ function fakeMicrophoneWav(seconds: number): Uint8Array {
   for (let i = 0; i < frames; i++) {
     const t = i / rate;
     const high = 0.3 * Math.sin(2 * Math.PI * 12_000 * t);
-    view.setInt16(44 + i * 4, Math.round((0.5 * Math.sin(2 * Math.PI * 440 * t) + high) * 32767), true);
+    view.setInt16(
+      44 + i * 4,
+      Math.round((0.5 * Math.sin(2 * Math.PI * 440 * t) + high) * 32767),
+      true,
+    );
     view.setInt16(46 + i * 4, Math.round(high * 32767), true);
   }
   return bytes;
@@ -74,7 +85,8 @@ function toneAmplitude(samples: Float32Array, rate: number, frequency: number): 
 
 function parseWav(wav: Uint8Array) {
   const view = new DataView(wav.buffer, wav.byteOffset, wav.byteLength);
-  const text = (offset: number, length: number) => new TextDecoder().decode(wav.subarray(offset, offset + length));
+  const text = (offset: number, length: number) =>
+    new TextDecoder().decode(wav.subarray(offset, offset + length));
   const samples = new Float32Array(view.getUint32(40, true) / 2);
   for (let i = 0; i < samples.length; i++) samples[i] = view.getInt16(44 + i * 2, true) / 32768;
   return {
@@ -92,13 +104,26 @@ function parseWav(wav: Uint8Array) {
 describe('encodeWav and resample (no browser)', () => {
   it('writes a 16 kHz mono 16-bit PCM WAV, clipping beyond [-1, 1]', () => {
     const wav = parseWav(encodeWav(new Float32Array([0, 0.5, -0.5, 1.5, -2]), 16_000));
-    expect(wav).toMatchObject({ riff: 'RIFF', wave: 'WAVE', format: 1, channels: 1, sampleRate: 16_000, bitsPerSample: 16, dataSize: 10 });
-    expect(Array.from(wav.samples, (v) => Math.round(v * 100) / 100)).toEqual([0, 0.5, -0.5, 1, -1]);
+    expect(wav).toMatchObject({
+      riff: 'RIFF',
+      wave: 'WAVE',
+      format: 1,
+      channels: 1,
+      sampleRate: 16_000,
+      bitsPerSample: 16,
+      dataSize: 10,
+    });
+    expect(Array.from(wav.samples, (v) => Math.round(v * 100) / 100)).toEqual([
+      0, 0.5, -0.5, 1, -1,
+    ]);
   });
 
   it('resamples 48 kHz to 16 kHz keeping 440 Hz and removing 12 kHz', () => {
     const input = new Float32Array(48_000);
-    for (let i = 0; i < input.length; i++) input[i] = 0.5 * Math.sin((2 * Math.PI * 440 * i) / 48_000) + 0.3 * Math.sin((2 * Math.PI * 12_000 * i) / 48_000);
+    for (let i = 0; i < input.length; i++)
+      input[i] =
+        0.5 * Math.sin((2 * Math.PI * 440 * i) / 48_000) +
+        0.3 * Math.sin((2 * Math.PI * 12_000 * i) / 48_000);
     const output = resample(input, 48_000, 16_000);
     expect(output.length).toBe(16_000);
     expect(toneAmplitude(output, 16_000, 440)).toBeCloseTo(0.5, 1);
@@ -135,62 +160,95 @@ describe.skipIf(!HAS_CHROMIUM)('recordVoice in headless Chromium with a fake mic
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it.each(['audio-worklet', 'script-processor'] as const)('records a 16 kHz mono WAV through %s', async (capture) => {
-    const page = await browser.newPage();
-    const consoleLines: string[] = [];
-    page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
-    page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
-    try {
-      await page.goto(pages.url);
-      await page.waitForFunction(() => document.title === 'ready');
-      const result = await page.evaluate(async (capture) => {
-        const sdk = (window as unknown as { sdk: typeof import('../src/browser.js') }).sdk;
-        let progress = 0;
-        const recording = await sdk.recordVoice({ seconds: 2, capture, onProgress: () => progress++ });
-        return {
-          voiceData: recording.toVoiceData(),
-          length: recording.wav.length,
-          sampleRate: recording.sampleRate,
-          durationSeconds: recording.durationSeconds,
-          captureSampleRate: recording.captureSampleRate,
-          capture: recording.capture,
-          progress,
-        };
-      }, capture);
-      const wav = parseWav(new Uint8Array(Buffer.from(result.voiceData, 'base64')));
-      expect(wav).toMatchObject({ riff: 'RIFF', wave: 'WAVE', format: 1, channels: 1, sampleRate: 16_000, bitsPerSample: 16, dataSize: 64_000 });
-      expect(result).toMatchObject({ length: 64_044, sampleRate: 16_000, durationSeconds: 2, capture });
-      expect(result.captureSampleRate).toBeGreaterThanOrEqual(16_000);
-      expect(result.progress).toBeGreaterThan(0);
-      // Skip the first 100 ms (the device starting); the 440 Hz tone is there, downmixed (0.5 -> about 0.25).
-      const steady = wav.samples.subarray(1_600);
-      const tone = toneAmplitude(steady, 16_000, 440);
-      expect(tone).toBeGreaterThan(0.1);
-      expect(toneAmplitude(steady, 16_000, 4_000)).toBeLessThan(tone / 20);
-      console.info(`recordVoice via ${capture}: captured at ${result.captureSampleRate} Hz, 440 Hz amplitude ${tone.toFixed(3)}`);
-    } catch (error) {
-      console.info(`browser console:\n${consoleLines.join('\n')}`);
-      throw error;
-    } finally {
-      await page.close();
-    }
-  });
+  it.each(['audio-worklet', 'script-processor'] as const)(
+    'records a 16 kHz mono WAV through %s',
+    async (capture) => {
+      const page = await browser.newPage();
+      const consoleLines: string[] = [];
+      page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
+      page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
+      try {
+        await page.goto(pages.url);
+        await page.waitForFunction(() => document.title === 'ready');
+        const result = await page.evaluate(async (capture) => {
+          const sdk = (window as unknown as { sdk: typeof import('../src/browser.js') }).sdk;
+          let progress = 0;
+          const recording = await sdk.recordVoice({
+            seconds: 2,
+            capture,
+            onProgress: () => progress++,
+          });
+          return {
+            voiceData: recording.toVoiceData(),
+            length: recording.wav.length,
+            sampleRate: recording.sampleRate,
+            durationSeconds: recording.durationSeconds,
+            captureSampleRate: recording.captureSampleRate,
+            capture: recording.capture,
+            progress,
+          };
+        }, capture);
+        const wav = parseWav(new Uint8Array(Buffer.from(result.voiceData, 'base64')));
+        expect(wav).toMatchObject({
+          riff: 'RIFF',
+          wave: 'WAVE',
+          format: 1,
+          channels: 1,
+          sampleRate: 16_000,
+          bitsPerSample: 16,
+          dataSize: 64_000,
+        });
+        expect(result).toMatchObject({
+          length: 64_044,
+          sampleRate: 16_000,
+          durationSeconds: 2,
+          capture,
+        });
+        expect(result.captureSampleRate).toBeGreaterThanOrEqual(16_000);
+        expect(result.progress).toBeGreaterThan(0);
+        // Skip the first 100 ms (the device starting); the 440 Hz tone is there, downmixed (0.5 -> about 0.25).
+        const steady = wav.samples.subarray(1_600);
+        const tone = toneAmplitude(steady, 16_000, 440);
+        expect(tone).toBeGreaterThan(0.1);
+        expect(toneAmplitude(steady, 16_000, 4_000)).toBeLessThan(tone / 20);
+        console.info(
+          `recordVoice via ${capture}: captured at ${result.captureSampleRate} Hz, 440 Hz amplitude ${tone.toFixed(3)}`,
+        );
+      } catch (error) {
+        console.info(`browser console:\n${consoleLines.join('\n')}`);
+        throw error;
+      } finally {
+        await page.close();
+      }
+    },
+  );
 
-  it.skipIf(!BUILT_RECORDER)('records with the built dist/recorder.js loaded as it is, without a bundler', async () => {
-    const page = await browser.newPage();
-    try {
-      await page.goto(`${pages.url}recorder.html`);
-      await page.waitForFunction(() => document.title === 'ready');
-      const outcome = await page.evaluate(async () => {
-        const sdk = (window as unknown as { sdk: typeof import('../src/recorder.js') }).sdk;
-        const recording = await sdk.recordVoice({ seconds: 1 });
-        return { length: recording.wav.length, sampleRate: recording.sampleRate, voiceData: recording.toVoiceData().length };
-      });
-      expect(outcome).toEqual({ length: 32_044, sampleRate: 16_000, voiceData: Math.ceil(32_044 / 3) * 4 });
-    } finally {
-      await page.close();
-    }
-  });
+  it.skipIf(!BUILT_RECORDER)(
+    'records with the built dist/recorder.js loaded as it is, without a bundler',
+    async () => {
+      const page = await browser.newPage();
+      try {
+        await page.goto(`${pages.url}recorder.html`);
+        await page.waitForFunction(() => document.title === 'ready');
+        const outcome = await page.evaluate(async () => {
+          const sdk = (window as unknown as { sdk: typeof import('../src/recorder.js') }).sdk;
+          const recording = await sdk.recordVoice({ seconds: 1 });
+          return {
+            length: recording.wav.length,
+            sampleRate: recording.sampleRate,
+            voiceData: recording.toVoiceData().length,
+          };
+        });
+        expect(outcome).toEqual({
+          length: 32_044,
+          sampleRate: 16_000,
+          voiceData: Math.ceil(32_044 / 3) * 4,
+        });
+      } finally {
+        await page.close();
+      }
+    },
+  );
 
   it('falls back to the ScriptProcessor when the worklet loads but delivers nothing', async () => {
     const page = await browser.newPage();
@@ -225,8 +283,14 @@ describe.skipIf(!HAS_CHROMIUM)('recordVoice in headless Chromium with a fake mic
         const sdk = (window as unknown as { sdk: typeof import('../src/browser.js') }).sdk;
         const controller = new AbortController();
         setTimeout(() => controller.abort(new Error('stopped by the user')), 300);
-        const aborted = await sdk.recordVoice({ seconds: 10, signal: controller.signal }).then(() => 'resolved', (e: Error) => e.message);
-        const invalid = await sdk.recordVoice({ seconds: 0 }).then(() => 'resolved', (e: Error) => e.name);
+        const aborted = await sdk.recordVoice({ seconds: 10, signal: controller.signal }).then(
+          () => 'resolved',
+          (e: Error) => e.message,
+        );
+        const invalid = await sdk.recordVoice({ seconds: 0 }).then(
+          () => 'resolved',
+          (e: Error) => e.name,
+        );
         return { aborted, invalid };
       });
       expect(outcome).toEqual({ aborted: 'stopped by the user', invalid: 'RangeError' });

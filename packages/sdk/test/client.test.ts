@@ -16,8 +16,15 @@ describe('typed success', () => {
   });
 
   it('sends list parameters in snake_case and repeats filter', async () => {
-    const { fetch, calls } = mockFetch(json({ results: [user(1)] }, 200, { 'X-Total-Pages': '4', 'X-Total-Count': '31' }));
-    const page = await client(fetch).users.list({ filter: ['is_active=true', 'id=gte:1'], sort: 'id:desc', perPage: 10, page: 2 });
+    const { fetch, calls } = mockFetch(
+      json({ results: [user(1)] }, 200, { 'X-Total-Pages': '4', 'X-Total-Count': '31' }),
+    );
+    const page = await client(fetch).users.list({
+      filter: ['is_active=true', 'id=gte:1'],
+      sort: 'id:desc',
+      perPage: 10,
+      page: 2,
+    });
     expect(page).toEqual({ results: [user(1)], page: 2, totalPages: 4, totalCount: 31 });
     const q = calls[0]!.url.searchParams;
     expect(q.getAll('filter')).toEqual(['is_active=true', 'id=gte:1']);
@@ -27,8 +34,25 @@ describe('typed success', () => {
   });
 
   it('fills org_id into bodies that need it', async () => {
-    const text = { id: 1, org_id: 7, language: 'en-UK', text_code: 1, text: 'Hi', created_at: 'x', updated_at: 'x' };
-    const { fetch, calls } = mockFetch(json(text, 201), json({ id: 1, org_id: 7, settings: { alert_on_failure: true, callback_url: null }, created_at: 'x', updated_at: 'x' }));
+    const text = {
+      id: 1,
+      org_id: 7,
+      language: 'en-UK',
+      text_code: 1,
+      text: 'Hi',
+      created_at: 'x',
+      updated_at: 'x',
+    };
+    const { fetch, calls } = mockFetch(
+      json(text, 201),
+      json({
+        id: 1,
+        org_id: 7,
+        settings: { alert_on_failure: true, callback_url: null },
+        created_at: 'x',
+        updated_at: 'x',
+      }),
+    );
     const vk = client(fetch);
     await vk.predefinedTexts.create({ language: 'en-UK', text_code: 1, text: 'Hi' });
     await vk.settings.update({ alert_on_failure: true });
@@ -38,7 +62,17 @@ describe('typed success', () => {
   });
 
   it('defaults enabled to true when creating a token', async () => {
-    const created = { bearer: 'vk_live_x', token: { id: 2, friendly_name: 'ci', enabled: true, expires_at: null, created_at: 'x', updated_at: 'x' } };
+    const created = {
+      bearer: 'vk_live_x',
+      token: {
+        id: 2,
+        friendly_name: 'ci',
+        enabled: true,
+        expires_at: null,
+        created_at: 'x',
+        updated_at: 'x',
+      },
+    };
     const { fetch, calls } = mockFetch(json(created, 201));
     expect(await client(fetch).tokens.create({ friendly_name: 'ci' })).toEqual(created);
     expect(calls[0]!.body).toEqual({ friendly_name: 'ci', enabled: true });
@@ -59,7 +93,10 @@ describe('typed success', () => {
     const vk = client(fetch, { token: async () => `tok-${++n}` });
     await vk.users.get(1);
     await vk.users.get(1);
-    expect(calls.map((c) => c.headers.get('authorization'))).toEqual(['Bearer tok-1', 'Bearer tok-2']);
+    expect(calls.map((c) => c.headers.get('authorization'))).toEqual([
+      'Bearer tok-1',
+      'Bearer tok-2',
+    ]);
   });
 
   it('sends client-wide and per-call headers', async () => {
@@ -71,7 +108,10 @@ describe('typed success', () => {
   });
 
   it('the raw client shares auth and retries', async () => {
-    const { fetch, calls } = mockFetch(json({ code: 503, message: 'x' }, 503), json({ results: [] }, 200, { 'X-Total-Pages': '0' }));
+    const { fetch, calls } = mockFetch(
+      json({ code: 503, message: 'x' }, 503),
+      json({ results: [] }, 200, { 'X-Total-Pages': '0' }),
+    );
     const { data } = await client(fetch).raw.GET('/plans');
     expect(data).toEqual({ results: [] });
     expect(calls).toHaveLength(2);
@@ -81,15 +121,21 @@ describe('typed success', () => {
   it('validates options', () => {
     expect(() => createVoxkeyClient({ baseUrl: '', token: 't' })).toThrow(/baseUrl/);
     expect(() => createVoxkeyClient({ baseUrl: 'http://x', token: '' })).toThrow(/token/);
-    expect(() => createVoxkeyClient({ baseUrl: 'http://x', token: 't', retries: -1 })).toThrow(/retries/);
+    expect(() => createVoxkeyClient({ baseUrl: 'http://x', token: 't', retries: -1 })).toThrow(
+      /retries/,
+    );
   });
 
   it('raw client returns { data, error } and unwrap() throws VoxkeyError', async () => {
     const { fetch } = mockFetch(json(user(5)), json({ code: 404, message: 'User not found' }, 404));
     const vk = client(fetch);
-    const ok = await vk.raw.GET('/organisations/{org_id}/users/{user_id}', { params: { path: { org_id: '7', user_id: '5' } } });
+    const ok = await vk.raw.GET('/organisations/{org_id}/users/{user_id}', {
+      params: { path: { org_id: '7', user_id: '5' } },
+    });
     expect(ok.data?.external_id).toBe('customer-5');
-    const missing = await vk.raw.GET('/organisations/{org_id}/users/{user_id}', { params: { path: { org_id: '7', user_id: '6' } } });
+    const missing = await vk.raw.GET('/organisations/{org_id}/users/{user_id}', {
+      params: { path: { org_id: '7', user_id: '6' } },
+    });
     expect(missing.error).toEqual({ code: 404, message: 'User not found' });
     expect(() => unwrap(missing)).toThrow(VoxkeyError);
   });
@@ -108,9 +154,17 @@ describe('VoxkeyError mapping', () => {
 
   it('400 carries the validation errors', async () => {
     const e = await failWith(
-      json({ code: 400, message: 'Request validation failed', errors: [{ field: 'request_uuid', message: 'This field is required' }] }, 400, {
-        'X-Request-Id': 'req_123',
-      }),
+      json(
+        {
+          code: 400,
+          message: 'Request validation failed',
+          errors: [{ field: 'request_uuid', message: 'This field is required' }],
+        },
+        400,
+        {
+          'X-Request-Id': 'req_123',
+        },
+      ),
     );
     expect(e).toBeInstanceOf(VoxkeyError);
     expect(e).toBeInstanceOf(Error);
@@ -133,7 +187,14 @@ describe('VoxkeyError mapping', () => {
     [500, 'Internal server error'],
   ])('%i maps status, code and message', async (status, message) => {
     const e = await failWith(json({ code: status, message }, status));
-    expect(e).toMatchObject({ kind: 'http', status, code: status, message, errors: [], requestId: undefined });
+    expect(e).toMatchObject({
+      kind: 'http',
+      status,
+      code: status,
+      message,
+      errors: [],
+      requestId: undefined,
+    });
   });
 
   it('exposes the machine-readable error and each field error code', async () => {
@@ -145,7 +206,11 @@ describe('VoxkeyError mapping', () => {
           message: 'Request validation failed',
           errors: [
             { field: 'request_uuid', code: 'invalid_uuid', message: 'Must be a valid UUID v4' },
-            { field: 'voice_data', code: 'sample_rate_too_low', message: 'sample rate 8000 Hz is below the required 16000 Hz' },
+            {
+              field: 'voice_data',
+              code: 'sample_rate_too_low',
+              message: 'sample rate 8000 Hz is below the required 16000 Hz',
+            },
           ],
         },
         400,
@@ -170,28 +235,47 @@ describe('VoxkeyError mapping', () => {
   });
 
   it('error is undefined when the body is not a Voxkey error', async () => {
-    const e = await failWith(new Response('Bad gateway', { status: 502, statusText: 'Bad Gateway' }));
+    const e = await failWith(
+      new Response('Bad gateway', { status: 502, statusText: 'Bad Gateway' }),
+    );
     expect(e.error).toBeUndefined();
     const odd = await failWith(json({ code: 418, error: 42, message: 'x' }, 418));
     expect(odd.error).toBeUndefined();
   });
 
   it('429 carries retryAfter', async () => {
-    const e = await failWith(json({ code: 429, message: 'Too many requests' }, 429, { 'Retry-After': '7' }));
+    const e = await failWith(
+      json({ code: 429, message: 'Too many requests' }, 429, { 'Retry-After': '7' }),
+    );
     expect(e.status).toBe(429);
     expect(e.retryAfter).toBe(7);
   });
 
   it('a non-JSON error body still gives a useful message', async () => {
-    const e = await failWith(new Response('Bad gateway', { status: 502, statusText: 'Bad Gateway' }));
-    expect(e).toMatchObject({ status: 502, code: 502, message: 'Bad gateway', body: 'Bad gateway' });
-    const empty = await failWith(new Response(null, { status: 503, statusText: 'Service Unavailable' }));
-    expect(empty).toMatchObject({ status: 503, code: 503, message: 'HTTP 503 Service Unavailable' });
+    const e = await failWith(
+      new Response('Bad gateway', { status: 502, statusText: 'Bad Gateway' }),
+    );
+    expect(e).toMatchObject({
+      status: 502,
+      code: 502,
+      message: 'Bad gateway',
+      body: 'Bad gateway',
+    });
+    const empty = await failWith(
+      new Response(null, { status: 503, statusText: 'Service Unavailable' }),
+    );
+    expect(empty).toMatchObject({
+      status: 503,
+      code: 503,
+      message: 'HTTP 503 Service Unavailable',
+    });
   });
 
   it('isVoxkeyError recognises errors across copies (brand, not prototype)', async () => {
     const e = await failWith(json({ code: 404, message: 'x' }, 404));
-    const foreign = Object.assign(Object.create(Error.prototype), { [Symbol.for('@voxkey/sdk.VoxkeyError')]: true });
+    const foreign = Object.assign(Object.create(Error.prototype), {
+      [Symbol.for('@voxkey/sdk.VoxkeyError')]: true,
+    });
     expect(VoxkeyError.is(e)).toBe(true);
     expect(foreign instanceof VoxkeyError).toBe(true);
     expect(new Error('x') instanceof VoxkeyError).toBe(false);

@@ -11,7 +11,10 @@ export interface Recorded {
 export type Reply = Response | Error | ((request: Request) => Response | Promise<Response>);
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json', ...headers } });
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json', ...headers },
+  });
 }
 
 /** A fetch that answers from a queue (the last reply repeats) and records every request. */
@@ -35,7 +38,10 @@ export function mockFetch(...replies: Reply[]) {
   return { fetch, calls };
 }
 
-export function client(fetch: (r: Request) => Promise<Response>, options: Partial<VoxkeyClientOptions> = {}) {
+export function client(
+  fetch: (r: Request) => Promise<Response>,
+  options: Partial<VoxkeyClientOptions> = {},
+) {
   return createVoxkeyClient({
     baseUrl: 'http://voxkey.test/v1',
     token: 'vk_test_token',

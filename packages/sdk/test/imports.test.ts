@@ -9,8 +9,12 @@ describe('the SDK source imports', () => {
   const graph = importGraph(SRC);
 
   it('name source files', () => {
-    expect(graph.get('client.ts')).toEqual(expect.arrayContaining(['resources.ts', 'request.ts', 'generated/openapi.ts']));
-    const missing = [...graph].flatMap(([file, targets]) => targets.filter((target) => !graph.has(target)).map((target) => `${file} -> ${target}`));
+    expect(graph.get('client.ts')).toEqual(
+      expect.arrayContaining(['resources.ts', 'request.ts', 'generated/openapi.ts']),
+    );
+    const missing = [...graph].flatMap(([file, targets]) =>
+      targets.filter((target) => !graph.has(target)).map((target) => `${file} -> ${target}`),
+    );
     expect(missing).toEqual([]);
   });
 

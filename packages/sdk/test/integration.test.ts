@@ -7,7 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVoxkeyClient, toVoiceData, VoxkeyError, type VoxkeyClient } from '../src/index.js';
 import { encodeWav } from '../src/wav.js';
-import { freePort, serverBuiltFor, startVoxkeyServer, type VoxkeyServer } from './support/voxkey-server.js';
+import {
+  freePort,
+  serverBuiltFor,
+  startVoxkeyServer,
+  type VoxkeyServer,
+} from './support/voxkey-server.js';
 
 /** A 16 kHz mono 16-bit WAV of a voiced, syllable-like harmonic tone. */
 function syntheticVoiceWav(seconds: number): Uint8Array {
@@ -34,7 +39,11 @@ describe.skipIf(!SERVER_BUILT)('against the real server', () => {
 
   beforeAll(async () => {
     // Only non-voice routes here: no engine workers, no rate limiter.
-    server = await startVoxkeyServer('SDK Test', { RUN_WORKERS: 'false' }, { email: 'sdk@example.com' });
+    server = await startVoxkeyServer(
+      'SDK Test',
+      { RUN_WORKERS: 'false' },
+      { email: 'sdk@example.com' },
+    );
     ({ baseUrl, token, orgId } = server);
     vk = createVoxkeyClient({ baseUrl, token, orgId });
   });
@@ -61,11 +70,24 @@ describe.skipIf(!SERVER_BUILT)('against the real server', () => {
   it('predefined texts: create, conflict (409), list, iterate, get, update, delete, 404', async () => {
     const created = [];
     for (let code = 1; code <= 5; code++) {
-      created.push(await vk.predefinedTexts.create({ language: 'en-UK', text_code: code, text: `Prompt ${code}` }));
+      created.push(
+        await vk.predefinedTexts.create({
+          language: 'en-UK',
+          text_code: code,
+          text: `Prompt ${code}`,
+        }),
+      );
     }
-    expect(created[0]).toMatchObject({ org_id: orgId, language: 'en-UK', text_code: 1, text: 'Prompt 1' });
+    expect(created[0]).toMatchObject({
+      org_id: orgId,
+      language: 'en-UK',
+      text_code: 1,
+      text: 'Prompt 1',
+    });
 
-    const conflict = await vk.predefinedTexts.create({ language: 'en-UK', text_code: 1, text: 'again' }).catch((e: unknown) => e);
+    const conflict = await vk.predefinedTexts
+      .create({ language: 'en-UK', text_code: 1, text: 'again' })
+      .catch((e: unknown) => e);
     expect(conflict).toBeInstanceOf(VoxkeyError);
     expect(conflict).toMatchObject({ status: 409, code: 409 });
 
@@ -73,7 +95,8 @@ describe.skipIf(!SERVER_BUILT)('against the real server', () => {
     expect(page).toMatchObject({ page: 1, totalPages: 3, totalCount: 5 });
     expect(page.results.map((t) => t.text_code)).toEqual([1, 2]);
     const codes = [];
-    for await (const t of vk.predefinedTexts.iterate({ perPage: 2, sort: 'id:asc' })) codes.push(t.text_code);
+    for await (const t of vk.predefinedTexts.iterate({ perPage: 2, sort: 'id:asc' }))
+      codes.push(t.text_code);
     expect(codes).toEqual([1, 2, 3, 4, 5]);
 
     const first = created[0]!;
@@ -81,7 +104,10 @@ describe.skipIf(!SERVER_BUILT)('against the real server', () => {
     const updated = await vk.predefinedTexts.update(first.id, { text: 'Say your name' });
     expect(updated.text).toBe('Say your name');
     expect((await vk.predefinedTexts.delete(first.id)).id).toBe(first.id);
-    await expect(vk.predefinedTexts.get(first.id)).rejects.toMatchObject({ kind: 'http', status: 404 });
+    await expect(vk.predefinedTexts.get(first.id)).rejects.toMatchObject({
+      kind: 'http',
+      status: 404,
+    });
   });
 
   it('users list is paginated (empty organisation) and users.get answers 404', async () => {
@@ -109,7 +135,9 @@ describe.skipIf(!SERVER_BUILT)('against the real server', () => {
   });
 
   it('maps 400 validation errors and 403 for another organisation', async () => {
-    const invalid = (await vk.predefinedTexts.list({ perPage: 1000 }).catch((e: unknown) => e)) as VoxkeyError;
+    const invalid = (await vk.predefinedTexts
+      .list({ perPage: 1000 })
+      .catch((e: unknown) => e)) as VoxkeyError;
     expect(invalid).toBeInstanceOf(VoxkeyError);
     expect(invalid.status).toBe(400);
     expect(invalid.errors.length).toBeGreaterThan(0);
@@ -121,29 +149,51 @@ describe.skipIf(!SERVER_BUILT)('against the real server', () => {
   it('enrolment is idempotent by request_uuid: a retry with the same body is accepted again', async (ctx) => {
     await vk.settings.update({ callback_url: 'http://127.0.0.1:9/voxkey-webhook' });
     const voice_data = toVoiceData(syntheticVoiceWav(5));
-    const first = await vk.enrollments.create({ external_id: 'customer-42', voice_data }).catch((error: unknown) => {
-      // A server built before the voice routes existed answers 404 for the route itself.
-      if (VoxkeyError.is(error) && error.status === 404) ctx.skip('this server build has no enrolment route');
-      throw error;
+    const first = await vk.enrollments
+      .create({ external_id: 'customer-42', voice_data })
+      .catch((error: unknown) => {
+        // A server built before the voice routes existed answers 404 for the route itself.
+        if (VoxkeyError.is(error) && error.status === 404)
+          ctx.skip('this server build has no enrolment route');
+        throw error;
+      });
+    const again = await vk.enrollments.create({
+      external_id: 'customer-42',
+      voice_data,
+      request_uuid: first.request_uuid,
     });
-    const again = await vk.enrollments.create({ external_id: 'customer-42', voice_data, request_uuid: first.request_uuid });
     expect(again.request_uuid).toBe(first.request_uuid);
     const record = await vk.enrollments.get(first.request_uuid);
-    expect(record).toMatchObject({ request_uuid: first.request_uuid, kind: 'enrollment', external_id: 'customer-42' });
+    expect(record).toMatchObject({
+      request_uuid: first.request_uuid,
+      kind: 'enrollment',
+      external_id: 'customer-42',
+    });
     // No workers run here: the request stays queued, so waiting for it ends in a timeout that names the last status.
-    const waited = (await vk.enrollments.waitForResult(first.request_uuid, { timeoutMs: 300, intervalMs: 100 }).catch((e: unknown) => e)) as VoxkeyError;
+    const waited = (await vk.enrollments
+      .waitForResult(first.request_uuid, { timeoutMs: 300, intervalMs: 100 })
+      .catch((e: unknown) => e)) as VoxkeyError;
     expect(waited).toMatchObject({ kind: 'timeout' });
     expect(waited.message).toMatch(/last status: queued/);
-    const reused = await vk.enrollments.create({ external_id: 'customer-43', voice_data, request_uuid: first.request_uuid }).catch((e: unknown) => e);
+    const reused = await vk.enrollments
+      .create({ external_id: 'customer-43', voice_data, request_uuid: first.request_uuid })
+      .catch((e: unknown) => e);
     expect(reused).toMatchObject({ kind: 'http', status: 409 });
-    const tooShort = (await vk.verifications.create({ external_id: 'customer-42', voice_data: toVoiceData(syntheticVoiceWav(1)) }).catch((e: unknown) => e)) as VoxkeyError;
+    const tooShort = (await vk.verifications
+      .create({ external_id: 'customer-42', voice_data: toVoiceData(syntheticVoiceWav(1)) })
+      .catch((e: unknown) => e)) as VoxkeyError;
     expect(tooShort).toMatchObject({ status: 400 });
     expect(tooShort.errors.map((e) => e.field)).toContain('voice_data');
   });
 
   it('the POSTs with an Idempotency-Key, a User-Agent and a logger work against the server', async () => {
     const lines: string[] = [];
-    const logged = createVoxkeyClient({ baseUrl, token, orgId, logger: { debug: (message) => lines.push(message) } });
+    const logged = createVoxkeyClient({
+      baseUrl,
+      token,
+      orgId,
+      logger: { debug: (message) => lines.push(message) },
+    });
     const created = await logged.tokens.create({ friendly_name: 'idempotency-key' });
     const secret = await logged.webhooks.rotateSecret();
     expect(secret.secret).toMatch(/^whsec_/);
@@ -159,7 +209,9 @@ describe.skipIf(!SERVER_BUILT)('against the real server', () => {
     const first = await vk.tokens.create({ friendly_name: 'replayed' }, { headers });
     const again = await vk.tokens.create({ friendly_name: 'replayed' }, { headers });
     expect(again).toEqual(first);
-    const other = await vk.tokens.create({ friendly_name: 'another body' }, { headers }).catch((error: unknown) => error);
+    const other = await vk.tokens
+      .create({ friendly_name: 'another body' }, { headers })
+      .catch((error: unknown) => error);
     expect(other).toBeInstanceOf(VoxkeyError);
     expect(other).toMatchObject({ status: 409, error: 'idempotency_key_reused' });
     await vk.tokens.delete(first.token.id);
@@ -173,14 +225,22 @@ describe.skipIf(!SERVER_BUILT)('against the real server', () => {
     const listed = await vk.webhooks.listDeliveries({ filter: 'event_type=webhook.test' });
     expect(listed.results.map((d) => d.id)).toContain(delivery.id);
     await vk.settings.update({ callback_url: null });
-    await expect(vk.webhooks.sendTest()).rejects.toMatchObject({ status: 409, error: 'no_callback_url' });
+    await expect(vk.webhooks.sendTest()).rejects.toMatchObject({
+      status: 409,
+      error: 'no_callback_url',
+    });
     await vk.settings.update({ callback_url: 'http://127.0.0.1:9/voxkey-webhook' });
   });
 
   it('a bad token gets 401; a closed port gets kind "network"', async () => {
     const bad = createVoxkeyClient({ baseUrl, token: 'vk_live_nope', orgId });
     await expect(bad.organisation.get()).rejects.toMatchObject({ status: 401 });
-    const closed = createVoxkeyClient({ baseUrl: `http://127.0.0.1:${await freePort()}/v1`, token, orgId, retries: { retries: 1, baseDelayMs: 1 } });
+    const closed = createVoxkeyClient({
+      baseUrl: `http://127.0.0.1:${await freePort()}/v1`,
+      token,
+      orgId,
+      retries: { retries: 1, baseDelayMs: 1 },
+    });
     await expect(closed.plans.list()).rejects.toMatchObject({ kind: 'network', status: 0 });
   });
 });

@@ -25,7 +25,9 @@ async function bundleForBrowser(entry: string) {
 describe('the main entry runs in browsers, Deno and Bun', () => {
   it('bundles for platform=browser with its dependencies and no node: imports', async () => {
     const { code, inputs } = await bundleForBrowser('src/index.ts');
-    expect(code).not.toMatch(/from\s*["']node:|require\(["']node:|from\s*["'](fs|path|crypto|os|buffer|stream)["']/);
+    expect(code).not.toMatch(
+      /from\s*["']node:|require\(["']node:|from\s*["'](fs|path|crypto|os|buffer|stream)["']/,
+    );
     expect(inputs.some((i) => i.includes('openapi-fetch'))).toBe(true);
     expect(inputs.some((i) => i.includes('standardwebhooks'))).toBe(true);
     expect(inputs.some((i) => i.includes('fast-sha256'))).toBe(true);
@@ -50,9 +52,19 @@ describe('the main entry runs in browsers, Deno and Bun', () => {
   it('the built ./recorder entry is one self-contained module (pages without a bundler serve it as it is)', async () => {
     if (!existsSync(`${root}dist/recorder.js`)) return; // `npm test` builds before vitest
     for (const file of ['dist/recorder.js', 'dist/recorder.cjs']) {
-      const result = await build({ entryPoints: [file], absWorkingDir: root, bundle: true, write: false, packages: 'external', metafile: true, logLevel: 'silent' });
+      const result = await build({
+        entryPoints: [file],
+        absWorkingDir: root,
+        bundle: true,
+        write: false,
+        packages: 'external',
+        metafile: true,
+        logLevel: 'silent',
+      });
       expect(Object.keys(result.metafile.inputs), `${file} imports nothing`).toEqual([file]);
-      expect(Object.values(result.metafile.outputs)[0]!.imports, `${file} imports nothing`).toEqual([]);
+      expect(Object.values(result.metafile.outputs)[0]!.imports, `${file} imports nothing`).toEqual(
+        [],
+      );
     }
     const { code } = await bundleForBrowser('dist/recorder.js');
     expect(code).toContain('registerProcessor');
@@ -81,7 +93,9 @@ describe('the main entry with web globals only (no Buffer, process or require)',
     const web = {
       fetch: async (request: Request) => {
         requests.push(`${request.method} ${request.url} ${request.headers.get('authorization')}`);
-        return new Response(JSON.stringify({ results: [{ id: 1 }] }), { headers: { 'Content-Type': 'application/json', 'X-Total-Pages': '1' } });
+        return new Response(JSON.stringify({ results: [{ id: 1 }] }), {
+          headers: { 'Content-Type': 'application/json', 'X-Total-Pages': '1' },
+        });
       },
       Request,
       Response,
@@ -117,18 +131,33 @@ describe('the main entry with web globals only (no Buffer, process or require)',
       return { ids, voice, event: event.event_type, uuid: sdk.newRequestUuid() };
     })()`;
     const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-    const body = JSON.stringify({ event_type: 'verification.completed', request_uuid: 'u', external_id: 'e', result: 'verified', match_score: 0.9, deepfake_detected: false, latency_ms: 1, created_at: '2026-11-21T12:00:00Z' });
+    const body = JSON.stringify({
+      event_type: 'verification.completed',
+      request_uuid: 'u',
+      external_id: 'e',
+      result: 'verified',
+      match_score: 0.9,
+      deepfake_detected: false,
+      latency_ms: 1,
+      created_at: '2026-11-21T12:00:00Z',
+    });
     const at = new Date();
     context.input = {
       secret,
       body,
-      headers: { 'webhook-id': 'msg_1', 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign('msg_1', at, body) },
+      headers: {
+        'webhook-id': 'msg_1',
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': new Webhook(secret).sign('msg_1', at, body),
+      },
     };
     const out = await runInContext(script, context);
     expect(out.ids).toEqual([1]);
     expect(out.voice).toBe(Buffer.from([82, 73, 70, 70, 0, 255]).toString('base64'));
     expect(out.event).toBe('verification.completed');
     expect(out.uuid).toMatch(/^[0-9a-f-]{36}$/);
-    expect(requests).toEqual(['GET https://api.example/v1/organisations/3/users?page=1 Bearer vk_t']);
+    expect(requests).toEqual([
+      'GET https://api.example/v1/organisations/3/users?page=1 Bearer vk_t',
+    ]);
   });
 });

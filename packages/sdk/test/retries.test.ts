@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { backoffDelay, isIdempotent, parseRetryAfter, retryPolicy, VoxkeyError } from '../src/index.js';
+import {
+  backoffDelay,
+  isIdempotent,
+  parseRetryAfter,
+  retryPolicy,
+  VoxkeyError,
+} from '../src/index.js';
 import { client, json, mockFetch, user } from './helpers.js';
 
 const accepted = { callback_url: 'https://example.com/hook', message: 'Request accepted' };
@@ -11,14 +17,21 @@ afterEach(() => {
 
 describe('retries', () => {
   it('retries 502/503/504 on GET and then succeeds', async () => {
-    const { fetch, calls } = mockFetch(json({ code: 502, message: 'x' }, 502), json({ code: 503, message: 'x' }, 503), json(user(1)));
+    const { fetch, calls } = mockFetch(
+      json({ code: 502, message: 'x' }, 502),
+      json({ code: 503, message: 'x' }, 503),
+      json(user(1)),
+    );
     expect(await client(fetch).users.get(1)).toEqual(user(1));
     expect(calls).toHaveLength(3);
   });
 
   it('gives up after `retries` retries and throws the last error', async () => {
     const { fetch, calls } = mockFetch(json({ code: 504, message: 'Gateway timeout' }, 504));
-    await expect(client(fetch).users.get(1)).rejects.toMatchObject({ status: 504, message: 'Gateway timeout' });
+    await expect(client(fetch).users.get(1)).rejects.toMatchObject({
+      status: 504,
+      message: 'Gateway timeout',
+    });
     expect(calls).toHaveLength(3); // 1 + default 2 retries
   });
 
@@ -46,7 +59,10 @@ describe('retries', () => {
       await expect(call(client(gateway.fetch))).rejects.toMatchObject({ status: 503 });
       expect(gateway.calls).toHaveLength(1);
       const network = mockFetch(new TypeError('fetch failed'));
-      await expect(call(client(network.fetch))).rejects.toMatchObject({ kind: 'network', status: 0 });
+      await expect(call(client(network.fetch))).rejects.toMatchObject({
+        kind: 'network',
+        status: 0,
+      });
       expect(network.calls).toHaveLength(1);
     }
   });
@@ -58,48 +74,96 @@ describe('retries', () => {
   });
 
   it('retries POSTs without a natural key with one Idempotency-Key across the attempts', async () => {
-    const text = { id: 1, org_id: 7, language: 'en-UK', text_code: 1, text: 'x', created_at: 'x', updated_at: 'x' };
-    const { fetch, calls } = mockFetch(new TypeError('fetch failed'), json({ code: 503, message: 'x' }, 503), json(text, 201));
-    expect(await client(fetch).predefinedTexts.create({ language: 'en-UK', text_code: 1, text: 'x' })).toEqual(text);
+    const text = {
+      id: 1,
+      org_id: 7,
+      language: 'en-UK',
+      text_code: 1,
+      text: 'x',
+      created_at: 'x',
+      updated_at: 'x',
+    };
+    const { fetch, calls } = mockFetch(
+      new TypeError('fetch failed'),
+      json({ code: 503, message: 'x' }, 503),
+      json(text, 201),
+    );
+    expect(
+      await client(fetch).predefinedTexts.create({ language: 'en-UK', text_code: 1, text: 'x' }),
+    ).toEqual(text);
     expect(calls).toHaveLength(3);
     const keys = calls.map((c) => c.headers.get('idempotency-key'));
-    expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(keys[0]).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
     expect(new Set(keys).size).toBe(1);
-    expect(calls.every((c) => JSON.stringify(c.body) === JSON.stringify(calls[0]!.body))).toBe(true);
+    expect(calls.every((c) => JSON.stringify(c.body) === JSON.stringify(calls[0]!.body))).toBe(
+      true,
+    );
   });
 
   it('retries a keyed POST answered 409 idempotency_key_in_progress (with Retry-After) and gets the replay; other 409s are thrown', async () => {
-    const text = { id: 1, org_id: 7, language: 'en-UK', text_code: 1, text: 'x', created_at: 'x', updated_at: 'x' };
-    const busy = json({ code: 409, error: 'idempotency_key_in_progress', message: 'x' }, 409, { 'Retry-After': '0' });
+    const text = {
+      id: 1,
+      org_id: 7,
+      language: 'en-UK',
+      text_code: 1,
+      text: 'x',
+      created_at: 'x',
+      updated_at: 'x',
+    };
+    const busy = json({ code: 409, error: 'idempotency_key_in_progress', message: 'x' }, 409, {
+      'Retry-After': '0',
+    });
     const { fetch, calls } = mockFetch(busy, json(text, 201, { 'Idempotent-Replayed': 'true' }));
-    expect(await client(fetch).predefinedTexts.create({ language: 'en-UK', text_code: 1, text: 'x' })).toEqual(text);
+    expect(
+      await client(fetch).predefinedTexts.create({ language: 'en-UK', text_code: 1, text: 'x' }),
+    ).toEqual(text);
     expect(calls).toHaveLength(2);
     expect(new Set(calls.map((c) => c.headers.get('idempotency-key'))).size).toBe(1);
 
     const conflict = mockFetch(json({ code: 409, error: 'already_exists', message: 'x' }, 409));
-    await expect(client(conflict.fetch).predefinedTexts.create({ language: 'en-UK', text_code: 1, text: 'x' })).rejects.toMatchObject({ status: 409, error: 'already_exists' });
+    await expect(
+      client(conflict.fetch).predefinedTexts.create({ language: 'en-UK', text_code: 1, text: 'x' }),
+    ).rejects.toMatchObject({ status: 409, error: 'already_exists' });
     expect(conflict.calls).toHaveLength(1);
   });
 
   it('retries 429 on any method (the server did no work)', async () => {
-    const { fetch, calls } = mockFetch(json({ code: 429, message: 'Too many requests' }, 429, { 'Retry-After': '0' }), json(user(1)));
+    const { fetch, calls } = mockFetch(
+      json({ code: 429, message: 'Too many requests' }, 429, { 'Retry-After': '0' }),
+      json(user(1)),
+    );
     expect(await client(fetch).users.update(1, { is_active: true })).toEqual(user(1));
     expect(calls).toHaveLength(2);
     expect(calls[1]!.body).toEqual({ is_active: true });
   });
 
   it('retries enrolment and verification POSTs with the same request_uuid and body', async () => {
-    const { fetch, calls } = mockFetch(new TypeError('fetch failed'), json({ code: 502, message: 'x' }, 502), json(accepted, 202));
+    const { fetch, calls } = mockFetch(
+      new TypeError('fetch failed'),
+      json({ code: 502, message: 'x' }, 502),
+      json(accepted, 202),
+    );
     const vk = client(fetch);
-    const result = await vk.enrollments.create({ external_id: 'customer-1', voice_data: 'UklGRg==' });
+    const result = await vk.enrollments.create({
+      external_id: 'customer-1',
+      voice_data: 'UklGRg==',
+    });
     expect(calls).toHaveLength(3);
     const uuids = calls.map((c) => (c.body as { request_uuid: string }).request_uuid);
     expect(new Set(uuids).size).toBe(1);
     expect(result.request_uuid).toBe(uuids[0]);
-    expect(calls.every((c) => JSON.stringify(c.body) === JSON.stringify(calls[0]!.body))).toBe(true);
+    expect(calls.every((c) => JSON.stringify(c.body) === JSON.stringify(calls[0]!.body))).toBe(
+      true,
+    );
 
     const v = mockFetch(json({ code: 503, message: 'x' }, 503), json(accepted, 202));
-    await client(v.fetch).verifications.create({ external_id: 'customer-1', voice_data: 'UklGRg==', request_uuid: '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d' });
+    await client(v.fetch).verifications.create({
+      external_id: 'customer-1',
+      voice_data: 'UklGRg==',
+      request_uuid: '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d',
+    });
     expect(v.calls.map((c) => (c.body as { request_uuid: string }).request_uuid)).toEqual([
       '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d',
       '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d',
@@ -109,9 +173,17 @@ describe('retries', () => {
   it('network errors on GET are retried, then surface as kind "network" with the cause', async () => {
     const cause = new TypeError('fetch failed');
     const { fetch, calls } = mockFetch(cause);
-    const error = (await client(fetch).users.get(1).catch((e: unknown) => e)) as VoxkeyError;
+    const error = (await client(fetch)
+      .users.get(1)
+      .catch((e: unknown) => e)) as VoxkeyError;
     expect(error).toBeInstanceOf(VoxkeyError);
-    expect(error).toMatchObject({ kind: 'network', status: 0, code: 0, method: 'GET', url: 'http://voxkey.test/v1/organisations/7/users/1' });
+    expect(error).toMatchObject({
+      kind: 'network',
+      status: 0,
+      code: 0,
+      method: 'GET',
+      url: 'http://voxkey.test/v1/organisations/7/users/1',
+    });
     expect(error.cause).toBe(cause);
     expect(error.message).toMatch(/fetch failed.*3 attempts/);
     expect(calls).toHaveLength(3);
@@ -119,7 +191,10 @@ describe('retries', () => {
 
   it('honours Retry-After in seconds, with exact waits (fake timers)', async () => {
     vi.useFakeTimers();
-    const { fetch, calls } = mockFetch(json({ code: 429, message: 'slow down' }, 429, { 'Retry-After': '3' }), json(user(1)));
+    const { fetch, calls } = mockFetch(
+      json({ code: 429, message: 'slow down' }, 429, { 'Retry-After': '3' }),
+      json(user(1)),
+    );
     const promise = client(fetch, { timeoutMs: 0 }).users.get(1);
     await vi.advanceTimersByTimeAsync(2_900);
     expect(calls).toHaveLength(1);
@@ -131,7 +206,10 @@ describe('retries', () => {
   it('honours Retry-After as an HTTP date', async () => {
     vi.useFakeTimers();
     vi.setSystemTime(new Date('2026-11-21T12:00:00Z'));
-    const { fetch, calls } = mockFetch(json({ code: 503, message: 'x' }, 503, { 'Retry-After': 'Sat, 21 Nov 2026 12:00:05 GMT' }), json(user(1)));
+    const { fetch, calls } = mockFetch(
+      json({ code: 503, message: 'x' }, 503, { 'Retry-After': 'Sat, 21 Nov 2026 12:00:05 GMT' }),
+      json(user(1)),
+    );
     const promise = client(fetch, { timeoutMs: 0 }).users.get(1);
     await vi.advanceTimersByTimeAsync(4_900);
     expect(calls).toHaveLength(1);
@@ -140,8 +218,12 @@ describe('retries', () => {
   });
 
   it('does not wait for a Retry-After beyond maxRetryAfterMs: the 429 surfaces at once', async () => {
-    const { fetch, calls } = mockFetch(json({ code: 429, message: 'quota' }, 429, { 'Retry-After': '3600' }));
-    const error = (await client(fetch).users.get(1).catch((e: unknown) => e)) as VoxkeyError;
+    const { fetch, calls } = mockFetch(
+      json({ code: 429, message: 'quota' }, 429, { 'Retry-After': '3600' }),
+    );
+    const error = (await client(fetch)
+      .users.get(1)
+      .catch((e: unknown) => e)) as VoxkeyError;
     expect(error).toMatchObject({ status: 429, retryAfter: 3600 });
     expect(calls).toHaveLength(1);
   });
@@ -158,7 +240,11 @@ describe('retries', () => {
   it('waits the backoff between attempts (fake timers, default delays)', async () => {
     vi.useFakeTimers();
     vi.spyOn(Math, 'random').mockReturnValue(0.999);
-    const { fetch, calls } = mockFetch(json({ code: 503, message: 'x' }, 503), json({ code: 503, message: 'x' }, 503), json(user(1)));
+    const { fetch, calls } = mockFetch(
+      json({ code: 503, message: 'x' }, 503),
+      json({ code: 503, message: 'x' }, 503),
+      json(user(1)),
+    );
     const promise = client(fetch, { retries: 2, timeoutMs: 0 }).users.get(1);
     await vi.advanceTimersByTimeAsync(240);
     expect(calls).toHaveLength(1);
@@ -183,16 +269,27 @@ describe('retries', () => {
     expect(isIdempotent('PATCH', 'http://x/v1/organisations/1/users/2')).toBe(false);
     expect(isIdempotent('POST', 'http://x/v1/organisations/1/something-new')).toBe(false);
     expect(retryPolicy('POST', 'http://x/v1/organisations/1/enrollments')).toBe('safe');
-    expect(retryPolicy('POST', 'http://x/api/v1/organisations/1/api-tokens/')).toBe('idempotency-key');
-    expect(retryPolicy('POST', 'http://x/v1/organisations/1/webhook-deliveries/9/redeliver')).toBe('idempotency-key');
-    expect(retryPolicy('GET', 'http://x/v1/organisations/1/enrollments/9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d')).toBe('safe');
+    expect(retryPolicy('POST', 'http://x/api/v1/organisations/1/api-tokens/')).toBe(
+      'idempotency-key',
+    );
+    expect(retryPolicy('POST', 'http://x/v1/organisations/1/webhook-deliveries/9/redeliver')).toBe(
+      'idempotency-key',
+    );
+    expect(
+      retryPolicy(
+        'GET',
+        'http://x/v1/organisations/1/enrollments/9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d',
+      ),
+    ).toBe('safe');
     expect(retryPolicy('PATCH', 'http://x/v1/organisations/1/settings')).toBe('never');
     expect(retryPolicy('GET', 'http://x/v1/anything')).toBe('safe');
     expect(retryPolicy('PUT', 'http://x/v1/anything')).toBe('never');
   });
 
   it("every operation's policy is the x-voxkey-retry of openapi/openapi.json", () => {
-    const spec = JSON.parse(readFileSync(new URL('../../../openapi/openapi.json', import.meta.url), 'utf8')) as {
+    const spec = JSON.parse(
+      readFileSync(new URL('../../../openapi/openapi.json', import.meta.url), 'utf8'),
+    ) as {
       paths: Record<string, Record<string, { 'x-voxkey-retry': string }>>;
     };
     let n = 0;
@@ -209,8 +306,12 @@ describe('retries', () => {
   it('parses Retry-After', () => {
     expect(parseRetryAfter('5')).toBe(5000);
     expect(parseRetryAfter(' 0 ')).toBe(0);
-    expect(parseRetryAfter('Sat, 21 Nov 2026 12:00:10 GMT', Date.parse('2026-11-21T12:00:00Z'))).toBe(10_000);
-    expect(parseRetryAfter('Sat, 21 Nov 2026 11:00:00 GMT', Date.parse('2026-11-21T12:00:00Z'))).toBe(0);
+    expect(
+      parseRetryAfter('Sat, 21 Nov 2026 12:00:10 GMT', Date.parse('2026-11-21T12:00:00Z')),
+    ).toBe(10_000);
+    expect(
+      parseRetryAfter('Sat, 21 Nov 2026 11:00:00 GMT', Date.parse('2026-11-21T12:00:00Z')),
+    ).toBe(0);
     expect(parseRetryAfter('soon')).toBeUndefined();
     expect(parseRetryAfter(null)).toBeUndefined();
   });
@@ -232,7 +333,9 @@ describe('timeouts and abort', () => {
   it('times out each attempt, retries GETs, then throws kind "timeout"', async () => {
     const { fetch, seen } = hanging();
     const started = Date.now();
-    const error = (await client(fetch, { timeoutMs: 30 }).users.get(1).catch((e: unknown) => e)) as VoxkeyError;
+    const error = (await client(fetch, { timeoutMs: 30 })
+      .users.get(1)
+      .catch((e: unknown) => e)) as VoxkeyError;
     expect(error).toBeInstanceOf(VoxkeyError);
     expect(error).toMatchObject({ kind: 'timeout', status: 0, code: 0 });
     expect(error.message).toMatch(/timed out after 30 ms/);
@@ -244,18 +347,27 @@ describe('timeouts and abort', () => {
   it('a per-call timeoutMs overrides the client default', async () => {
     const { fetch, seen } = hanging();
     const vk = client(fetch, { timeoutMs: 60_000 });
-    await expect(vk.users.get(1, { timeoutMs: 20, retries: 0 })).rejects.toMatchObject({ kind: 'timeout' });
+    await expect(vk.users.get(1, { timeoutMs: 20, retries: 0 })).rejects.toMatchObject({
+      kind: 'timeout',
+    });
     expect(seen).toHaveLength(1);
   });
 
   it('a timed-out enrolment is retried (idempotent), a timed-out PATCH is not', async () => {
     const a = hanging();
-    await expect(client(a.fetch, { timeoutMs: 20 }).enrollments.create({ external_id: 'e', voice_data: 'AAAA' })).rejects.toMatchObject({
+    await expect(
+      client(a.fetch, { timeoutMs: 20 }).enrollments.create({
+        external_id: 'e',
+        voice_data: 'AAAA',
+      }),
+    ).rejects.toMatchObject({
       kind: 'timeout',
     });
     expect(a.seen).toHaveLength(3);
     const b = hanging();
-    await expect(client(b.fetch, { timeoutMs: 20 }).users.update(1, { is_active: false })).rejects.toMatchObject({ kind: 'timeout' });
+    await expect(
+      client(b.fetch, { timeoutMs: 20 }).users.update(1, { is_active: false }),
+    ).rejects.toMatchObject({ kind: 'timeout' });
     expect(b.seen).toHaveLength(1);
   });
 
@@ -281,12 +393,16 @@ describe('timeouts and abort', () => {
 
   it('an already aborted signal sends nothing', async () => {
     const { fetch, calls } = mockFetch(json(user(1)));
-    await expect(client(fetch).users.get(1, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(client(fetch).users.get(1, { signal: AbortSignal.abort() })).rejects.toMatchObject(
+      { name: 'AbortError' },
+    );
     expect(calls).toHaveLength(0);
   });
 
   it('aborting during a backoff wait stops retrying', async () => {
-    const { fetch, calls } = mockFetch(json({ code: 503, message: 'x' }, 503, { 'Retry-After': '30' }));
+    const { fetch, calls } = mockFetch(
+      json({ code: 503, message: 'x' }, 503, { 'Retry-After': '30' }),
+    );
     const controller = new AbortController();
     const promise = client(fetch).users.get(1, { signal: controller.signal });
     setTimeout(() => controller.abort(), 20);
@@ -296,7 +412,9 @@ describe('timeouts and abort', () => {
 
   it('AbortSignal.timeout works as a caller signal too', async () => {
     const { fetch } = hanging();
-    await expect(client(fetch).users.get(1, { signal: AbortSignal.timeout(20) })).rejects.toMatchObject({ name: 'TimeoutError' });
+    await expect(
+      client(fetch).users.get(1, { signal: AbortSignal.timeout(20) }),
+    ).rejects.toMatchObject({ name: 'TimeoutError' });
   });
 
   it('the signal given to fetch fires when the caller aborts (fallback without AbortSignal.any)', async () => {
@@ -305,12 +423,16 @@ describe('timeouts and abort', () => {
     try {
       const { fetch, seen } = hanging();
       const controller = new AbortController();
-      const promise = client(fetch, { timeoutMs: 10_000 }).users.get(1, { signal: controller.signal });
+      const promise = client(fetch, { timeoutMs: 10_000 }).users.get(1, {
+        signal: controller.signal,
+      });
       setTimeout(() => controller.abort(), 10);
       await expect(promise).rejects.toMatchObject({ name: 'AbortError' });
       expect(seen[0]!.signal.aborted).toBe(true);
       const t = hanging();
-      await expect(client(t.fetch, { timeoutMs: 20, retries: 0 }).users.get(1)).rejects.toMatchObject({ kind: 'timeout' });
+      await expect(
+        client(t.fetch, { timeoutMs: 20, retries: 0 }).users.get(1),
+      ).rejects.toMatchObject({ kind: 'timeout' });
     } finally {
       (AbortSignal as { any?: unknown }).any = original;
     }

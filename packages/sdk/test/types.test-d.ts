@@ -26,7 +26,9 @@ const vk = createVoxkeyClient({ baseUrl: 'http://localhost:8080/v1', token: 't',
 
 describe('raw client narrowing', () => {
   it('getUser: data is User after checking error; error is the union of error bodies', async () => {
-    const { data, error } = await vk.raw.GET('/organisations/{org_id}/users/{user_id}', { params: { path: { org_id: '1', user_id: '2' } } });
+    const { data, error } = await vk.raw.GET('/organisations/{org_id}/users/{user_id}', {
+      params: { path: { org_id: '1', user_id: '2' } },
+    });
     if (error) {
       // The error bodies are the contract's: each status narrows `error` to the codes it can carry.
       expectTypeOf(error).toMatchTypeOf<ApiValidationError | ApiError>();
@@ -44,24 +46,35 @@ describe('raw client narrowing', () => {
     });
     if (result.data) expectTypeOf(result.data).toEqualTypeOf<PredefinedText>();
     else expectTypeOf(result.error).toMatchTypeOf<ApiError | ApiValidationError | undefined>();
-    // @ts-expect-error text_code must be a number
-    void vk.raw.POST('/organisations/{org_id}/predefined-texts', { params: { path: { org_id: '1' } }, body: { org_id: 1, language: 'en-UK', text_code: '1', text: 'x' } });
+    void vk.raw.POST('/organisations/{org_id}/predefined-texts', {
+      params: { path: { org_id: '1' } },
+      // @ts-expect-error text_code must be a number
+      body: { org_id: 1, language: 'en-UK', text_code: '1', text: 'x' },
+    });
   });
 
   it('listUsers: query parameters are typed', async () => {
     const { data } = await vk.raw.GET('/organisations/{org_id}/users', {
-      params: { path: { org_id: '1' }, query: { filter: ['is_active=true'], sort: 'id:desc', per_page: 10, page: 1 } },
+      params: {
+        path: { org_id: '1' },
+        query: { filter: ['is_active=true'], sort: 'id:desc', per_page: 10, page: 1 },
+      },
     });
     expectTypeOf(data).toEqualTypeOf<{ results: User[] } | undefined>();
-    // @ts-expect-error per_page is a number
-    void vk.raw.GET('/organisations/{org_id}/users', { params: { path: { org_id: '1' }, query: { per_page: 'ten' } } });
+    void vk.raw.GET('/organisations/{org_id}/users', {
+      // @ts-expect-error per_page is a number
+      params: { path: { org_id: '1' }, query: { per_page: 'ten' } },
+    });
     // @ts-expect-error path parameters are required
     void vk.raw.GET('/organisations/{org_id}/users', {});
   });
 
   it('createEnrollment: body requires voice_data, request_uuid and external_id', () => {
-    // @ts-expect-error request_uuid is missing
-    void vk.raw.POST('/organisations/{org_id}/enrollments', { params: { path: { org_id: '1' } }, body: { voice_data: 'x', external_id: 'e' } });
+    void vk.raw.POST('/organisations/{org_id}/enrollments', {
+      params: { path: { org_id: '1' } },
+      // @ts-expect-error request_uuid is missing
+      body: { voice_data: 'x', external_id: 'e' },
+    });
   });
 });
 
@@ -72,7 +85,9 @@ describe('resource methods', () => {
     expectTypeOf(vk.users.iterate).returns.toEqualTypeOf<AsyncGenerator<User, void, undefined>>();
     expectTypeOf(vk.enrollments.create).returns.toEqualTypeOf<Promise<AcceptedRequest>>();
     expectTypeOf(vk.verifications.get).returns.toEqualTypeOf<Promise<RequestRecord>>();
-    expectTypeOf<RequestRecord['result']>().toEqualTypeOf<'verified' | 'rejected' | 'inconclusive' | null>();
+    expectTypeOf<RequestRecord['result']>().toEqualTypeOf<
+      'verified' | 'rejected' | 'inconclusive' | null
+    >();
   });
 
   it('request_uuid is optional for create, the rest is checked', () => {
@@ -98,13 +113,26 @@ describe('errors and events', () => {
 
   it('error codes are typed per operation from the contract', () => {
     type Enrolment = OperationErrorCode<'createEnrollment'>;
-    expectTypeOf<'already_enrolled' | 'enrollment_in_progress' | 'no_callback_url' | 'request_uuid_reused'>().toMatchTypeOf<Enrolment>();
-    expectTypeOf<'queue_full' | 'quota_exceeded' | 'rate_limited' | 'unavailable' | 'validation_failed'>().toMatchTypeOf<Enrolment>();
+    expectTypeOf<
+      'already_enrolled' | 'enrollment_in_progress' | 'no_callback_url' | 'request_uuid_reused'
+    >().toMatchTypeOf<Enrolment>();
+    expectTypeOf<
+      'queue_full' | 'quota_exceeded' | 'rate_limited' | 'unavailable' | 'validation_failed'
+    >().toMatchTypeOf<Enrolment>();
     expectTypeOf<'user_inactive'>().not.toMatchTypeOf<Enrolment>();
-    expectTypeOf<'user_inactive' | 'user_not_enrolled'>().toMatchTypeOf<OperationErrorCode<'createVerification'>>();
+    expectTypeOf<'user_inactive' | 'user_not_enrolled'>().toMatchTypeOf<
+      OperationErrorCode<'createVerification'>
+    >();
     expectTypeOf<'already_exists'>().toMatchTypeOf<OperationErrorCode<'createPredefinedText'>>();
     expectTypeOf<OperationErrorCode<'getUser'>>().toEqualTypeOf<
-      'validation_failed' | 'unauthorized' | 'forbidden' | 'not_found' | 'payload_too_large' | 'unsupported_media_type' | 'rate_limited' | 'internal_error'
+      | 'validation_failed'
+      | 'unauthorized'
+      | 'forbidden'
+      | 'not_found'
+      | 'payload_too_large'
+      | 'unsupported_media_type'
+      | 'rate_limited'
+      | 'internal_error'
     >();
     // @ts-expect-error not a code
     const wrong: ErrorCode = 'conflict';
@@ -130,16 +158,26 @@ describe('errors and events', () => {
   it('webhooks.sendTest returns the queued delivery; its errors include no_callback_url and the idempotency conflicts', async () => {
     expectTypeOf(await vk.webhooks.sendTest()).toEqualTypeOf<WebhookDelivery>();
     expectTypeOf<OperationErrorCode<'sendWebhookTest'>>().toMatchTypeOf<ErrorCode>();
-    expectTypeOf<'no_callback_url' | 'idempotency_key_reused' | 'idempotency_key_in_progress'>().toMatchTypeOf<OperationErrorCode<'sendWebhookTest'>>();
+    expectTypeOf<
+      'no_callback_url' | 'idempotency_key_reused' | 'idempotency_key_in_progress'
+    >().toMatchTypeOf<OperationErrorCode<'sendWebhookTest'>>();
     expectTypeOf<'idempotency_key_reused'>().toMatchTypeOf<OperationErrorCode<'createApiToken'>>();
-    expectTypeOf<WebhookDelivery['event_type']>().toEqualTypeOf<'verification.completed' | 'enrollment.completed' | 'webhook.test'>();
+    expectTypeOf<WebhookDelivery['event_type']>().toEqualTypeOf<
+      'verification.completed' | 'enrollment.completed' | 'webhook.test'
+    >();
   });
 });
 
 describe('conveniences', () => {
   it('waitForResult returns the request record; logger accepts console', async () => {
-    expectTypeOf(vk.verifications.waitForResult).parameter(1).toEqualTypeOf<{ timeoutMs?: number; intervalMs?: number; signal?: AbortSignal } | undefined>();
-    expectTypeOf(await vk.enrollments.waitForResult('u', { timeoutMs: 1000 })).toEqualTypeOf<RequestRecord>();
+    expectTypeOf(vk.verifications.waitForResult)
+      .parameter(1)
+      .toEqualTypeOf<
+        { timeoutMs?: number; intervalMs?: number; signal?: AbortSignal } | undefined
+      >();
+    expectTypeOf(
+      await vk.enrollments.waitForResult('u', { timeoutMs: 1000 }),
+    ).toEqualTypeOf<RequestRecord>();
     createVoxkeyClient({ baseUrl: 'http://x/v1', token: 't', logger: console });
     // @ts-expect-error a logger needs debug()
     createVoxkeyClient({ baseUrl: 'http://x/v1', token: 't', logger: { info: () => {} } });
@@ -161,7 +199,11 @@ describe('conveniences', () => {
 
 describe('voiceprint lifecycle types', () => {
   it('enrolment modes, the audio pre-check and the decision settings are typed', async () => {
-    expectTypeOf(vk.enrollments.create).toBeCallableWith({ external_id: 'e', voice_data: 'UklGRg==', mode: 'add' });
+    expectTypeOf(vk.enrollments.create).toBeCallableWith({
+      external_id: 'e',
+      voice_data: 'UklGRg==',
+      mode: 'add',
+    });
     // @ts-expect-error: not a mode
     void vk.enrollments.create({ external_id: 'e', voice_data: 'UklGRg==', mode: 'merge' });
     expectTypeOf<EnrollmentMode>().toEqualTypeOf<'new' | 'add' | 'replace'>();
@@ -169,7 +211,11 @@ describe('voiceprint lifecycle types', () => {
     expectTypeOf(check).toEqualTypeOf<AudioCheck>();
     expectTypeOf(check.problems).toEqualTypeOf<AudioProblem[]>();
     expectTypeOf(check.snr_db).toEqualTypeOf<number | null>();
-    expectTypeOf(vk.settings.update).toBeCallableWith({ match_threshold: 0.9, deepfake_threshold: null, reject_deepfake_enrollments: false });
+    expectTypeOf(vk.settings.update).toBeCallableWith({
+      match_threshold: 0.9,
+      deepfake_threshold: null,
+      reject_deepfake_enrollments: false,
+    });
     const settings = await vk.settings.get();
     expectTypeOf(settings.settings.match_threshold).toEqualTypeOf<number | null>();
     const record = await vk.enrollments.get('x');

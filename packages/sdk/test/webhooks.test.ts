@@ -20,7 +20,13 @@ const verification: VoxkeyEvent = {
   failure_reason: null,
   models: { speaker: 'voxkey-speaker-v2', spoof: 'voxkey-spoof-v2' },
   voiceprint_upgraded: false,
-  recording_quality: { net_speech_s: 4.1, snr_db: 24.5, bandwidth_hz: 3875, spectral_hole_ratio: 0.04, decay_rate_db_per_s: 512 },
+  recording_quality: {
+    net_speech_s: 4.1,
+    snr_db: 24.5,
+    bandwidth_hz: 3875,
+    spectral_hole_ratio: 0.04,
+    decay_rate_db_per_s: 512,
+  },
 };
 const enrollment: VoxkeyEvent = {
   event_type: 'enrollment.completed',
@@ -43,8 +49,17 @@ function signed(payload: unknown, options: { secrets?: string[]; at?: Date; id?:
   const body = JSON.stringify(payload);
   const at = options.at ?? new Date();
   const id = options.id ?? 'msg_2b0mU4xC1wqS2z';
-  const signature = (options.secrets ?? [secret]).map((s) => new Webhook(s).sign(id, at, body)).join(' ');
-  return { body, headers: { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signature } };
+  const signature = (options.secrets ?? [secret])
+    .map((s) => new Webhook(s).sign(id, at, body))
+    .join(' ');
+  return {
+    body,
+    headers: {
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': signature,
+    },
+  };
 }
 
 function reason(fn: () => unknown): string {
@@ -84,7 +99,11 @@ describe('verifyWebhook', () => {
     const { body, headers } = signed(enrollment);
     const h = new Headers(headers);
     expect(verifyWebhook({ secret, headers: h, body }).event_type).toBe('enrollment.completed');
-    const upper = { 'Webhook-Id': headers['webhook-id'], 'Webhook-Timestamp': headers['webhook-timestamp'], 'Webhook-Signature': headers['webhook-signature'] };
+    const upper = {
+      'Webhook-Id': headers['webhook-id'],
+      'Webhook-Timestamp': headers['webhook-timestamp'],
+      'Webhook-Signature': headers['webhook-signature'],
+    };
     expect(verifyWebhook({ secret, headers: upper, body: Buffer.from(body) })).toEqual(enrollment);
     const bytes = new TextEncoder().encode(body);
     expect(verifyWebhook({ secret, headers, body: bytes })).toEqual(enrollment);
@@ -93,7 +112,9 @@ describe('verifyWebhook', () => {
 
   it('also agrees with standardwebhooks.verify on the same input', () => {
     const { body, headers } = signed(verification);
-    expect(new Webhook(secret).verify(body, headers)).toEqual(verifyWebhook({ secret, headers, body }));
+    expect(new Webhook(secret).verify(body, headers)).toEqual(
+      verifyWebhook({ secret, headers, body }),
+    );
   });
 
   it('rejects a wrong secret', () => {
@@ -104,16 +125,30 @@ describe('verifyWebhook', () => {
   it('rejects a tampered body', () => {
     const { body, headers } = signed(verification);
     const tampered = body.replace('"verified"', '"rejected"');
-    expect(reason(() => verifyWebhook({ secret, headers, body: tampered }))).toBe('invalid_signature');
+    expect(reason(() => verifyWebhook({ secret, headers, body: tampered }))).toBe(
+      'invalid_signature',
+    );
     // Re-serialised JSON (different whitespace) is not the signed body either.
-    expect(reason(() => verifyWebhook({ secret, headers, body: JSON.stringify(JSON.parse(body), null, 2) }))).toBe('invalid_signature');
+    expect(
+      reason(() =>
+        verifyWebhook({ secret, headers, body: JSON.stringify(JSON.parse(body), null, 2) }),
+      ),
+    ).toBe('invalid_signature');
   });
 
   it('rejects a tampered id or timestamp', () => {
     const { body, headers } = signed(verification);
-    expect(reason(() => verifyWebhook({ secret, headers: { ...headers, 'webhook-id': 'msg_other' }, body }))).toBe('invalid_signature');
+    expect(
+      reason(() =>
+        verifyWebhook({ secret, headers: { ...headers, 'webhook-id': 'msg_other' }, body }),
+      ),
+    ).toBe('invalid_signature');
     const ts = String(Number(headers['webhook-timestamp']) - 1);
-    expect(reason(() => verifyWebhook({ secret, headers: { ...headers, 'webhook-timestamp': ts }, body }))).toBe('invalid_signature');
+    expect(
+      reason(() =>
+        verifyWebhook({ secret, headers: { ...headers, 'webhook-timestamp': ts }, body }),
+      ),
+    ).toBe('invalid_signature');
   });
 
   it('rejects timestamps outside the tolerance (default 5 minutes), both ways', () => {
@@ -129,9 +164,13 @@ describe('verifyWebhook', () => {
   it('a custom tolerance applies', () => {
     const now = new Date('2026-11-21T12:00:00Z');
     const tenMinutes = signed(verification, { at: new Date(now.getTime() - 600_000) });
-    expect(verifyWebhook({ secret, ...tenMinutes, now, toleranceSeconds: 900 })).toEqual(verification);
+    expect(verifyWebhook({ secret, ...tenMinutes, now, toleranceSeconds: 900 })).toEqual(
+      verification,
+    );
     const oneMinute = signed(verification, { at: new Date(now.getTime() - 60_000) });
-    expect(reason(() => verifyWebhook({ secret, ...oneMinute, now, toleranceSeconds: 30 }))).toBe('timestamp_too_old');
+    expect(reason(() => verifyWebhook({ secret, ...oneMinute, now, toleranceSeconds: 30 }))).toBe(
+      'timestamp_too_old',
+    );
   });
 
   it('during a secret rotation either of two signatures matches', () => {
@@ -146,7 +185,11 @@ describe('verifyWebhook', () => {
   it('ignores signatures of other versions', () => {
     const { body, headers } = signed(verification);
     const v2 = headers['webhook-signature'].replace('v1,', 'v2,');
-    expect(reason(() => verifyWebhook({ secret, headers: { ...headers, 'webhook-signature': v2 }, body }))).toBe('invalid_signature');
+    expect(
+      reason(() =>
+        verifyWebhook({ secret, headers: { ...headers, 'webhook-signature': v2 }, body }),
+      ),
+    ).toBe('invalid_signature');
   });
 
   it('rejects missing headers and malformed timestamps', () => {
@@ -154,17 +197,29 @@ describe('verifyWebhook', () => {
     for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const) {
       const partial: Record<string, string> = { ...headers };
       delete partial[name];
-      expect(reason(() => verifyWebhook({ secret, headers: partial, body }))).toBe('missing_headers');
+      expect(reason(() => verifyWebhook({ secret, headers: partial, body }))).toBe(
+        'missing_headers',
+      );
     }
-    expect(reason(() => verifyWebhook({ secret, headers: { ...headers, 'webhook-timestamp': '12abc' }, body }))).toBe('invalid_timestamp');
+    expect(
+      reason(() =>
+        verifyWebhook({ secret, headers: { ...headers, 'webhook-timestamp': '12abc' }, body }),
+      ),
+    ).toBe('invalid_timestamp');
   });
 
   it('rejects signed bodies that are not a known event', () => {
-    expect(reason(() => verifyWebhook({ secret, ...signed({ event_type: 'user.deleted' }) }))).toBe('unknown_event');
+    expect(reason(() => verifyWebhook({ secret, ...signed({ event_type: 'user.deleted' }) }))).toBe(
+      'unknown_event',
+    );
     expect(reason(() => verifyWebhook({ secret, ...signed([1, 2]) }))).toBe('invalid_payload');
     const notJson = 'not json';
     const at = new Date();
-    const headers = { 'webhook-id': 'm', 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign('m', at, notJson) };
+    const headers = {
+      'webhook-id': 'm',
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': new Webhook(secret).sign('m', at, notJson),
+    };
     expect(reason(() => verifyWebhook({ secret, headers, body: notJson }))).toBe('invalid_payload');
   });
 

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import type { Database } from '../db/connection.js';
-import { findOrganisation, listAllOrganisations, toOrganisation } from '../repositories/organisations.js';
+import {
+  findOrganisation,
+  listAllOrganisations,
+  toOrganisation,
+} from '../repositories/organisations.js';
 import { listTokens, setTokenEnabled, toApiToken } from '../repositories/tokens.js';
 import { JsonOption, OrgIdOption, parseOptions, TokenIdOption } from './options.js';
 import { type CliIo, NotFoundError, printJson, printLine } from './output.js';
@@ -13,11 +17,13 @@ export async function orgList(options: unknown, database: Database, io: CliIo): 
   if (values.json) return printJson(io, { results: organisations });
   if (organisations.length === 0) return printLine(io, 'No organisations.');
   printLine(io, 'ID\tNAME\tEMAIL\tCREATED');
-  for (const org of organisations) printLine(io, `${org.id}\t${org.name}\t${org.email}\t${org.created_at}`);
+  for (const org of organisations)
+    printLine(io, `${org.id}\t${org.name}\t${org.email}\t${org.created_at}`);
 }
 
 async function requireOrganisation(database: Database, orgId: number): Promise<void> {
-  if (!(await findOrganisation(database.db, orgId))) throw new NotFoundError(`No organisation with id ${orgId}`);
+  if (!(await findOrganisation(database.db, orgId)))
+    throw new NotFoundError(`No organisation with id ${orgId}`);
 }
 
 const TokenListOptions = z.object({ org: OrgIdOption, json: JsonOption });
@@ -36,7 +42,11 @@ export async function tokenList(options: unknown, database: Database, io: CliIo)
   if (values.json) return printJson(io, { results: tokens });
   if (tokens.length === 0) return printLine(io, `Organisation ${values.org} has no tokens.`);
   printLine(io, 'ID\tSTATE\tEXPIRES\tNAME');
-  for (const t of tokens) printLine(io, `${t.id}\t${t.enabled ? 'enabled' : 'disabled'}\t${t.expires_at ?? 'never'}\t${t.friendly_name}`);
+  for (const t of tokens)
+    printLine(
+      io,
+      `${t.id}\t${t.enabled ? 'enabled' : 'disabled'}\t${t.expires_at ?? 'never'}\t${t.friendly_name}`,
+    );
 }
 
 const TokenDisableOptions = z.object({ org: OrgIdOption, token: TokenIdOption, json: JsonOption });
@@ -45,7 +55,9 @@ export async function tokenDisable(options: unknown, database: Database, io: Cli
   const values = parseOptions(TokenDisableOptions, options);
   await requireOrganisation(database, values.org);
   const row = await setTokenEnabled(database.db, values.org, values.token, false);
-  if (!row) throw new NotFoundError(`Organisation ${values.org} has no token with id ${values.token}`);
+  if (!row)
+    throw new NotFoundError(`Organisation ${values.org} has no token with id ${values.token}`);
   if (values.json) printJson(io, toApiToken(row));
-  else printLine(io, `Token ${row.id} (${row.friendly_name}) of organisation ${values.org} disabled.`);
+  else
+    printLine(io, `Token ${row.id} (${row.friendly_name}) of organisation ${values.org} disabled.`);
 }

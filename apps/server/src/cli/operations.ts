@@ -13,15 +13,35 @@ const ClosePeriodOptions = z.object({
   json: JsonOption,
 });
 
-export async function billingClosePeriod(options: unknown, runtime: Runtime, config: AppConfig, io: CliIo): Promise<void> {
+export async function billingClosePeriod(
+  options: unknown,
+  runtime: Runtime,
+  config: AppConfig,
+  io: CliIo,
+): Promise<void> {
   const values = parseOptions(ClosePeriodOptions, options);
-  const invoices = await closeBillingPeriod(runtime.deps.database.db, values.month, ensureDataDir(config));
+  const invoices = await closeBillingPeriod(
+    runtime.deps.database.db,
+    values.month,
+    ensureDataDir(config),
+  );
   if (values.json) printJson(io, { invoices: invoices.map(toInvoice) });
   else printLine(io, `${invoices.length} invoice(s) created for ${values.month}.`);
 }
 
-export async function modelsPull(name: string, options: { json?: boolean }, config: AppConfig, io: CliIo): Promise<void> {
+export async function modelsPull(
+  name: string,
+  options: { json?: boolean },
+  config: AppConfig,
+  io: CliIo,
+): Promise<void> {
   const result = await pullModel(name, { modelsDir: config.VOXKEY_MODELS_DIR });
   if (options.json) printJson(io, result);
-  else printLine(io, result.downloaded ? `Downloaded ${result.name} to ${result.path} (sha256 ${result.sha256}).` : `${result.name} is already present and verified (${result.path}).`);
+  else
+    printLine(
+      io,
+      result.downloaded
+        ? `Downloaded ${result.name} to ${result.path} (sha256 ${result.sha256}).`
+        : `${result.name} is already present and verified (${result.path}).`,
+    );
 }

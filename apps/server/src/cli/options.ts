@@ -8,6 +8,12 @@ export function parseOptions<T extends z.ZodType>(schema: T, options: unknown): 
   return parsed.data;
 }
 
-export const OrgIdOption = z.coerce.number({ error: '--org must be an organisation id' }).int('--org must be an organisation id').positive('--org must be an organisation id');
-export const TokenIdOption = z.coerce.number({ error: '--token must be a token id' }).int('--token must be a token id').positive('--token must be a token id');
+export const OrgIdOption = z.coerce
+  .number({ error: '--org must be an organisation id' })
+  .int('--org must be an organisation id')
+  .positive('--org must be an organisation id');
+export const TokenIdOption = z.coerce
+  .number({ error: '--token must be a token id' })
+  .int('--token must be a token id')
+  .positive('--token must be a token id');
 export const JsonOption = z.boolean().optional();

@@ -16,7 +16,13 @@ const OrgCreateOptions = z.object({
   json: JsonOption,
 });
 
-export async function orgCreate(options: unknown, database: Database, config: AppConfig, sealer: Sealer, io: CliIo): Promise<void> {
+export async function orgCreate(
+  options: unknown,
+  database: Database,
+  config: AppConfig,
+  sealer: Sealer,
+  io: CliIo,
+): Promise<void> {
   const values = parseOptions(OrgCreateOptions, options);
   if (values.callbackUrl) {
     const problem = await callbackUrlProblem(values.callbackUrl, callbackPolicy(config));
@@ -25,13 +31,24 @@ export async function orgCreate(options: unknown, database: Database, config: Ap
   try {
     const result = await signUpOrganisation(
       database.db,
-      { name: values.name, email: values.email, planId: values.plan, callbackUrl: values.callbackUrl ?? null },
+      {
+        name: values.name,
+        email: values.email,
+        planId: values.plan,
+        callbackUrl: values.callbackUrl ?? null,
+      },
       { sealer },
     );
     if (values.json) printJson(io, result);
     else {
-      printLine(io, `Organisation ${result.organisation.id} (${result.organisation.name}) created.`);
-      printLine(io, `Trial token (shown once, expires ${result.token.token.expires_at}):\n  ${result.token.bearer}`);
+      printLine(
+        io,
+        `Organisation ${result.organisation.id} (${result.organisation.name}) created.`,
+      );
+      printLine(
+        io,
+        `Trial token (shown once, expires ${result.token.token.expires_at}):\n  ${result.token.bearer}`,
+      );
       printLine(io, `Webhook signing secret (shown once):\n  ${result.webhook_secret}`);
     }
   } catch (err) {
@@ -43,15 +60,19 @@ export async function orgCreate(options: unknown, database: Database, config: Ap
 const TokenCreateOptions = z.object({
   org: OrgIdOption,
   name: z.string().trim().min(1, '--name is required').max(200),
-  expiresAt: z.iso.datetime({ offset: true, message: '--expires-at must be an ISO 8601 date-time' }).optional(),
+  expiresAt: z.iso
+    .datetime({ offset: true, message: '--expires-at must be an ISO 8601 date-time' })
+    .optional(),
   json: JsonOption,
 });
 
 export async function tokenCreate(options: unknown, database: Database, io: CliIo): Promise<void> {
   const values = parseOptions(TokenCreateOptions, options);
   const expiresAt = values.expiresAt ? new Date(values.expiresAt) : null;
-  if (expiresAt && expiresAt.getTime() <= Date.now()) throw new UsageError('--expires-at must be in the future');
-  if (!(await findOrganisation(database.db, values.org))) throw new NotFoundError(`No organisation with id ${values.org}`);
+  if (expiresAt && expiresAt.getTime() <= Date.now())
+    throw new UsageError('--expires-at must be in the future');
+  if (!(await findOrganisation(database.db, values.org)))
+    throw new NotFoundError(`No organisation with id ${values.org}`);
   const created = await issueToken(database.db, {
     orgId: values.org,
     friendlyName: values.name,

@@ -17,7 +17,10 @@ import { voiceprintModels } from './voiceprints.js';
 /** `serve` and `worker` refuse an unsafe production configuration (exit 2, every problem listed). */
 function safeForProduction(config: AppConfig): AppConfig {
   const problems = productionProblems(config);
-  if (problems.length > 0) throw new ConfigError(`Refusing to start with NODE_ENV=production:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  if (problems.length > 0)
+    throw new ConfigError(
+      `Refusing to start with NODE_ENV=production:\n${problems.map((p) => `  ${p}`).join('\n')}`,
+    );
   return config;
 }
 
@@ -38,8 +41,14 @@ export function serverVersion(): string {
 
 const JSON_HELP = 'print the result as JSON on stdout (errors as JSON on stderr)';
 
-async function withRuntime<T>(config: AppConfig, run: (runtime: Runtime) => Promise<T>): Promise<T> {
-  const runtime = await createRuntime(config, { withWorkers: false, logger: createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, 2) });
+async function withRuntime<T>(
+  config: AppConfig,
+  run: (runtime: Runtime) => Promise<T>,
+): Promise<T> {
+  const runtime = await createRuntime(config, {
+    withWorkers: false,
+    logger: createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, 2),
+  });
   try {
     return await run(runtime);
   } finally {
@@ -51,7 +60,9 @@ async function withRuntime<T>(config: AppConfig, run: (runtime: Runtime) => Prom
 export function buildProgram(io: CliIo): Command {
   const config = () => loadConfig(io.env);
   const program = new Command('voxkey')
-    .description('Voxkey voice-biometrics server and admin commands. Configuration comes from the environment (docs/deployment.md).')
+    .description(
+      'Voxkey voice-biometrics server and admin commands. Configuration comes from the environment (docs/deployment.md).',
+    )
     .version(serverVersion(), '-V, --version', 'print the server version')
     .helpOption('-h, --help', 'show help for a command')
     .showSuggestionAfterError()
@@ -65,25 +76,35 @@ Exit codes: ${EXIT.ok} success, ${EXIT.failure} failure (database, engine, unexp
 
   program
     .command('serve')
-    .description('start the API server (with in-process job workers unless RUN_WORKERS=false); the default command')
+    .description(
+      'start the API server (with in-process job workers unless RUN_WORKERS=false); the default command',
+    )
     .action(async () => startServer(safeForProduction(config())));
 
   program
     .command('worker')
-    .description('run jobs (inference) and webhook deliveries only, to scale them apart from the API (PostgreSQL)')
+    .description(
+      'run jobs (inference) and webhook deliveries only, to scale them apart from the API (PostgreSQL)',
+    )
     .action(async () => startWorker(safeForProduction(config())));
 
   program
     .command('migrate')
-    .description('bring the database schema up to date (every start does it too), or show which migrations have run')
+    .description(
+      'bring the database schema up to date (every start does it too), or show which migrations have run',
+    )
     .option('--status', 'list applied and pending migrations; changes nothing')
     .option('--json', JSON_HELP)
-    .action(async (options: { status?: boolean; json?: boolean }) => migrate(options, config(), io));
+    .action(async (options: { status?: boolean; json?: boolean }) =>
+      migrate(options, config(), io),
+    );
 
   const org = program.command('org').description('organisations').helpCommand(false);
   org
     .command('create')
-    .description('create an organisation with settings, subscription, a trial token and a webhook secret (both shown once)')
+    .description(
+      'create an organisation with settings, subscription, a trial token and a webhook secret (both shown once)',
+    )
     .requiredOption('--name <name>', 'organisation name')
     .requiredOption('--email <email>', 'contact email')
     .option('--plan <id>', 'plan id (default: the Sandbox plan)')
@@ -97,9 +118,14 @@ Exit codes: ${EXIT.ok} success, ${EXIT.failure} failure (database, engine, unexp
     .command('list')
     .description('list every organisation (id, name, email, creation time)')
     .option('--json', JSON_HELP)
-    .action(async (options: unknown) => withRuntime(config(), (rt) => orgList(options, rt.deps.database, io)));
+    .action(async (options: unknown) =>
+      withRuntime(config(), (rt) => orgList(options, rt.deps.database, io)),
+    );
 
-  const token = program.command('token').description("an organisation's API tokens").helpCommand(false);
+  const token = program
+    .command('token')
+    .description("an organisation's API tokens")
+    .helpCommand(false);
   token
     .command('create')
     .description('create a live API token (the bearer value is shown once)')
@@ -107,20 +133,28 @@ Exit codes: ${EXIT.ok} success, ${EXIT.failure} failure (database, engine, unexp
     .requiredOption('--name <name>', 'friendly name')
     .option('--expires-at <iso>', 'expiry, an ISO 8601 date-time in the future (default: never)')
     .option('--json', JSON_HELP)
-    .action(async (options: unknown) => withRuntime(config(), (rt) => tokenCreate(options, rt.deps.database, io)));
+    .action(async (options: unknown) =>
+      withRuntime(config(), (rt) => tokenCreate(options, rt.deps.database, io)),
+    );
   token
     .command('list')
     .description("list an organisation's tokens (never their secrets)")
     .requiredOption('--org <id>', 'organisation id')
     .option('--json', JSON_HELP)
-    .action(async (options: unknown) => withRuntime(config(), (rt) => tokenList(options, rt.deps.database, io)));
+    .action(async (options: unknown) =>
+      withRuntime(config(), (rt) => tokenList(options, rt.deps.database, io)),
+    );
   token
     .command('disable')
-    .description('disable a token: requests with it get 401 until it is enabled again through the API')
+    .description(
+      'disable a token: requests with it get 401 until it is enabled again through the API',
+    )
     .requiredOption('--org <id>', 'organisation id')
     .requiredOption('--token <id>', 'token id (see `voxkey token list`)')
     .option('--json', JSON_HELP)
-    .action(async (options: unknown) => withRuntime(config(), (rt) => tokenDisable(options, rt.deps.database, io)));
+    .action(async (options: unknown) =>
+      withRuntime(config(), (rt) => tokenDisable(options, rt.deps.database, io)),
+    );
 
   const billing = program.command('billing').description('billing').helpCommand(false);
   billing
@@ -139,12 +173,16 @@ Exit codes: ${EXIT.ok} success, ${EXIT.failure} failure (database, engine, unexp
     .description('download a model listed in models/manifest.json and verify its sha256')
     .argument('<name>', 'model name from the manifest')
     .option('--json', JSON_HELP)
-    .action(async (name: string, options: { json?: boolean }) => modelsPull(name, options, config(), io));
+    .action(async (name: string, options: { json?: boolean }) =>
+      modelsPull(name, options, config(), io),
+    );
 
   const voiceprints = program.command('voiceprints').description('voiceprints').helpCommand(false);
   voiceprints
     .command('models')
-    .description('voiceprints per speaker model per organisation (which model scores them, how many are still upgrading)')
+    .description(
+      'voiceprints per speaker model per organisation (which model scores them, how many are still upgrading)',
+    )
     .option('--org <id>', 'one organisation (default: all)')
     .option('--json', JSON_HELP)
     .action(async (options: unknown) => {
@@ -173,7 +211,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const program = buildProgram(io);
   if (json) {
     // Commander's own messages would not be JSON: report its errors below instead.
-    for (const command of [program, ...allSubcommands(program)]) command.configureOutput({ writeOut: io.out, writeErr: () => {} });
+    for (const command of [program, ...allSubcommands(program)])
+      command.configureOutput({ writeOut: io.out, writeErr: () => {} });
   }
   try {
     // No command at all is `serve` (what a container or `npm start` runs).
@@ -181,7 +220,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT.ok;
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version')
+        return EXIT.ok;
       if (err.code === 'commander.help' && err.exitCode === 0) return EXIT.ok; // `voxkey help <command>`
       // A command group without a subcommand prints its help (commander.help) and is a usage error.
       if (json) reportError(io, true, 'usage', err.message.replace(/^error: /, ''));
@@ -199,7 +239,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       reportError(io, json, err.code, `${err.code}: ${err.message}`);
       return EXIT.failure;
     }
-    reportError(io, json, 'failure', json ? String(err instanceof Error ? err.message : err) : String(err instanceof Error ? (err.stack ?? err.message) : err));
+    reportError(
+      io,
+      json,
+      'failure',
+      json
+        ? String(err instanceof Error ? err.message : err)
+        : String(err instanceof Error ? (err.stack ?? err.message) : err),
+    );
     return EXIT.failure;
   }
 }

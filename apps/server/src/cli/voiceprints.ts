@@ -1,4 +1,11 @@
-import { compatibilitySpeakerModels, defaultManifestPath, defaultModelsDir, loadManifest, planVoiceprint, selectModel } from '@voxkey/engine';
+import {
+  compatibilitySpeakerModels,
+  defaultManifestPath,
+  defaultModelsDir,
+  loadManifest,
+  planVoiceprint,
+  selectModel,
+} from '@voxkey/engine';
 import { z } from 'zod';
 import type { AppConfig } from '../config.js';
 import type { Database } from '../db/connection.js';
@@ -21,17 +28,29 @@ export interface VoiceprintModelCount {
  * Voiceprints per speaker model per organisation: which model scores each one today, and how many
  * are still being upgraded to the default. An older model may be dropped once no voiceprint needs it.
  */
-export async function voiceprintModels(options: unknown, database: Database, config: AppConfig, io: CliIo): Promise<void> {
+export async function voiceprintModels(
+  options: unknown,
+  database: Database,
+  config: AppConfig,
+  io: CliIo,
+): Promise<void> {
   const values = parseOptions(Options, options);
   const modelsDir = config.VOXKEY_MODELS_DIR ?? defaultModelsDir();
   const manifest = await loadManifest(defaultManifestPath(modelsDir));
   const defaultModel = selectModel(manifest, 'speaker', modelsDir);
-  const loaded = new Set([defaultModel.name, ...compatibilitySpeakerModels(manifest, modelsDir, defaultModel).map((m) => m.name)]);
+  const loaded = new Set([
+    defaultModel.name,
+    ...compatibilitySpeakerModels(manifest, modelsDir, defaultModel).map((m) => m.name),
+  ]);
 
-  const voiceprints = new Map<number, { orgId: number; samples: { modelId: string; embedding: Float32Array }[] }>();
+  const voiceprints = new Map<
+    number,
+    { orgId: number; samples: { modelId: string; embedding: Float32Array }[] }
+  >();
   for (const row of await sampleModelCounts(database.db, values.org)) {
     const entry = voiceprints.get(row.voiceprint_id) ?? { orgId: row.org_id, samples: [] };
-    for (let i = 0; i < Number(row.samples); i++) entry.samples.push({ modelId: row.model_id, embedding: new Float32Array(0) });
+    for (let i = 0; i < Number(row.samples); i++)
+      entry.samples.push({ modelId: row.model_id, embedding: new Float32Array(0) });
     voiceprints.set(row.voiceprint_id, entry);
   }
   const counts = new Map<string, VoiceprintModelCount>();
@@ -48,10 +67,13 @@ export async function voiceprintModels(options: unknown, database: Database, con
     if (samples.some((s) => s.modelId !== defaultModel.name)) count.upgrading++;
     counts.set(key, count);
   }
-  const results = [...counts.values()].sort((a, b) => a.org_id - b.org_id || a.model.localeCompare(b.model));
+  const results = [...counts.values()].sort(
+    (a, b) => a.org_id - b.org_id || a.model.localeCompare(b.model),
+  );
   if (values.json) return printJson(io, { default_model: defaultModel.name, results });
   printLine(io, `Default speaker model: ${defaultModel.name}`);
   if (results.length === 0) return printLine(io, 'No voiceprints.');
   printLine(io, 'ORG\tMODEL\tVOICEPRINTS\tUPGRADING');
-  for (const r of results) printLine(io, `${r.org_id}\t${r.model}\t${r.voiceprints}\t${r.upgrading}`);
+  for (const r of results)
+    printLine(io, `${r.org_id}\t${r.model}\t${r.voiceprints}\t${r.upgrading}`);
 }

@@ -1,7 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type Transaction } from 'kysely';
+import {
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  type SqliteDatabase,
+  type Transaction,
+} from 'kysely';
 import pg from 'pg';
 import type { DB } from './types.js';
 
@@ -44,7 +50,8 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
         statements.delete(sql);
       } else {
         statement = sqlite.prepare(sql);
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+        if (statements.size >= STATEMENT_CACHE_SIZE)
+          statements.delete(statements.keys().next().value!);
       }
       statements.set(sql, statement);
       return statement;
@@ -72,7 +79,9 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     sqlite.pragma('secure_delete = ON');
     // LIKE filters are case-sensitive on PostgreSQL; make SQLite agree.
     sqlite.pragma('case_sensitive_like = ON');
-    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    const db = new Kysely<DB>({
+      dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    });
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
   const pool = new pg.Pool({

@@ -53,5 +53,8 @@ export interface MigrationState {
 
 /** Every known migration and whether it has run; changes nothing. */
 export async function migrationStatus(db: Kysely<DB>): Promise<MigrationState[]> {
-  return (await createMigrator(db).getMigrations()).map((m) => ({ name: m.name, executedAt: m.executedAt ?? null }));
+  return (await createMigrator(db).getMigrations()).map((m) => ({
+    name: m.name,
+    executedAt: m.executedAt ?? null,
+  }));
 }

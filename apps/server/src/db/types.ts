@@ -1,4 +1,11 @@
-import type { EnrollmentModeSchema, FailureReason, JobStatusSchema, RequestRecordSchema, VerificationResultSchema, WebhookDeliverySchema } from '@voxkey/contract';
+import type {
+  EnrollmentModeSchema,
+  FailureReason,
+  JobStatusSchema,
+  RequestRecordSchema,
+  VerificationResultSchema,
+  WebhookDeliverySchema,
+} from '@voxkey/contract';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { z } from 'zod';
 

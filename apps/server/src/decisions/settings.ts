@@ -12,7 +12,10 @@ export interface DecisionSettings {
 }
 
 /** Read when a decision is made (a job runs, a stream starts), so a change applies to requests still queued. */
-export async function loadDecisionSettings(deps: Pick<AppDeps, 'database' | 'config'>, orgId: number): Promise<DecisionSettings> {
+export async function loadDecisionSettings(
+  deps: Pick<AppDeps, 'database' | 'config'>,
+  orgId: number,
+): Promise<DecisionSettings> {
   const row = await findSettings(deps.database.db, orgId);
   return {
     matchThreshold: row?.match_threshold ?? deps.config.MATCH_THRESHOLD,

@@ -2,7 +2,11 @@ import type { Voiceprint } from '@voxkey/engine';
 import type { UserRow, VoiceprintRow } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
 import { findUserByExternalId } from '../repositories/users.js';
-import { findVoiceprint, listSamples, sampleRecordingQuality } from '../repositories/voiceprints.js';
+import {
+  findVoiceprint,
+  listSamples,
+  sampleRecordingQuality,
+} from '../repositories/voiceprints.js';
 import { openEmbedding } from '../security/voiceprints.js';
 
 /** Whom a verification compares with: the user, their voiceprint and its samples, opened. */
@@ -14,7 +18,11 @@ export interface VerificationSubject {
 }
 
 /** The subject of a verification of `externalId`; undefined when the user, their voiceprint or its samples are missing. */
-export async function loadVerificationSubject(deps: Pick<AppDeps, 'database' | 'sealer'>, orgId: number, externalId: string): Promise<VerificationSubject | undefined> {
+export async function loadVerificationSubject(
+  deps: Pick<AppDeps, 'database' | 'sealer'>,
+  orgId: number,
+  externalId: string,
+): Promise<VerificationSubject | undefined> {
   const db = deps.database.db;
   const user = await findUserByExternalId(db, orgId, externalId);
   const voiceprint = user ? await findVoiceprint(db, orgId, user.id) : undefined;
@@ -23,7 +31,12 @@ export async function loadVerificationSubject(deps: Pick<AppDeps, 'database' | '
   if (rows.length === 0) return undefined;
   const samples = rows.map((sample) => ({
     modelId: sample.model_id,
-    embedding: openEmbedding(deps.sealer, { orgId, userId: user.id, modelId: sample.model_id }, sample.sealed_embedding, sample.seal_version),
+    embedding: openEmbedding(
+      deps.sealer,
+      { orgId, userId: user.id, modelId: sample.model_id },
+      sample.sealed_embedding,
+      sample.seal_version,
+    ),
     quality: sampleRecordingQuality(sample),
   }));
   return { user, voiceprint, samples };

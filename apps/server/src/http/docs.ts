@@ -27,21 +27,19 @@ button:has([data-testid="auth-indicator"]) { flex: 1 0 auto !important; }
 `;
 
 function renderDocsPage(scriptUrl: string): string {
-  return getHtmlDocument(
-    {
-      url: '/openapi.json',
-      pageTitle: 'Voxkey API reference',
-      cdn: scriptUrl,
-      // Nothing from elsewhere: system fonts, no telemetry, no AI agent, no request proxy.
-      withDefaultFonts: false,
-      telemetry: false,
-      agent: { disabled: true },
-      mcp: { disabled: true },
-      showDeveloperTools: 'never',
-      customCss: AUTH_HEADER_CSS,
-      _integration: 'hono',
-    } as Parameters<typeof getHtmlDocument>[0],
-  );
+  return getHtmlDocument({
+    url: '/openapi.json',
+    pageTitle: 'Voxkey API reference',
+    cdn: scriptUrl,
+    // Nothing from elsewhere: system fonts, no telemetry, no AI agent, no request proxy.
+    withDefaultFonts: false,
+    telemetry: false,
+    agent: { disabled: true },
+    mcp: { disabled: true },
+    showDeveloperTools: 'never',
+    customCss: AUTH_HEADER_CSS,
+    _integration: 'hono',
+  } as Parameters<typeof getHtmlDocument>[0]);
 }
 
 /** A hash source for every inline script, so the policy needs no 'unsafe-inline' for scripts. */

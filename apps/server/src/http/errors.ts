@@ -23,7 +23,8 @@ function fromHttpException(err: HTTPException): ApiError {
   }
   if (err.status === 413) return new ApiError('payload_too_large', 'Request body is too large');
   // zod-openapi's media-type gate: a route with a required JSON body got none, or another type.
-  if (err.status === 415) return new ApiError('unsupported_media_type', 'Content-Type must be application/json');
+  if (err.status === 415)
+    return new ApiError('unsupported_media_type', 'Content-Type must be application/json');
   if (err.status === 401) return new ApiError('unauthorized', INVALID_CREDENTIALS);
   const known = CODE_BY_STATUS[err.status];
   if (known) return new ApiError(known, err.message || 'Request failed');
@@ -40,7 +41,11 @@ export function createErrorHandler(report: ErrorReporter): ErrorHandler {
     if (err instanceof ApiError) apiError = err;
     else if (err instanceof HTTPException) apiError = fromHttpException(err);
     else {
-      report(err, { method: c.req.method, path: c.req.path, reqId: c.get('requestId') as string | undefined });
+      report(err, {
+        method: c.req.method,
+        path: c.req.path,
+        reqId: c.get('requestId') as string | undefined,
+      });
       apiError = new ApiError('internal_error', 'Internal server error');
     }
     for (const [name, value] of Object.entries(apiError.headers)) c.header(name, value);

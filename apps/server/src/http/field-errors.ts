@@ -1,4 +1,9 @@
-import { type FieldErrorCode, fieldErrorCodeNames, REQUIRED_MESSAGE, UUID_V4_PATTERN } from '@voxkey/contract';
+import {
+  type FieldErrorCode,
+  fieldErrorCodeNames,
+  REQUIRED_MESSAGE,
+  UUID_V4_PATTERN,
+} from '@voxkey/contract';
 import type { ZodError } from 'zod';
 import type { FieldError } from '../errors.js';
 
@@ -23,10 +28,14 @@ export function fieldErrorCode(issue: Issue): FieldErrorCode {
     case 'too_big':
       return byLength(issue.origin, 'too_long');
     case 'invalid_format':
-      return issue.format === 'uuid' || (issue.format === 'regex' && issue.pattern === UUID_PATTERN) ? 'invalid_uuid' : 'invalid_format';
+      return issue.format === 'uuid' || (issue.format === 'regex' && issue.pattern === UUID_PATTERN)
+        ? 'invalid_uuid'
+        : 'invalid_format';
     case 'custom': {
       const code = (issue.params as { code?: unknown } | undefined)?.code;
-      return typeof code === 'string' && KNOWN_CODES.has(code) ? (code as FieldErrorCode) : 'invalid_value';
+      return typeof code === 'string' && KNOWN_CODES.has(code)
+        ? (code as FieldErrorCode)
+        : 'invalid_value';
     }
     default:
       return 'invalid_value';
@@ -46,12 +55,14 @@ export function toFieldErrors(error: ZodError, target: string): FieldError[] {
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
       const prefix = issue.path.length ? `${issue.path.join('.')}.` : '';
-      for (const key of issue.keys) errors.push({ field: `${prefix}${key}`, code: 'unknown_field', message: 'Unknown field' });
+      for (const key of issue.keys)
+        errors.push({ field: `${prefix}${key}`, code: 'unknown_field', message: 'Unknown field' });
       continue;
     }
     const field = fieldName(issue, target);
     // One entry per field, except that each faulty `filter` condition (a custom check) is named on its own.
-    const key = issue.code === 'custom' && field === 'filter' ? `${field}\u0000${issue.message}` : field;
+    const key =
+      issue.code === 'custom' && field === 'filter' ? `${field}\u0000${issue.message}` : field;
     if (seen.has(key)) continue;
     seen.add(key);
     errors.push({ field, code: fieldErrorCode(issue), message: issue.message });

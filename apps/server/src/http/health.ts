@@ -29,33 +29,58 @@ export function createHealthRoutes(deps: AppDeps, options: HealthOptions = {}) {
     // A stuck engine thread (the watchdog's verdict) takes the process out of rotation until it restarts.
     const engineDegraded = deps.engineHealth?.() === 'degraded';
     if (!options.engineReady) {
-      if (!databaseUp) return c.json({ status: 'unavailable', code: 503, message: 'Database unreachable' }, 503);
+      if (!databaseUp)
+        return c.json({ status: 'unavailable', code: 503, message: 'Database unreachable' }, 503);
       if (engineDegraded) return c.json({ status: 'degraded', engine: 'degraded', voice }, 503);
       // Still ready for the rest of the API when this process cannot process voice; the body says so.
-      return c.json({ status: 'ready', voice, ...(deps.engineHealth ? { engine: deps.engineHealth() } : {}) });
+      return c.json({
+        status: 'ready',
+        voice,
+        ...(deps.engineHealth ? { engine: deps.engineHealth() } : {}),
+      });
     }
     const engineUp = options.engineReady() && !engineDegraded;
-    const checks = { database: databaseUp ? 'ok' : 'unreachable', engine: engineDegraded ? 'degraded' : engineUp ? 'ok' : voice };
+    const checks = {
+      database: databaseUp ? 'ok' : 'unreachable',
+      engine: engineDegraded ? 'degraded' : engineUp ? 'ok' : voice,
+    };
     if (databaseUp && engineUp) return c.json({ status: 'ready', checks });
-    return c.json({ status: engineDegraded ? 'degraded' : 'unavailable', code: 503, message: databaseUp ? 'Engine unavailable' : 'Database unreachable', checks }, 503);
+    return c.json(
+      {
+        status: engineDegraded ? 'degraded' : 'unavailable',
+        code: 503,
+        message: databaseUp ? 'Engine unavailable' : 'Database unreachable',
+        checks,
+      },
+      503,
+    );
   });
 
   routes.get('/metrics', async (c) => {
     if (!deps.config.METRICS_ENABLED) throw ApiError.notFound('Route');
-    if (deps.config.METRICS_TOKEN && !bearerMatches(c.req.header('authorization'), deps.config.METRICS_TOKEN)) {
-      throw new ApiError('unauthorized', INVALID_CREDENTIALS, { headers: { 'WWW-Authenticate': 'Bearer' } });
+    if (
+      deps.config.METRICS_TOKEN &&
+      !bearerMatches(c.req.header('authorization'), deps.config.METRICS_TOKEN)
+    ) {
+      throw new ApiError('unauthorized', INVALID_CREDENTIALS, {
+        headers: { 'WWW-Authenticate': 'Bearer' },
+      });
     }
     const { metrics } = deps.observability;
     const queue = await queueStats(deps.database.db);
     metrics.queueDepth.set({ status: 'queued' }, queue.queued);
     metrics.queueDepth.set({ status: 'processing' }, queue.processing);
-    metrics.queueOldestAge.set(queue.oldestQueuedAt ? (Date.now() - Date.parse(queue.oldestQueuedAt)) / 1000 : 0);
+    metrics.queueOldestAge.set(
+      queue.oldestQueuedAt ? (Date.now() - Date.parse(queue.oldestQueuedAt)) / 1000 : 0,
+    );
     const pool = deps.observability.poolStats?.();
     if (pool) {
       metrics.poolUtilization.set(pool.utilization);
       metrics.poolQueue.set(pool.queueSize);
     }
-    return c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType });
+    return c.body(await metrics.registry.metrics(), 200, {
+      'Content-Type': metrics.registry.contentType,
+    });
   });
 
   return routes;

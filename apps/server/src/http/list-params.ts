@@ -14,11 +14,16 @@ export interface RawListQuery {
  * Turns the list query, already validated by the contract, into a repository query.
  * (A problem here would mean the contract and the server disagree on a field: a 400, never a 500.)
  */
-export function parseListQuery(raw: RawListQuery, filterFields: FieldTypes, sortFields: readonly string[]): ListQuery {
+export function parseListQuery(
+  raw: RawListQuery,
+  filterFields: FieldTypes,
+  sortFields: readonly string[],
+): ListQuery {
   const conditions = filterList(raw.filter).map((f) => parseFilter(f, filterFields));
   const sort = parseSort(raw.sort, sortFields);
   const badFilter = conditions.find((c) => 'error' in c);
-  if (badFilter && 'error' in badFilter) throw ApiError.field('filter', 'invalid_filter', badFilter.error);
+  if (badFilter && 'error' in badFilter)
+    throw ApiError.field('filter', 'invalid_filter', badFilter.error);
   if ('error' in sort) throw ApiError.field('sort', 'invalid_sort', sort.error);
   return {
     conditions: conditions.filter((c) => !('error' in c)) as ListQuery['conditions'],

@@ -9,7 +9,8 @@ export function createRouter() {
   return new OpenAPIHono<AppEnv>({
     strict: true,
     defaultHook: (result) => {
-      if (!result.success) throw ApiError.validation(toFieldErrors(result.error as ZodError, result.target));
+      if (!result.success)
+        throw ApiError.validation(toFieldErrors(result.error as ZodError, result.target));
     },
   });
 }

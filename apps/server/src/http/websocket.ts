@@ -30,7 +30,10 @@ function toRequest(incoming: IncomingMessage): Request {
     if (value === undefined) continue;
     headers.set(key, Array.isArray(value) ? value.join(', ') : value);
   }
-  return new Request(new URL(incoming.url ?? '/', `http://${incoming.headers.host ?? 'localhost'}`), { headers });
+  return new Request(
+    new URL(incoming.url ?? '/', `http://${incoming.headers.host ?? 'localhost'}`),
+    { headers },
+  );
 }
 
 /** A refusal written on the raw socket: the app's status, headers and JSON body, as the REST API answers. */
@@ -40,22 +43,29 @@ async function refuse(socket: Duplex, response: Response): Promise<void> {
   const reason = response.statusText || STATUS_CODES[response.status] || 'Error';
   const lines = [`HTTP/1.1 ${response.status} ${reason}`];
   response.headers.forEach((value, key) => {
-    if (!['connection', 'content-length', 'transfer-encoding'].includes(key)) lines.push(`${key}: ${value}`);
+    if (!['connection', 'content-length', 'transfer-encoding'].includes(key))
+      lines.push(`${key}: ${value}`);
   });
   lines.push('Connection: close', `Content-Length: ${body.length}`);
-  if (!socket.destroyed) socket.end(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), body]));
+  if (!socket.destroyed)
+    socket.end(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), body]));
 }
 
 /**
  * Runs every WebSocket upgrade through the app (token, rate limit, organisation, the route's own
  * checks) before the handshake completes; only a route that fills `websocket.accept` gets a socket.
  */
-export function attachWebSockets(server: ServerType, app: FetchApp, onError: (err: unknown) => void) {
+export function attachWebSockets(
+  server: ServerType,
+  app: FetchApp,
+  onError: (err: unknown) => void,
+) {
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: HARD_MAX_PAYLOAD,
     // Never echo the bearer entry: the server speaks voxkey.v1 or nothing.
-    handleProtocols: (protocols) => (protocols.has(STREAM_SUBPROTOCOL) ? STREAM_SUBPROTOCOL : false),
+    handleProtocols: (protocols) =>
+      protocols.has(STREAM_SUBPROTOCOL) ? STREAM_SUBPROTOCOL : false,
   });
   (server as Server).on('upgrade', (incoming: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => {});

@@ -29,15 +29,20 @@ export function createLogger(level: string, destination: 1 | 2 = 1): Logger {
   // A silent logger writes nothing, so it gets no batch and no flush timer (tests create one per context).
   const stream =
     destination === 1 && level !== 'silent'
-      ? pino.destination({ fd: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_INTERVAL_MS })
+      ? pino.destination({
+          fd: 1,
+          sync: false,
+          minLength: LOG_BATCH_BYTES,
+          periodicFlush: LOG_FLUSH_INTERVAL_MS,
+        })
       : pino.destination({ fd: destination, sync: true });
   return pino(
     {
-    level,
-    base: { service: 'voxkey', pid: process.pid },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: REDACT, censor: '[redacted]' },
-    formatters: { level: (label) => ({ level: label }) },
+      level,
+      base: { service: 'voxkey', pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: REDACT, censor: '[redacted]' },
+      formatters: { level: (label) => ({ level: label }) },
     },
     stream,
   );

@@ -7,7 +7,11 @@ import { columnsOf, type ListQuery, type ListResult, listRows } from './list-que
 export function toPlan(row: PlanRow) {
   return {
     id: row.id,
-    details: { name: row.name, monthly_calls_included: row.monthly_calls_included, overage_rate_gbp: Number(row.overage_rate_gbp) },
+    details: {
+      name: row.name,
+      monthly_calls_included: row.monthly_calls_included,
+      overage_rate_gbp: Number(row.overage_rate_gbp),
+    },
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -53,35 +57,69 @@ export function findPlanByName(db: Executor, name: string): Promise<PlanRow | un
 }
 
 /** The plan of the organisation's subscription active on `day` (YYYY-MM-DD), the latest-started if several. */
-export function findCurrentPlan(db: Executor, orgId: number, day: string): Promise<PlanRow | undefined> {
+export function findCurrentPlan(
+  db: Executor,
+  orgId: number,
+  day: string,
+): Promise<PlanRow | undefined> {
   return db
     .selectFrom('subscriptions')
     .innerJoin('plans', 'plans.id', 'subscriptions.plan_id')
     .selectAll('plans')
     .where('subscriptions.org_id', '=', orgId)
     .where('subscriptions.start_date', '<=', day)
-    .where((eb) => eb.or([eb('subscriptions.end_date', 'is', null), eb('subscriptions.end_date', '>=', day)]))
+    .where((eb) =>
+      eb.or([eb('subscriptions.end_date', 'is', null), eb('subscriptions.end_date', '>=', day)]),
+    )
     .orderBy('subscriptions.start_date', 'desc')
     .orderBy('subscriptions.id', 'desc')
     .limit(1)
     .executeTakeFirst();
 }
 
-export async function insertSubscription(db: Executor, values: { orgId: number; planId: number; startDate: string }): Promise<SubscriptionRow> {
+export async function insertSubscription(
+  db: Executor,
+  values: { orgId: number; planId: number; startDate: string },
+): Promise<SubscriptionRow> {
   const now = nowIso();
   return db
     .insertInto('subscriptions')
-    .values({ org_id: values.orgId, plan_id: values.planId, start_date: values.startDate, end_date: null, created_at: now, updated_at: now })
+    .values({
+      org_id: values.orgId,
+      plan_id: values.planId,
+      start_date: values.startDate,
+      end_date: null,
+      created_at: now,
+      updated_at: now,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
-export function findSubscription(db: Executor, orgId: number, id: number): Promise<SubscriptionRow | undefined> {
-  return db.selectFrom('subscriptions').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+export function findSubscription(
+  db: Executor,
+  orgId: number,
+  id: number,
+): Promise<SubscriptionRow | undefined> {
+  return db
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
-export function findInvoice(db: Executor, orgId: number, id: number): Promise<InvoiceRow | undefined> {
-  return db.selectFrom('invoices').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+export function findInvoice(
+  db: Executor,
+  orgId: number,
+  id: number,
+): Promise<InvoiceRow | undefined> {
+  return db
+    .selectFrom('invoices')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 /** Subscriptions active on at least one day between the two dates (inclusive), with their plan's terms. */
@@ -89,15 +127,35 @@ export function subscriptionsActiveBetween(db: Executor, firstDay: string, lastD
   return db
     .selectFrom('subscriptions')
     .innerJoin('plans', 'plans.id', 'subscriptions.plan_id')
-    .select(['subscriptions.id as sub_id', 'subscriptions.org_id', 'plans.name as plan_name', 'plans.monthly_calls_included', 'plans.overage_rate_gbp'])
+    .select([
+      'subscriptions.id as sub_id',
+      'subscriptions.org_id',
+      'plans.name as plan_name',
+      'plans.monthly_calls_included',
+      'plans.overage_rate_gbp',
+    ])
     .where('subscriptions.start_date', '<=', lastDay)
-    .where((eb) => eb.or([eb('subscriptions.end_date', 'is', null), eb('subscriptions.end_date', '>=', firstDay)]))
+    .where((eb) =>
+      eb.or([
+        eb('subscriptions.end_date', 'is', null),
+        eb('subscriptions.end_date', '>=', firstDay),
+      ]),
+    )
     .orderBy('subscriptions.id')
     .execute();
 }
 
-export function findInvoiceForPeriod(db: Executor, subId: number, period: string): Promise<Pick<InvoiceRow, 'id'> | undefined> {
-  return db.selectFrom('invoices').select('id').where('sub_id', '=', subId).where('period', '=', period).executeTakeFirst();
+export function findInvoiceForPeriod(
+  db: Executor,
+  subId: number,
+  period: string,
+): Promise<Pick<InvoiceRow, 'id'> | undefined> {
+  return db
+    .selectFrom('invoices')
+    .select('id')
+    .where('sub_id', '=', subId)
+    .where('period', '=', period)
+    .executeTakeFirst();
 }
 
 export async function lastInvoiceSequence(db: Executor, orgId: number): Promise<number> {
@@ -111,7 +169,17 @@ export async function lastInvoiceSequence(db: Executor, orgId: number): Promise<
 
 export async function insertInvoice(
   db: Executor,
-  values: Pick<InvoiceRow, 'org_id' | 'sub_id' | 'invoice_sequence' | 'period' | 'monthly_verifications' | 'overage_calls' | 'amount_gbp' | 'file_ref'>,
+  values: Pick<
+    InvoiceRow,
+    | 'org_id'
+    | 'sub_id'
+    | 'invoice_sequence'
+    | 'period'
+    | 'monthly_verifications'
+    | 'overage_calls'
+    | 'amount_gbp'
+    | 'file_ref'
+  >,
 ): Promise<InvoiceRow> {
   const now = nowIso();
   return db

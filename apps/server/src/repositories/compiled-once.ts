@@ -10,7 +10,9 @@ import type { Executor } from '../db/connection.js';
  * with a unique stand-in object for each value and checked, so a builder that inlines, converts or
  * reorders a value fails on its first call instead of binding the wrong value later.
  */
-export function compiledOnce<A extends readonly unknown[], O>(build: (db: Executor, ...values: A) => Compilable<O>) {
+export function compiledOnce<A extends readonly unknown[], O>(
+  build: (db: Executor, ...values: A) => Compilable<O>,
+) {
   const compiled = new WeakMap<Executor, CompiledQuery<O>>();
   return async (db: Executor, ...values: A): Promise<O[]> => {
     let query = compiled.get(db);
@@ -19,7 +21,9 @@ export function compiledOnce<A extends readonly unknown[], O>(build: (db: Execut
       query = build(db, ...(standIns as unknown as A)).compile();
       const { parameters } = query;
       if (parameters.length !== values.length || parameters.some((p, i) => p !== standIns[i])) {
-        throw new Error(`compiledOnce: the query's parameters must be its values in order (${query.sql})`);
+        throw new Error(
+          `compiledOnce: the query's parameters must be its values in order (${query.sql})`,
+        );
       }
       compiled.set(db, query);
     }

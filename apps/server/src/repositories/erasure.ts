@@ -3,7 +3,9 @@ import type { Executor } from '../db/connection.js';
 import type { DB, FailureReason } from '../db/types.js';
 import { nowIso } from './clock.js';
 
-type JobFilter = (eb: ExpressionBuilder<DB, 'jobs'>) => ReturnType<ExpressionBuilder<DB, 'jobs'>['and']>;
+type JobFilter = (
+  eb: ExpressionBuilder<DB, 'jobs'>,
+) => ReturnType<ExpressionBuilder<DB, 'jobs'>['and']>;
 
 /**
  * Erases the personal data of the jobs `filter` selects: their webhook deliveries are deleted
@@ -12,14 +14,24 @@ type JobFilter = (eb: ExpressionBuilder<DB, 'jobs'>) => ReturnType<ExpressionBui
  * `erased:<job id>`; fingerprints, user id, scores and results are cleared; GETs answer 404.
  * Jobs still queued or processing end as `failed` with `user_deleted`, so no worker sends them.
  */
-export async function eraseJobs(db: Executor, filter: JobFilter, options: { inFlightReason?: FailureReason } = {}): Promise<number> {
+export async function eraseJobs(
+  db: Executor,
+  filter: JobFilter,
+  options: { inFlightReason?: FailureReason } = {},
+): Promise<number> {
   const now = nowIso();
   const selected = db.selectFrom('jobs').select('id').where(filter).where('erased_at', 'is', null);
   await db.deleteFrom('webhook_deliveries').where('job_id', 'in', selected).execute();
   if (options.inFlightReason) {
     await db
       .updateTable('jobs')
-      .set({ status: 'failed', failure_reason: options.inFlightReason, lease_owner: null, lease_expires_at: null, completed_at: now })
+      .set({
+        status: 'failed',
+        failure_reason: options.inFlightReason,
+        lease_owner: null,
+        lease_expires_at: null,
+        completed_at: now,
+      })
       .where(filter)
       .where('status', 'in', ['queued', 'processing'])
       .execute();
@@ -51,16 +63,25 @@ export async function eraseJobs(db: Executor, filter: JobFilter, options: { inFl
 
 /** Every job about one user of an organisation: by its user id or by its external id (requests for it before or after enrolment). */
 export function jobsOfUser(orgId: number, userId: number, externalId: string): JobFilter {
-  return (eb) => eb.and([eb('org_id', '=', orgId), eb.or([eb('user_id', '=', userId), eb('external_id', '=', externalId)])]);
+  return (eb) =>
+    eb.and([
+      eb('org_id', '=', orgId),
+      eb.or([eb('user_id', '=', userId), eb('external_id', '=', externalId)]),
+    ]);
 }
 
 /** Finished jobs (and so their deliveries) older than the retention period. */
 export function jobsFinishedBefore(cutoffIso: string): JobFilter {
-  return (eb) => eb.and([eb('status', 'in', ['completed', 'failed']), eb('completed_at', '<', cutoffIso)]);
+  return (eb) =>
+    eb.and([eb('status', 'in', ['completed', 'failed']), eb('completed_at', '<', cutoffIso)]);
 }
 
 /** Deliveries that reached a final state before the cutoff and whose job is otherwise kept. */
 export async function purgeFinishedDeliveries(db: Executor, cutoffIso: string): Promise<number> {
-  const purged = await db.deleteFrom('webhook_deliveries').where('status', 'in', ['delivered', 'failed']).where('updated_at', '<', cutoffIso).executeTakeFirst();
+  const purged = await db
+    .deleteFrom('webhook_deliveries')
+    .where('status', 'in', ['delivered', 'failed'])
+    .where('updated_at', '<', cutoffIso)
+    .executeTakeFirst();
   return Number(purged.numDeletedRows);
 }

@@ -1,7 +1,15 @@
 import type { AudioInfo, RecordingQuality } from '@voxkey/engine';
 import { type ExpressionBuilder, sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
-import type { DB, EnrollmentMode, FailureReason, JobKind, JobRow, JobStatus, VerificationResult } from '../db/types.js';
+import type {
+  DB,
+  EnrollmentMode,
+  FailureReason,
+  JobKind,
+  JobRow,
+  JobStatus,
+  VerificationResult,
+} from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
 import { takeTurn } from './queue-turns.js';
 import { parseRecordingQuality, recordingQualityFields } from './recording-quality.js';
@@ -32,7 +40,10 @@ export interface Recording {
  */
 export function jobRecording(row: JobRow): { bytes: Uint8Array; info: AudioInfo | null } | null {
   if (!row.audio) return null;
-  return { bytes: row.audio, info: row.audio_info ? (JSON.parse(row.audio_info) as AudioInfo) : null };
+  return {
+    bytes: row.audio,
+    info: row.audio_info ? (JSON.parse(row.audio_info) as AudioInfo) : null,
+  };
 }
 
 export function toRequestRecord(row: JobRow) {
@@ -55,8 +66,12 @@ export function toRequestRecord(row: JobRow) {
     deepfake_score: row.deepfake_score,
     match_threshold: row.match_threshold,
     deepfake_threshold: row.deepfake_threshold,
-    models: row.speaker_model && row.spoof_model ? { speaker: row.speaker_model, spoof: row.spoof_model } : null,
-    voiceprint_upgraded: row.voiceprint_upgraded === null ? null : fromFlag(row.voiceprint_upgraded),
+    models:
+      row.speaker_model && row.spoof_model
+        ? { speaker: row.speaker_model, spoof: row.spoof_model }
+        : null,
+    voiceprint_upgraded:
+      row.voiceprint_upgraded === null ? null : fromFlag(row.voiceprint_upgraded),
     recording_quality: recordingQualityOfRow(row),
   };
 }
@@ -79,7 +94,11 @@ export async function insertJob(db: Executor, job: NewJob): Promise<JobRow> {
       language: job.language,
       device_fingerprint: job.deviceFingerprint,
       device_type: job.deviceType,
-      audio: Buffer.from(job.recording.bytes.buffer, job.recording.bytes.byteOffset, job.recording.bytes.byteLength),
+      audio: Buffer.from(
+        job.recording.bytes.buffer,
+        job.recording.bytes.byteOffset,
+        job.recording.bytes.byteLength,
+      ),
       audio_info: JSON.stringify(job.recording.info),
       mode: job.kind === 'enrollment' ? (job.mode ?? 'new') : null,
       status: 'queued',
@@ -92,11 +111,24 @@ export async function insertJob(db: Executor, job: NewJob): Promise<JobRow> {
     .executeTakeFirstOrThrow();
 }
 
-export function findJobByRequest(db: Executor, orgId: number, requestUuid: string): Promise<JobRow | undefined> {
-  return db.selectFrom('jobs').selectAll().where('org_id', '=', orgId).where('request_uuid', '=', requestUuid).executeTakeFirst();
+export function findJobByRequest(
+  db: Executor,
+  orgId: number,
+  requestUuid: string,
+): Promise<JobRow | undefined> {
+  return db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('request_uuid', '=', requestUuid)
+    .executeTakeFirst();
 }
 
-export function findEnrolmentInFlight(db: Executor, orgId: number, externalId: string): Promise<JobRow | undefined> {
+export function findEnrolmentInFlight(
+  db: Executor,
+  orgId: number,
+  externalId: string,
+): Promise<JobRow | undefined> {
   return db
     .selectFrom('jobs')
     .selectAll()
@@ -127,12 +159,20 @@ const ADMISSION_LOCK_KEY = 0x766f786b;
  * PostgreSQL: a transaction-scoped advisory lock. SQLite: a no-op write takes the database's
  * single write lock at once (a deferred transaction would only take it at the insert).
  */
-export async function lockJobAdmissions(db: Executor, dialect: Dialect, orgId: number): Promise<void> {
+export async function lockJobAdmissions(
+  db: Executor,
+  dialect: Dialect,
+  orgId: number,
+): Promise<void> {
   if (dialect === 'postgres') {
     await sql`select pg_advisory_xact_lock(${ADMISSION_LOCK_KEY})`.execute(db);
     return;
   }
-  await db.updateTable('organisations').set((eb) => ({ updated_at: eb.ref('updated_at') })).where('id', '=', orgId).execute();
+  await db
+    .updateTable('organisations')
+    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+    .where('id', '=', orgId)
+    .execute();
 }
 
 /** Queued and due, or processing with an expired lease (its worker died). */
@@ -153,16 +193,30 @@ function runnable(now: string) {
  * unlocked job of any organisation is taken instead. SQLite has a single writer, so the UPDATE
  * is atomic as it is.
  */
-export async function claimJob(db: Executor, dialect: Dialect, owner: string, leaseMs: number): Promise<JobRow | undefined> {
+export async function claimJob(
+  db: Executor,
+  dialect: Dialect,
+  owner: string,
+  leaseMs: number,
+): Promise<JobRow | undefined> {
   const now = nowIso();
   const claimed =
     (await claimWhere(db, dialect, owner, leaseMs, now, 'next-organisation')) ??
-    (dialect === 'postgres' ? await claimWhere(db, dialect, owner, leaseMs, now, 'any-organisation') : undefined);
+    (dialect === 'postgres'
+      ? await claimWhere(db, dialect, owner, leaseMs, now, 'any-organisation')
+      : undefined);
   if (claimed) await takeTurn(db, 'job_claimed_at', claimed.org_id, now);
   return claimed;
 }
 
-function claimWhere(db: Executor, dialect: Dialect, owner: string, leaseMs: number, now: string, from: 'next-organisation' | 'any-organisation') {
+function claimWhere(
+  db: Executor,
+  dialect: Dialect,
+  owner: string,
+  leaseMs: number,
+  now: string,
+  from: 'next-organisation' | 'any-organisation',
+) {
   const nextOrganisation = db
     .selectFrom('jobs')
     .leftJoin('queue_turns', 'queue_turns.org_id', 'jobs.org_id')
@@ -215,7 +269,12 @@ export interface JobCompletion {
  * Records the outcome only if this worker still holds the lease, so a job completes exactly once
  * even when a slow worker and a reclaiming one race. The audio is dropped in the same write.
  */
-export async function completeJob(db: Executor, jobId: number, owner: string, outcome: JobCompletion): Promise<boolean> {
+export async function completeJob(
+  db: Executor,
+  jobId: number,
+  owner: string,
+  outcome: JobCompletion,
+): Promise<boolean> {
   const updated = await db
     .updateTable('jobs')
     .set({
@@ -237,7 +296,8 @@ export async function completeJob(db: Executor, jobId: number, owner: string, ou
       deepfake_threshold: outcome.deepfakeThreshold ?? null,
       speaker_model: outcome.models?.speaker ?? null,
       spoof_model: outcome.models?.spoof ?? null,
-      voiceprint_upgraded: outcome.voiceprintUpgraded == null ? null : toFlag(outcome.voiceprintUpgraded),
+      voiceprint_upgraded:
+        outcome.voiceprintUpgraded == null ? null : toFlag(outcome.voiceprintUpgraded),
       recording_quality: outcome.recordingQuality ? JSON.stringify(outcome.recordingQuality) : null,
       latency_ms: outcome.latencyMs,
       completed_at: outcome.completedAt,
@@ -251,22 +311,41 @@ export async function completeJob(db: Executor, jobId: number, owner: string, ou
 }
 
 /** Hands a claimed job back (e.g. on shutdown or a capacity error) to be retried after a delay. */
-export async function releaseJob(db: Executor, jobId: number, owner: string, delayMs: number): Promise<void> {
+export async function releaseJob(
+  db: Executor,
+  jobId: number,
+  owner: string,
+  delayMs: number,
+): Promise<void> {
   await db
     .updateTable('jobs')
-    .set({ status: 'queued', lease_owner: null, lease_expires_at: null, run_after: new Date(Date.now() + delayMs).toISOString(), updated_at: nowIso() })
+    .set({
+      status: 'queued',
+      lease_owner: null,
+      lease_expires_at: null,
+      run_after: new Date(Date.now() + delayMs).toISOString(),
+      updated_at: nowIso(),
+    })
     .where('id', '=', jobId)
     .where('status', '=', 'processing')
     .where('lease_owner', '=', owner)
     .execute();
 }
 
-export async function verificationStats(db: Executor, orgId: number, sinceIso: string): Promise<{ total: number; failed: number }> {
+export async function verificationStats(
+  db: Executor,
+  orgId: number,
+  sinceIso: string,
+): Promise<{ total: number; failed: number }> {
   const row = await db
     .selectFrom('jobs')
     .select((eb) => [
       eb.fn.countAll<number>().as('total'),
-      eb.fn.sum<number>(eb.case().when('result', 'in', ['rejected', 'inconclusive']).then(1).else(0).end()).as('failed'),
+      eb.fn
+        .sum<number>(
+          eb.case().when('result', 'in', ['rejected', 'inconclusive']).then(1).else(0).end(),
+        )
+        .as('failed'),
     ])
     .where('org_id', '=', orgId)
     .where('kind', '=', 'verification')
@@ -276,7 +355,12 @@ export async function verificationStats(db: Executor, orgId: number, sinceIso: s
   return { total: Number(row.total), failed: Number(row.failed ?? 0) };
 }
 
-export async function countVerificationsBetween(db: Executor, orgId: number, fromIso: string, toIso: string): Promise<number> {
+export async function countVerificationsBetween(
+  db: Executor,
+  orgId: number,
+  fromIso: string,
+  toIso: string,
+): Promise<number> {
   const row = await db
     .selectFrom('jobs')
     .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -288,19 +372,33 @@ export async function countVerificationsBetween(db: Executor, orgId: number, fro
   return Number(row.n);
 }
 
-export async function queueStats(db: Executor): Promise<{ queued: number; processing: number; oldestQueuedAt: string | null }> {
+export async function queueStats(
+  db: Executor,
+): Promise<{ queued: number; processing: number; oldestQueuedAt: string | null }> {
   const rows = await db
     .selectFrom('jobs')
-    .select((eb) => ['status', eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
+    .select((eb) => [
+      'status',
+      eb.fn.countAll<number>().as('n'),
+      eb.fn.min('created_at').as('oldest'),
+    ])
     .where('status', 'in', ['queued', 'processing'])
     .groupBy('status')
     .execute();
   const queued = rows.find((r) => r.status === 'queued');
   const processing = rows.find((r) => r.status === 'processing');
-  return { queued: Number(queued?.n ?? 0), processing: Number(processing?.n ?? 0), oldestQueuedAt: (queued?.oldest as string | undefined) ?? null };
+  return {
+    queued: Number(queued?.n ?? 0),
+    processing: Number(processing?.n ?? 0),
+    oldestQueuedAt: (queued?.oldest as string | undefined) ?? null,
+  };
 }
 
-export async function countJobsSince(db: Executor, orgId: number, sinceIso: string): Promise<number> {
+export async function countJobsSince(
+  db: Executor,
+  orgId: number,
+  sinceIso: string,
+): Promise<number> {
   const row = await db
     .selectFrom('jobs')
     .select((eb) => eb.fn.countAll<number>().as('n'))

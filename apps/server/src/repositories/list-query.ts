@@ -1,6 +1,12 @@
 import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 
-import type { FieldType, FieldTypes, FilterCondition, FilterOperator, SortOrder } from '@voxkey/contract';
+import type {
+  FieldType,
+  FieldTypes,
+  FilterCondition,
+  FilterOperator,
+  SortOrder,
+} from '@voxkey/contract';
 
 export interface FieldSpec {
   column: string;
@@ -10,7 +16,9 @@ export type FieldMap = Record<string, FieldSpec>;
 
 /** The contract's list fields are named after their columns. */
 export function columnsOf(fields: FieldTypes): FieldMap {
-  return Object.fromEntries(Object.entries(fields).map(([name, type]) => [name, { column: name, type }]));
+  return Object.fromEntries(
+    Object.entries(fields).map(([name, type]) => [name, { column: name, type }]),
+  );
 }
 
 export interface ListQuery {
@@ -26,7 +34,14 @@ export interface ListResult<T> {
   totalPages: number;
 }
 
-const SQL_OPERATOR: Record<FilterOperator, string> = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=', like: 'like' };
+const SQL_OPERATOR: Record<FilterOperator, string> = {
+  eq: '=',
+  gt: '>',
+  gte: '>=',
+  lt: '<',
+  lte: '<=',
+  like: 'like',
+};
 
 /** `like` patterns use only `%` as a wildcard: `_` and the escape character itself match literally. */
 function likePattern(value: string): string {
@@ -39,7 +54,8 @@ function column(spec: FieldSpec): Expression<unknown> {
 }
 
 function condition(spec: FieldSpec, filter: FilterCondition): Expression<SqlBool> {
-  if (filter.operator === 'like') return sql<SqlBool>`${column(spec)} like ${likePattern(String(filter.value))} escape '\\'`;
+  if (filter.operator === 'like')
+    return sql<SqlBool>`${column(spec)} like ${likePattern(String(filter.value))} escape '\\'`;
   return sql<SqlBool>`${column(spec)} ${sql.raw(SQL_OPERATOR[filter.operator])} ${filter.value}`;
 }
 

@@ -42,7 +42,10 @@ export interface NewOrganisationValues {
   vies?: string | null;
 }
 
-export async function insertOrganisation(db: Executor, values: NewOrganisationValues): Promise<OrganisationRow> {
+export async function insertOrganisation(
+  db: Executor,
+  values: NewOrganisationValues,
+): Promise<OrganisationRow> {
   const now = nowIso();
   return db
     .insertInto('organisations')
@@ -60,16 +63,26 @@ export async function insertOrganisation(db: Executor, values: NewOrganisationVa
     .executeTakeFirstOrThrow();
 }
 
-export function findOrganisation(db: Executor, orgId: number): Promise<OrganisationRow | undefined> {
+export function findOrganisation(
+  db: Executor,
+  orgId: number,
+): Promise<OrganisationRow | undefined> {
   return db.selectFrom('organisations').selectAll().where('id', '=', orgId).executeTakeFirst();
 }
 
 export async function countOrganisations(db: Executor): Promise<number> {
-  const row = await db.selectFrom('organisations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('organisations')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
-export function updateOrganisation(db: Executor, orgId: number, changes: OrganisationUpdate): Promise<OrganisationRow | undefined> {
+export function updateOrganisation(
+  db: Executor,
+  orgId: number,
+  changes: OrganisationUpdate,
+): Promise<OrganisationRow | undefined> {
   return db
     .updateTable('organisations')
     .set({ ...changes, updated_at: nowIso() })
@@ -98,7 +111,11 @@ export async function insertSettings(
 }
 
 export function findSettings(db: Executor, orgId: number): Promise<SettingsRow | undefined> {
-  return db.selectFrom('organisation_settings').selectAll().where('org_id', '=', orgId).executeTakeFirst();
+  return db
+    .selectFrom('organisation_settings')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .executeTakeFirst();
 }
 
 export function updateSettings(
@@ -116,12 +133,20 @@ export function updateSettings(
   return db
     .updateTable('organisation_settings')
     .set({
-      ...(changes.alertOnFailure !== undefined ? { alert_on_failure: toFlag(changes.alertOnFailure) } : {}),
+      ...(changes.alertOnFailure !== undefined
+        ? { alert_on_failure: toFlag(changes.alertOnFailure) }
+        : {}),
       ...(changes.callbackUrl !== undefined ? { callback_url: changes.callbackUrl } : {}),
       ...(changes.matchThreshold !== undefined ? { match_threshold: changes.matchThreshold } : {}),
-      ...(changes.deepfakeThreshold !== undefined ? { deepfake_threshold: changes.deepfakeThreshold } : {}),
-      ...(changes.enrollmentDeepfakeThreshold !== undefined ? { enrollment_deepfake_threshold: changes.enrollmentDeepfakeThreshold } : {}),
-      ...(changes.rejectDeepfakeEnrollments !== undefined ? { reject_deepfake_enrollments: toFlag(changes.rejectDeepfakeEnrollments) } : {}),
+      ...(changes.deepfakeThreshold !== undefined
+        ? { deepfake_threshold: changes.deepfakeThreshold }
+        : {}),
+      ...(changes.enrollmentDeepfakeThreshold !== undefined
+        ? { enrollment_deepfake_threshold: changes.enrollmentDeepfakeThreshold }
+        : {}),
+      ...(changes.rejectDeepfakeEnrollments !== undefined
+        ? { reject_deepfake_enrollments: toFlag(changes.rejectDeepfakeEnrollments) }
+        : {}),
       updated_at: nowIso(),
     })
     .where('org_id', '=', orgId)
@@ -133,12 +158,22 @@ export function updateSettings(
  * Takes the right to send a failure alert: succeeds for one caller only, and only when the last
  * alert is older than the cooldown (so several processes send one email).
  */
-export async function claimFailureAlert(db: Executor, orgId: number, nowIso: string, cooldownStartIso: string): Promise<boolean> {
+export async function claimFailureAlert(
+  db: Executor,
+  orgId: number,
+  nowIso: string,
+  cooldownStartIso: string,
+): Promise<boolean> {
   const claimed = await db
     .updateTable('organisation_settings')
     .set({ last_failure_alert_at: nowIso })
     .where('org_id', '=', orgId)
-    .where((eb) => eb.or([eb('last_failure_alert_at', 'is', null), eb('last_failure_alert_at', '<', cooldownStartIso)]))
+    .where((eb) =>
+      eb.or([
+        eb('last_failure_alert_at', 'is', null),
+        eb('last_failure_alert_at', '<', cooldownStartIso),
+      ]),
+    )
     .executeTakeFirst();
   return Number(claimed.numUpdatedRows) === 1;
 }

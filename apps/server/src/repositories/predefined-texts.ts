@@ -19,17 +19,35 @@ export function toPredefinedText(row: PredefinedTextRow) {
 
 const TEXT_FIELDS = columnsOf(TEXT_FILTER_FIELDS);
 
-export function listTexts(db: Executor, orgId: number, query: ListQuery): Promise<ListResult<PredefinedTextRow>> {
-  return listRows(db.selectFrom('predefined_texts').selectAll().where('org_id', '=', orgId), query, TEXT_FIELDS);
+export function listTexts(
+  db: Executor,
+  orgId: number,
+  query: ListQuery,
+): Promise<ListResult<PredefinedTextRow>> {
+  return listRows(
+    db.selectFrom('predefined_texts').selectAll().where('org_id', '=', orgId),
+    query,
+    TEXT_FIELDS,
+  );
 }
 
-const selectTextById = compiledOnce((db, orgId: number, id: number) => db.selectFrom('predefined_texts').selectAll().where('org_id', '=', orgId).where('id', '=', id));
+const selectTextById = compiledOnce((db, orgId: number, id: number) =>
+  db.selectFrom('predefined_texts').selectAll().where('org_id', '=', orgId).where('id', '=', id),
+);
 
-export async function findText(db: Executor, orgId: number, id: number): Promise<PredefinedTextRow | undefined> {
+export async function findText(
+  db: Executor,
+  orgId: number,
+  id: number,
+): Promise<PredefinedTextRow | undefined> {
   return (await selectTextById(db, orgId, id))[0];
 }
 
-export async function insertText(db: Executor, orgId: number, values: { language: string; text_code: number; text: string }): Promise<PredefinedTextRow> {
+export async function insertText(
+  db: Executor,
+  orgId: number,
+  values: { language: string; text_code: number; text: string },
+): Promise<PredefinedTextRow> {
   const now = nowIso();
   return db
     .insertInto('predefined_texts')
@@ -53,6 +71,15 @@ export function updateText(
     .executeTakeFirst();
 }
 
-export function deleteText(db: Executor, orgId: number, id: number): Promise<PredefinedTextRow | undefined> {
-  return db.deleteFrom('predefined_texts').where('org_id', '=', orgId).where('id', '=', id).returningAll().executeTakeFirst();
+export function deleteText(
+  db: Executor,
+  orgId: number,
+  id: number,
+): Promise<PredefinedTextRow | undefined> {
+  return db
+    .deleteFrom('predefined_texts')
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
 }

@@ -3,7 +3,12 @@ import type { Executor } from '../db/connection.js';
 export type TurnColumn = 'job_claimed_at' | 'delivery_claimed_at';
 
 /** Records that the organisation just had a job or a delivery claimed: it goes to the back of the line. */
-export async function takeTurn(db: Executor, column: TurnColumn, orgId: number, at: string): Promise<void> {
+export async function takeTurn(
+  db: Executor,
+  column: TurnColumn,
+  orgId: number,
+  at: string,
+): Promise<void> {
   await db
     .insertInto('queue_turns')
     .values({ org_id: orgId, [column]: at })

@@ -19,7 +19,13 @@ export interface TakeResult {
  * Token bucket in one atomic upsert, so every process sharing the database draws from the same
  * bucket: refill by elapsed time (capped at the burst), then take one token if there is one.
  */
-export async function takeToken(db: Executor, dialect: Dialect, key: string, limit: BucketLimit, nowMs = Date.now()): Promise<TakeResult> {
+export async function takeToken(
+  db: Executor,
+  dialect: Dialect,
+  key: string,
+  limit: BucketLimit,
+  nowMs = Date.now(),
+): Promise<TakeResult> {
   const min = dialect === 'postgres' ? sql.raw('least') : sql.raw('min');
   const refilled = sql`${min}(${limit.burst}, rate_limit_buckets.tokens + (${nowMs} - rate_limit_buckets.refilled_at_ms) * ${limit.ratePerSecond / 1000})`;
   const row = await db

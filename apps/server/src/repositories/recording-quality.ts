@@ -17,7 +17,15 @@ export function parseRecordingQuality(json: string | null): RecordingQuality | n
   if (!json) return null;
   try {
     const q = JSON.parse(json) as RecordingQuality;
-    return [q.netSpeechSeconds, q.snrDb, q.bandwidthHz, q.spectralHoleRatio, q.decayRateDbPerS].every(Number.isFinite) ? q : null;
+    return [
+      q.netSpeechSeconds,
+      q.snrDb,
+      q.bandwidthHz,
+      q.spectralHoleRatio,
+      q.decayRateDbPerS,
+    ].every(Number.isFinite)
+      ? q
+      : null;
   } catch {
     return null;
   }

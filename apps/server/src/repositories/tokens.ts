@@ -21,7 +21,14 @@ const TOKEN_FIELDS = columnsOf(TOKEN_FILTER_FIELDS);
 
 export async function insertToken(
   db: Executor,
-  values: { orgId: number; friendlyName: string; tokenHash: string; kind: TokenKind; enabled: boolean; expiresAt: string | null },
+  values: {
+    orgId: number;
+    friendlyName: string;
+    tokenHash: string;
+    kind: TokenKind;
+    enabled: boolean;
+    expiresAt: string | null;
+  },
 ): Promise<ApiTokenRow> {
   const now = nowIso();
   return db
@@ -40,18 +47,36 @@ export async function insertToken(
     .executeTakeFirstOrThrow();
 }
 
-const selectTokenByHash = compiledOnce((db, tokenHash: string) => db.selectFrom('api_tokens').selectAll().where('token_hash', '=', tokenHash));
+const selectTokenByHash = compiledOnce((db, tokenHash: string) =>
+  db.selectFrom('api_tokens').selectAll().where('token_hash', '=', tokenHash),
+);
 
 /** Every authenticated request runs this (no cache: a disabled or deleted token is refused on its next request). */
-export async function findTokenByHash(db: Executor, tokenHash: string): Promise<ApiTokenRow | undefined> {
+export async function findTokenByHash(
+  db: Executor,
+  tokenHash: string,
+): Promise<ApiTokenRow | undefined> {
   return (await selectTokenByHash(db, tokenHash))[0];
 }
 
-export function listTokens(db: Executor, orgId: number, query: ListQuery): Promise<ListResult<ApiTokenRow>> {
-  return listRows(db.selectFrom('api_tokens').selectAll().where('org_id', '=', orgId), query, TOKEN_FIELDS);
+export function listTokens(
+  db: Executor,
+  orgId: number,
+  query: ListQuery,
+): Promise<ListResult<ApiTokenRow>> {
+  return listRows(
+    db.selectFrom('api_tokens').selectAll().where('org_id', '=', orgId),
+    query,
+    TOKEN_FIELDS,
+  );
 }
 
-export function setTokenEnabled(db: Executor, orgId: number, id: number, enabled: boolean): Promise<ApiTokenRow | undefined> {
+export function setTokenEnabled(
+  db: Executor,
+  orgId: number,
+  id: number,
+  enabled: boolean,
+): Promise<ApiTokenRow | undefined> {
   return db
     .updateTable('api_tokens')
     .set({ enabled: toFlag(enabled), updated_at: nowIso() })
@@ -61,6 +86,15 @@ export function setTokenEnabled(db: Executor, orgId: number, id: number, enabled
     .executeTakeFirst();
 }
 
-export function deleteToken(db: Executor, orgId: number, id: number): Promise<ApiTokenRow | undefined> {
-  return db.deleteFrom('api_tokens').where('org_id', '=', orgId).where('id', '=', id).returningAll().executeTakeFirst();
+export function deleteToken(
+  db: Executor,
+  orgId: number,
+  id: number,
+): Promise<ApiTokenRow | undefined> {
+  return db
+    .deleteFrom('api_tokens')
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
 }

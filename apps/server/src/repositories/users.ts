@@ -30,30 +30,68 @@ export function toDevice(row: DeviceRow) {
 
 const USER_FIELDS = columnsOf(USER_FILTER_FIELDS);
 
-export function listUsers(db: Executor, orgId: number, query: ListQuery): Promise<ListResult<UserRow>> {
-  return listRows(db.selectFrom('users').selectAll().where('org_id', '=', orgId), query, USER_FIELDS);
+export function listUsers(
+  db: Executor,
+  orgId: number,
+  query: ListQuery,
+): Promise<ListResult<UserRow>> {
+  return listRows(
+    db.selectFrom('users').selectAll().where('org_id', '=', orgId),
+    query,
+    USER_FIELDS,
+  );
 }
 
-const selectUserById = compiledOnce((db, orgId: number, id: number) => db.selectFrom('users').selectAll().where('org_id', '=', orgId).where('id', '=', id));
+const selectUserById = compiledOnce((db, orgId: number, id: number) =>
+  db.selectFrom('users').selectAll().where('org_id', '=', orgId).where('id', '=', id),
+);
 
-export async function findUser(db: Executor, orgId: number, id: number): Promise<UserRow | undefined> {
+export async function findUser(
+  db: Executor,
+  orgId: number,
+  id: number,
+): Promise<UserRow | undefined> {
   return (await selectUserById(db, orgId, id))[0];
 }
 
-export function findUserByExternalId(db: Executor, orgId: number, externalId: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('org_id', '=', orgId).where('external_id', '=', externalId).executeTakeFirst();
+export function findUserByExternalId(
+  db: Executor,
+  orgId: number,
+  externalId: string,
+): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('external_id', '=', externalId)
+    .executeTakeFirst();
 }
 
-export async function insertUser(db: Executor, orgId: number, externalId: string): Promise<UserRow> {
+export async function insertUser(
+  db: Executor,
+  orgId: number,
+  externalId: string,
+): Promise<UserRow> {
   const now = nowIso();
   return db
     .insertInto('users')
-    .values({ org_id: orgId, external_id: externalId, is_active: 1, created_at: now, updated_at: now })
+    .values({
+      org_id: orgId,
+      external_id: externalId,
+      is_active: 1,
+      created_at: now,
+      updated_at: now,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
-export function setUserActive(db: Executor, orgId: number, id: number, active: boolean): Promise<UserRow | undefined> {
+export function setUserActive(
+  db: Executor,
+  orgId: number,
+  id: number,
+  active: boolean,
+): Promise<UserRow | undefined> {
   return db
     .updateTable('users')
     .set({ is_active: toFlag(active), updated_at: nowIso() })
@@ -65,11 +103,25 @@ export function setUserActive(db: Executor, orgId: number, id: number, active: b
 
 /** Deletes the user; devices (and, later, the voiceprint) go with it by foreign-key cascade. */
 export function deleteUser(db: Executor, orgId: number, id: number): Promise<UserRow | undefined> {
-  return db.deleteFrom('users').where('org_id', '=', orgId).where('id', '=', id).returningAll().executeTakeFirst();
+  return db
+    .deleteFrom('users')
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
 }
 
-export function findDevice(db: Executor, orgId: number, id: number): Promise<DeviceRow | undefined> {
-  return db.selectFrom('devices').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+export function findDevice(
+  db: Executor,
+  orgId: number,
+  id: number,
+): Promise<DeviceRow | undefined> {
+  return db
+    .selectFrom('devices')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 export async function upsertDevice(
@@ -88,7 +140,9 @@ export async function upsertDevice(
       updated_at: values.usedAt,
     })
     .onConflict((oc) =>
-      oc.columns(['user_id', 'fingerprint']).doUpdateSet({ type: values.type, last_used: values.usedAt, updated_at: values.usedAt }),
+      oc
+        .columns(['user_id', 'fingerprint'])
+        .doUpdateSet({ type: values.type, last_used: values.usedAt, updated_at: values.usedAt }),
     )
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -15,7 +15,13 @@ export interface NewSample {
 
 export async function insertVoiceprint(
   db: Executor,
-  values: { orgId: number; userId: number; modelId: string; enrolmentFingerprint: string | null; qualityScore: number },
+  values: {
+    orgId: number;
+    userId: number;
+    modelId: string;
+    enrolmentFingerprint: string | null;
+    qualityScore: number;
+  },
 ): Promise<VoiceprintRow> {
   const now = nowIso();
   return db
@@ -33,8 +39,17 @@ export async function insertVoiceprint(
     .executeTakeFirstOrThrow();
 }
 
-export function findVoiceprint(db: Executor, orgId: number, userId: number): Promise<VoiceprintRow | undefined> {
-  return db.selectFrom('voiceprints').selectAll().where('org_id', '=', orgId).where('user_id', '=', userId).executeTakeFirst();
+export function findVoiceprint(
+  db: Executor,
+  orgId: number,
+  userId: number,
+): Promise<VoiceprintRow | undefined> {
+  return db
+    .selectFrom('voiceprints')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
 }
 
 /** Deletes the voiceprint and its samples (explicitly, not relying on the cascade). */
@@ -43,7 +58,11 @@ export async function deleteVoiceprint(db: Executor, voiceprint: VoiceprintRow):
   await db.deleteFrom('voiceprints').where('id', '=', voiceprint.id).execute();
 }
 
-export async function insertSample(db: Executor, voiceprint: VoiceprintRow, sample: NewSample): Promise<void> {
+export async function insertSample(
+  db: Executor,
+  voiceprint: VoiceprintRow,
+  sample: NewSample,
+): Promise<void> {
   const now = nowIso();
   await db
     .insertInto('voiceprint_samples')
@@ -68,7 +87,12 @@ export function sampleRecordingQuality(sample: VoiceprintSampleRow): RecordingQu
 }
 
 export function listSamples(db: Executor, voiceprintId: number): Promise<VoiceprintSampleRow[]> {
-  return db.selectFrom('voiceprint_samples').selectAll().where('voiceprint_id', '=', voiceprintId).orderBy('id').execute();
+  return db
+    .selectFrom('voiceprint_samples')
+    .selectAll()
+    .where('voiceprint_id', '=', voiceprintId)
+    .orderBy('id')
+    .execute();
 }
 
 export async function countSamples(db: Executor, voiceprintId: number): Promise<number> {
@@ -88,16 +112,36 @@ export async function refreshVoiceprintQuality(db: Executor, voiceprintId: numbe
     .where('voiceprint_id', '=', voiceprintId)
     .executeTakeFirstOrThrow();
   const quality = row.q === null ? null : Math.round(Number(row.q) * 1000) / 1000;
-  await db.updateTable('voiceprints').set({ quality_score: quality, updated_at: nowIso() }).where('id', '=', voiceprintId).execute();
+  await db
+    .updateTable('voiceprints')
+    .set({ quality_score: quality, updated_at: nowIso() })
+    .where('id', '=', voiceprintId)
+    .execute();
 }
 
-export async function deleteSamples(db: Executor, voiceprintId: number, sampleIds: number[]): Promise<void> {
+export async function deleteSamples(
+  db: Executor,
+  voiceprintId: number,
+  sampleIds: number[],
+): Promise<void> {
   if (sampleIds.length === 0) return;
-  await db.deleteFrom('voiceprint_samples').where('voiceprint_id', '=', voiceprintId).where('id', 'in', sampleIds).execute();
+  await db
+    .deleteFrom('voiceprint_samples')
+    .where('voiceprint_id', '=', voiceprintId)
+    .where('id', 'in', sampleIds)
+    .execute();
 }
 
-export async function setVoiceprintModel(db: Executor, voiceprintId: number, modelId: string): Promise<void> {
-  await db.updateTable('voiceprints').set({ model_id: modelId, updated_at: nowIso() }).where('id', '=', voiceprintId).execute();
+export async function setVoiceprintModel(
+  db: Executor,
+  voiceprintId: number,
+  modelId: string,
+): Promise<void> {
+  await db
+    .updateTable('voiceprints')
+    .set({ model_id: modelId, updated_at: nowIso() })
+    .where('id', '=', voiceprintId)
+    .execute();
 }
 
 /** Voiceprints and their samples per speaker model, for one organisation or all: [org, voiceprint, model, samples]. */

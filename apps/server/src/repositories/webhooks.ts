@@ -1,7 +1,13 @@
 import { DELIVERY_FILTER_FIELDS } from '@voxkey/contract';
 import { type ExpressionBuilder, sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
-import type { DB, DeliveryStatus, WebhookDeliveryRow, WebhookEventType, WebhookSecretRow } from '../db/types.js';
+import type {
+  DB,
+  DeliveryStatus,
+  WebhookDeliveryRow,
+  WebhookEventType,
+  WebhookSecretRow,
+} from '../db/types.js';
 import { nowIso } from './clock.js';
 import { takeTurn } from './queue-turns.js';
 import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
@@ -25,11 +31,21 @@ export function toDelivery(row: WebhookDeliveryRow) {
 
 const DELIVERY_FIELDS = columnsOf(DELIVERY_FILTER_FIELDS);
 
-export async function insertSecret(db: Executor, orgId: number, sealedSecret: string): Promise<WebhookSecretRow> {
+export async function insertSecret(
+  db: Executor,
+  orgId: number,
+  sealedSecret: string,
+): Promise<WebhookSecretRow> {
   const now = nowIso();
   return db
     .insertInto('webhook_secrets')
-    .values({ org_id: orgId, sealed_secret: sealedSecret, expires_at: null, created_at: now, updated_at: now })
+    .values({
+      org_id: orgId,
+      sealed_secret: sealedSecret,
+      expires_at: null,
+      created_at: now,
+      updated_at: now,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -45,19 +61,34 @@ export function activeSecrets(db: Executor, orgId: number): Promise<WebhookSecre
     .execute();
 }
 
-export async function expireCurrentSecrets(db: Executor, orgId: number, expiresAt: string): Promise<void> {
+export async function expireCurrentSecrets(
+  db: Executor,
+  orgId: number,
+  expiresAt: string,
+): Promise<void> {
   await db
     .updateTable('webhook_secrets')
     .set({ expires_at: expiresAt, updated_at: nowIso() })
     .where('org_id', '=', orgId)
     .where('expires_at', 'is', null)
     .execute();
-  await db.deleteFrom('webhook_secrets').where('org_id', '=', orgId).where('expires_at', '<=', nowIso()).execute();
+  await db
+    .deleteFrom('webhook_secrets')
+    .where('org_id', '=', orgId)
+    .where('expires_at', '<=', nowIso())
+    .execute();
 }
 
 export async function insertDelivery(
   db: Executor,
-  values: { orgId: number; jobId: number | null; webhookId: string; eventType: WebhookEventType; requestUuid: string; payload: string },
+  values: {
+    orgId: number;
+    jobId: number | null;
+    webhookId: string;
+    eventType: WebhookEventType;
+    requestUuid: string;
+    payload: string;
+  },
 ): Promise<WebhookDeliveryRow> {
   const now = nowIso();
   return db
@@ -79,15 +110,33 @@ export async function insertDelivery(
     .executeTakeFirstOrThrow();
 }
 
-export function listDeliveries(db: Executor, orgId: number, query: ListQuery): Promise<ListResult<WebhookDeliveryRow>> {
-  return listRows(db.selectFrom('webhook_deliveries').selectAll().where('org_id', '=', orgId), query, DELIVERY_FIELDS);
+export function listDeliveries(
+  db: Executor,
+  orgId: number,
+  query: ListQuery,
+): Promise<ListResult<WebhookDeliveryRow>> {
+  return listRows(
+    db.selectFrom('webhook_deliveries').selectAll().where('org_id', '=', orgId),
+    query,
+    DELIVERY_FIELDS,
+  );
 }
 
-export function requeueDelivery(db: Executor, orgId: number, id: number): Promise<WebhookDeliveryRow | undefined> {
+export function requeueDelivery(
+  db: Executor,
+  orgId: number,
+  id: number,
+): Promise<WebhookDeliveryRow | undefined> {
   const now = nowIso();
   return db
     .updateTable('webhook_deliveries')
-    .set({ status: 'pending', next_attempt_at: now, lease_owner: null, lease_expires_at: null, updated_at: now })
+    .set({
+      status: 'pending',
+      next_attempt_at: now,
+      lease_owner: null,
+      lease_expires_at: null,
+      updated_at: now,
+    })
     .where('org_id', '=', orgId)
     .where('id', '=', id)
     .returningAll()
@@ -102,11 +151,18 @@ export function requeueDelivery(db: Executor, orgId: number, id: number): Promis
  * PostgreSQL, when the chosen organisation's deliveries are all locked, the earliest-due unlocked
  * delivery of any organisation is taken.
  */
-export async function claimDelivery(db: Executor, dialect: Dialect, owner: string, leaseMs: number): Promise<WebhookDeliveryRow | undefined> {
+export async function claimDelivery(
+  db: Executor,
+  dialect: Dialect,
+  owner: string,
+  leaseMs: number,
+): Promise<WebhookDeliveryRow | undefined> {
   const now = nowIso();
   const claimed =
     (await claimDeliveryWhere(db, dialect, owner, leaseMs, now, 'next-organisation')) ??
-    (dialect === 'postgres' ? await claimDeliveryWhere(db, dialect, owner, leaseMs, now, 'any-organisation') : undefined);
+    (dialect === 'postgres'
+      ? await claimDeliveryWhere(db, dialect, owner, leaseMs, now, 'any-organisation')
+      : undefined);
   if (claimed) await takeTurn(db, 'delivery_claimed_at', claimed.org_id, now);
   return claimed;
 }
@@ -120,7 +176,14 @@ function dueDelivery(now: string) {
     ]);
 }
 
-function claimDeliveryWhere(db: Executor, dialect: Dialect, owner: string, leaseMs: number, now: string, from: 'next-organisation' | 'any-organisation') {
+function claimDeliveryWhere(
+  db: Executor,
+  dialect: Dialect,
+  owner: string,
+  leaseMs: number,
+  now: string,
+  from: 'next-organisation' | 'any-organisation',
+) {
   const nextOrganisation = db
     .selectFrom('webhook_deliveries')
     .leftJoin('queue_turns', 'queue_turns.org_id', 'webhook_deliveries.org_id')
@@ -136,7 +199,12 @@ function claimDeliveryWhere(db: Executor, dialect: Dialect, owner: string, lease
   if (dialect === 'postgres') candidate = candidate.forUpdate().skipLocked();
   return db
     .updateTable('webhook_deliveries')
-    .set({ lease_owner: owner, lease_expires_at: new Date(Date.now() + leaseMs).toISOString(), attempts: sql`attempts + 1`, updated_at: now })
+    .set({
+      lease_owner: owner,
+      lease_expires_at: new Date(Date.now() + leaseMs).toISOString(),
+      attempts: sql`attempts + 1`,
+      updated_at: now,
+    })
     .where('id', '=', candidate)
     .returningAll()
     .executeTakeFirst();
@@ -146,7 +214,12 @@ export async function recordAttempt(
   db: Executor,
   id: number,
   owner: string,
-  outcome: { status: DeliveryStatus; statusCode: number | null; error: string | null; nextAttemptAt: string | null },
+  outcome: {
+    status: DeliveryStatus;
+    statusCode: number | null;
+    error: string | null;
+    nextAttemptAt: string | null;
+  },
 ): Promise<void> {
   const now = nowIso();
   await db
@@ -166,9 +239,18 @@ export async function recordAttempt(
     .execute();
 }
 
-
 /** The payload of the webhook a completed job queued (what a verification stream sends as its result). */
-export async function findJobEventPayload(db: Executor, orgId: number, jobId: number): Promise<string | undefined> {
-  const row = await db.selectFrom('webhook_deliveries').select('payload').where('org_id', '=', orgId).where('job_id', '=', jobId).orderBy('id').executeTakeFirst();
+export async function findJobEventPayload(
+  db: Executor,
+  orgId: number,
+  jobId: number,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select('payload')
+    .where('org_id', '=', orgId)
+    .where('job_id', '=', jobId)
+    .orderBy('id')
+    .executeTakeFirst();
   return row?.payload;
 }

@@ -40,7 +40,9 @@ function ipv6Groups(address: string): number[] {
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (dotted) {
     const [a, b, c, d] = dotted[1]!.split('.').map(Number);
-    text = text.slice(0, -dotted[1]!.length) + `${((a! << 8) | b!).toString(16)}:${((c! << 8) | d!).toString(16)}`;
+    text =
+      text.slice(0, -dotted[1]!.length) +
+      `${((a! << 8) | b!).toString(16)}:${((c! << 8) | d!).toString(16)}`;
   }
   const [head, tail] = text.split('::');
   const left = head ? head.split(':') : [];
@@ -49,7 +51,8 @@ function ipv6Groups(address: string): number[] {
   return [...left, ...Array(missing).fill('0'), ...right].map((g) => Number.parseInt(g, 16));
 }
 
-const ipv4From = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+const ipv4From = (high: number, low: number) =>
+  `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
 
 /** The IPv4 address an IPv6 address stands for (mapped, NAT64, 6to4), if any. */
 function embeddedIpv4(address: string): string | null {
@@ -57,7 +60,8 @@ function embeddedIpv4(address: string): string | null {
   if (g.length !== 8) return null;
   const zeros = (n: number) => g.slice(0, n).every((x) => x === 0);
   if (zeros(5) && g[5] === 0xffff) return ipv4From(g[6]!, g[7]!); // ::ffff:a.b.c.d
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return ipv4From(g[6]!, g[7]!); // NAT64 64:ff9b::/96
+  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0))
+    return ipv4From(g[6]!, g[7]!); // NAT64 64:ff9b::/96
   if (g[0] === 0x2002) return ipv4From(g[1]!, g[2]!); // 6to4 2002::/16
   return null;
 }
@@ -83,7 +87,11 @@ export function isAddressAllowed(address: string, policy: CallbackPolicy): boole
 }
 
 function isClassAllowed(kind: AddressClass, policy: CallbackPolicy): boolean {
-  return kind === 'public' || (kind === 'loopback' && policy.allowLoopback) || (kind === 'private' && policy.allowPrivate);
+  return (
+    kind === 'public' ||
+    (kind === 'loopback' && policy.allowLoopback) ||
+    (kind === 'private' && policy.allowPrivate)
+  );
 }
 
 export function callbackPolicy(config: AppConfig): CallbackPolicy {
@@ -98,7 +106,10 @@ export function callbackPolicy(config: AppConfig): CallbackPolicy {
  * Returns why the URL may not receive webhooks, or null when it may. Guards against SSRF:
  * every address the host resolves to must be public unless the operator allowed more.
  */
-export async function callbackUrlProblem(rawUrl: string, policy: CallbackPolicy): Promise<string | null> {
+export async function callbackUrlProblem(
+  rawUrl: string,
+  policy: CallbackPolicy,
+): Promise<string | null> {
   let url: URL;
   try {
     url = new URL(rawUrl);
@@ -110,7 +121,9 @@ export async function callbackUrlProblem(rawUrl: string, policy: CallbackPolicy)
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   try {
-    addresses = isIP(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+    addresses = isIP(host)
+      ? [host]
+      : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
   } catch {
     return `Host ${host} could not be resolved`;
   }

@@ -30,9 +30,14 @@ const REASON_BY_CODE: Record<string, string> = {
  * webhooks into a port scanner: the precise reason only when the peer is a public address,
  * `unreachable` otherwise (the detail stays in the server log).
  */
-export function coarseDeliveryError(err: NodeJS.ErrnoException & { address?: string }, host: string): string {
+export function coarseDeliveryError(
+  err: NodeJS.ErrnoException & { address?: string },
+  host: string,
+): string {
   const code = err.code ?? '';
-  const reason = /CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code) ? 'tls_error' : (REASON_BY_CODE[code] ?? 'network_error');
+  const reason = /CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)
+    ? 'tls_error'
+    : (REASON_BY_CODE[code] ?? 'network_error');
   if (reason === 'dns_failure' || reason === 'forbidden_address') return reason;
   const peer = err.address ?? host;
   return isIP(peer) && classifyAddress(peer) === 'public' ? reason : 'unreachable';
@@ -49,7 +54,13 @@ function guardedLookup(policy: CallbackPolicy): LookupFunction {
       const list = addresses as unknown as LookupAddress[];
       const allowed = list.filter((a) => isAddressAllowed(a.address, policy));
       if (allowed.length === 0) {
-        return callback(Object.assign(new Error(`${hostname} resolves only to forbidden addresses`), { code: 'EFORBIDDEN' }), '', 0);
+        return callback(
+          Object.assign(new Error(`${hostname} resolves only to forbidden addresses`), {
+            code: 'EFORBIDDEN',
+          }),
+          '',
+          0,
+        );
       }
       if ((options as { all?: boolean }).all) return (callback as any)(null, allowed);
       callback(null, allowed[0]!.address, allowed[0]!.family);
@@ -58,7 +69,12 @@ function guardedLookup(policy: CallbackPolicy): LookupFunction {
 }
 
 /** POSTs exact bytes with a hard timeout; never throws, and never follows redirects. */
-export function postJson(url: string, body: string, headers: Record<string, string>, options: { timeoutMs: number; policy: CallbackPolicy }): Promise<PostResult> {
+export function postJson(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  options: { timeoutMs: number; policy: CallbackPolicy },
+): Promise<PostResult> {
   return new Promise((resolve) => {
     let target: URL;
     try {
@@ -69,20 +85,33 @@ export function postJson(url: string, body: string, headers: Record<string, stri
     }
     const client = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : null;
     if (!client) {
-      resolve({ statusCode: null, error: 'callback URL must be http(s)', reason: 'invalid_callback_url' });
+      resolve({
+        statusCode: null,
+        error: 'callback URL must be http(s)',
+        reason: 'invalid_callback_url',
+      });
       return;
     }
     const host = target.hostname.replace(/^\[|\]$/g, '');
     const literal = /^[\d.]+$/.test(host) || host.includes(':');
     if (literal && !isAddressAllowed(host, options.policy)) {
-      resolve({ statusCode: null, error: `${host} is a forbidden address`, reason: 'forbidden_address' });
+      resolve({
+        statusCode: null,
+        error: `${host} is a forbidden address`,
+        reason: 'forbidden_address',
+      });
       return;
     }
     const request = client.request(
       target,
       {
         method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'Voxkey-Webhooks/1' },
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+          'user-agent': 'Voxkey-Webhooks/1',
+        },
         lookup: guardedLookup(options.policy),
         // A fresh connection per attempt: a pooled socket would skip the address check.
         agent: false,
@@ -91,13 +120,20 @@ export function postJson(url: string, body: string, headers: Record<string, stri
       (response) => {
         response.resume();
         response.on('end', () => resolve({ statusCode: response.statusCode ?? null, error: null }));
-        response.on('error', () => resolve({ statusCode: response.statusCode ?? null, error: null }));
+        response.on('error', () =>
+          resolve({ statusCode: response.statusCode ?? null, error: null }),
+        );
       },
     );
-    const timedOut = () => request.destroy(Object.assign(new Error(`timed out after ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+    const timedOut = () =>
+      request.destroy(
+        Object.assign(new Error(`timed out after ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' }),
+      );
     const timer = setTimeout(timedOut, options.timeoutMs);
     request.on('timeout', timedOut);
-    request.on('error', (err) => resolve({ statusCode: null, error: err.message, reason: coarseDeliveryError(err, host) }));
+    request.on('error', (err) =>
+      resolve({ statusCode: null, error: err.message, reason: coarseDeliveryError(err, host) }),
+    );
     request.on('close', () => clearTimeout(timer));
     request.end(body);
   });

@@ -24,7 +24,9 @@ export function createSealer(key: Buffer): Sealer {
       const cipher = createCipheriv('aes-256-gcm', key, nonce);
       cipher.setAAD(Buffer.from(associatedData, 'utf8'));
       const ciphertext = Buffer.concat([cipher.update(plain), cipher.final()]);
-      return [VERSION, nonce, cipher.getAuthTag(), ciphertext].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+      return [VERSION, nonce, cipher.getAuthTag(), ciphertext]
+        .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
+        .join('.');
     },
     sealBytes(plain, associatedData) {
       const nonce = randomBytes(12);
@@ -35,7 +37,8 @@ export function createSealer(key: Buffer): Sealer {
     },
     openBytes(sealed, associatedData) {
       const bytes = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
-      if (bytes.length < 29 || bytes[0] !== BINARY_VERSION) throw new Error('Unrecognised sealed value');
+      if (bytes.length < 29 || bytes[0] !== BINARY_VERSION)
+        throw new Error('Unrecognised sealed value');
       const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(1, 13));
       decipher.setAAD(Buffer.from(associatedData, 'utf8'));
       decipher.setAuthTag(bytes.subarray(13, 29));
@@ -43,11 +46,15 @@ export function createSealer(key: Buffer): Sealer {
     },
     open(sealed, associatedData) {
       const [version, nonce, tag, ciphertext] = sealed.split('.');
-      if (version !== VERSION || !nonce || !tag || ciphertext === undefined) throw new Error('Unrecognised sealed value');
+      if (version !== VERSION || !nonce || !tag || ciphertext === undefined)
+        throw new Error('Unrecognised sealed value');
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(nonce, 'base64url'));
       decipher.setAAD(Buffer.from(associatedData, 'utf8'));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]);
+      return Buffer.concat([
+        decipher.update(Buffer.from(ciphertext, 'base64url')),
+        decipher.final(),
+      ]);
     },
   };
 }
@@ -55,8 +62,11 @@ export function createSealer(key: Buffer): Sealer {
 /** Parses VOXKEY_ENCRYPTION_KEY: 64 hex characters or base64 of 32 bytes. */
 export function parseEncryptionKey(value: string): Buffer {
   const trimmed = value.trim();
-  const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
-  if (key.length !== 32) throw new Error('VOXKEY_ENCRYPTION_KEY must be 32 bytes: 64 hex characters or base64');
+  const key = /^[0-9a-fA-F]{64}$/.test(trimmed)
+    ? Buffer.from(trimmed, 'hex')
+    : Buffer.from(trimmed, 'base64');
+  if (key.length !== 32)
+    throw new Error('VOXKEY_ENCRYPTION_KEY must be 32 bytes: 64 hex characters or base64');
   return key;
 }
 
@@ -64,13 +74,21 @@ export function parseEncryptionKey(value: string): Buffer {
  * The configured key, or in development a key generated once into the data directory.
  * Production refuses to start without an explicit key.
  */
-export function resolveEncryptionKey(options: { configured?: string; dataDir: string; allowGenerated: boolean; log: (line: string) => void }): Buffer {
+export function resolveEncryptionKey(options: {
+  configured?: string;
+  dataDir: string;
+  allowGenerated: boolean;
+  log: (line: string) => void;
+}): Buffer {
   if (options.configured) return parseEncryptionKey(options.configured);
-  if (!options.allowGenerated) throw new Error('VOXKEY_ENCRYPTION_KEY is required in production (32 bytes, hex or base64)');
+  if (!options.allowGenerated)
+    throw new Error('VOXKEY_ENCRYPTION_KEY is required in production (32 bytes, hex or base64)');
   const file = path.join(options.dataDir, KEY_FILE);
   if (existsSync(file)) return parseEncryptionKey(readFileSync(file, 'utf8'));
   const key = randomBytes(32);
   writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600 });
-  options.log(`Generated a development encryption key at ${file}. Set VOXKEY_ENCRYPTION_KEY in production and keep it safe: voiceprints cannot be read without it.`);
+  options.log(
+    `Generated a development encryption key at ${file}. Set VOXKEY_ENCRYPTION_KEY in production and keep it safe: voiceprints cannot be read without it.`,
+  );
   return key;
 }

@@ -7,7 +7,8 @@ import type { Sealer } from './sealing.js';
  */
 const SAMPLE_AAD = {
   1: (orgId: number, userId: number) => `voiceprint:${orgId}:${userId}`,
-  2: (orgId: number, userId: number, modelId: string) => `voiceprint-sample:${orgId}:${userId}:${modelId}`,
+  2: (orgId: number, userId: number, modelId: string) =>
+    `voiceprint-sample:${orgId}:${userId}:${modelId}`,
 } as const;
 
 export const CURRENT_SEAL_VERSION = 2;
@@ -24,12 +25,26 @@ function aad(owner: SampleOwner, version: number): string {
   throw new Error(`unknown voiceprint seal version ${version}`);
 }
 
-export function sealEmbedding(sealer: Sealer, owner: SampleOwner, embedding: Float32Array): { sealed: string; version: number } {
+export function sealEmbedding(
+  sealer: Sealer,
+  owner: SampleOwner,
+  embedding: Float32Array,
+): { sealed: string; version: number } {
   const bytes = new Uint8Array(embedding.buffer, embedding.byteOffset, embedding.byteLength);
-  return { sealed: sealer.seal(bytes, aad(owner, CURRENT_SEAL_VERSION)), version: CURRENT_SEAL_VERSION };
+  return {
+    sealed: sealer.seal(bytes, aad(owner, CURRENT_SEAL_VERSION)),
+    version: CURRENT_SEAL_VERSION,
+  };
 }
 
-export function openEmbedding(sealer: Sealer, owner: SampleOwner, sealed: string, version: number): Float32Array {
+export function openEmbedding(
+  sealer: Sealer,
+  owner: SampleOwner,
+  sealed: string,
+  version: number,
+): Float32Array {
   const bytes = sealer.open(sealed, aad(owner, version));
-  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  return new Float32Array(
+    bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength),
+  );
 }

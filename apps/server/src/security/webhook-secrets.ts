@@ -12,7 +12,11 @@ export function generateWebhookSecret(): string {
 
 const aad = (orgId: number) => `webhook-secret:${orgId}`;
 
-export async function createWebhookSecret(db: Executor, sealer: Sealer, orgId: number): Promise<string> {
+export async function createWebhookSecret(
+  db: Executor,
+  sealer: Sealer,
+  orgId: number,
+): Promise<string> {
   const secret = generateWebhookSecret();
   await webhooks.insertSecret(db, orgId, sealer.seal(Buffer.from(secret, 'utf8'), aad(orgId)));
   return secret;
@@ -28,15 +32,26 @@ export async function rotateWebhookSecret(db: Executor, sealer: Sealer, orgId: n
 }
 
 /** The secrets that sign now, newest first; an organisation without one gets one. */
-export async function signingSecrets(db: Executor, sealer: Sealer, orgId: number): Promise<string[]> {
+export async function signingSecrets(
+  db: Executor,
+  sealer: Sealer,
+  orgId: number,
+): Promise<string[]> {
   const rows = await webhooks.activeSecrets(db, orgId);
   if (rows.length === 0) return [await createWebhookSecret(db, sealer, orgId)];
   return rows.map((row) => sealer.open(row.sealed_secret, aad(orgId)).toString('utf8'));
 }
 
 /** Standard Webhooks headers; during a rotation `webhook-signature` carries one `v1,` signature per secret. */
-export function signatureHeaders(secrets: string[], webhookId: string, timestamp: Date, payload: string): Record<string, string> {
-  const signatures = secrets.map((secret) => new Webhook(secret).sign(webhookId, timestamp, payload));
+export function signatureHeaders(
+  secrets: string[],
+  webhookId: string,
+  timestamp: Date,
+  payload: string,
+): Record<string, string> {
+  const signatures = secrets.map((secret) =>
+    new Webhook(secret).sign(webhookId, timestamp, payload),
+  );
   return {
     'webhook-id': webhookId,
     'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),

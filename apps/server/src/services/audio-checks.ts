@@ -1,5 +1,11 @@
 import type { AudioCheckSchema } from '@voxkey/contract';
-import { decodeBase64Audio, DEFAULT_INTAKE_LIMITS, type EngineError, isEngineError, readAudioHeader } from '@voxkey/engine';
+import {
+  decodeBase64Audio,
+  DEFAULT_INTAKE_LIMITS,
+  type EngineError,
+  isEngineError,
+  readAudioHeader,
+} from '@voxkey/engine';
 import type { z } from 'zod';
 import type { AppDeps } from '../deps.js';
 import { ApiError } from '../errors.js';
@@ -16,14 +22,24 @@ const round = (value: number, digits: number) => Math.round(value * 10 ** digits
  * What the engine sees in a recording, and the problems that would fail an enrolment or
  * verification. Stores nothing and is not billed; runs in the engine's worker pool.
  */
-export async function checkRecording(deps: AppDeps, voiceData: string, signal?: AbortSignal): Promise<AudioCheck> {
+export async function checkRecording(
+  deps: AppDeps,
+  voiceData: string,
+  signal?: AbortSignal,
+): Promise<AudioCheck> {
   // Bad input is a 400 whether or not this server can run the check.
   const bytes = decodeAudioField(voiceData);
   const checker = deps.audioChecker;
-  if (!checker) throw new ApiError('unavailable', `Voice processing is unavailable on this server${deps.voiceUnavailable ? `: ${deps.voiceUnavailable}` : ''}`);
+  if (!checker)
+    throw new ApiError(
+      'unavailable',
+      `Voice processing is unavailable on this server${deps.voiceUnavailable ? `: ${deps.voiceUnavailable}` : ''}`,
+    );
   const timeout = AbortSignal.timeout(AUDIO_CHECK_TIMEOUT_MS);
   try {
-    const check = await checker.checkAudio(bytes, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+    const check = await checker.checkAudio(bytes, {
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
     return {
       usable: check.problems.length === 0,
       format: check.audio.format,
@@ -37,16 +53,26 @@ export async function checkRecording(deps: AppDeps, voiceData: string, signal?: 
   } catch (err) {
     if (!isEngineError(err)) throw err;
     if (err.category === 'invalid_input') throw audioFieldError(err);
-    if (err.category === 'model') throw new ApiError('unavailable', `Voice processing is unavailable on this server: ${err.message}`);
+    if (err.category === 'model')
+      throw new ApiError(
+        'unavailable',
+        `Voice processing is unavailable on this server: ${err.message}`,
+      );
     if (err.category === 'capacity') {
-      const why = err.code === 'timeout' || (err.code === 'aborted' && timeout.aborted) ? `the check took longer than ${AUDIO_CHECK_TIMEOUT_MS} ms` : 'the engine is busy';
-      throw new ApiError('unavailable', `The audio check could not run: ${why}; retry shortly`, { headers: { 'Retry-After': String(BUSY_RETRY_AFTER_S) } });
+      const why =
+        err.code === 'timeout' || (err.code === 'aborted' && timeout.aborted)
+          ? `the check took longer than ${AUDIO_CHECK_TIMEOUT_MS} ms`
+          : 'the engine is busy';
+      throw new ApiError('unavailable', `The audio check could not run: ${why}; retry shortly`, {
+        headers: { 'Retry-After': String(BUSY_RETRY_AFTER_S) },
+      });
     }
     throw err;
   }
 }
 
-const audioFieldError = (err: EngineError) => ApiError.field('voice_data', AUDIO_FIELD_CODES[err.code] ?? 'invalid_value', err.message);
+const audioFieldError = (err: EngineError) =>
+  ApiError.field('voice_data', AUDIO_FIELD_CODES[err.code] ?? 'invalid_value', err.message);
 
 /** Base64 that decodes to WAV or MP3 (a header problem such as the sample rate is the check's answer, not an error). */
 function decodeAudioField(voiceData: string): Uint8Array {

@@ -6,7 +6,10 @@ import { signUpOrganisation } from './organisations.js';
  * On the very first start (no organisation yet) create a demo organisation and print its
  * trial token once, so a newcomer can call the API straight away.
  */
-export async function bootstrapDemoOrganisation(deps: AppDeps, log: (text: string) => void): Promise<void> {
+export async function bootstrapDemoOrganisation(
+  deps: AppDeps,
+  log: (text: string) => void,
+): Promise<void> {
   const db = deps.database.db;
   if ((await countOrganisations(db)) > 0) return;
   const { organisation, token, webhook_secret } = await signUpOrganisation(

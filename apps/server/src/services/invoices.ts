@@ -2,7 +2,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
-import { findInvoiceForPeriod, insertInvoice, lastInvoiceSequence, subscriptionsActiveBetween } from '../repositories/billing.js';
+import {
+  findInvoiceForPeriod,
+  insertInvoice,
+  lastInvoiceSequence,
+  subscriptionsActiveBetween,
+} from '../repositories/billing.js';
 import { nowIso } from '../repositories/clock.js';
 import { countVerificationsBetween } from '../repositories/jobs.js';
 
@@ -11,7 +16,10 @@ export function monthBounds(month: string): { from: string; to: string } {
   if (!match) throw new Error(`--month must be YYYY-MM, got ${month}`);
   const year = Number(match[1]);
   const monthIndex = Number(match[2]) - 1;
-  return { from: new Date(Date.UTC(year, monthIndex, 1)).toISOString(), to: new Date(Date.UTC(year, monthIndex + 1, 1)).toISOString() };
+  return {
+    from: new Date(Date.UTC(year, monthIndex, 1)).toISOString(),
+    to: new Date(Date.UTC(year, monthIndex + 1, 1)).toISOString(),
+  };
 }
 
 /**

@@ -22,33 +22,59 @@ function monthBounds(now: Date) {
  * organisation with no active subscription counts as Sandbox); a trial token of any plan is held
  * to the Sandbox plan's allowance.
  */
-async function monthlyQuota(db: Executor, orgId: number, tokenKind: AuthContext['tokenKind'], now: Date): Promise<{ quota: number; why: string } | null> {
+async function monthlyQuota(
+  db: Executor,
+  orgId: number,
+  tokenKind: AuthContext['tokenKind'],
+  now: Date,
+): Promise<{ quota: number; why: string } | null> {
   const plan = await findCurrentPlan(db, orgId, now.toISOString().slice(0, 10));
   if (!plan || plan.name === DEFAULT_PLAN_NAME) {
-    const quota = plan?.monthly_calls_included ?? (await findPlanByName(db, DEFAULT_PLAN_NAME))?.monthly_calls_included ?? FALLBACK_SANDBOX_QUOTA;
-    return { quota, why: `The Sandbox plan is limited to the sandbox quota of ${quota} enrolments and verifications a month; subscribe to a paid plan for more` };
+    const quota =
+      plan?.monthly_calls_included ??
+      (await findPlanByName(db, DEFAULT_PLAN_NAME))?.monthly_calls_included ??
+      FALLBACK_SANDBOX_QUOTA;
+    return {
+      quota,
+      why: `The Sandbox plan is limited to the sandbox quota of ${quota} enrolments and verifications a month; subscribe to a paid plan for more`,
+    };
   }
   if (tokenKind !== 'trial') return null;
-  const quota = (await findPlanByName(db, DEFAULT_PLAN_NAME))?.monthly_calls_included ?? FALLBACK_SANDBOX_QUOTA;
-  return { quota, why: `Trial tokens are limited to the sandbox quota of ${quota} enrolments and verifications a month; create a production token` };
+  const quota =
+    (await findPlanByName(db, DEFAULT_PLAN_NAME))?.monthly_calls_included ?? FALLBACK_SANDBOX_QUOTA;
+  return {
+    quota,
+    why: `Trial tokens are limited to the sandbox quota of ${quota} enrolments and verifications a month; create a production token`,
+  };
 }
 
-async function checkMonthlyQuota(db: Executor, auth: Pick<AuthContext, 'orgId' | 'tokenKind'>): Promise<void> {
+async function checkMonthlyQuota(
+  db: Executor,
+  auth: Pick<AuthContext, 'orgId' | 'tokenKind'>,
+): Promise<void> {
   const now = new Date();
   const limit = await monthlyQuota(db, auth.orgId, auth.tokenKind, now);
   if (!limit) return;
   const { start, next } = monthBounds(now);
   if ((await jobs.countJobsSince(db, auth.orgId, start.toISOString())) >= limit.quota) {
-    throw new ApiError('quota_exceeded', limit.why, { headers: { 'Retry-After': String(Math.ceil((next.getTime() - now.getTime()) / 1000)) } });
+    throw new ApiError('quota_exceeded', limit.why, {
+      headers: { 'Retry-After': String(Math.ceil((next.getTime() - now.getTime()) / 1000)) },
+    });
   }
 }
 
 async function checkQueueCaps(deps: AppDeps, db: Executor, orgId: number): Promise<void> {
-  const full = (message: string) => new ApiError('queue_full', message, { headers: { 'Retry-After': String(QUEUE_FULL_RETRY_AFTER_S) } });
+  const full = (message: string) =>
+    new ApiError('queue_full', message, {
+      headers: { 'Retry-After': String(QUEUE_FULL_RETRY_AFTER_S) },
+    });
   if ((await jobs.countUnfinishedJobs(db, orgId)) >= deps.config.JOB_MAX_QUEUE_PER_ORG) {
-    throw full(`This organisation already has ${deps.config.JOB_MAX_QUEUE_PER_ORG} requests waiting to be processed; retry later`);
+    throw full(
+      `This organisation already has ${deps.config.JOB_MAX_QUEUE_PER_ORG} requests waiting to be processed; retry later`,
+    );
   }
-  if ((await jobs.countUnfinishedJobs(db)) >= deps.config.JOB_MAX_QUEUE) throw full('The processing queue is full; retry later');
+  if ((await jobs.countUnfinishedJobs(db)) >= deps.config.JOB_MAX_QUEUE)
+    throw full('The processing queue is full; retry later');
 }
 
 /**
@@ -56,7 +82,11 @@ async function checkQueueCaps(deps: AppDeps, db: Executor, orgId: number): Promi
  * queue all have room. Checks and insert run under one lock, so concurrent requests cannot
  * overshoot a limit between the count and the insert.
  */
-export function admitJob(deps: AppDeps, auth: Pick<AuthContext, 'orgId' | 'tokenKind'>, job: jobs.NewJob): Promise<JobRow> {
+export function admitJob(
+  deps: AppDeps,
+  auth: Pick<AuthContext, 'orgId' | 'tokenKind'>,
+  job: jobs.NewJob,
+): Promise<JobRow> {
   return deps.database.db.transaction().execute(async (trx) => {
     await jobs.lockJobAdmissions(trx, deps.database.dialect, auth.orgId);
     await checkMonthlyQuota(trx, auth);
@@ -69,7 +99,10 @@ export function admitJob(deps: AppDeps, auth: Pick<AuthContext, 'orgId' | 'token
  * The quota and queue checks alone, without a lock or an insert: a verification stream is refused
  * before its upgrade when it could not be admitted now. admitJob checks again when it ends.
  */
-export async function checkJobRoom(deps: AppDeps, auth: Pick<AuthContext, 'orgId' | 'tokenKind'>): Promise<void> {
+export async function checkJobRoom(
+  deps: AppDeps,
+  auth: Pick<AuthContext, 'orgId' | 'tokenKind'>,
+): Promise<void> {
   await checkMonthlyQuota(deps.database.db, auth);
   await checkQueueCaps(deps, deps.database.db, auth.orgId);
 }

@@ -3,8 +3,19 @@ import type { AppConfig } from '../config.js';
 import type { Executor } from '../db/connection.js';
 import type { DB, TokenKind } from '../db/types.js';
 import { ApiError } from '../errors.js';
-import { findPlan, findPlanByName, insertSubscription, toSubscription } from '../repositories/billing.js';
-import { insertOrganisation, insertSettings, type NewOrganisationValues, toOrganisation, toSettings } from '../repositories/organisations.js';
+import {
+  findPlan,
+  findPlanByName,
+  insertSubscription,
+  toSubscription,
+} from '../repositories/billing.js';
+import {
+  insertOrganisation,
+  insertSettings,
+  type NewOrganisationValues,
+  toOrganisation,
+  toSettings,
+} from '../repositories/organisations.js';
 import { insertToken, toApiToken } from '../repositories/tokens.js';
 import { callbackPolicy, callbackUrlProblem } from '../security/callback-url.js';
 import type { Sealer } from '../security/sealing.js';
@@ -18,7 +29,13 @@ export class UnknownPlanError extends Error {}
 
 export async function issueToken(
   db: Executor,
-  values: { orgId: number; friendlyName: string; kind: TokenKind; enabled?: boolean; expiresAt?: string | null },
+  values: {
+    orgId: number;
+    friendlyName: string;
+    kind: TokenKind;
+    enabled?: boolean;
+    expiresAt?: string | null;
+  },
 ) {
   const bearer = generateBearer(values.kind);
   const row = await insertToken(db, {
@@ -42,12 +59,19 @@ export async function signUpOrganisation(
   options: { sealer?: Sealer } = {},
 ) {
   return db.transaction().execute(async (trx) => {
-    const plan = values.planId !== undefined ? await findPlan(trx, values.planId) : await findPlanByName(trx, DEFAULT_PLAN_NAME);
+    const plan =
+      values.planId !== undefined
+        ? await findPlan(trx, values.planId)
+        : await findPlanByName(trx, DEFAULT_PLAN_NAME);
     if (!plan) throw new UnknownPlanError(`No plan with id ${values.planId ?? DEFAULT_PLAN_NAME}`);
     const org = await insertOrganisation(trx, values);
     const settings = await insertSettings(trx, org.id, { callbackUrl: values.callbackUrl ?? null });
     const now = new Date();
-    const subscription = await insertSubscription(trx, { orgId: org.id, planId: plan.id, startDate: now.toISOString().slice(0, 10) });
+    const subscription = await insertSubscription(trx, {
+      orgId: org.id,
+      planId: plan.id,
+      startDate: now.toISOString().slice(0, 10),
+    });
     const trial = await issueToken(trx, {
       orgId: org.id,
       friendlyName: 'trial',
@@ -55,9 +79,15 @@ export async function signUpOrganisation(
       expiresAt: new Date(now.getTime() + plan.trial_days * DAY_MS).toISOString(),
     });
     // Without a sealer (tests of unrelated features) the secret is created on first delivery instead.
-    const webhookSecret = options.sealer ? await createWebhookSecret(trx, options.sealer, org.id) : null;
+    const webhookSecret = options.sealer
+      ? await createWebhookSecret(trx, options.sealer, org.id)
+      : null;
     return {
-      organisation: { ...toOrganisation(org), settings: toSettings(settings), subscription: toSubscription(subscription) },
+      organisation: {
+        ...toOrganisation(org),
+        settings: toSettings(settings),
+        subscription: toSubscription(subscription),
+      },
       token: trial,
       webhook_secret: webhookSecret,
     };

@@ -7,10 +7,17 @@ import { deleteUser } from '../repositories/users.js';
  * Deletes a user and, in the same transaction, everything that still identifies the person:
  * its voiceprint and devices (by cascade) and its request records and webhook deliveries (erased).
  */
-export function deleteUserCompletely(db: Kysely<DB>, orgId: number, userId: number): Promise<UserRow | undefined> {
+export function deleteUserCompletely(
+  db: Kysely<DB>,
+  orgId: number,
+  userId: number,
+): Promise<UserRow | undefined> {
   return db.transaction().execute(async (trx) => {
     const user = await deleteUser(trx, orgId, userId);
-    if (user) await eraseJobs(trx, jobsOfUser(orgId, user.id, user.external_id), { inFlightReason: 'user_deleted' });
+    if (user)
+      await eraseJobs(trx, jobsOfUser(orgId, user.id, user.external_id), {
+        inFlightReason: 'user_deleted',
+      });
     return user;
   });
 }

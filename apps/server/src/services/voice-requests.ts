@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import { MAX_VOICEPRINT_SAMPLES } from '@voxkey/contract';
-import { type AudioInfo, decodeBase64Audio, DEFAULT_INTAKE_LIMITS, type EngineErrorCode, inspectBytes, isEngineError } from '@voxkey/engine';
+import {
+  type AudioInfo,
+  decodeBase64Audio,
+  DEFAULT_INTAKE_LIMITS,
+  type EngineErrorCode,
+  inspectBytes,
+  isEngineError,
+} from '@voxkey/engine';
 import type { EnrollmentMode, JobKind } from '../db/types.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { ApiError, type FieldErrorCode } from '../errors.js';
@@ -23,13 +30,18 @@ export interface VoiceRequestBody {
   mode?: EnrollmentMode;
 }
 
-export const ACCEPTED_MESSAGE = 'Request accepted; the result will be delivered to the callback URL.';
+export const ACCEPTED_MESSAGE =
+  'Request accepted; the result will be delivered to the callback URL.';
 
 /**
  * Identifies the request's content, so a replay of the same request_uuid can be told from a reuse.
  * It hashes the recording's bytes, so two base64 spellings of one recording are the same request.
  */
-export function requestFingerprint(kind: JobKind, body: Omit<VoiceRequestBody, 'voice_data'>, audio: Uint8Array): string {
+export function requestFingerprint(
+  kind: JobKind,
+  body: Omit<VoiceRequestBody, 'voice_data'>,
+  audio: Uint8Array,
+): string {
   const canonical = JSON.stringify([
     kind,
     body.external_id,
@@ -60,56 +72,100 @@ function onVoiceData<T>(step: () => T): T {
     return step();
   } catch (err) {
     if (isEngineError(err) && err.category === 'invalid_input') {
-      throw ApiError.field('voice_data', AUDIO_FIELD_CODES[err.code] ?? 'invalid_value', err.message);
+      throw ApiError.field(
+        'voice_data',
+        AUDIO_FIELD_CODES[err.code] ?? 'invalid_value',
+        err.message,
+      );
     }
     throw err;
   }
 }
 
 /** base64 is an HTTP concern: the recording is decoded here, once, and travels as bytes from now on. */
-const decodeVoiceData = (voiceData: string): Uint8Array => onVoiceData(() => decodeBase64Audio(voiceData, DEFAULT_INTAKE_LIMITS.maxFileBytes));
+const decodeVoiceData = (voiceData: string): Uint8Array =>
+  onVoiceData(() => decodeBase64Audio(voiceData, DEFAULT_INTAKE_LIMITS.maxFileBytes));
 
 /** The one header check (format, sample rate, duration); the worker trusts its result. */
-const checkRecording = (bytes: Uint8Array): AudioInfo => onVoiceData(() => inspectBytes(bytes, DEFAULT_INTAKE_LIMITS));
+const checkRecording = (bytes: Uint8Array): AudioInfo =>
+  onVoiceData(() => inspectBytes(bytes, DEFAULT_INTAKE_LIMITS));
 
-async function checkEnrolmentSubject(deps: AppDeps, orgId: number, externalId: string, mode: EnrollmentMode): Promise<void> {
+async function checkEnrolmentSubject(
+  deps: AppDeps,
+  orgId: number,
+  externalId: string,
+  mode: EnrollmentMode,
+): Promise<void> {
   const db = deps.database.db;
   const user = await findUserByExternalId(db, orgId, externalId);
   if (mode === 'new' && user) {
-    throw new ApiError('already_enrolled', `external_id ${JSON.stringify(externalId)} is already enrolled; use mode "add" to add a recording or "replace" to enrol again`);
+    throw new ApiError(
+      'already_enrolled',
+      `external_id ${JSON.stringify(externalId)} is already enrolled; use mode "add" to add a recording or "replace" to enrol again`,
+    );
   }
   if (mode === 'add') {
     const voiceprint = user ? await findVoiceprint(db, orgId, user.id) : undefined;
-    if (!voiceprint) throw new ApiError('user_not_enrolled', `No voiceprint for external_id ${JSON.stringify(externalId)}; enrol with mode "new" first`);
+    if (!voiceprint)
+      throw new ApiError(
+        'user_not_enrolled',
+        `No voiceprint for external_id ${JSON.stringify(externalId)}; enrol with mode "new" first`,
+      );
     if ((await countSamples(db, voiceprint.id)) >= MAX_VOICEPRINT_SAMPLES) {
-      throw new ApiError('voiceprint_full', `The voiceprint of external_id ${JSON.stringify(externalId)} already holds the maximum of ${MAX_VOICEPRINT_SAMPLES} recordings; use mode "replace" to start again`);
+      throw new ApiError(
+        'voiceprint_full',
+        `The voiceprint of external_id ${JSON.stringify(externalId)} already holds the maximum of ${MAX_VOICEPRINT_SAMPLES} recordings; use mode "replace" to start again`,
+      );
     }
   }
   if (await jobs.findEnrolmentInFlight(db, orgId, externalId)) {
-    throw new ApiError('enrollment_in_progress', `An enrolment for external_id ${JSON.stringify(externalId)} is already in progress`);
+    throw new ApiError(
+      'enrollment_in_progress',
+      `An enrolment for external_id ${JSON.stringify(externalId)} is already in progress`,
+    );
   }
 }
 
-async function checkSubject(deps: AppDeps, orgId: number, kind: JobKind, body: Omit<VoiceRequestBody, 'voice_data'>): Promise<void> {
+async function checkSubject(
+  deps: AppDeps,
+  orgId: number,
+  kind: JobKind,
+  body: Omit<VoiceRequestBody, 'voice_data'>,
+): Promise<void> {
   const externalId = body.external_id;
-  if (kind === 'enrollment') return checkEnrolmentSubject(deps, orgId, externalId, body.mode ?? 'new');
+  if (kind === 'enrollment')
+    return checkEnrolmentSubject(deps, orgId, externalId, body.mode ?? 'new');
   const user = await findUserByExternalId(deps.database.db, orgId, externalId);
-  if (!user) throw new ApiError('user_not_enrolled', `No enrolled user with external_id ${JSON.stringify(externalId)}`);
-  if (!user.is_active) throw new ApiError('user_inactive', 'The user is deactivated and cannot be verified');
+  if (!user)
+    throw new ApiError(
+      'user_not_enrolled',
+      `No enrolled user with external_id ${JSON.stringify(externalId)}`,
+    );
+  if (!user.is_active)
+    throw new ApiError('user_inactive', 'The user is deactivated and cannot be verified');
 }
 
 /**
  * Accepts an enrolment or verification: answers only once the job is durably stored.
  * A repeated request_uuid with the same content is answered again without a second job.
  */
-export function acceptVoiceRequest(deps: AppDeps, auth: Pick<AuthContext, 'orgId' | 'tokenKind'>, kind: JobKind, body: VoiceRequestBody) {
+export function acceptVoiceRequest(
+  deps: AppDeps,
+  auth: Pick<AuthContext, 'orgId' | 'tokenKind'>,
+  kind: JobKind,
+  body: VoiceRequestBody,
+) {
   const { voice_data, ...fields } = body;
   return acceptRecording(deps, auth, kind, fields, () => decodeVoiceData(voice_data));
 }
 
 /** The callback URL voice results go to; voice requests are refused (409) without one. */
 export async function requireCallbackUrl(deps: AppDeps, orgId: number): Promise<string> {
-  if (deps.voiceUnavailable) throw new ApiError('unavailable', `Voice processing is unavailable on this server: ${deps.voiceUnavailable}`);
+  if (deps.voiceUnavailable)
+    throw new ApiError(
+      'unavailable',
+      `Voice processing is unavailable on this server: ${deps.voiceUnavailable}`,
+    );
   const settings = await findSettings(deps.database.db, orgId);
   const callbackUrl = settings?.callback_url;
   if (!callbackUrl) {
@@ -122,10 +178,17 @@ export async function requireCallbackUrl(deps: AppDeps, orgId: number): Promise<
 }
 
 /** The request-side checks of a verification before its audio exists (a stream's `start`). */
-export async function checkVerificationStart(deps: AppDeps, orgId: number, body: Omit<VoiceRequestBody, 'voice_data'>): Promise<void> {
+export async function checkVerificationStart(
+  deps: AppDeps,
+  orgId: number,
+  body: Omit<VoiceRequestBody, 'voice_data'>,
+): Promise<void> {
   await requireCallbackUrl(deps, orgId);
   if (await jobs.findJobByRequest(deps.database.db, orgId, body.request_uuid)) {
-    throw new ApiError('request_uuid_reused', 'request_uuid was already used; a stream cannot be replayed, start a new one with a new request_uuid');
+    throw new ApiError(
+      'request_uuid_reused',
+      'request_uuid was already used; a stream cannot be replayed, start a new one with a new request_uuid',
+    );
   }
   await checkSubject(deps, orgId, 'verification', body);
 }
@@ -151,7 +214,10 @@ export async function acceptRecording(
     const existing = await jobs.findJobByRequest(db, orgId, body.request_uuid);
     if (!existing) return false;
     if (existing.body_hash !== bodyHash || existing.kind !== kind) {
-      throw new ApiError('request_uuid_reused', 'request_uuid was already used for a different request');
+      throw new ApiError(
+        'request_uuid_reused',
+        'request_uuid was already used for a different request',
+      );
     }
     return true;
   };
@@ -177,7 +243,10 @@ export async function acceptRecording(
     if (!isUniqueViolation(err)) throw err;
     // A concurrent twin won the race: either the same request_uuid or another enrolment of this external_id.
     if (await replay()) return { callback_url: callbackUrl, message: ACCEPTED_MESSAGE };
-    throw new ApiError('enrollment_in_progress', `An enrolment for external_id ${JSON.stringify(body.external_id)} is already in progress`);
+    throw new ApiError(
+      'enrollment_in_progress',
+      `An enrolment for external_id ${JSON.stringify(body.external_id)} is already in progress`,
+    );
   }
   deps.signals.jobQueued();
   return { callback_url: callbackUrl, message: ACCEPTED_MESSAGE };

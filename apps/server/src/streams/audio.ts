@@ -4,7 +4,8 @@ import { OggOpusDecoder } from 'ogg-opus-decoder';
 import { ApiError } from '../errors.js';
 
 /** Audio bytes that are not the format the `start` message declared. */
-const notAudio = (format: StreamAudioFormat, detail: string) => new ApiError('stream_protocol_error', `The audio is not ${format}: ${detail}`);
+const notAudio = (format: StreamAudioFormat, detail: string) =>
+  new ApiError('stream_protocol_error', `The audio is not ${format}: ${detail}`);
 
 const MIN_SAMPLE_RATE = 16_000;
 const MAX_SAMPLE_RATE = 48_000;
@@ -26,8 +27,18 @@ export interface StreamDecoder {
 }
 
 function checkRate(rate: number): number {
-  if (rate < MIN_SAMPLE_RATE) throw ApiError.field('sample_rate', 'sample_rate_too_low', `sample rate ${rate} Hz is below the required ${MIN_SAMPLE_RATE} Hz`);
-  if (rate > MAX_SAMPLE_RATE) throw ApiError.field('sample_rate', 'out_of_range', `sample rate ${rate} Hz is above the ${MAX_SAMPLE_RATE} Hz a stream accepts`);
+  if (rate < MIN_SAMPLE_RATE)
+    throw ApiError.field(
+      'sample_rate',
+      'sample_rate_too_low',
+      `sample rate ${rate} Hz is below the required ${MIN_SAMPLE_RATE} Hz`,
+    );
+  if (rate > MAX_SAMPLE_RATE)
+    throw ApiError.field(
+      'sample_rate',
+      'out_of_range',
+      `sample rate ${rate} Hz is above the ${MAX_SAMPLE_RATE} Hz a stream accepts`,
+    );
   return rate;
 }
 
@@ -35,7 +46,8 @@ function checkRate(rate: number): number {
 function fileSignature(bytes: Uint8Array): string | null {
   const ascii = Buffer.from(bytes.subarray(0, 4)).toString('latin1');
   if (ascii === 'RIFF') return 'a WAV file (declare format "wav")';
-  if (ascii.startsWith('ID3') || (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0)) return 'an MP3 file (declare format "mp3")';
+  if (ascii.startsWith('ID3') || (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0))
+    return 'an MP3 file (declare format "mp3")';
   if (ascii === 'OggS') return 'an Ogg file (declare format "opus")';
   if (ascii.startsWith('{') || ascii.startsWith('[')) return 'JSON text sent as a binary message';
   return null;
@@ -60,7 +72,8 @@ class PcmDecoder implements StreamDecoder {
     if (this.first && bytes.length >= 4) {
       this.first = false;
       const signature = fileSignature(bytes);
-      if (signature) throw notAudio('pcm_s16le', `the audio declared as pcm_s16le starts like ${signature}`);
+      if (signature)
+        throw notAudio('pcm_s16le', `the audio declared as pcm_s16le starts like ${signature}`);
     }
     let data = bytes;
     if (this.carry) {
@@ -101,7 +114,8 @@ class WavDecoder implements StreamDecoder {
     this.header = joined;
     const parsed = this.parseHeader();
     if (!parsed) {
-      if (this.header.length > MAX_WAV_HEADER_BYTES) throw notAudio('wav', 'no WAV data chunk in the first 4 KiB');
+      if (this.header.length > MAX_WAV_HEADER_BYTES)
+        throw notAudio('wav', 'no WAV data chunk in the first 4 KiB');
       return new Int16Array(0);
     }
     this.pcm = new PcmDecoder(parsed.sampleRate, false);
@@ -115,7 +129,8 @@ class WavDecoder implements StreamDecoder {
   private parseHeader(): { sampleRate: number; channels: number; dataOffset: number } | null {
     const h = Buffer.from(this.header.buffer, this.header.byteOffset, this.header.length);
     if (h.length < 12) return null;
-    if (h.toString('latin1', 0, 4) !== 'RIFF' || h.toString('latin1', 8, 12) !== 'WAVE') throw notAudio('wav', 'the audio declared as wav is not a RIFF/WAVE file');
+    if (h.toString('latin1', 0, 4) !== 'RIFF' || h.toString('latin1', 8, 12) !== 'WAVE')
+      throw notAudio('wav', 'the audio declared as wav is not a RIFF/WAVE file');
     let offset = 12;
     let fmt: { sampleRate: number; channels: number } | null = null;
     while (offset + 8 <= h.length) {
@@ -206,7 +221,10 @@ class CompressedDecoder implements StreamDecoder {
     if (decoded.samplesDecoded === 0) {
       this.bytesWithoutSamples += bytes.length;
       if (this.sampleRate === null && this.bytesWithoutSamples > MAX_BYTES_BEFORE_SAMPLES) {
-        throw notAudio(this.format, `no ${this.format} audio in the first ${MAX_BYTES_BEFORE_SAMPLES / 1024} KiB`);
+        throw notAudio(
+          this.format,
+          `no ${this.format} audio in the first ${MAX_BYTES_BEFORE_SAMPLES / 1024} KiB`,
+        );
       }
       return new Int16Array(0);
     }
@@ -219,7 +237,10 @@ class CompressedDecoder implements StreamDecoder {
     try {
       decoded = await this.decoder.flush();
     } catch {
-      throw notAudio(this.format, `the end of the audio declared as ${this.format} cannot be decoded`);
+      throw notAudio(
+        this.format,
+        `the end of the audio declared as ${this.format} cannot be decoded`,
+      );
     }
     return decoded.samplesDecoded === 0 ? new Int16Array(0) : this.toMono(decoded);
   }
@@ -242,7 +263,9 @@ class CompressedDecoder implements StreamDecoder {
   }
 }
 
-export function createStreamDecoder(start: Pick<StreamStart, 'format' | 'sample_rate'>): StreamDecoder {
+export function createStreamDecoder(
+  start: Pick<StreamStart, 'format' | 'sample_rate'>,
+): StreamDecoder {
   switch (start.format) {
     case 'pcm_s16le':
       return new PcmDecoder(start.sample_rate);

@@ -8,7 +8,10 @@ import { type StreamEngine, VerificationStream } from './verification-stream.js'
  * The open verification streams of this process: the per-organisation cap, and shutdown (every
  * stream finishes its decision, then closes with 1001).
  */
-export function createStreamRegistry(deps: AppDeps, engine: () => StreamEngine | undefined): StreamRegistry {
+export function createStreamRegistry(
+  deps: AppDeps,
+  engine: () => StreamEngine | undefined,
+): StreamRegistry {
   const perOrg = new Map<number, number>();
   const streams = new Set<VerificationStream>();
   let closing = false;
@@ -26,13 +29,20 @@ export function createStreamRegistry(deps: AppDeps, engine: () => StreamEngine |
      * have room, and the organisation is under its cap of open streams.
      */
     async admit(auth: Pick<AuthContext, 'orgId' | 'tokenKind'>) {
-      if (closing) throw new ApiError('unavailable', 'The server is shutting down; connect again', { headers: { 'Retry-After': '1' } });
+      if (closing)
+        throw new ApiError('unavailable', 'The server is shutting down; connect again', {
+          headers: { 'Retry-After': '1' },
+        });
       await requireCallbackUrl(deps, auth.orgId);
       await checkJobRoom(deps, auth);
       const open = perOrg.get(auth.orgId) ?? 0;
       const cap = deps.config.STREAM_MAX_PER_ORG;
       if (open >= cap) {
-        throw new ApiError('rate_limited', `This organisation already has ${cap} open verification streams; end one or retry later`, { headers: { 'Retry-After': '1' } });
+        throw new ApiError(
+          'rate_limited',
+          `This organisation already has ${cap} open verification streams; end one or retry later`,
+          { headers: { 'Retry-After': '1' } },
+        );
       }
       perOrg.set(auth.orgId, open + 1);
       let settled = false;

@@ -1,5 +1,11 @@
 import { LIMITS, type VoiceEngine, type Voiceprint } from '@voxkey/engine';
-import { STREAM_CLOSE_CODES, type StreamResultMessage, type StreamServerMessage, type StreamStart, streamCloseCodeFor } from '@voxkey/contract';
+import {
+  STREAM_CLOSE_CODES,
+  type StreamResultMessage,
+  type StreamServerMessage,
+  type StreamStart,
+  streamCloseCodeFor,
+} from '@voxkey/contract';
 import type { AppDeps, AuthContext, OpenStream, StreamSocket } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { findJobByRequest } from '../repositories/jobs.js';
@@ -19,7 +25,11 @@ interface ProbeSubject {
 }
 
 /** Loaded once at `start`; undefined when there is nothing to compare with (the job then decides, as for a posted request). */
-async function loadProbeSubject(deps: AppDeps, orgId: number, externalId: string): Promise<ProbeSubject | undefined> {
+async function loadProbeSubject(
+  deps: AppDeps,
+  orgId: number,
+  externalId: string,
+): Promise<ProbeSubject | undefined> {
   const subject = await loadVerificationSubject(deps, orgId, externalId);
   if (!subject) return undefined;
   const { matchThreshold } = await loadDecisionSettings(deps, orgId);
@@ -82,7 +92,13 @@ export class VerificationStream implements OpenStream {
     const { config } = options.deps;
     this.resetIdle();
     this.wallTimer = setTimeout(() => {
-      if (this.state !== 'deciding') this.fail(new ApiError('stream_timeout', `The stream stayed open longer than ${config.STREAM_MAX_WALL_MS / 1000} s without ending`));
+      if (this.state !== 'deciding')
+        this.fail(
+          new ApiError(
+            'stream_timeout',
+            `The stream stayed open longer than ${config.STREAM_MAX_WALL_MS / 1000} s without ending`,
+          ),
+        );
     }, config.STREAM_MAX_WALL_MS);
   }
 
@@ -99,7 +115,12 @@ export class VerificationStream implements OpenStream {
     if (this.state === 'closed') return;
     this.resetIdle();
     if (text.length > this.config.STREAM_MAX_FRAME_BYTES) {
-      this.fail(new ApiError('payload_too_large', `A message may be at most ${this.config.STREAM_MAX_FRAME_BYTES} bytes`));
+      this.fail(
+        new ApiError(
+          'payload_too_large',
+          `A message may be at most ${this.config.STREAM_MAX_FRAME_BYTES} bytes`,
+        ),
+      );
       return;
     }
     this.enqueue(() => this.handleText(text));
@@ -107,15 +128,26 @@ export class VerificationStream implements OpenStream {
 
   /** A binary message: audio. */
   receiveBinary(bytes: Uint8Array): void {
-    if (this.state === 'closed' || this.state === 'deciding' || this.decidedSamples !== undefined) return;
+    if (this.state === 'closed' || this.state === 'deciding' || this.decidedSamples !== undefined)
+      return;
     this.resetIdle();
     if (bytes.length > this.config.STREAM_MAX_FRAME_BYTES) {
-      this.fail(new ApiError('payload_too_large', `An audio frame may be at most ${this.config.STREAM_MAX_FRAME_BYTES} bytes; this one has ${bytes.length}`));
+      this.fail(
+        new ApiError(
+          'payload_too_large',
+          `An audio frame may be at most ${this.config.STREAM_MAX_FRAME_BYTES} bytes; this one has ${bytes.length}`,
+        ),
+      );
       return;
     }
     this.bytes += bytes.length;
     if (this.bytes > this.config.STREAM_MAX_BYTES) {
-      this.fail(new ApiError('payload_too_large', `A stream may carry at most ${this.config.STREAM_MAX_BYTES} bytes of audio`));
+      this.fail(
+        new ApiError(
+          'payload_too_large',
+          `A stream may carry at most ${this.config.STREAM_MAX_BYTES} bytes of audio`,
+        ),
+      );
       return;
     }
     this.enqueue(async () => this.handleAudio(bytes));
@@ -131,7 +163,10 @@ export class VerificationStream implements OpenStream {
   shutdown(): Promise<void> {
     this.shuttingDown = true;
     if (this.state === 'awaiting_start' || this.state === 'starting') {
-      this.fail(new ApiError('unavailable', 'The server is shutting down; start the stream again'), STREAM_CLOSE_CODES.goingAway);
+      this.fail(
+        new ApiError('unavailable', 'The server is shutting down; start the stream again'),
+        STREAM_CLOSE_CODES.goingAway,
+      );
     } else if (this.state === 'streaming') {
       this.enqueue(() => this.finish('shutdown'));
     }
@@ -154,19 +189,36 @@ export class VerificationStream implements OpenStream {
     try {
       message = JSON.parse(text);
     } catch {
-      throw new ApiError('stream_protocol_error', 'Text messages must be JSON: {"type":"start",...} or {"type":"end"}');
+      throw new ApiError(
+        'stream_protocol_error',
+        'Text messages must be JSON: {"type":"start",...} or {"type":"end"}',
+      );
     }
-    const type = typeof message === 'object' && message !== null ? (message as { type?: unknown }).type : undefined;
+    const type =
+      typeof message === 'object' && message !== null
+        ? (message as { type?: unknown }).type
+        : undefined;
     if (type === 'start') {
-      if (this.state !== 'awaiting_start') throw new ApiError('stream_protocol_error', 'The stream has already started; send a second verification on a new stream');
+      if (this.state !== 'awaiting_start')
+        throw new ApiError(
+          'stream_protocol_error',
+          'The stream has already started; send a second verification on a new stream',
+        );
       return this.begin(message);
     }
     if (type === 'end') {
-      if (this.state === 'awaiting_start') throw new ApiError('stream_protocol_error', 'The first message must be {"type":"start",...}');
+      if (this.state === 'awaiting_start')
+        throw new ApiError(
+          'stream_protocol_error',
+          'The first message must be {"type":"start",...}',
+        );
       if (this.state === 'streaming') await this.finish('end');
       return;
     }
-    throw new ApiError('stream_protocol_error', `Unknown message type ${JSON.stringify(type ?? null)}; expected "start" or "end"`);
+    throw new ApiError(
+      'stream_protocol_error',
+      `Unknown message type ${JSON.stringify(type ?? null)}; expected "start" or "end"`,
+    );
   }
 
   private async begin(message: unknown): Promise<void> {
@@ -186,10 +238,15 @@ export class VerificationStream implements OpenStream {
 
   private async handleAudio(bytes: Uint8Array): Promise<void> {
     if (this.state === 'deciding' || this.decidedSamples !== undefined) return; // decided early: the rest of the audio is not needed
-    if (this.state !== 'streaming' || !this.decoder) throw new ApiError('stream_protocol_error', 'Audio arrived before the {"type":"start",...} message');
+    if (this.state !== 'streaming' || !this.decoder)
+      throw new ApiError(
+        'stream_protocol_error',
+        'Audio arrived before the {"type":"start",...} message',
+      );
     const decoder = this.decoder;
     const samples = await decoder.push(bytes);
-    if (samples.length === 0 || this.state !== 'streaming' || this.decidedSamples !== undefined) return;
+    if (samples.length === 0 || this.state !== 'streaming' || this.decidedSamples !== undefined)
+      return;
     this.addSamples(samples);
     this.audioSinceProgress = true;
     // The first progress goes out at once, so a client sees its audio is arriving.
@@ -201,7 +258,11 @@ export class VerificationStream implements OpenStream {
   private addSamples(samples: Int16Array): void {
     const maxSamples = Math.ceil(this.config.STREAM_MAX_AUDIO_SECONDS * this.sampleRate);
     if (this.samples + samples.length > maxSamples) {
-      throw ApiError.field('audio', 'audio_too_long', `A stream may carry at most ${this.config.STREAM_MAX_AUDIO_SECONDS} s of audio; end it sooner`);
+      throw ApiError.field(
+        'audio',
+        'audio_too_long',
+        `A stream may carry at most ${this.config.STREAM_MAX_AUDIO_SECONDS} s of audio; end it sooner`,
+      );
     }
     this.append(samples, maxSamples);
   }
@@ -209,7 +270,9 @@ export class VerificationStream implements OpenStream {
   private append(samples: Int16Array, maxSamples: number): void {
     const needed = this.samples + samples.length;
     if (needed > this.pcm.length) {
-      const grown = new Int16Array(Math.min(maxSamples, Math.max(needed, this.pcm.length * 2, this.sampleRate * 4)));
+      const grown = new Int16Array(
+        Math.min(maxSamples, Math.max(needed, this.pcm.length * 2, this.sampleRate * 4)),
+      );
       grown.set(this.pcm.subarray(0, this.samples));
       this.pcm = grown;
     }
@@ -226,7 +289,11 @@ export class VerificationStream implements OpenStream {
   private sendProgress(): void {
     this.audioSinceProgress = false;
     this.progressSent = true;
-    this.send({ type: 'progress', received_s: round(this.samples / this.sampleRate), net_speech_s: round(this.netSpeech) });
+    this.send({
+      type: 'progress',
+      received_s: round(this.samples / this.sampleRate),
+      net_speech_s: round(this.netSpeech),
+    });
   }
 
   /**
@@ -255,7 +322,10 @@ export class VerificationStream implements OpenStream {
           this.enqueue(() => this.finish('early'));
         }
       } catch (err) {
-        this.options.deps.observability.logger.warn({ err, orgId: this.options.auth.orgId }, 'stream analysis failed; the decision waits for the end of the stream');
+        this.options.deps.observability.logger.warn(
+          { err, orgId: this.options.auth.orgId },
+          'stream analysis failed; the decision waits for the end of the stream',
+        );
         this.measuredSamples = to;
       } finally {
         this.analysing = false;
@@ -270,11 +340,21 @@ export class VerificationStream implements OpenStream {
     if (!subject || this.netSpeech < LIMITS.minNetSpeechSeconds) return false;
     if (upTo - this.probedSamples < this.config.STREAM_PROBE_EVERY_S * rate) return false;
     this.probedSamples = upTo;
-    const analysis = await engine.verify(encodeWav([this.pcm.subarray(0, upTo)], rate), subject.voiceprints, { threshold: subject.matchThreshold });
+    const analysis = await engine.verify(
+      encodeWav([this.pcm.subarray(0, upTo)], rate),
+      subject.voiceprints,
+      { threshold: subject.matchThreshold },
+    );
     this.netSpeech = Math.max(this.netSpeech, analysis.netSpeechSeconds);
-    if (analysis.result === 'inconclusive' || analysis.netSpeechSeconds < LIMITS.minNetSpeechSeconds) return false;
+    if (
+      analysis.result === 'inconclusive' ||
+      analysis.netSpeechSeconds < LIMITS.minNetSpeechSeconds
+    )
+      return false;
     const margin = this.config.STREAM_EARLY_MARGIN;
-    const confident = analysis.matchScore >= subject.matchThreshold + margin || analysis.matchScore <= subject.matchThreshold - margin;
+    const confident =
+      analysis.matchScore >= subject.matchThreshold + margin ||
+      analysis.matchScore <= subject.matchThreshold - margin;
     return confident && this.state === 'streaming';
   }
 
@@ -304,7 +384,15 @@ export class VerificationStream implements OpenStream {
     const wav = encodeWav([this.pcm.subarray(0, this.samples)], rate, minSamples);
     this.pcm = new Int16Array(0);
     const { deps, auth } = this.options;
-    deps.observability.logger.info({ orgId: auth.orgId, requestUuid: start.request_uuid, reason, audioSeconds: round(this.samples / rate) }, 'verification stream deciding');
+    deps.observability.logger.info(
+      {
+        orgId: auth.orgId,
+        requestUuid: start.request_uuid,
+        reason,
+        audioSeconds: round(this.samples / rate),
+      },
+      'verification stream deciding',
+    );
     const deadline = Date.now() + this.config.STREAM_RESULT_TIMEOUT_MS;
     // The audio exists nowhere else, so a transient failure (a database pool busy under load) is
     // tried again rather than losing the verification; acceptRecording is idempotent by request_uuid.
@@ -313,7 +401,13 @@ export class VerificationStream implements OpenStream {
         deps,
         auth,
         'verification',
-        { external_id: start.external_id, request_uuid: start.request_uuid, language: start.language, device_fingerprint: start.device_fingerprint, device_type: start.device_type },
+        {
+          external_id: start.external_id,
+          request_uuid: start.request_uuid,
+          language: start.language,
+          device_fingerprint: start.device_fingerprint,
+          device_type: start.device_type,
+        },
         () => wav,
       ),
     );
@@ -326,14 +420,21 @@ export class VerificationStream implements OpenStream {
    * Runs `step` again after a failure that is not an API error (a database pool busy under load),
    * with a growing pause, until `deadline`; the steps given are idempotent.
    */
-  private async retryTransient<T>(deadline: number, requestUuid: string, step: () => Promise<T>): Promise<T> {
+  private async retryTransient<T>(
+    deadline: number,
+    requestUuid: string,
+    step: () => Promise<T>,
+  ): Promise<T> {
     let pause = 100;
     for (;;) {
       try {
         return await step();
       } catch (err) {
         if (err instanceof ApiError || Date.now() + pause >= deadline) throw err;
-        this.options.deps.observability.logger.warn({ err, orgId: this.options.auth.orgId, requestUuid }, 'verification stream: a database step failed; trying again');
+        this.options.deps.observability.logger.warn(
+          { err, orgId: this.options.auth.orgId, requestUuid },
+          'verification stream: a database step failed; trying again',
+        );
         await sleep(pause);
         pause = Math.min(2000, pause * 2);
       }
@@ -341,7 +442,10 @@ export class VerificationStream implements OpenStream {
   }
 
   /** The job's `verification.completed` payload, read back once the job has completed (a failed read is tried again). */
-  private async waitForOutcome(requestUuid: string, deadline: number): Promise<Omit<StreamResultMessage, 'type' | 'final'>> {
+  private async waitForOutcome(
+    requestUuid: string,
+    deadline: number,
+  ): Promise<Omit<StreamResultMessage, 'type' | 'final'>> {
     const { deps, auth } = this.options;
     let pause = 20;
     while (Date.now() < deadline) {
@@ -352,19 +456,31 @@ export class VerificationStream implements OpenStream {
           if (payload) return JSON.parse(payload) as Omit<StreamResultMessage, 'type' | 'final'>;
         }
       } catch (err) {
-        deps.observability.logger.warn({ err, orgId: auth.orgId, requestUuid }, 'verification stream: reading the outcome failed; trying again');
+        deps.observability.logger.warn(
+          { err, orgId: auth.orgId, requestUuid },
+          'verification stream: reading the outcome failed; trying again',
+        );
       }
       await sleep(pause);
       pause = Math.min(250, Math.round(pause * 1.5));
     }
-    throw new ApiError('unavailable', `The decision is taking longer than ${this.config.STREAM_RESULT_TIMEOUT_MS / 1000} s; it will arrive by webhook and in GET .../verifications/${requestUuid}`);
+    throw new ApiError(
+      'unavailable',
+      `The decision is taking longer than ${this.config.STREAM_RESULT_TIMEOUT_MS / 1000} s; it will arrive by webhook and in GET .../verifications/${requestUuid}`,
+    );
   }
 
   private resetIdle(): void {
     clearTimeout(this.idleTimer);
     if (this.state === 'deciding' || this.state === 'closed') return;
     this.idleTimer = setTimeout(
-      () => this.fail(new ApiError('stream_timeout', `Nothing arrived for ${this.config.STREAM_IDLE_TIMEOUT_MS / 1000} s`)),
+      () =>
+        this.fail(
+          new ApiError(
+            'stream_timeout',
+            `Nothing arrived for ${this.config.STREAM_IDLE_TIMEOUT_MS / 1000} s`,
+          ),
+        ),
       this.config.STREAM_IDLE_TIMEOUT_MS,
     );
   }
@@ -374,7 +490,10 @@ export class VerificationStream implements OpenStream {
     const { socket } = this.options;
     if (socket.bufferedAmount > this.config.STREAM_MAX_BUFFERED_BYTES) {
       // The client does not read: it cannot receive an error either.
-      this.options.deps.observability.logger.warn({ orgId: this.options.auth.orgId }, 'verification stream client is not reading; connection dropped');
+      this.options.deps.observability.logger.warn(
+        { orgId: this.options.auth.orgId },
+        'verification stream client is not reading; connection dropped',
+      );
       socket.terminate();
       this.socketOpen = false;
       if (this.state !== 'deciding') this.close();
@@ -390,8 +509,16 @@ export class VerificationStream implements OpenStream {
       this.send({ type: 'error', ...err.toBody() });
       this.close(closeCode ?? streamCloseCodeFor(err.status));
     } else {
-      this.options.deps.observability.logger.error({ err, orgId: this.options.auth.orgId }, 'verification stream failed');
-      this.send({ type: 'error', code: 500, error: 'internal_error', message: 'Internal server error' });
+      this.options.deps.observability.logger.error(
+        { err, orgId: this.options.auth.orgId },
+        'verification stream failed',
+      );
+      this.send({
+        type: 'error',
+        code: 500,
+        error: 'internal_error',
+        message: 'Internal server error',
+      });
       this.close(STREAM_CLOSE_CODES.internalError);
     }
   }

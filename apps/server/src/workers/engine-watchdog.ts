@@ -37,7 +37,10 @@ export function watchEngine(engine: VoiceAnalyzer, options: EngineWatchdogOption
   const degrade = (reason: string) => {
     if (degradedSince !== null) return;
     degradedSince = Date.now();
-    options.logger.error({ reason, exitAfterMs: options.exitAfterMs }, `engine degraded: ${reason}; refusing new voice tasks`);
+    options.logger.error(
+      { reason, exitAfterMs: options.exitAfterMs },
+      `engine degraded: ${reason}; refusing new voice tasks`,
+    );
     exitTimer = setTimeout(() => {
       options.logger.fatal(
         { degradedForMs: Date.now() - (degradedSince ?? Date.now()) },
@@ -48,22 +51,31 @@ export function watchEngine(engine: VoiceAnalyzer, options: EngineWatchdogOption
     exitTimer.unref?.();
   };
 
-  const check = setInterval(() => {
-    const now = Date.now();
-    for (const startedAt of inFlight.values()) {
-      if (now - startedAt > options.stuckAfterMs) degrade(`an inference call has run for more than ${options.stuckAfterMs} ms`);
-    }
-  }, options.checkEveryMs ?? Math.max(100, Math.min(5000, Math.floor(options.stuckAfterMs / 4))));
+  const check = setInterval(
+    () => {
+      const now = Date.now();
+      for (const startedAt of inFlight.values()) {
+        if (now - startedAt > options.stuckAfterMs)
+          degrade(`an inference call has run for more than ${options.stuckAfterMs} ms`);
+      }
+    },
+    options.checkEveryMs ?? Math.max(100, Math.min(5000, Math.floor(options.stuckAfterMs / 4))),
+  );
   check.unref?.();
 
   async function guarded<T>(call: () => Promise<T>): Promise<T> {
-    if (degradedSince !== null) throw new EngineError('queue_full', 'the engine is degraded (a worker thread is stuck); retry later');
+    if (degradedSince !== null)
+      throw new EngineError(
+        'queue_full',
+        'the engine is degraded (a worker thread is stuck); retry later',
+      );
     const id = nextCall++;
     inFlight.set(id, Date.now());
     try {
       return await call();
     } catch (err) {
-      if (isEngineError(err) && err.code === 'timeout') degrade('an inference call timed out and its worker thread did not answer');
+      if (isEngineError(err) && err.code === 'timeout')
+        degrade('an inference call timed out and its worker thread did not answer');
       throw err;
     } finally {
       inFlight.delete(id);

@@ -1,7 +1,11 @@
 import nodemailer from 'nodemailer';
 import type { AppDeps } from '../deps.js';
 import { verificationStats } from '../repositories/jobs.js';
-import { claimFailureAlert, findOrganisation, findSettings } from '../repositories/organisations.js';
+import {
+  claimFailureAlert,
+  findOrganisation,
+  findSettings,
+} from '../repositories/organisations.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -11,7 +15,11 @@ const HOUR_MS = 60 * 60 * 1000;
  * email its contact address, at most once per ALERT_COOLDOWN_HOURS (claimed atomically, so several
  * processes send one email).
  */
-export async function checkFailureRate(deps: AppDeps, orgId: number, now = new Date()): Promise<boolean> {
+export async function checkFailureRate(
+  deps: AppDeps,
+  orgId: number,
+  now = new Date(),
+): Promise<boolean> {
   const { config } = deps;
   const db = deps.database.db;
   if (!config.SMTP_URL) return false;
@@ -20,9 +28,12 @@ export async function checkFailureRate(deps: AppDeps, orgId: number, now = new D
 
   const since = new Date(now.getTime() - HOUR_MS).toISOString();
   const { total, failed } = await verificationStats(db, orgId, since);
-  if (total < config.ALERT_MIN_VERIFICATIONS || failed / total <= config.ALERT_FAILURE_RATE) return false;
+  if (total < config.ALERT_MIN_VERIFICATIONS || failed / total <= config.ALERT_FAILURE_RATE)
+    return false;
 
-  const cooldownStart = new Date(now.getTime() - config.ALERT_COOLDOWN_HOURS * HOUR_MS).toISOString();
+  const cooldownStart = new Date(
+    now.getTime() - config.ALERT_COOLDOWN_HOURS * HOUR_MS,
+  ).toISOString();
   if (!(await claimFailureAlert(db, orgId, now.toISOString(), cooldownStart))) return false;
 
   const org = await findOrganisation(db, orgId);

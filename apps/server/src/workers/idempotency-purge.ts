@@ -4,7 +4,10 @@ import { IDEMPOTENCY_KEY_TTL_MS, purgeKeys } from '../repositories/idempotency-k
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
 /** Deletes Idempotency-Key rows (and the sealed responses they hold) older than 24 hours; returns how many. */
-export async function purgeExpiredIdempotencyKeys(deps: AppDeps, now = Date.now()): Promise<number> {
+export async function purgeExpiredIdempotencyKeys(
+  deps: AppDeps,
+  now = Date.now(),
+): Promise<number> {
   return purgeKeys(deps.database.db, new Date(now - IDEMPOTENCY_KEY_TTL_MS).toISOString());
 }
 

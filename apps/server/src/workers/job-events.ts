@@ -1,4 +1,7 @@
-import type { EnrollmentCompletedEventSchema, VerificationCompletedEventSchema } from '@voxkey/contract';
+import type {
+  EnrollmentCompletedEventSchema,
+  VerificationCompletedEventSchema,
+} from '@voxkey/contract';
 import type { RecordingQuality } from '@voxkey/engine';
 import type { z } from 'zod';
 import type { EnrollmentMode, FailureReason, JobRow, VerificationResult } from '../db/types.js';
@@ -32,7 +35,14 @@ export type EnrolmentOutcome = Timing & {
   models: Models;
   /** The recording as measured (stored with the sample); null when it could not be analysed. */
   recordingQuality: RecordingQuality | null;
-} & ({ status: 'enrolled'; qualityScore: number; voiceprint: { modelId: string; embedding: Float32Array } } | { status: 'failed'; failureReason: FailureReason });
+} & (
+    | {
+        status: 'enrolled';
+        qualityScore: number;
+        voiceprint: { modelId: string; embedding: Float32Array };
+      }
+    | { status: 'failed'; failureReason: FailureReason }
+  );
 
 /** How a verification ended. `userId` is the user compared with (null when none was found or no comparison ran). */
 export interface VerificationOutcome extends Timing {
@@ -52,10 +62,17 @@ export interface VerificationOutcome extends Timing {
   /** The recording as measured; null when it could not be analysed. */
   recordingQuality: RecordingQuality | null;
   /** A sample of the default speaker model to add to the voiceprint (an upgrade from an older model). */
-  upgradeSample: { modelId: string; embedding: Float32Array; qualityScore: number; recordingQuality?: RecordingQuality | null } | null;
+  upgradeSample: {
+    modelId: string;
+    embedding: Float32Array;
+    qualityScore: number;
+    recordingQuality?: RecordingQuality | null;
+  } | null;
 }
 
-export type JobOutcome = { kind: 'enrollment'; outcome: EnrolmentOutcome } | { kind: 'verification'; outcome: VerificationOutcome };
+export type JobOutcome =
+  | { kind: 'enrollment'; outcome: EnrolmentOutcome }
+  | { kind: 'verification'; outcome: VerificationOutcome };
 
 /** What completing a job writes: the request record's fields and the webhook payload, from one outcome. */
 export interface CompletedEvent<Payload> {
@@ -63,7 +80,11 @@ export interface CompletedEvent<Payload> {
   payload: Payload;
 }
 
-export function enrollmentCompleted(job: JobRow, outcome: EnrolmentOutcome, userId: number | null): CompletedEvent<EnrollmentCompletedEvent> {
+export function enrollmentCompleted(
+  job: JobRow,
+  outcome: EnrolmentOutcome,
+  userId: number | null,
+): CompletedEvent<EnrollmentCompletedEvent> {
   const enrolled = outcome.status === 'enrolled';
   const qualityScore = outcome.qualityScore;
   const failureReason = enrolled ? null : outcome.failureReason;
@@ -95,12 +116,17 @@ export function enrollmentCompleted(job: JobRow, outcome: EnrolmentOutcome, user
       samples: outcome.samples,
       deepfake_score: outcome.deepfakeScore,
       models: outcome.models,
-      recording_quality: outcome.recordingQuality ? recordingQualityFields(outcome.recordingQuality) : null,
+      recording_quality: outcome.recordingQuality
+        ? recordingQualityFields(outcome.recordingQuality)
+        : null,
     },
   };
 }
 
-export function verificationCompleted(job: JobRow, outcome: VerificationOutcome): CompletedEvent<VerificationCompletedEvent> {
+export function verificationCompleted(
+  job: JobRow,
+  outcome: VerificationOutcome,
+): CompletedEvent<VerificationCompletedEvent> {
   return {
     record: {
       status: 'completed',
@@ -134,7 +160,9 @@ export function verificationCompleted(job: JobRow, outcome: VerificationOutcome)
       failure_reason: outcome.failureReason,
       models: outcome.models,
       voiceprint_upgraded: outcome.upgradeSample !== null,
-      recording_quality: outcome.recordingQuality ? recordingQualityFields(outcome.recordingQuality) : null,
+      recording_quality: outcome.recordingQuality
+        ? recordingQualityFields(outcome.recordingQuality)
+        : null,
     },
   };
 }

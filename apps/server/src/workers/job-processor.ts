@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_VOICEPRINT_SAMPLES } from '@voxkey/contract';
-import { type EngineError, isEngineError, type RecordingQuality, type VerificationAnalysis, type VoiceEngine } from '@voxkey/engine';
+import {
+  type EngineError,
+  isEngineError,
+  type RecordingQuality,
+  type VerificationAnalysis,
+  type VoiceEngine,
+} from '@voxkey/engine';
 import type { Executor } from '../db/connection.js';
 import type { EnrollmentMode, FailureReason, JobRow } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
@@ -8,7 +14,14 @@ import { loadDecisionSettings } from '../decisions/settings.js';
 import { loadVerificationSubject } from '../decisions/subject.js';
 import { completeJob, jobRecording, releaseJob } from '../repositories/jobs.js';
 import { findUserByExternalId, insertUser, upsertDevice } from '../repositories/users.js';
-import { countSamples, deleteVoiceprint, findVoiceprint, insertSample, insertVoiceprint, refreshVoiceprintQuality } from '../repositories/voiceprints.js';
+import {
+  countSamples,
+  deleteVoiceprint,
+  findVoiceprint,
+  insertSample,
+  insertVoiceprint,
+  refreshVoiceprintQuality,
+} from '../repositories/voiceprints.js';
 import { storeUpgradeSample } from './voiceprint-upgrade.js';
 import { insertDelivery } from '../repositories/webhooks.js';
 import { openRecording } from '../security/recordings.js';
@@ -22,7 +35,15 @@ import {
   verificationCompleted,
 } from './job-events.js';
 
-export type VoiceAnalyzer = Pick<VoiceEngine, 'enrol' | 'verify' | 'speakerModelId' | 'spoofModelId' | 'defaultDeepfakeThreshold' | 'defaultEnrolmentDeepfakeThreshold'>;
+export type VoiceAnalyzer = Pick<
+  VoiceEngine,
+  | 'enrol'
+  | 'verify'
+  | 'speakerModelId'
+  | 'spoofModelId'
+  | 'defaultDeepfakeThreshold'
+  | 'defaultEnrolmentDeepfakeThreshold'
+>;
 
 /** What happened to a claimed job, and the engine's stage timings when it ran. */
 export interface ProcessResult {
@@ -35,15 +56,22 @@ interface Analysed {
   timings?: Record<string, number>;
 }
 
-const isRetryable = (err: EngineError) => err.category === 'capacity' || err.category === 'internal' || err.category === 'model';
+const isRetryable = (err: EngineError) =>
+  err.category === 'capacity' || err.category === 'internal' || err.category === 'model';
 const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
-const modelsOf = (engine: VoiceAnalyzer): Models => ({ speaker: engine.speakerModelId, spoof: engine.spoofModelId });
+const modelsOf = (engine: VoiceAnalyzer): Models => ({
+  speaker: engine.speakerModelId,
+  spoof: engine.spoofModelId,
+});
 /** 0..1, higher = more likely synthetic or replayed. */
 const deepfakeScoreOf = (bonafideProbability: number) => round(1 - bonafideProbability, 4);
 
 /** Latency from receipt to now, and now: when an outcome is known. */
 function finishedNow(job: JobRow) {
-  return { latencyMs: Math.max(0, Date.now() - Date.parse(job.created_at)), completedAt: new Date().toISOString() };
+  return {
+    latencyMs: Math.max(0, Date.now() - Date.parse(job.created_at)),
+    completedAt: new Date().toISOString(),
+  };
 }
 
 /** The organisation's decision settings with the engine's defaults filled in too. */
@@ -52,7 +80,8 @@ async function decisionSettings(deps: AppDeps, engine: VoiceAnalyzer, orgId: num
   return {
     ...settings,
     deepfakeThreshold: settings.deepfakeThreshold ?? engine.defaultDeepfakeThreshold,
-    enrolmentDeepfakeThreshold: settings.enrolmentDeepfakeThreshold ?? engine.defaultEnrolmentDeepfakeThreshold,
+    enrolmentDeepfakeThreshold:
+      settings.enrolmentDeepfakeThreshold ?? engine.defaultEnrolmentDeepfakeThreshold,
   };
 }
 
@@ -72,20 +101,43 @@ async function currentVoiceprint(db: Executor, job: JobRow) {
   return { user, voiceprint, samples };
 }
 
-async function analyseEnrolment(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow): Promise<Analysed> {
+async function analyseEnrolment(
+  deps: AppDeps,
+  engine: VoiceAnalyzer,
+  job: JobRow,
+): Promise<Analysed> {
   const mode: EnrollmentMode = job.mode ?? 'new';
   const current = await currentVoiceprint(deps.database.db, job);
-  const common = { mode, models: modelsOf(engine), deepfakeThreshold: null as number | null, recordingQuality: null as RecordingQuality | null };
+  const common = {
+    mode,
+    models: modelsOf(engine),
+    deepfakeThreshold: null as number | null,
+    recordingQuality: null as RecordingQuality | null,
+  };
   // A failed request leaves the voiceprint as it was: its sample count is reported unchanged.
-  const failed = (failureReason: FailureReason, measured: { qualityScore: number | null; deepfakeScore: number | null } = { qualityScore: null, deepfakeScore: null }): JobOutcome => ({
+  const failed = (
+    failureReason: FailureReason,
+    measured: { qualityScore: number | null; deepfakeScore: number | null } = {
+      qualityScore: null,
+      deepfakeScore: null,
+    },
+  ): JobOutcome => ({
     kind: 'enrollment',
-    outcome: { ...common, status: 'failed', failureReason, samples: mode === 'new' ? 0 : current.samples, ...measured, ...finishedNow(job) },
+    outcome: {
+      ...common,
+      status: 'failed',
+      failureReason,
+      samples: mode === 'new' ? 0 : current.samples,
+      ...measured,
+      ...finishedNow(job),
+    },
   });
 
   // Checked on the request side too; re-checked here because the user may have been deleted since.
   if (mode === 'add') {
     if (!current.user || !current.voiceprint) return { outcome: failed('voiceprint_not_found') };
-    if (current.samples >= MAX_VOICEPRINT_SAMPLES) return { outcome: failed('max_samples_reached') };
+    if (current.samples >= MAX_VOICEPRINT_SAMPLES)
+      return { outcome: failed('max_samples_reached') };
   }
   if (mode === 'new' && current.user) return { outcome: failed('already_enrolled') };
 
@@ -98,7 +150,10 @@ async function analyseEnrolment(deps: AppDeps, engine: VoiceAnalyzer, job: JobRo
     const timings = numericTimings(analysis.timings);
     const qualityScore = round(analysis.qualityScore, 3);
     const deepfakeScore = deepfakeScoreOf(analysis.spoof.bonafideProbability);
-    if (settings.rejectDeepfakeEnrollments && deepfakeScore >= settings.enrolmentDeepfakeThreshold) {
+    if (
+      settings.rejectDeepfakeEnrollments &&
+      deepfakeScore >= settings.enrolmentDeepfakeThreshold
+    ) {
       return { outcome: failed('deepfake_detected', { qualityScore, deepfakeScore }), timings };
     }
     const outcome: EnrolmentOutcome = {
@@ -107,7 +162,10 @@ async function analyseEnrolment(deps: AppDeps, engine: VoiceAnalyzer, job: JobRo
       samples: mode === 'add' ? current.samples + 1 : 1,
       qualityScore,
       deepfakeScore,
-      voiceprint: { modelId: analysis.voiceprint.modelId, embedding: analysis.voiceprint.embedding },
+      voiceprint: {
+        modelId: analysis.voiceprint.modelId,
+        embedding: analysis.voiceprint.embedding,
+      },
       ...finishedNow(job),
     };
     return { outcome: { kind: 'enrollment', outcome }, timings };
@@ -117,13 +175,31 @@ async function analyseEnrolment(deps: AppDeps, engine: VoiceAnalyzer, job: JobRo
   }
 }
 
-async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow): Promise<Analysed> {
+async function analyseVerification(
+  deps: AppDeps,
+  engine: VoiceAnalyzer,
+  job: JobRow,
+): Promise<Analysed> {
   const settings = await decisionSettings(deps, engine, job.org_id);
-  type Fields = Omit<VerificationOutcome, 'latencyMs' | 'completedAt' | 'deepfakeDetected' | 'matchThreshold' | 'deepfakeThreshold' | 'models' | 'upgradeSample' | 'recordingQuality'>;
+  type Fields = Omit<
+    VerificationOutcome,
+    | 'latencyMs'
+    | 'completedAt'
+    | 'deepfakeDetected'
+    | 'matchThreshold'
+    | 'deepfakeThreshold'
+    | 'models'
+    | 'upgradeSample'
+    | 'recordingQuality'
+  >;
   const verification = (fields: Fields, analysis?: VerificationAnalysis): JobOutcome => {
-    const deepfakeDetected = fields.deepfakeScore !== null && fields.deepfakeScore >= settings.deepfakeThreshold;
+    const deepfakeDetected =
+      fields.deepfakeScore !== null && fields.deepfakeScore >= settings.deepfakeThreshold;
     // Only a passed, genuine-looking verification may give the voiceprint a sample of the default model.
-    const upgrade = analysis?.upgradeSample && fields.result === 'verified' && !deepfakeDetected ? analysis.upgradeSample : null;
+    const upgrade =
+      analysis?.upgradeSample && fields.result === 'verified' && !deepfakeDetected
+        ? analysis.upgradeSample
+        : null;
     return {
       kind: 'verification',
       outcome: {
@@ -134,13 +210,27 @@ async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: Jo
         deepfakeThreshold: settings.deepfakeThreshold,
         models: { ...modelsOf(engine), speaker: analysis?.speakerModelId ?? engine.speakerModelId },
         recordingQuality: analysis?.recordingQuality ?? null,
-        upgradeSample: upgrade ? { ...upgrade, qualityScore: round(analysis!.qualityScore, 3), recordingQuality: analysis!.recordingQuality } : null,
+        upgradeSample: upgrade
+          ? {
+              ...upgrade,
+              qualityScore: round(analysis!.qualityScore, 3),
+              recordingQuality: analysis!.recordingQuality,
+            }
+          : null,
         ...finishedNow(job),
       },
     };
   };
   const rejected = (reason: FailureReason, userId: number | null) =>
-    verification({ result: 'rejected', matchScore: 0, deepfakeScore: null, failureReason: reason, userId, deviceMismatch: null, recordDevice: false });
+    verification({
+      result: 'rejected',
+      matchScore: 0,
+      deepfakeScore: null,
+      failureReason: reason,
+      userId,
+      deviceMismatch: null,
+      recordDevice: false,
+    });
 
   // The user may have been deleted or deactivated after the request was accepted.
   const subject = await loadVerificationSubject(deps, job.org_id, job.external_id);
@@ -148,16 +238,23 @@ async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: Jo
   const { user, voiceprint } = subject;
   if (!user.is_active) return { outcome: rejected('user_inactive', user.id) };
 
-  const deviceMismatch = job.device_fingerprint && voiceprint.enrolment_fingerprint ? job.device_fingerprint !== voiceprint.enrolment_fingerprint : null;
+  const deviceMismatch =
+    job.device_fingerprint && voiceprint.enrolment_fingerprint
+      ? job.device_fingerprint !== voiceprint.enrolment_fingerprint
+      : null;
   const { bytes, options } = recordingOf(deps, job);
   try {
-    const analysis = await engine.verify(bytes, subject.samples, { ...options, threshold: settings.matchThreshold });
+    const analysis = await engine.verify(bytes, subject.samples, {
+      ...options,
+      threshold: settings.matchThreshold,
+    });
     const outcome = verification(
       {
         result: analysis.result,
         matchScore: analysis.matchScore,
         deepfakeScore: deepfakeScoreOf(analysis.bonafideProbability),
-        failureReason: analysis.result === 'inconclusive' ? (analysis.inconclusiveCode ?? 'low_quality') : null,
+        failureReason:
+          analysis.result === 'inconclusive' ? (analysis.inconclusiveCode ?? 'low_quality') : null,
         userId: user.id,
         deviceMismatch,
         recordDevice: true,
@@ -167,19 +264,45 @@ async function analyseVerification(deps: AppDeps, engine: VoiceAnalyzer, job: Jo
     return { outcome, timings: numericTimings(analysis.timings) };
   } catch (err) {
     if (!isEngineError(err) || isRetryable(err)) throw err;
-    return { outcome: verification({ result: 'inconclusive', matchScore: 0, deepfakeScore: null, failureReason: err.code, userId: user.id, deviceMismatch, recordDevice: true }) };
+    return {
+      outcome: verification({
+        result: 'inconclusive',
+        matchScore: 0,
+        deepfakeScore: null,
+        failureReason: err.code,
+        userId: user.id,
+        deviceMismatch,
+        recordDevice: true,
+      }),
+    };
   }
 }
 
 /** The outcome of a job that kept failing for reasons outside the recording. */
-async function failedAfterRetries(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow, code: FailureReason): Promise<JobOutcome> {
+async function failedAfterRetries(
+  deps: AppDeps,
+  engine: VoiceAnalyzer,
+  job: JobRow,
+  code: FailureReason,
+): Promise<JobOutcome> {
   const models = modelsOf(engine);
   if (job.kind === 'enrollment') {
     const mode = job.mode ?? 'new';
     const samples = mode === 'new' ? 0 : (await currentVoiceprint(deps.database.db, job)).samples;
     return {
       kind: 'enrollment',
-      outcome: { status: 'failed', failureReason: code, mode, samples, qualityScore: null, deepfakeScore: null, deepfakeThreshold: null, models, recordingQuality: null, ...finishedNow(job) },
+      outcome: {
+        status: 'failed',
+        failureReason: code,
+        mode,
+        samples,
+        qualityScore: null,
+        deepfakeScore: null,
+        deepfakeThreshold: null,
+        models,
+        recordingQuality: null,
+        ...finishedNow(job),
+      },
     };
   }
   const settings = await decisionSettings(deps, engine, job.org_id);
@@ -208,13 +331,27 @@ async function failedAfterRetries(deps: AppDeps, engine: VoiceAnalyzer, job: Job
  * Inside the completing transaction: the voiceprint the new sample goes into. `replace` deletes the
  * old voiceprint only here, so it keeps verifying until the new one is stored.
  */
-async function voiceprintToExtend(trx: Executor, job: JobRow, mode: EnrollmentMode, modelId: string, qualityScore: number) {
-  const fresh = (userId: number) => insertVoiceprint(trx, { orgId: job.org_id, userId, modelId, enrolmentFingerprint: job.device_fingerprint, qualityScore });
+async function voiceprintToExtend(
+  trx: Executor,
+  job: JobRow,
+  mode: EnrollmentMode,
+  modelId: string,
+  qualityScore: number,
+) {
+  const fresh = (userId: number) =>
+    insertVoiceprint(trx, {
+      orgId: job.org_id,
+      userId,
+      modelId,
+      enrolmentFingerprint: job.device_fingerprint,
+      qualityScore,
+    });
   const user = await findUserByExternalId(trx, job.org_id, job.external_id);
   if (mode === 'add') {
     const voiceprint = user ? await findVoiceprint(trx, job.org_id, user.id) : undefined;
     // Deleted since the analysis: fail the attempt; the retry reports voiceprint_not_found.
-    if (!user || !voiceprint) throw new Error('the voiceprint disappeared while the sample was being added');
+    if (!user || !voiceprint)
+      throw new Error('the voiceprint disappeared while the sample was being added');
     return { voiceprint, userId: user.id };
   }
   if (mode === 'replace' && user) {
@@ -227,14 +364,28 @@ async function voiceprintToExtend(trx: Executor, job: JobRow, mode: EnrollmentMo
 }
 
 /** Writes the outcome's side effects (user, voiceprint sample, device) and returns the event that records and announces it. */
-async function commitOutcome(deps: AppDeps, trx: Executor, job: JobRow, { kind, outcome }: JobOutcome) {
+async function commitOutcome(
+  deps: AppDeps,
+  trx: Executor,
+  job: JobRow,
+  { kind, outcome }: JobOutcome,
+) {
   const recordDevice = async (userId: number) => {
     if (!job.device_fingerprint) return;
-    await upsertDevice(trx, { orgId: job.org_id, userId, fingerprint: job.device_fingerprint, type: job.device_type ?? 0, usedAt: outcome.completedAt });
+    await upsertDevice(trx, {
+      orgId: job.org_id,
+      userId,
+      fingerprint: job.device_fingerprint,
+      type: job.device_type ?? 0,
+      usedAt: outcome.completedAt,
+    });
   };
   if (kind === 'verification') {
     if (outcome.recordDevice && outcome.userId !== null) await recordDevice(outcome.userId);
-    const upgraded = outcome.upgradeSample && outcome.userId !== null ? await storeUpgradeSample(deps, trx, job.org_id, outcome.userId, outcome.upgradeSample) : false;
+    const upgraded =
+      outcome.upgradeSample && outcome.userId !== null
+        ? await storeUpgradeSample(deps, trx, job.org_id, outcome.userId, outcome.upgradeSample)
+        : false;
     const stored = upgraded ? outcome : { ...outcome, upgradeSample: null };
     return { eventType: 'verification.completed' as const, ...verificationCompleted(job, stored) };
   }
@@ -244,36 +395,66 @@ async function commitOutcome(deps: AppDeps, trx: Executor, job: JobRow, { kind, 
     const target = await voiceprintToExtend(trx, job, outcome.mode, modelId, outcome.qualityScore);
     userId = target.userId;
     const sealed = sealEmbedding(deps.sealer, { orgId: job.org_id, userId, modelId }, embedding);
-    await insertSample(trx, target.voiceprint, { modelId, sealedEmbedding: sealed.sealed, sealVersion: sealed.version, qualityScore: outcome.qualityScore, recordingQuality: outcome.recordingQuality });
+    await insertSample(trx, target.voiceprint, {
+      modelId,
+      sealedEmbedding: sealed.sealed,
+      sealVersion: sealed.version,
+      qualityScore: outcome.qualityScore,
+      recordingQuality: outcome.recordingQuality,
+    });
     await refreshVoiceprintQuality(trx, target.voiceprint.id);
     await recordDevice(userId);
   }
-  return { eventType: 'enrollment.completed' as const, ...enrollmentCompleted(job, outcome, userId) };
+  return {
+    eventType: 'enrollment.completed' as const,
+    ...enrollmentCompleted(job, outcome, userId),
+  };
 }
 
 /**
  * Runs one claimed job through the engine and commits its outcome, its side effects and its
  * webhook in one transaction, guarded by the lease so the job completes exactly once.
  */
-export async function processJob(deps: AppDeps, engine: VoiceAnalyzer, job: JobRow, owner: string): Promise<ProcessResult> {
+export async function processJob(
+  deps: AppDeps,
+  engine: VoiceAnalyzer,
+  job: JobRow,
+  owner: string,
+): Promise<ProcessResult> {
   let analysed: Analysed;
   // Every earlier attempt ended without an outcome (its worker died, hung or could not commit):
   // a poison job. End it instead of letting it take a worker down again.
   const poisoned = job.attempts > deps.config.JOB_MAX_ATTEMPTS;
   try {
     if (poisoned) {
-      deps.observability.logger.error({ jobId: job.id, orgId: job.org_id, attempts: job.attempts }, 'job exceeded its attempt limit without an outcome; failing it');
+      deps.observability.logger.error(
+        { jobId: job.id, orgId: job.org_id, attempts: job.attempts },
+        'job exceeded its attempt limit without an outcome; failing it',
+      );
       analysed = { outcome: await failedAfterRetries(deps, engine, job, 'processing_error') };
     } else {
-      analysed = job.kind === 'enrollment' ? await analyseEnrolment(deps, engine, job) : await analyseVerification(deps, engine, job);
+      analysed =
+        job.kind === 'enrollment'
+          ? await analyseEnrolment(deps, engine, job)
+          : await analyseVerification(deps, engine, job);
     }
   } catch (err) {
     if (job.attempts < deps.config.JOB_MAX_ATTEMPTS) {
-      deps.observability.logger.warn({ err, jobId: job.id, attempt: job.attempts }, 'job failed; handed back for a retry');
+      deps.observability.logger.warn(
+        { err, jobId: job.id, attempt: job.attempts },
+        'job failed; handed back for a retry',
+      );
       await releaseJob(deps.database.db, job.id, owner, Math.min(60_000, 1000 * 2 ** job.attempts));
       return { result: 'released' };
     }
-    analysed = { outcome: await failedAfterRetries(deps, engine, job, isEngineError(err) ? err.code : 'processing_error') };
+    analysed = {
+      outcome: await failedAfterRetries(
+        deps,
+        engine,
+        job,
+        isEngineError(err) ? err.code : 'processing_error',
+      ),
+    };
   }
 
   let committed: { voiceprintUpgraded: boolean } | false;
@@ -282,20 +463,32 @@ export async function processJob(deps: AppDeps, engine: VoiceAnalyzer, job: JobR
   } catch (err) {
     // A commit that fails (e.g. a constraint the outcome breaks) is retried like a crash; past the
     // attempt limit the next claim ends the job as a poison job.
-    deps.observability.logger.error({ err, jobId: job.id, attempt: job.attempts }, 'job outcome could not be committed; handed back');
+    deps.observability.logger.error(
+      { err, jobId: job.id, attempt: job.attempts },
+      'job outcome could not be committed; handed back',
+    );
     await releaseJob(deps.database.db, job.id, owner, Math.min(60_000, 1000 * 2 ** job.attempts));
     return { result: 'released' };
   }
   if (!committed) return { result: 'lost' };
   const { kind, outcome } = analysed.outcome;
   if (kind === 'verification' && committed.voiceprintUpgraded && outcome.upgradeSample) {
-    deps.observability.metrics.voiceprintUpgrades.inc({ from_model: outcome.models.speaker, to_model: outcome.upgradeSample.modelId });
+    deps.observability.metrics.voiceprintUpgrades.inc({
+      from_model: outcome.models.speaker,
+      to_model: outcome.upgradeSample.modelId,
+    });
   }
   deps.signals.deliveryQueued();
   return { result: 'completed', timings: analysed.timings };
 }
 
-function commitCompletion(deps: AppDeps, job: JobRow, owner: string, outcome: JobOutcome, poisoned: boolean): Promise<{ voiceprintUpgraded: boolean } | false> {
+function commitCompletion(
+  deps: AppDeps,
+  job: JobRow,
+  owner: string,
+  outcome: JobOutcome,
+  poisoned: boolean,
+): Promise<{ voiceprintUpgraded: boolean } | false> {
   return deps.database.db
     .transaction()
     .execute(async (trx) => {
@@ -322,7 +515,11 @@ function commitCompletion(deps: AppDeps, job: JobRow, owner: string, outcome: Jo
 }
 
 function numericTimings(timings: object): Record<string, number> {
-  return Object.fromEntries(Object.entries(timings).filter((entry): entry is [string, number] => typeof entry[1] === 'number'));
+  return Object.fromEntries(
+    Object.entries(timings).filter(
+      (entry): entry is [string, number] => typeof entry[1] === 'number',
+    ),
+  );
 }
 
 class LeaseLostError extends Error {}

@@ -12,7 +12,11 @@ export class WakeableLoop {
 
   constructor(
     private readonly step: () => Promise<boolean>,
-    private readonly options: { concurrency: number; pollMs: number; onError: (err: unknown) => void },
+    private readonly options: {
+      concurrency: number;
+      pollMs: number;
+      onError: (err: unknown) => void;
+    },
   ) {}
 
   start(): void {

@@ -9,7 +9,11 @@ import { workerOwnerId } from './owner-id.js';
 import { WakeableLoop } from './wakeable-loop.js';
 
 /** Delay before the next attempt: the schedule's step with ±20 % jitter, or null when retries are exhausted. */
-export function nextDelayMs(schedule: number[], attemptsMade: number, random = Math.random): number | null {
+export function nextDelayMs(
+  schedule: number[],
+  attemptsMade: number,
+  random = Math.random,
+): number | null {
   const step = schedule[attemptsMade - 1];
   if (step === undefined) return null;
   return Math.round(step * (0.8 + 0.4 * random()));
@@ -21,7 +25,8 @@ const POISON_ERROR = 'attempt limit reached without an outcome';
 
 async function attempt(deps: AppDeps, delivery: WebhookDeliveryRow): Promise<PostResult> {
   const settings = await findSettings(deps.database.db, delivery.org_id);
-  if (!settings?.callback_url) return { statusCode: null, error: 'No callback URL configured', reason: 'no_callback_url' };
+  if (!settings?.callback_url)
+    return { statusCode: null, error: 'No callback URL configured', reason: 'no_callback_url' };
   const secrets = await signingSecrets(deps.database.db, deps.sealer, delivery.org_id);
   const headers = signatureHeaders(secrets, delivery.webhook_id, new Date(), delivery.payload);
   return postJson(settings.callback_url, delivery.payload, headers, {
@@ -43,9 +48,22 @@ export function createWebhookDispatcher(deps: AppDeps) {
       if (!delivery) return false;
       if (delivery.attempts > maxDeliveryAttempts(deps.config.WEBHOOK_RETRY_SCHEDULE)) {
         // Earlier attempts never recorded an outcome (the dispatcher died or could not commit): stop here.
-        await recordAttempt(deps.database.db, delivery.id, owner, { status: 'failed', statusCode: null, error: POISON_ERROR, nextAttemptAt: null });
+        await recordAttempt(deps.database.db, delivery.id, owner, {
+          status: 'failed',
+          statusCode: null,
+          error: POISON_ERROR,
+          nextAttemptAt: null,
+        });
         metrics.webhookAttempts.inc({ outcome: 'failed' });
-        logger.error({ deliveryId: delivery.id, orgId: delivery.org_id, webhookId: delivery.webhook_id, attempts: delivery.attempts }, 'webhook delivery exceeded its attempt limit; marked failed');
+        logger.error(
+          {
+            deliveryId: delivery.id,
+            orgId: delivery.org_id,
+            webhookId: delivery.webhook_id,
+            attempts: delivery.attempts,
+          },
+          'webhook delivery exceeded its attempt limit; marked failed',
+        );
         return true;
       }
       const { statusCode, error, reason } = await attempt(deps, delivery);
@@ -59,17 +77,40 @@ export function createWebhookDispatcher(deps: AppDeps) {
         if (delay !== null) nextAttemptAt = new Date(Date.now() + delay).toISOString();
       }
       // The delivery log (API) gets a coarse reason; the raw error, which may name local ports, only the server log.
-      const lastError = error !== null ? (reason ?? 'network_error') : status === 'delivered' ? null : `receiver answered ${statusCode}`;
-      await recordAttempt(deps.database.db, delivery.id, owner, { status, statusCode, error: lastError, nextAttemptAt });
+      const lastError =
+        error !== null
+          ? (reason ?? 'network_error')
+          : status === 'delivered'
+            ? null
+            : `receiver answered ${statusCode}`;
+      await recordAttempt(deps.database.db, delivery.id, owner, {
+        status,
+        statusCode,
+        error: lastError,
+        nextAttemptAt,
+      });
       metrics.webhookAttempts.inc({ outcome: status });
       if (delivery.attempts > 1) metrics.webhookRetries.inc();
       logger.info(
-        { deliveryId: delivery.id, orgId: delivery.org_id, webhookId: delivery.webhook_id, attempt: delivery.attempts, statusCode, outcome: status, error, nextAttemptAt },
+        {
+          deliveryId: delivery.id,
+          orgId: delivery.org_id,
+          webhookId: delivery.webhook_id,
+          attempt: delivery.attempts,
+          statusCode,
+          outcome: status,
+          error,
+          nextAttemptAt,
+        },
         'webhook attempt',
       );
       return true;
     },
-    { concurrency: deps.config.WEBHOOK_CONCURRENCY, pollMs: Math.min(deps.config.JOB_POLL_MS, 1000), onError },
+    {
+      concurrency: deps.config.WEBHOOK_CONCURRENCY,
+      pollMs: Math.min(deps.config.JOB_POLL_MS, 1000),
+      onError,
+    },
   );
   return { start: () => loop.start(), wake: () => loop.wake(), stop: () => loop.stop() };
 }

@@ -2,8 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DIALECT } from '../support/database.js';
-import { datasetPresentFor, losslessRecordings, type LosslessRecording } from '../support/recordings.js';
-import { createServerEnvironment, REPO_MODELS, runCli, type ServerEnvironment, type ServerProcess, startServerProcess } from '../support/server-process.js';
+import {
+  datasetPresentFor,
+  losslessRecordings,
+  type LosslessRecording,
+} from '../support/recordings.js';
+import {
+  createServerEnvironment,
+  REPO_MODELS,
+  runCli,
+  type ServerEnvironment,
+  type ServerProcess,
+  startServerProcess,
+} from '../support/server-process.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 
 interface ManifestModel {
@@ -12,11 +23,15 @@ interface ManifestModel {
   default?: boolean;
   defaultThreshold?: number;
 }
-const manifest = JSON.parse(readFileSync(new URL('../../../../models/manifest.json', import.meta.url), 'utf8')) as { models: ManifestModel[] };
+const manifest = JSON.parse(
+  readFileSync(new URL('../../../../models/manifest.json', import.meta.url), 'utf8'),
+) as { models: ManifestModel[] };
 const defaultSpoof = manifest.models.find((m) => m.kind === 'spoof' && m.default)!;
 
 // The deepfake gate on real speech as apps send it: lossless WAV as recorded, and the same utterances as MP3.
-describe.skipIf(!datasetPresentFor(import.meta.url, 'deepfake gate on lossless and MP3 recordings'))(`deepfake gate on real lossless and MP3 recordings (${TEST_DIALECT})`, () => {
+describe.skipIf(
+  !datasetPresentFor(import.meta.url, 'deepfake gate on lossless and MP3 recordings'),
+)(`deepfake gate on real lossless and MP3 recordings (${TEST_DIALECT})`, () => {
   let environment: ServerEnvironment;
   let server: ServerProcess;
   let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
@@ -26,17 +41,31 @@ describe.skipIf(!datasetPresentFor(import.meta.url, 'deepfake gate on lossless a
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${server.baseUrl}/organisations/${org.id}${path}`, {
       method,
-      headers: { authorization: `Bearer ${org.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${org.token}`,
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
-  const submit = async (resource: 'enrollments' | 'verifications', audio: Uint8Array, extra: Record<string, unknown> = {}) => {
+  const submit = async (
+    resource: 'enrollments' | 'verifications',
+    audio: Uint8Array,
+    extra: Record<string, unknown> = {},
+  ) => {
     const requestUuid = randomUUID();
-    const accepted = await api('POST', `/${resource}`, { voice_data: Buffer.from(audio).toString('base64'), request_uuid: requestUuid, external_id: 'lossless-speaker', ...extra });
+    const accepted = await api('POST', `/${resource}`, {
+      voice_data: Buffer.from(audio).toString('base64'),
+      request_uuid: requestUuid,
+      external_id: 'lossless-speaker',
+      ...extra,
+    });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
-    const calls = await receiver.waitFor((all) => all.some((c) => c.body.request_uuid === requestUuid));
+    const calls = await receiver.waitFor((all) =>
+      all.some((c) => c.body.request_uuid === requestUuid),
+    );
     return calls.find((c) => c.body.request_uuid === requestUuid)!.body;
   };
 
@@ -44,7 +73,16 @@ describe.skipIf(!datasetPresentFor(import.meta.url, 'deepfake gate on lossless a
     recordings = await losslessRecordings(3);
     receiver = await startWebhookReceiver();
     environment = await createServerEnvironment({ VOXKEY_MODELS_DIR: REPO_MODELS });
-    const created = await runCli(environment, ['org', 'create', '--name', 'Deepfake gate', '--email', 'gate@example.com', '--callback-url', receiver.url]);
+    const created = await runCli(environment, [
+      'org',
+      'create',
+      '--name',
+      'Deepfake gate',
+      '--email',
+      'gate@example.com',
+      '--callback-url',
+      receiver.url,
+    ]);
     org = { id: created.organisation.id, token: created.token.bearer };
     server = await startServerProcess(environment);
   });
@@ -57,7 +95,11 @@ describe.skipIf(!datasetPresentFor(import.meta.url, 'deepfake gate on lossless a
 
   it('enrols a real speaker from a lossless WAV recording (the enrolment gate does not refuse it)', async () => {
     const result = await submit('enrollments', recordings[0]!.wav);
-    expect(result).toMatchObject({ status: 'enrolled', failure_reason: null, models: { spoof: defaultSpoof.name } });
+    expect(result).toMatchObject({
+      status: 'enrolled',
+      failure_reason: null,
+      models: { spoof: defaultSpoof.name },
+    });
   });
 
   it('verifies the same utterance as lossless WAV and as MP3 alike: real in both, with the default model thresholds', async () => {
@@ -75,7 +117,10 @@ describe.skipIf(!datasetPresentFor(import.meta.url, 'deepfake gate on lossless a
   });
 
   it("keeps an organisation's explicit deepfake threshold over the model's default", async () => {
-    const patched = await api('PATCH', '/settings', { org_id: org.id, settings: { deepfake_threshold: 0.97 } });
+    const patched = await api('PATCH', '/settings', {
+      org_id: org.id,
+      settings: { deepfake_threshold: 0.97 },
+    });
     expect(patched.status).toBe(200);
     const result = await submit('verifications', recordings[1]!.wav);
     expect(result.deepfake_threshold).toBe(0.97);

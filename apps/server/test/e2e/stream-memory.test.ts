@@ -4,7 +4,13 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DIALECT } from '../support/database.js';
 import { rssMiB } from '../support/process-memory.js';
-import { createServerEnvironment, runCli, type ServerEnvironment, type ServerProcess, startServerProcess } from '../support/server-process.js';
+import {
+  createServerEnvironment,
+  runCli,
+  type ServerEnvironment,
+  type ServerProcess,
+  startServerProcess,
+} from '../support/server-process.js';
 import { connectStream, sendPcm, type StreamClient } from '../support/stream-server.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -17,7 +23,9 @@ const STREAMS = 100;
 /** The process's RSS grows over the first two rounds (V8 sizing its heap, the allocator), then stays level. */
 const ROUNDS = 3;
 const AUDIO_SECONDS = 2;
-const ENGINE_CLIPS = fileURLToPath(new URL('../../../../packages/engine/test/fixtures/audio/', import.meta.url));
+const ENGINE_CLIPS = fileURLToPath(
+  new URL('../../../../packages/engine/test/fixtures/audio/', import.meta.url),
+);
 
 /** 16 kHz mono 16-bit PCM: the first `seconds` of the engine's espeak-ng clip (speech, so the VAD and probes have work). */
 function speechPcm(seconds: number): Buffer {
@@ -34,20 +42,58 @@ describe(`${STREAMS} concurrent verification streams: the RSS of a separate serv
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
-    environment = await createServerEnvironment({ STREAM_MAX_PER_ORG: String(STREAMS + 10), WEBHOOK_ALLOW_LOOPBACK: 'true' });
+    environment = await createServerEnvironment({
+      STREAM_MAX_PER_ORG: String(STREAMS + 10),
+      WEBHOOK_ALLOW_LOOPBACK: 'true',
+    });
     // A paid plan and a live token: the Sandbox's and trial tokens' 100 calls a month would stop the second round.
-    const created = await runCli(environment, ['org', 'create', '--name', 'Stream Memory', '--email', 'stream-memory@example.com', '--plan', '2', '--callback-url', receiver.url]);
+    const created = await runCli(environment, [
+      'org',
+      'create',
+      '--name',
+      'Stream Memory',
+      '--email',
+      'stream-memory@example.com',
+      '--plan',
+      '2',
+      '--callback-url',
+      receiver.url,
+    ]);
     orgId = created.organisation.id;
-    token = (await runCli(environment, ['token', 'create', '--org', String(orgId), '--name', 'memory'])).bearer;
+    token = (
+      await runCli(environment, ['token', 'create', '--org', String(orgId), '--name', 'memory'])
+    ).bearer;
     server = await startServerProcess(environment);
     const api = (method: string, path: string, body: unknown) =>
-      fetch(`${server.baseUrl}/organisations/${orgId}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${server.baseUrl}/organisations/${orgId}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     // The fixture spoof model's scores are noise: keep its gate out of the way of the enrolment.
-    expect((await api('PATCH', '/settings', { org_id: orgId, settings: { reject_deepfake_enrollments: false } })).status).toBe(200);
+    expect(
+      (
+        await api('PATCH', '/settings', {
+          org_id: orgId,
+          settings: { reject_deepfake_enrollments: false },
+        })
+      ).status,
+    ).toBe(200);
     const requestUuid = randomUUID();
     const voice = readFileSync(`${ENGINE_CLIPS}alice_1.wav`).toString('base64');
-    expect((await api('POST', '/enrollments', { external_id: 'alice', request_uuid: requestUuid, voice_data: voice })).status).toBe(202);
-    const enrolled = await receiver.waitFor((calls) => calls.some((c) => c.body.request_uuid === requestUuid), 30_000);
+    expect(
+      (
+        await api('POST', '/enrollments', {
+          external_id: 'alice',
+          request_uuid: requestUuid,
+          voice_data: voice,
+        })
+      ).status,
+    ).toBe(202);
+    const enrolled = await receiver.waitFor(
+      (calls) => calls.some((c) => c.body.request_uuid === requestUuid),
+      30_000,
+    );
     expect(enrolled.find((c) => c.body.request_uuid === requestUuid)!.body.status).toBe('enrolled');
   }, 90_000);
 
@@ -63,7 +109,16 @@ describe(`${STREAMS} concurrent verification streams: the RSS of a separate serv
     const audio = speechPcm(AUDIO_SECONDS);
     const clients = Array.from({ length: count }, () => connectStream(url, { token }));
     await Promise.all(clients.map((client) => client.opened));
-    for (const client of clients) client.ws.send(JSON.stringify({ type: 'start', external_id: 'alice', request_uuid: randomUUID(), format: 'pcm_s16le', sample_rate: 16_000 }));
+    for (const client of clients)
+      client.ws.send(
+        JSON.stringify({
+          type: 'start',
+          external_id: 'alice',
+          request_uuid: randomUUID(),
+          format: 'pcm_s16le',
+          sample_rate: 16_000,
+        }),
+      );
     await Promise.all(clients.map((client) => sendPcm(client.ws, audio, { frameSeconds: 0.25 })));
     await Promise.all(clients.map((client) => client.next('progress', 30_000)));
     return clients;
@@ -96,17 +151,28 @@ describe(`${STREAMS} concurrent verification streams: the RSS of a separate serv
       }
     } catch (error) {
       await new Promise((r) => setTimeout(r, 500)); // the server's log is written asynchronously
-      const problems = server.output().split('\n').filter((line) => /"level":"(error|fatal)"/.test(line));
+      const problems = server
+        .output()
+        .split('\n')
+        .filter((line) => /"level":"(error|fatal)"/.test(line));
       console.info(`--- server errors ---\n${problems.slice(-20).join('\n')}`);
       throw error;
     } finally {
       clearInterval(sampler);
     }
-    const summary = rounds.map((r, i) => `round ${i + 1}: ${r.open.toFixed(0)} MiB with ${STREAMS} open, peak ${r.peak.toFixed(0)}, after ${r.after.toFixed(0)}`).join('; ');
-    console.info(`stream memory (${TEST_DIALECT}): RSS ${baseline.toFixed(0)} MiB after warm-up; ${summary}`);
+    const summary = rounds
+      .map(
+        (r, i) =>
+          `round ${i + 1}: ${r.open.toFixed(0)} MiB with ${STREAMS} open, peak ${r.peak.toFixed(0)}, after ${r.after.toFixed(0)}`,
+      )
+      .join('; ');
+    console.info(
+      `stream memory (${TEST_DIALECT}): RSS ${baseline.toFixed(0)} MiB after warm-up; ${summary}`,
+    );
     for (const round of rounds) {
       expect(round.results).toHaveLength(STREAMS);
-      for (const result of round.results) expect(['verified', 'rejected', 'inconclusive']).toContain(result);
+      for (const result of round.results)
+        expect(['verified', 'rejected', 'inconclusive']).toContain(result);
     }
     const first = rounds[0]!;
     // Each open stream holds its PCM (2 s: 64 KB in a 4 s buffer of 128 KB) and its socket's buffers:

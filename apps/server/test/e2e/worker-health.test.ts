@@ -24,7 +24,10 @@ describe(`voxkey worker: health, readiness and metrics on WORKER_PORT (${TEST_DI
 
       const ready = await fetch(`${worker.baseUrl}/readyz`);
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', engine: 'ok' } });
+      expect(await ready.json()).toEqual({
+        status: 'ready',
+        checks: { database: 'ok', engine: 'ok' },
+      });
 
       const metrics = await fetch(`${worker.baseUrl}/metrics`);
       expect(metrics.status).toBe(200);
@@ -43,15 +46,26 @@ describe(`voxkey worker: health, readiness and metrics on WORKER_PORT (${TEST_DI
   });
 
   it('a worker without a usable model is alive but not ready (503, engine named), so a supervisor keeps it out of rotation', async () => {
-    const environment = await createServerEnvironment({ VOXKEY_MODELS_DIR: mkdtempSync(path.join(tmpdir(), 'voxkey-no-models-')) });
+    const environment = await createServerEnvironment({
+      VOXKEY_MODELS_DIR: mkdtempSync(path.join(tmpdir(), 'voxkey-no-models-')),
+    });
     onTestFinished(() => environment.cleanup());
     const worker = await startWorkerProcess(environment);
     try {
       expect((await fetch(`${worker.baseUrl}/healthz`)).status).toBe(200);
       const ready = await fetch(`${worker.baseUrl}/readyz`);
       expect(ready.status).toBe(503);
-      const body = (await ready.json()) as { status: string; code: number; message: string; checks: { database: string; engine: string } };
-      expect(body).toMatchObject({ status: 'unavailable', code: 503, message: 'Engine unavailable' });
+      const body = (await ready.json()) as {
+        status: string;
+        code: number;
+        message: string;
+        checks: { database: string; engine: string };
+      };
+      expect(body).toMatchObject({
+        status: 'unavailable',
+        code: 503,
+        message: 'Engine unavailable',
+      });
       expect(body.checks.database).toBe('ok');
       expect(body.checks.engine).toMatch(/^unavailable: /);
     } finally {
@@ -66,7 +80,9 @@ describe(`voxkey worker: health, readiness and metrics on WORKER_PORT (${TEST_DI
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     onTestFinished(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
     const port = String((blocker.address() as AddressInfo).port);
-    await expect(startWorkerProcess(environment, { WORKER_PORT: port })).rejects.toThrow(/exited with 1[\s\S]*EADDRINUSE/);
+    await expect(startWorkerProcess(environment, { WORKER_PORT: port })).rejects.toThrow(
+      /exited with 1[\s\S]*EADDRINUSE/,
+    );
   });
 
   it('/readyz is 503 when the database does not answer, and says which check failed without leaking the address', async () => {
@@ -77,7 +93,12 @@ describe(`voxkey worker: health, readiness and metrics on WORKER_PORT (${TEST_DI
     const res = await app.request('/readyz');
     expect(res.status).toBe(503);
     const body = await res.json();
-    expect(body).toMatchObject({ status: 'unavailable', code: 503, message: 'Database unreachable', checks: { database: 'unreachable', engine: 'ok' } });
+    expect(body).toMatchObject({
+      status: 'unavailable',
+      code: 503,
+      message: 'Database unreachable',
+      checks: { database: 'unreachable', engine: 'ok' },
+    });
     expect(JSON.stringify(body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|kysely/i);
     expect((await app.request('/healthz')).status).toBe(200);
   });

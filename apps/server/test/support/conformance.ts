@@ -12,16 +12,23 @@ const operations = listOperations().map((op) => ({
   route: (apiRoutes as Record<string, any>)[op.operationId],
 }));
 
-export function contractViolation(method: string, path: string, status: number, body: unknown): string | null {
+export function contractViolation(
+  method: string,
+  path: string,
+  status: number,
+  body: unknown,
+): string | null {
   const pathname = path.split('?')[0]!;
   const op = operations.find((o) => o.method === method.toUpperCase() && o.regex.test(pathname));
   if (!op?.route) return null;
   const declared = op.route.responses?.[status];
-  if (!declared) return `${method} ${op.path} answered ${status}, which the contract does not declare (${JSON.stringify(body)})`;
+  if (!declared)
+    return `${method} ${op.path} answered ${status}, which the contract does not declare (${JSON.stringify(body)})`;
   const schema = declared.content?.['application/json']?.schema;
   if (schema && typeof schema.safeParse === 'function') {
     const parsed = schema.safeParse(body);
-    if (!parsed.success) return `${method} ${op.path} ${status}: body does not match the contract: ${JSON.stringify(parsed.error.issues)}`;
+    if (!parsed.success)
+      return `${method} ${op.path} ${status}: body does not match the contract: ${JSON.stringify(parsed.error.issues)}`;
   }
   return null;
 }

@@ -54,7 +54,10 @@ export async function createTestContext(configOverrides: Record<string, string> 
     database: testDb.database,
     config,
     sealer: createSealer(randomBytes(32)),
-    signals: { jobQueued: () => void signalled.jobs++, deliveryQueued: () => void signalled.deliveries++ },
+    signals: {
+      jobQueued: () => void signalled.jobs++,
+      deliveryQueued: () => void signalled.deliveries++,
+    },
     observability: { logger: createLogger('silent'), metrics: createMetrics() },
   };
   const app = createApp(deps, { reportError: (err) => errors.push(err) });
@@ -65,12 +68,21 @@ export async function createTestContext(configOverrides: Record<string, string> 
       { name, email: `${name.toLowerCase()}@example.com` },
       { sealer: deps.sealer },
     );
-    return { id: organisation.id, token: token.bearer, subscriptionId: organisation.subscription.id, webhookSecret: webhook_secret! };
+    return {
+      id: organisation.id,
+      token: token.bearer,
+      subscriptionId: organisation.subscription.id,
+      webhookSecret: webhook_secret!,
+    };
   }
   const orgA = await makeOrg('OrgA');
   const orgB = await makeOrg('OrgB');
 
-  async function request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<TestResponse<T>> {
+  async function request<T = any>(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<TestResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     const token = options.token === undefined ? orgA.token : options.token;
     if (token) headers.authorization = `Bearer ${token}`;

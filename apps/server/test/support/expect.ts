@@ -34,14 +34,33 @@ export const UNKNOWN_FIELD = 'Unknown field';
  */
 export const RESOURCE_FIELDS = {
   token: ['id', 'friendly_name', 'enabled', 'expires_at', 'created_at', 'updated_at'],
-  organisation: ['id', 'name', 'address', 'email', 'phone_number', 'vat', 'vies', 'created_at', 'updated_at'],
+  organisation: [
+    'id',
+    'name',
+    'address',
+    'email',
+    'phone_number',
+    'vat',
+    'vies',
+    'created_at',
+    'updated_at',
+  ],
   settings: ['id', 'org_id', 'settings', 'created_at', 'updated_at'],
   user: ['id', 'org_id', 'external_id', 'is_active', 'created_at', 'updated_at'],
   device: ['id', 'user_id', 'fingerprint', 'type', 'last_used', 'created_at', 'updated_at'],
   text: ['id', 'org_id', 'language', 'text_code', 'text', 'created_at', 'updated_at'],
   plan: ['id', 'details', 'created_at', 'updated_at'],
   subscription: ['id', 'org_id', 'plan_id', 'start_date', 'end_date', 'created_at', 'updated_at'],
-  invoice: ['id', 'org_id', 'sub_id', 'invoice_sequence', 'quotas', 'file_ref', 'created_at', 'updated_at'],
+  invoice: [
+    'id',
+    'org_id',
+    'sub_id',
+    'invoice_sequence',
+    'quotas',
+    'file_ref',
+    'created_at',
+    'updated_at',
+  ],
 } as const;
 
 export type ResourceKind = keyof typeof RESOURCE_FIELDS;
@@ -65,16 +84,32 @@ export function expectResource(body: any, kind: ResourceKind): void {
   expect(body, `${kind} body`).toBeTypeOf('object');
   expect(Object.keys(body).sort()).toEqual([...RESOURCE_FIELDS[kind]].sort());
   const parsed = (SCHEMAS[kind] as any).strict().safeParse(body);
-  expect(parsed.success ? [] : parsed.error.issues, `${kind} matches the contract schema`).toEqual([]);
+  expect(parsed.success ? [] : parsed.error.issues, `${kind} matches the contract schema`).toEqual(
+    [],
+  );
   expect(Number.isInteger(body.id) && body.id > 0).toBe(true);
   for (const f of TIMESTAMP_FIELDS) if (f in body) expect(body[f], `${kind}.${f}`).toMatch(ISO_UTC);
   if (kind === 'token') {
     expect(body).not.toHaveProperty('bearer');
     if (body.expires_at !== null) expect(body.expires_at).toMatch(ISO_UTC);
   }
-  if (kind === 'settings') expect(Object.keys(body.settings).sort()).toEqual(['alert_on_failure', 'callback_url', 'deepfake_threshold', 'enrollment_deepfake_threshold', 'match_threshold', 'reject_deepfake_enrollments']);
-  if (kind === 'plan') expect(Object.keys(body.details).sort()).toEqual(['monthly_calls_included', 'name', 'overage_rate_gbp']);
-  if (kind === 'invoice') expect(Object.keys(body.quotas).sort()).toEqual(['monthly_verifications', 'overage_calls']);
+  if (kind === 'settings')
+    expect(Object.keys(body.settings).sort()).toEqual([
+      'alert_on_failure',
+      'callback_url',
+      'deepfake_threshold',
+      'enrollment_deepfake_threshold',
+      'match_threshold',
+      'reject_deepfake_enrollments',
+    ]);
+  if (kind === 'plan')
+    expect(Object.keys(body.details).sort()).toEqual([
+      'monthly_calls_included',
+      'name',
+      'overage_rate_gbp',
+    ]);
+  if (kind === 'invoice')
+    expect(Object.keys(body.quotas).sort()).toEqual(['monthly_verifications', 'overage_calls']);
   if (kind === 'subscription') {
     expect(body.start_date).toMatch(ISO_DATE);
     if (body.end_date !== null) expect(body.end_date).toMatch(ISO_DATE);
@@ -90,7 +125,11 @@ export function expectCreatedToken(body: any): void {
 }
 
 /** A list answer: `{results: [...]}` only, each item of the kind, and the pagination headers. */
-export function expectList(res: TestResponse, kind: ResourceKind, expected?: { total: number; perPage?: number }): any[] {
+export function expectList(
+  res: TestResponse,
+  kind: ResourceKind,
+  expected?: { total: number; perPage?: number },
+): any[] {
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   expect(Object.keys(res.body)).toEqual(['results']);
   expect(Array.isArray(res.body.results)).toBe(true);
@@ -104,7 +143,12 @@ export function expectList(res: TestResponse, kind: ResourceKind, expected?: { t
 }
 
 /** `{code, error, message}` and nothing else; `error` is one of the contract's codes for this status (`expected` when given). */
-export function expectError(res: TestResponse, status: number, message?: string | RegExp, expected?: ErrorCode): void {
+export function expectError(
+  res: TestResponse,
+  status: number,
+  message?: string | RegExp,
+  expected?: ErrorCode,
+): void {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
   expect(res.headers.get('content-type') ?? '').toMatch(/^application\/json/);
   expect(Object.keys(res.body ?? {}).sort()).toEqual(['code', 'error', 'message']);
@@ -117,9 +161,16 @@ export function expectError(res: TestResponse, status: number, message?: string 
 }
 
 /** `error` names a code the contract gives this status (and is `expected` when given). */
-export function expectErrorCode(body: { error?: unknown }, status: number, expected?: ErrorCode): void {
+export function expectErrorCode(
+  body: { error?: unknown },
+  status: number,
+  expected?: ErrorCode,
+): void {
   expect(body.error, JSON.stringify(body)).toBeTypeOf('string');
-  expect(ERROR_CODES[body.error as ErrorCode]?.status, `${String(body.error)} is a ${status} code`).toBe(status);
+  expect(
+    ERROR_CODES[body.error as ErrorCode]?.status,
+    `${String(body.error)} is a ${status} code`,
+  ).toBe(status);
   if (expected) expect(body.error).toBe(expected);
 }
 
@@ -144,7 +195,8 @@ export function expectInvalidId(res: TestResponse, param: string): void {
   expectValidation(res, [param]);
 }
 
-type FieldExpectation = string | { field: string; message?: string | RegExp; code?: FieldErrorCode };
+type FieldExpectation =
+  string | { field: string; message?: string | RegExp; code?: FieldErrorCode };
 
 /**
  * A 400 with `{code:400, error:'validation_failed', message, errors}` and exactly one entry per
@@ -164,7 +216,9 @@ export function expectValidation(res: TestResponse, fields: FieldExpectation[]):
     expect(e.message.length).toBeGreaterThan(0);
   }
   const wanted = fields.map((f) => (typeof f === 'string' ? { field: f } : f));
-  expect(errors.map((e) => e.field).sort(), JSON.stringify(errors)).toEqual(wanted.map((w) => w.field).sort());
+  expect(errors.map((e) => e.field).sort(), JSON.stringify(errors)).toEqual(
+    wanted.map((w) => w.field).sort(),
+  );
   for (const w of wanted) {
     const got = errors.find((e) => e.field === w.field)!;
     if (w.code !== undefined) expect(got.code, JSON.stringify(got)).toBe(w.code);
@@ -192,7 +246,11 @@ export function useContext(overrides: Record<string, string> = {}): () => TestCo
     ctx = await createTestContext(overrides);
     // Every answer from a documented operation is checked against the contract (status and body).
     const request = ctx.request;
-    ctx.request = (async (method: string, path: string, options?: Parameters<TestContext['request']>[2]) => {
+    ctx.request = (async (
+      method: string,
+      path: string,
+      options?: Parameters<TestContext['request']>[2],
+    ) => {
       const res = await request(method, path, options);
       const violation = contractViolation(method, path, res.status, res.body);
       if (violation) violations.push(violation);
@@ -220,7 +278,12 @@ export function useContext(overrides: Record<string, string> = {}): () => TestCo
  * The body should assert the CORRECT behaviour. Errors the app reported during it are discarded
  * (they are the bug being documented).
  */
-export function itKnownBug(name: string, dialects: readonly ('sqlite' | 'postgres')[], getCtx: () => TestContext, fn: () => Promise<void>): void {
+export function itKnownBug(
+  name: string,
+  dialects: readonly ('sqlite' | 'postgres')[],
+  getCtx: () => TestContext,
+  fn: () => Promise<void>,
+): void {
   // VOXKEY_SHOW_KNOWN_BUGS=1 runs them as plain tests, to see the failures.
   const affected = dialects.includes(TEST_DIALECT) && !process.env.VOXKEY_SHOW_KNOWN_BUGS;
   const body = async () => {
@@ -236,6 +299,8 @@ export function itKnownBug(name: string, dialects: readonly ('sqlite' | 'postgre
 
 /** Builds `path?query` from pairs, so repeated keys (filter) and `%` are encoded properly. */
 export function withQuery(path: string, params: [string, string | number][]): string {
-  const qs = new URLSearchParams(params.map(([k, v]): [string, string] => [k, String(v)])).toString();
+  const qs = new URLSearchParams(
+    params.map(([k, v]): [string, string] => [k, String(v)]),
+  ).toString();
   return qs ? `${path}?${qs}` : path;
 }

@@ -8,7 +8,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * without models.
  */
 export function fakeAnalyzer(
-  options: { delayMs?: number; enrolDelayMs?: (call: number) => number; behaviour?: (call: number) => Promise<void> | void } = {},
+  options: {
+    delayMs?: number;
+    enrolDelayMs?: (call: number) => number;
+    behaviour?: (call: number) => Promise<void> | void;
+  } = {},
 ): VoiceAnalyzer & { calls: number } {
   const analyzer = {
     calls: 0,
@@ -31,7 +35,13 @@ export function fakeAnalyzer(
       analyzer.calls += 1;
       await options.behaviour?.(analyzer.calls);
       await sleep(options.delayMs ?? 0);
-      return { result: 'verified', matchScore: 0.95, bonafideProbability: 0.99, deepfakeDetected: false, timings: {} };
+      return {
+        result: 'verified',
+        matchScore: 0.95,
+        bonafideProbability: 0.99,
+        deepfakeDetected: false,
+        timings: {},
+      };
     },
   };
   return analyzer as unknown as VoiceAnalyzer & { calls: number };

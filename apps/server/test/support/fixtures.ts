@@ -11,7 +11,10 @@ export async function seedUser(ctx: TestContext, orgId: number, externalId: stri
   return insertUser(ctx.db, orgId, externalId);
 }
 
-export async function seedDevice(ctx: TestContext, values: { orgId: number; userId: number; fingerprint?: string; type?: number; usedAt?: string }) {
+export async function seedDevice(
+  ctx: TestContext,
+  values: { orgId: number; userId: number; fingerprint?: string; type?: number; usedAt?: string },
+) {
   return upsertDevice(ctx.db, {
     orgId: values.orgId,
     userId: values.userId,
@@ -22,13 +25,20 @@ export async function seedDevice(ctx: TestContext, values: { orgId: number; user
 }
 
 /** A job row as a finished request leaves it (a completed verification, now) unless `values` says otherwise. */
-export async function seedJob(ctx: TestContext, values: Pick<Insertable<JobsTable>, 'org_id'> & Partial<Insertable<JobsTable>>) {
+export async function seedJob(
+  ctx: TestContext,
+  values: Pick<Insertable<JobsTable>, 'org_id'> & Partial<Insertable<JobsTable>>,
+) {
   const [job] = await seedJobs(ctx, 1, values);
   return job!;
 }
 
 /** `count` such rows in one insert, e.g. to use up a monthly quota. */
-export async function seedJobs(ctx: TestContext, count: number, values: Pick<Insertable<JobsTable>, 'org_id'> & Partial<Insertable<JobsTable>>) {
+export async function seedJobs(
+  ctx: TestContext,
+  count: number,
+  values: Pick<Insertable<JobsTable>, 'org_id'> & Partial<Insertable<JobsTable>>,
+) {
   const now = new Date().toISOString();
   const rows = Array.from({ length: count }, () => ({
     kind: 'verification' as const,
@@ -47,14 +57,30 @@ export async function seedJobs(ctx: TestContext, count: number, values: Pick<Ins
 }
 
 export async function moveToPlan(ctx: TestContext, orgId: number, planName: string) {
-  const plan = await ctx.db.selectFrom('plans').select('id').where('name', '=', planName).executeTakeFirstOrThrow();
-  await ctx.db.updateTable('subscriptions').set({ plan_id: plan.id }).where('org_id', '=', orgId).execute();
+  const plan = await ctx.db
+    .selectFrom('plans')
+    .select('id')
+    .where('name', '=', planName)
+    .executeTakeFirstOrThrow();
+  await ctx.db
+    .updateTable('subscriptions')
+    .set({ plan_id: plan.id })
+    .where('org_id', '=', orgId)
+    .execute();
 }
 
 let invoiceSeq = 0;
 export async function seedInvoice(
   ctx: TestContext,
-  values: { orgId: number; subId: number; sequence?: number; period?: string; monthlyVerifications?: number; overageCalls?: number; fileRef?: string }
+  values: {
+    orgId: number;
+    subId: number;
+    sequence?: number;
+    period?: string;
+    monthlyVerifications?: number;
+    overageCalls?: number;
+    fileRef?: string;
+  },
 ) {
   invoiceSeq += 1;
   const now = new Date().toISOString();
@@ -83,9 +109,13 @@ export async function setTimestamps(
   table: 'users' | 'api_tokens' | 'predefined_texts' | 'plans',
   id: number,
   createdAt: string,
-  updatedAt = createdAt
+  updatedAt = createdAt,
 ) {
-  await ctx.db.updateTable(table).set({ created_at: createdAt, updated_at: updatedAt }).where('id', '=', id).execute();
+  await ctx.db
+    .updateTable(table)
+    .set({ created_at: createdAt, updated_at: updatedAt })
+    .where('id', '=', id)
+    .execute();
 }
 
 export function orgPath(orgId: number, rest = ''): string {
@@ -95,7 +125,7 @@ export function orgPath(orgId: number, rest = ''): string {
 export async function createText(
   ctx: TestContext,
   values: { language: string; text_code: number; text?: string },
-  options: { orgId?: number; token?: string } = {}
+  options: { orgId?: number; token?: string } = {},
 ) {
   const orgId = options.orgId ?? ctx.orgA.id;
   const res = await ctx.request('POST', orgPath(orgId, '/predefined-texts'), {
@@ -109,12 +139,16 @@ export async function createText(
 export async function createToken(
   ctx: TestContext,
   values: { friendly_name?: string; enabled?: boolean; expires_at?: string } = {},
-  options: { orgId?: number; token?: string } = {}
+  options: { orgId?: number; token?: string } = {},
 ): Promise<{ bearer: string; token: any }> {
   const orgId = options.orgId ?? ctx.orgA.id;
   const res = await ctx.request('POST', orgPath(orgId, '/api-tokens'), {
     token: options.token ?? (orgId === ctx.orgB.id ? ctx.orgB.token : ctx.orgA.token),
-    body: { friendly_name: values.friendly_name ?? `svc-${randomUUID().slice(0, 8)}`, enabled: values.enabled ?? true, ...values },
+    body: {
+      friendly_name: values.friendly_name ?? `svc-${randomUUID().slice(0, 8)}`,
+      enabled: values.enabled ?? true,
+      ...values,
+    },
   });
   if (res.status !== 201) throw new Error(`createToken: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;

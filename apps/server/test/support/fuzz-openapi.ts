@@ -9,7 +9,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import fc from 'fast-check';
 
-export const OPENAPI_FILE = fileURLToPath(new URL('../../../../openapi/openapi.json', import.meta.url));
+export const OPENAPI_FILE = fileURLToPath(
+  new URL('../../../../openapi/openapi.json', import.meta.url),
+);
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 export interface FuzzParameter {
@@ -51,7 +53,9 @@ export function fuzzOperations(doc: any): FuzzOperation[] {
     for (const method of METHODS) {
       const op = item[method];
       if (!op) continue;
-      const params: FuzzParameter[] = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: any) => resolveRef(doc, p));
+      const params: FuzzParameter[] = [...(item.parameters ?? []), ...(op.parameters ?? [])].map(
+        (p: any) => resolveRef(doc, p),
+      );
       ops.push({
         method: method.toUpperCase(),
         path,
@@ -84,13 +88,17 @@ function toStrictJsonSchema(node: any, closeObjects: boolean, insideAllOf = fals
   if (!node || typeof node !== 'object') return node;
   const out: any = {};
   for (const [key, value] of Object.entries(node)) {
-    if (key === '$ref' && typeof value === 'string') out.$ref = value.replace('#/components/schemas/', '#/$defs/');
+    if (key === '$ref' && typeof value === 'string')
+      out.$ref = value.replace('#/components/schemas/', '#/$defs/');
     else if (key === 'properties') {
-      out.properties = Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, toStrictJsonSchema(v, closeObjects)]));
+      out.properties = Object.fromEntries(
+        Object.entries(value as object).map(([k, v]) => [k, toStrictJsonSchema(v, closeObjects)]),
+      );
     } else out[key] = toStrictJsonSchema(value, closeObjects, key === 'allOf');
   }
   // The document says which fields a response has; an extra field in a 2xx body is a contract break.
-  if (closeObjects && !insideAllOf && out.properties && out.additionalProperties === undefined) out.additionalProperties = false;
+  if (closeObjects && !insideAllOf && out.properties && out.additionalProperties === undefined)
+    out.additionalProperties = false;
   return out;
 }
 
@@ -101,28 +109,38 @@ export interface ResponseValidator {
   componentOf(op: FuzzOperation, status: number): string | undefined;
 }
 
-export function createResponseValidator(doc: any, options: { closeObjects?: boolean; patch?: (defs: any) => void } = {}): ResponseValidator {
+export function createResponseValidator(
+  doc: any,
+  options: { closeObjects?: boolean; patch?: (defs: any) => void } = {},
+): ResponseValidator {
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
   addFormats(ajv);
   const defs = toStrictJsonSchema(doc.components?.schemas ?? {}, options.closeObjects ?? true);
   options.patch?.(defs);
   ajv.addSchema({ $id: 'voxkey', $defs: defs });
   const cache = new Map<string, any>();
-  const schemaFor = (op: FuzzOperation, status: number) => op.responses[String(status)]?.content?.['application/json']?.schema;
+  const schemaFor = (op: FuzzOperation, status: number) =>
+    op.responses[String(status)]?.content?.['application/json']?.schema;
   return {
     validate(op, status, body) {
       const schema = schemaFor(op, status);
-      if (!schema) return [`status ${status} has no JSON schema in the document for ${op.operationId}`];
+      if (!schema)
+        return [`status ${status} has no JSON schema in the document for ${op.operationId}`];
       const key = `${op.operationId}:${status}`;
       let validate = cache.get(key);
       if (!validate) {
         const strict = toStrictJsonSchema(schema, options.closeObjects ?? true);
-        const rooted = JSON.parse(JSON.stringify(strict).replaceAll('"#/$defs/', '"voxkey#/$defs/'));
+        const rooted = JSON.parse(
+          JSON.stringify(strict).replaceAll('"#/$defs/', '"voxkey#/$defs/'),
+        );
         validate = ajv.compile(rooted);
         cache.set(key, validate);
       }
       if (validate(body)) return null;
-      return (validate.errors ?? []).map((e: any) => `${e.instancePath || '/'} ${e.message} ${e.params ? JSON.stringify(e.params) : ''}`);
+      return (validate.errors ?? []).map(
+        (e: any) =>
+          `${e.instancePath || '/'} ${e.message} ${e.params ? JSON.stringify(e.params) : ''}`,
+      );
     },
     componentOf(op, status) {
       const ref = schemaFor(op, status)?.$ref as string | undefined;
@@ -140,7 +158,11 @@ export interface ValueHints {
   orgId: number;
 }
 
-const PUBLIC_CALLBACKS = ['https://8.8.8.8/hook', 'https://1.1.1.1/voxkey/webhooks', 'https://[2001:4860:4860::8888]/h?x=1'];
+const PUBLIC_CALLBACKS = [
+  'https://8.8.8.8/hook',
+  'https://1.1.1.1/voxkey/webhooks',
+  'https://[2001:4860:4860::8888]/h?x=1',
+];
 const SIMPLE_EMAILS = ['ops@example.com', 'a.b+c@sub.example.org', 'x@y.co'];
 
 function codePoints(s: string): number {
@@ -154,40 +176,63 @@ function stringArbitrary(s: any): fc.Arbitrary<string> {
   if (s.format === 'uuid') return fc.uuid({ version: 4 });
   if (s.format === 'date-time') {
     // Future instants: the contract's date-times in requests (expires_at) must lie ahead.
-    return fc.integer({ min: 3_600_000, max: 5 * 365 * 86_400_000 }).map((ms) => new Date(Date.now() + ms).toISOString());
+    return fc
+      .integer({ min: 3_600_000, max: 5 * 365 * 86_400_000 })
+      .map((ms) => new Date(Date.now() + ms).toISOString());
   }
-  if (s.format === 'date') return fc.date({ min: new Date('2020-01-01'), max: new Date('2030-12-31'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
-  if (s.format === 'email') return fc.oneof(fc.constantFrom(...SIMPLE_EMAILS), fc.emailAddress()).filter(fits);
+  if (s.format === 'date')
+    return fc
+      .date({ min: new Date('2020-01-01'), max: new Date('2030-12-31'), noInvalidDate: true })
+      .map((d) => d.toISOString().slice(0, 10));
+  if (s.format === 'email')
+    return fc.oneof(fc.constantFrom(...SIMPLE_EMAILS), fc.emailAddress()).filter(fits);
   if (s.format === 'uri') return fc.constantFrom(...PUBLIC_CALLBACKS);
   if (typeof s.pattern === 'string') return fc.stringMatching(new RegExp(s.pattern)).filter(fits);
   const cap = Math.min(max, 120);
   return fc
     .oneof(
-      { weight: 3, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: min, maxLength: cap }) },
-      { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: min, maxLength: Math.min(cap, 40) }) },
+      {
+        weight: 3,
+        arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: min, maxLength: cap }),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.string({ unit: 'grapheme', minLength: min, maxLength: Math.min(cap, 40) }),
+      },
     )
     .filter(fits);
 }
 
 /** Values that satisfy a schema of the document (and the obvious business rules: org_id, future dates, public https callbacks). */
-export function validValue(doc: any, schema: any, hints: ValueHints, name = ''): fc.Arbitrary<unknown> {
+export function validValue(
+  doc: any,
+  schema: any,
+  hints: ValueHints,
+  name = '',
+): fc.Arbitrary<unknown> {
   const s = resolveRef(doc, schema);
   if (name === 'org_id') return fc.constant(hints.orgId);
   if (name === 'voice_data') {
     // Random bytes, well-formed base64: never a WAV or MP3, so never accepted.
-    return fc.uint8Array({ minLength: 1, maxLength: 3000 }).map((bytes) => Buffer.from(bytes).toString('base64'));
+    return fc
+      .uint8Array({ minLength: 1, maxLength: 3000 })
+      .map((bytes) => Buffer.from(bytes).toString('base64'));
   }
   if (name === 'request_uuid') return fc.uuid({ version: 4 });
   if (s.const !== undefined) return fc.constant(s.const);
   if (Array.isArray(s.enum) && s.enum.length) return fc.constantFrom(...s.enum);
   const alternatives = s.anyOf ?? s.oneOf;
-  if (alternatives) return fc.oneof(...alternatives.map((a: any) => validValue(doc, a, hints, name)));
+  if (alternatives)
+    return fc.oneof(...alternatives.map((a: any) => validValue(doc, a, hints, name)));
   if (s.allOf) return validValue(doc, s.allOf[0], hints, name);
-  if (Array.isArray(s.type)) return fc.oneof(...s.type.map((t: string) => validValue(doc, { ...s, type: t }, hints, name)));
+  if (Array.isArray(s.type))
+    return fc.oneof(...s.type.map((t: string) => validValue(doc, { ...s, type: t }, hints, name)));
   switch (s.type) {
     case 'object': {
       const props = s.properties ?? {};
-      const model = Object.fromEntries(Object.entries(props).map(([key, sub]) => [key, validValue(doc, sub, hints, key)]));
+      const model = Object.fromEntries(
+        Object.entries(props).map(([key, sub]) => [key, validValue(doc, sub, hints, key)]),
+      );
       return fc.record(model, { requiredKeys: s.required ?? [] });
     }
     case 'array':
@@ -197,8 +242,18 @@ export function validValue(doc: any, schema: any, hints: ValueHints, name = ''):
     case 'null':
       return fc.constant(null);
     case 'integer': {
-      const min = typeof s.minimum === 'number' ? s.minimum : typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + 1 : -1_000_000;
-      const max = typeof s.maximum === 'number' ? s.maximum : typeof s.exclusiveMaximum === 'number' ? s.exclusiveMaximum - 1 : 1_000_000;
+      const min =
+        typeof s.minimum === 'number'
+          ? s.minimum
+          : typeof s.exclusiveMinimum === 'number'
+            ? s.exclusiveMinimum + 1
+            : -1_000_000;
+      const max =
+        typeof s.maximum === 'number'
+          ? s.maximum
+          : typeof s.exclusiveMaximum === 'number'
+            ? s.exclusiveMaximum - 1
+            : 1_000_000;
       return fc.integer({ min, max });
     }
     case 'number': {
@@ -256,7 +311,22 @@ export const NASTY_STRINGS = [
   'javascript:alert(1)',
 ];
 
-export const NASTY_NUMBERS = [-1, 0, -0, 1.5, 2147483647, 2147483648, -2147483649, 2 ** 53, 2 ** 53 + 2, 1e15, 1e16, 1e308, -1e308, 5e-324];
+export const NASTY_NUMBERS = [
+  -1,
+  0,
+  -0,
+  1.5,
+  2147483647,
+  2147483648,
+  -2147483649,
+  2 ** 53,
+  2 ** 53 + 2,
+  1e15,
+  1e16,
+  1e308,
+  -1e308,
+  5e-324,
+];
 
 export const NASTY_PATH_IDS = [
   '0',
@@ -290,7 +360,8 @@ export function wrongTypeValue(doc: any, schema: any): fc.Arbitrary<unknown> {
   const types = new Set<string>(Array.isArray(s.type) ? s.type : s.type ? [s.type] : []);
   const candidates: fc.Arbitrary<unknown>[] = [];
   if (!types.has('string')) candidates.push(fc.constantFrom('1', 'true', 'x', ''));
-  if (!types.has('integer') && !types.has('number')) candidates.push(fc.constantFrom(1, 0, -1, 1.5));
+  if (!types.has('integer') && !types.has('number'))
+    candidates.push(fc.constantFrom(1, 0, -1, 1.5));
   if (types.has('integer')) candidates.push(fc.constantFrom(1.5, 1e-7, 1e308));
   if (!types.has('boolean')) candidates.push(fc.constantFrom(true, false));
   if (!types.has('null')) candidates.push(fc.constant(null));

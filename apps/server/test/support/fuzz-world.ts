@@ -50,7 +50,13 @@ export interface FuzzWorld {
 let seq = 0;
 const next = () => `${Date.now().toString(36)}-${++seq}`;
 
-async function seedJob(ctx: TestContext, orgId: number, kind: 'enrollment' | 'verification', externalId: string, completed: boolean) {
+async function seedJob(
+  ctx: TestContext,
+  orgId: number,
+  kind: 'enrollment' | 'verification',
+  externalId: string,
+  completed: boolean,
+) {
   const requestUuid = randomUUID();
   const job = await insertJob(ctx.db, {
     orgId,
@@ -61,7 +67,10 @@ async function seedJob(ctx: TestContext, orgId: number, kind: 'enrollment' | 've
     language: 'en-UK',
     deviceFingerprint: null,
     deviceType: null,
-    recording: { bytes: new Uint8Array([0, 0, 0]), info: { format: 'wav', sampleRate: 16000, channels: 1, durationSeconds: 4, bytes: 3 } },
+    recording: {
+      bytes: new Uint8Array([0, 0, 0]),
+      info: { format: 'wav', sampleRate: 16000, channels: 1, durationSeconds: 4, bytes: 3 },
+    },
   });
   if (completed) {
     const now = new Date().toISOString();
@@ -69,8 +78,24 @@ async function seedJob(ctx: TestContext, orgId: number, kind: 'enrollment' | 've
       .updateTable('jobs')
       .set(
         kind === 'verification'
-          ? { status: 'completed', result: 'verified', match_score: 0.93, deepfake_detected: 0, quality_score: 0.8, device_mismatch: 0, latency_ms: 120, completed_at: now, audio: null }
-          : { status: 'completed', quality_score: 0.8, latency_ms: 150, completed_at: now, audio: null },
+          ? {
+              status: 'completed',
+              result: 'verified',
+              match_score: 0.93,
+              deepfake_detected: 0,
+              quality_score: 0.8,
+              device_mismatch: 0,
+              latency_ms: 120,
+              completed_at: now,
+              audio: null,
+            }
+          : {
+              status: 'completed',
+              quality_score: 0.8,
+              latency_ms: 150,
+              completed_at: now,
+              audio: null,
+            },
       )
       .where('id', '=', job.id)
       .execute();
@@ -81,7 +106,11 @@ async function seedJob(ctx: TestContext, orgId: number, kind: 'enrollment' | 've
     webhookId: `msg_${randomUUID()}`,
     eventType: kind === 'verification' ? 'verification.completed' : 'enrollment.completed',
     requestUuid,
-    payload: JSON.stringify({ event_type: `${kind}.completed`, request_uuid: requestUuid, external_id: externalId }),
+    payload: JSON.stringify({
+      event_type: `${kind}.completed`,
+      request_uuid: requestUuid,
+      external_id: externalId,
+    }),
   });
   return { job, delivery, requestUuid };
 }
@@ -89,39 +118,107 @@ async function seedJob(ctx: TestContext, orgId: number, kind: 'enrollment' | 've
 export async function createFuzzWorld(ctx: TestContext): Promise<FuzzWorld> {
   const A = ctx.orgA;
   const B = ctx.orgB;
-  const mainTokenId = (await ctx.db.selectFrom('api_tokens').select('id').where('org_id', '=', A.id).executeTakeFirstOrThrow()).id;
+  const mainTokenId = (
+    await ctx.db
+      .selectFrom('api_tokens')
+      .select('id')
+      .where('org_id', '=', A.id)
+      .executeTakeFirstOrThrow()
+  ).id;
 
   // --- organisation B, recognisable everywhere ---
   const bName = `${MARKER}-org`;
-  await ctx.db.updateTable('organisations').set({ name: bName, address: `${MARKER}-address`, vat: `${MARKER}-vat`, vies: `${MARKER}-vies` }).where('id', '=', B.id).execute();
-  await ctx.db.updateTable('organisation_settings').set({ callback_url: `https://8.8.4.4/${MARKER}-hook` }).where('org_id', '=', B.id).execute();
+  await ctx.db
+    .updateTable('organisations')
+    .set({
+      name: bName,
+      address: `${MARKER}-address`,
+      vat: `${MARKER}-vat`,
+      vies: `${MARKER}-vies`,
+    })
+    .where('id', '=', B.id)
+    .execute();
+  await ctx.db
+    .updateTable('organisation_settings')
+    .set({ callback_url: `https://8.8.4.4/${MARKER}-hook` })
+    .where('org_id', '=', B.id)
+    .execute();
   const bUser = await seedUser(ctx, B.id, `${MARKER}-user`);
-  const bDevice = await seedDevice(ctx, { orgId: B.id, userId: bUser.id, fingerprint: `${MARKER}-fp` });
-  const bText = await insertText(ctx.db, B.id, { language: 'en-UK', text_code: 1, text: `${MARKER}-text` });
-  const bToken = await issueToken(ctx.db, { orgId: B.id, friendlyName: `${MARKER}-token`, kind: 'live' });
-  const bInvoice = await seedInvoice(ctx, { orgId: B.id, subId: B.subscriptionId, fileRef: `invoices/${MARKER}.json` });
+  const bDevice = await seedDevice(ctx, {
+    orgId: B.id,
+    userId: bUser.id,
+    fingerprint: `${MARKER}-fp`,
+  });
+  const bText = await insertText(ctx.db, B.id, {
+    language: 'en-UK',
+    text_code: 1,
+    text: `${MARKER}-text`,
+  });
+  const bToken = await issueToken(ctx.db, {
+    orgId: B.id,
+    friendlyName: `${MARKER}-token`,
+    kind: 'live',
+  });
+  const bInvoice = await seedInvoice(ctx, {
+    orgId: B.id,
+    subId: B.subscriptionId,
+    fileRef: `invoices/${MARKER}.json`,
+  });
   const bEnrol = await seedJob(ctx, B.id, 'enrollment', `${MARKER}-enrol`, true);
   const bVerify = await seedJob(ctx, B.id, 'verification', `${MARKER}-verify`, true);
 
   // --- organisation A ---
-  await ctx.db.updateTable('organisation_settings').set({ callback_url: 'https://8.8.8.8/hook' }).where('org_id', '=', A.id).execute();
-  const disabled = await issueToken(ctx.db, { orgId: A.id, friendlyName: 'disabled', kind: 'live', enabled: false });
-  const expired = await issueToken(ctx.db, { orgId: A.id, friendlyName: 'expired', kind: 'live', expiresAt: new Date(Date.now() - 60_000).toISOString() });
+  await ctx.db
+    .updateTable('organisation_settings')
+    .set({ callback_url: 'https://8.8.8.8/hook' })
+    .where('org_id', '=', A.id)
+    .execute();
+  const disabled = await issueToken(ctx.db, {
+    orgId: A.id,
+    friendlyName: 'disabled',
+    kind: 'live',
+    enabled: false,
+  });
+  const expired = await issueToken(ctx.db, {
+    orgId: A.id,
+    friendlyName: 'expired',
+    kind: 'live',
+    expiresAt: new Date(Date.now() - 60_000).toISOString(),
+  });
 
   const seeders: Partial<Record<PoolKey, () => Promise<string | number>>> = {
     user_id: async () => (await seedUser(ctx, A.id, `user-${next()}`)).id,
-    token_id: async () => (await issueToken(ctx.db, { orgId: A.id, friendlyName: `sacrificial-${next()}`, kind: 'live' })).token.id,
-    text_id: async () => (await insertText(ctx.db, A.id, { language: 'fr-FR', text_code: 100_000 + ++seq, text: `Dites ${next()}` })).id,
+    token_id: async () =>
+      (
+        await issueToken(ctx.db, {
+          orgId: A.id,
+          friendlyName: `sacrificial-${next()}`,
+          kind: 'live',
+        })
+      ).token.id,
+    text_id: async () =>
+      (
+        await insertText(ctx.db, A.id, {
+          language: 'fr-FR',
+          text_code: 100_000 + ++seq,
+          text: `Dites ${next()}`,
+        })
+      ).id,
     device_id: async () => {
       const user = await seedUser(ctx, A.id, `device-owner-${next()}`);
       return (await seedDevice(ctx, { orgId: A.id, userId: user.id })).id;
     },
     invoice_id: async () => (await seedInvoice(ctx, { orgId: A.id, subId: A.subscriptionId })).id,
-    'request_uuid:enrollment': async () => (await seedJob(ctx, A.id, 'enrollment', `enrol-${next()}`, seq % 2 === 0)).requestUuid,
-    'request_uuid:verification': async () => (await seedJob(ctx, A.id, 'verification', `verify-${next()}`, seq % 2 === 0)).requestUuid,
-    delivery_id: async () => (await seedJob(ctx, A.id, 'verification', `delivery-${next()}`, true)).delivery.id,
+    'request_uuid:enrollment': async () =>
+      (await seedJob(ctx, A.id, 'enrollment', `enrol-${next()}`, seq % 2 === 0)).requestUuid,
+    'request_uuid:verification': async () =>
+      (await seedJob(ctx, A.id, 'verification', `verify-${next()}`, seq % 2 === 0)).requestUuid,
+    delivery_id: async () =>
+      (await seedJob(ctx, A.id, 'verification', `delivery-${next()}`, true)).delivery.id,
   };
-  const plans = (await ctx.db.selectFrom('plans').select('id').orderBy('id').execute()).map((p) => p.id);
+  const plans = (await ctx.db.selectFrom('plans').select('id').orderBy('id').execute()).map(
+    (p) => p.id,
+  );
   const own: FuzzWorld['own'] = {
     org_id: [A.id],
     plan_id: plans,
@@ -135,7 +232,9 @@ export async function createFuzzWorld(ctx: TestContext): Promise<FuzzWorld> {
     'request_uuid:verification': [],
     delivery_id: [],
   };
-  for (const [key, seed] of Object.entries(seeders) as Array<[PoolKey, () => Promise<string | number>]>) {
+  for (const [key, seed] of Object.entries(seeders) as Array<
+    [PoolKey, () => Promise<string | number>]
+  >) {
     for (let i = 0; i < 4; i++) own[key].push(await seed());
   }
 
@@ -163,9 +262,19 @@ export async function createFuzzWorld(ctx: TestContext): Promise<FuzzWorld> {
     otherIds: {
       Organisation: new Set([B.id]),
       OrganisationSettings: new Set(
-        (await ctx.db.selectFrom('organisation_settings').select('id').where('org_id', '=', B.id).execute()).map((r) => r.id),
+        (
+          await ctx.db
+            .selectFrom('organisation_settings')
+            .select('id')
+            .where('org_id', '=', B.id)
+            .execute()
+        ).map((r) => r.id),
       ),
-      ApiToken: new Set((await ctx.db.selectFrom('api_tokens').select('id').where('org_id', '=', B.id).execute()).map((r) => r.id)),
+      ApiToken: new Set(
+        (
+          await ctx.db.selectFrom('api_tokens').select('id').where('org_id', '=', B.id).execute()
+        ).map((r) => r.id),
+      ),
       User: new Set([bUser.id]),
       Device: new Set([bDevice.id]),
       PredefinedText: new Set([bText.id]),
@@ -175,7 +284,15 @@ export async function createFuzzWorld(ctx: TestContext): Promise<FuzzWorld> {
       users: new Set([bUser.id]),
       subscriptions: new Set([B.subscriptionId]),
     },
-    otherStrings: [MARKER, 'orgb@example.com', bToken.bearer, bEnrol.requestUuid, bVerify.requestUuid, bEnrol.delivery.webhook_id, bVerify.delivery.webhook_id],
+    otherStrings: [
+      MARKER,
+      'orgb@example.com',
+      bToken.bearer,
+      bEnrol.requestUuid,
+      bVerify.requestUuid,
+      bEnrol.delivery.webhook_id,
+      bVerify.delivery.webhook_id,
+    ],
     async replenish(key) {
       const seed = seeders[key];
       if (seed) own[key].push(await seed());
@@ -185,10 +302,24 @@ export async function createFuzzWorld(ctx: TestContext): Promise<FuzzWorld> {
 
 /** B's rows, to prove at the end that nothing the fuzzer sent as A changed them. */
 export async function snapshotOrganisation(ctx: TestContext, orgId: number) {
-  const byOrg = (table: 'api_tokens' | 'users' | 'devices' | 'predefined_texts' | 'subscriptions' | 'invoices' | 'organisation_settings' | 'jobs' | 'webhook_deliveries') =>
-    ctx.db.selectFrom(table).selectAll().where('org_id', '=', orgId).orderBy('id').execute();
+  const byOrg = (
+    table:
+      | 'api_tokens'
+      | 'users'
+      | 'devices'
+      | 'predefined_texts'
+      | 'subscriptions'
+      | 'invoices'
+      | 'organisation_settings'
+      | 'jobs'
+      | 'webhook_deliveries',
+  ) => ctx.db.selectFrom(table).selectAll().where('org_id', '=', orgId).orderBy('id').execute();
   return {
-    organisation: await ctx.db.selectFrom('organisations').selectAll().where('id', '=', orgId).execute(),
+    organisation: await ctx.db
+      .selectFrom('organisations')
+      .selectAll()
+      .where('id', '=', orgId)
+      .execute(),
     settings: await byOrg('organisation_settings'),
     tokens: await byOrg('api_tokens'),
     users: await byOrg('users'),
@@ -198,6 +329,11 @@ export async function snapshotOrganisation(ctx: TestContext, orgId: number) {
     invoices: await byOrg('invoices'),
     jobs: await byOrg('jobs'),
     deliveries: await byOrg('webhook_deliveries'),
-    secrets: await ctx.db.selectFrom('webhook_secrets').selectAll().where('org_id', '=', orgId).orderBy('id').execute(),
+    secrets: await ctx.db
+      .selectFrom('webhook_secrets')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .orderBy('id')
+      .execute(),
   };
 }

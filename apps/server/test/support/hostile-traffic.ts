@@ -53,10 +53,18 @@ const WRONG_TOKEN = `vk_live_${'x'.repeat(43)}`;
 
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)]!;
+  return sorted.length === 0
+    ? 0
+    : sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)]!;
 }
 
-export async function sendVoice(api: string, org: HostileOrganisation, kind: VoiceKind, voice: string, externalId: string): Promise<Sent> {
+export async function sendVoice(
+  api: string,
+  org: HostileOrganisation,
+  kind: VoiceKind,
+  voice: string,
+  externalId: string,
+): Promise<Sent> {
   const requestUuid = randomUUID();
   const sentAt = Date.now();
   const res = await fetch(`${api}/organisations/${org.id}/${kind}`, {
@@ -67,7 +75,8 @@ export async function sendVoice(api: string, org: HostileOrganisation, kind: Voi
     signal: AbortSignal.timeout(20_000),
   });
   const text = await res.text();
-  const error = res.status === 202 || !text ? undefined : (JSON.parse(text) as { error?: string }).error;
+  const error =
+    res.status === 202 || !text ? undefined : (JSON.parse(text) as { error?: string }).error;
   return { org, kind, requestUuid, status: res.status, error, sentAt };
 }
 
@@ -94,7 +103,11 @@ export class HostileObservations {
   }
 
   /** The figures docs/deployment.md quotes. `webhookMs` gives a request's request-to-webhook time. */
-  summary(options: HostileTrafficOptions, baselineRssMiB: number, webhookMs: (sent: Sent) => number | undefined) {
+  summary(
+    options: HostileTrafficOptions,
+    baselineRssMiB: number,
+    webhookMs: (sent: Sent) => number | undefined,
+  ) {
     const round = (value: number) => Math.round(value * 10) / 10;
     const healthMs = this.healthz.map((h) => h.ms);
     const flooder = this.of(options.flooder.org);
@@ -103,7 +116,11 @@ export class HostileObservations {
     const statuses: Record<string, number> = {};
     for (const s of this.sent) statuses[s.status] = (statuses[s.status] ?? 0) + 1;
     return {
-      rssMiB: { baseline: round(baselineRssMiB), peak: round(this.peakRssMiB()), growth: round(this.peakRssMiB() - baselineRssMiB) },
+      rssMiB: {
+        baseline: round(baselineRssMiB),
+        peak: round(this.peakRssMiB()),
+        growth: round(this.peakRssMiB() - baselineRssMiB),
+      },
       healthz: {
         probes: healthMs.length,
         failed: this.healthz.filter((h) => h.status !== 200).length,
@@ -122,9 +139,15 @@ export class HostileObservations {
         count: this.overLimit.length,
         answered413: this.overLimit.filter((u) => u.status === 413).length,
         answeredWhileStreaming: this.overLimit.filter((u) => !u.finishedWhenAnswered).length,
-        maxMiBSentBeforeAnswer: round(Math.max(0, ...this.overLimit.map((u) => u.sentWhenAnswered)) / (1024 * 1024)),
+        maxMiBSentBeforeAnswer: round(
+          Math.max(0, ...this.overLimit.map((u) => u.sentWhenAnswered)) / (1024 * 1024),
+        ),
       },
-      flooder: { sent: flooder.length, accepted: flooder.filter((s) => s.status === 202).length, queueFull: flooder.filter((s) => s.error === 'queue_full').length },
+      flooder: {
+        sent: flooder.length,
+        accepted: flooder.filter((s) => s.status === 202).length,
+        queueFull: flooder.filter((s) => s.error === 'queue_full').length,
+      },
       steady: {
         sent: steady.length,
         accepted: steady.filter((s) => s.status === 202).length,
@@ -142,7 +165,10 @@ export class HostileObservations {
  * Runs the hostile traffic for `durationMs` (or until one of its loops fails), recording into
  * `observations`; the server's RSS is sampled every 50 ms.
  */
-export async function runHostileTraffic(options: HostileTrafficOptions, observations: HostileObservations): Promise<void> {
+export async function runHostileTraffic(
+  options: HostileTrafficOptions,
+  observations: HostileObservations,
+): Promise<void> {
   const { api, flooder, steady } = options;
   const deadline = Date.now() + options.durationMs;
   const running = () => observations.failures.length === 0 && Date.now() < deadline;
@@ -161,7 +187,9 @@ export async function runHostileTraffic(options: HostileTrafficOptions, observat
   const loops: Array<() => Promise<void>> = [
     ...Array.from({ length: flooder.loops }, () => async () => {
       while (running()) {
-        const sent = await record(sendVoice(api, flooder.org, 'verifications', options.voice, flooder.externalId));
+        const sent = await record(
+          sendVoice(api, flooder.org, 'verifications', options.voice, flooder.externalId),
+        );
         if (sent.status !== 202) await sleep(100);
       }
     }),
@@ -194,7 +222,12 @@ export async function runHostileTraffic(options: HostileTrafficOptions, observat
     async () => {
       while (running()) {
         observations.overLimit.push(
-          await streamUpload(api, `/organisations/${flooder.org.id}/verifications`, { token: flooder.org.token, totalBytes: options.overLimitBodyBytes, chunkDelayMs: 5, timeoutMs: 20_000 }),
+          await streamUpload(api, `/organisations/${flooder.org.id}/verifications`, {
+            token: flooder.org.token,
+            totalBytes: options.overLimitBodyBytes,
+            chunkDelayMs: 5,
+            timeoutMs: 20_000,
+          }),
         );
         await sleep(500);
       }
@@ -213,7 +246,9 @@ export async function runHostileTraffic(options: HostileTrafficOptions, observat
     },
   ];
   try {
-    await Promise.all(loops.map((loop) => loop().catch((err: unknown) => void observations.failures.push(err))));
+    await Promise.all(
+      loops.map((loop) => loop().catch((err: unknown) => void observations.failures.push(err))),
+    );
   } finally {
     clearInterval(sampler);
   }
@@ -224,7 +259,13 @@ export async function runHostileTraffic(options: HostileTrafficOptions, observat
  * (processing, lease expired, `maxAttempts` used up), one that fails every time it runs (its sealed
  * recording does not open: sealed for another request). Returns their request UUIDs.
  */
-export async function queuePoisonJobs(options: { databaseUrl: string; encryptionKey: string; orgId: number; voice: string; maxAttempts: number }): Promise<string[]> {
+export async function queuePoisonJobs(options: {
+  databaseUrl: string;
+  encryptionKey: string;
+  orgId: number;
+  voice: string;
+  maxAttempts: number;
+}): Promise<string[]> {
   const sealer = createSealer(parseEncryptionKey(options.encryptionKey));
   const recording = Buffer.from(options.voice, 'base64');
   const now = new Date().toISOString();
@@ -269,8 +310,16 @@ export async function unfinishedWork(databaseUrl: string) {
   const database = openDatabase(databaseUrl);
   try {
     return {
-      jobs: await database.db.selectFrom('jobs').select(['request_uuid', 'status']).where('status', 'not in', ['completed', 'failed']).execute(),
-      deliveries: await database.db.selectFrom('webhook_deliveries').select(['request_uuid', 'status']).where('status', '!=', 'delivered').execute(),
+      jobs: await database.db
+        .selectFrom('jobs')
+        .select(['request_uuid', 'status'])
+        .where('status', 'not in', ['completed', 'failed'])
+        .execute(),
+      deliveries: await database.db
+        .selectFrom('webhook_deliveries')
+        .select(['request_uuid', 'status'])
+        .where('status', '!=', 'delivered')
+        .execute(),
     };
   } finally {
     await database.close();

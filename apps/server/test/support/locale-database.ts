@@ -9,11 +9,15 @@ import { POSTGRES_ADMIN_URL } from './postgres.js';
  * follow linguistic rules instead of byte order. Used to check that list behaviour does not depend
  * on the cluster's locale.
  */
-export async function createLocaleDatabase(icuLocale = 'en-US'): Promise<{ database: Database; cleanup(): Promise<void> }> {
+export async function createLocaleDatabase(
+  icuLocale = 'en-US',
+): Promise<{ database: Database; cleanup(): Promise<void> }> {
   const name = `voxkey_locale_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
   await admin.connect();
-  await admin.query(`create database ${name} template template0 encoding 'UTF8' locale_provider icu icu_locale '${icuLocale}' locale 'C.UTF-8'`);
+  await admin.query(
+    `create database ${name} template template0 encoding 'UTF8' locale_provider icu icu_locale '${icuLocale}' locale 'C.UTF-8'`,
+  );
   await admin.end();
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;

@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The committed OpenAPI document: the cases below are generated from it, so a new route is covered automatically. */
-export const OPENAPI_FILE = fileURLToPath(new URL('../../../../openapi/openapi.json', import.meta.url));
+export const OPENAPI_FILE = fileURLToPath(
+  new URL('../../../../openapi/openapi.json', import.meta.url),
+);
 
 export interface Operation {
   method: string;
@@ -31,7 +33,13 @@ export function listOperations(doc: any = loadOpenApi()): Operation[] {
       if (!op) continue;
       const params = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
       const bodySchema = op.requestBody?.content?.['application/json']?.schema;
-      ops.push({ method: method.toUpperCase(), path, operationId: op.operationId ?? `${method} ${path}`, params, bodySchema });
+      ops.push({
+        method: method.toUpperCase(),
+        path,
+        operationId: op.operationId ?? `${method} ${path}`,
+        params,
+        bodySchema,
+      });
     }
   }
   return ops;
@@ -66,17 +74,23 @@ export function sampleFromSchema(doc: any, schema: any, name = ''): any {
   if (Array.isArray(s.enum) && s.enum.length) return s.enum[0];
   const alternatives = s.anyOf ?? s.oneOf;
   if (alternatives) {
-    const pick = alternatives.map((a: any) => resolve(doc, a)).find((a: any) => a.type !== 'null') ?? alternatives[0];
+    const pick =
+      alternatives.map((a: any) => resolve(doc, a)).find((a: any) => a.type !== 'null') ??
+      alternatives[0];
     return sampleFromSchema(doc, pick, name);
   }
-  if (s.allOf) return Object.assign({}, ...s.allOf.map((part: any) => sampleFromSchema(doc, part, name)));
-  const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') ?? 'null' : s.type;
+  if (s.allOf)
+    return Object.assign({}, ...s.allOf.map((part: any) => sampleFromSchema(doc, part, name)));
+  const type = Array.isArray(s.type)
+    ? (s.type.find((t: string) => t !== 'null') ?? 'null')
+    : s.type;
   switch (type) {
     case 'object':
     case undefined: {
       if (!s.properties && type === undefined) return 'x';
       const out: Record<string, unknown> = {};
-      for (const key of s.required ?? []) out[key] = sampleFromSchema(doc, s.properties?.[key] ?? {}, key);
+      for (const key of s.required ?? [])
+        out[key] = sampleFromSchema(doc, s.properties?.[key] ?? {}, key);
       return out;
     }
     case 'array':
@@ -108,10 +122,21 @@ export function sampleFromSchema(doc: any, schema: any, name = ''): any {
 /** Richer valid bodies for the operations we know; anything else gets a body generated from its schema. */
 export function validBody(op: Operation, orgId: number, doc: any = loadOpenApi()): unknown {
   const known: Record<string, unknown> = {
-    createApiToken: { friendly_name: 'intruder', enabled: true, expires_at: new Date(Date.now() + 86_400_000).toISOString() },
+    createApiToken: {
+      friendly_name: 'intruder',
+      enabled: true,
+      expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+    },
     updateApiToken: { enabled: false },
-    updateOrganisation: { name: 'Hijacked', email: 'intruder@example.com', phone_number: '+442071234567' },
-    updateSettings: { org_id: orgId, settings: { alert_on_failure: true, callback_url: 'https://1.1.1.1/intruder' } },
+    updateOrganisation: {
+      name: 'Hijacked',
+      email: 'intruder@example.com',
+      phone_number: '+442071234567',
+    },
+    updateSettings: {
+      org_id: orgId,
+      settings: { alert_on_failure: true, callback_url: 'https://1.1.1.1/intruder' },
+    },
     updateUser: { is_active: false },
     createPredefinedText: { org_id: orgId, language: 'en-UK', text_code: 4242, text: 'intruder' },
     updatePredefinedText: { org_id: orgId, text: 'intruder' },

@@ -2,10 +2,14 @@ import { execSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import pg from 'pg';
 
-export const POSTGRES_ADMIN_URL = process.env.VOXKEY_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const POSTGRES_ADMIN_URL =
+  process.env.VOXKEY_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 async function canConnect(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 2000 });
+  const client = new pg.Client({
+    connectionString: POSTGRES_ADMIN_URL,
+    connectionTimeoutMillis: 2000,
+  });
   try {
     await client.connect();
     await client.query('select 1');
@@ -30,7 +34,10 @@ export async function ensurePostgresRunning(): Promise<void> {
   throw new Error(`PostgreSQL did not come up at ${POSTGRES_ADMIN_URL}`);
 }
 
-export async function createPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function createPostgresDatabase(): Promise<{
+  url: string;
+  drop: () => Promise<void>;
+}> {
   const name = `voxkey_test_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
   await admin.connect();

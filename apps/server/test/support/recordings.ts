@@ -4,12 +4,19 @@ import { fileURLToPath } from 'node:url';
 import { prerequisite } from '../../../../scripts/test-prerequisites.mjs';
 
 /** The development data beside the repository (absent for outside contributors; always present in CI). */
-export const DATASET_DIR = process.env.VOXKEY_DATASET_DIR ?? fileURLToPath(new URL('../../../../../shared/datasets', import.meta.url));
+export const DATASET_DIR =
+  process.env.VOXKEY_DATASET_DIR ??
+  fileURLToPath(new URL('../../../../../shared/datasets', import.meta.url));
 export const HAS_DATASET = existsSync(path.join(DATASET_DIR, 'manifest.csv'));
 
 /** Whether `tests` in `testFile` can run: the data set is here; otherwise the skip is recorded (scripts/test-prerequisites.mjs). */
 export const datasetPresentFor = (testFile: string, tests: string) =>
-  prerequisite({ testFile, tests, missing: `the development data set (${path.resolve(DATASET_DIR)})`, present: HAS_DATASET });
+  prerequisite({
+    testFile,
+    tests,
+    missing: `the development data set (${path.resolve(DATASET_DIR)})`,
+    present: HAS_DATASET,
+  });
 
 interface Clip {
   path: string;
@@ -20,23 +27,48 @@ interface Clip {
 }
 
 function manifest(): Clip[] {
-  const [, ...rows] = readFileSync(path.join(DATASET_DIR, 'manifest.csv'), 'utf8').trim().split('\n');
+  const [, ...rows] = readFileSync(path.join(DATASET_DIR, 'manifest.csv'), 'utf8')
+    .trim()
+    .split('\n');
   return rows.map((row) => {
     const cols = row.split(',');
-    return { path: cols[0]!, corpus: cols[1]!, speaker: cols[2]!, kind: cols[3]!, duration: Number(cols[5]) };
+    return {
+      path: cols[0]!,
+      corpus: cols[1]!,
+      speaker: cols[2]!,
+      kind: cols[3]!,
+      duration: Number(cols[5]),
+    };
   });
 }
 
 /** Base64 recordings of real speakers: `count` long-enough clips for each of `speakers` speakers of one corpus. */
-export function speakerRecordings(options: { corpus?: string; speakers: number; count: number; minDuration?: number }): string[][] {
+export function speakerRecordings(options: {
+  corpus?: string;
+  speakers: number;
+  count: number;
+  minDuration?: number;
+}): string[][] {
   const bySpeaker = new Map<string, Clip[]>();
   for (const clip of manifest()) {
-    if (clip.kind !== 'bonafide' || clip.corpus !== (options.corpus ?? 'commonvoice') || clip.duration < (options.minDuration ?? 4.5)) continue;
+    if (
+      clip.kind !== 'bonafide' ||
+      clip.corpus !== (options.corpus ?? 'commonvoice') ||
+      clip.duration < (options.minDuration ?? 4.5)
+    )
+      continue;
     bySpeaker.set(clip.speaker, [...(bySpeaker.get(clip.speaker) ?? []), clip]);
   }
-  const chosen = [...bySpeaker.values()].filter((clips) => clips.length >= options.count).slice(0, options.speakers);
-  if (chosen.length < options.speakers) throw new Error('not enough speakers with long clips in the dataset');
-  return chosen.map((clips) => clips.slice(0, options.count).map((clip) => readFileSync(path.join(DATASET_DIR, clip.path)).toString('base64')));
+  const chosen = [...bySpeaker.values()]
+    .filter((clips) => clips.length >= options.count)
+    .slice(0, options.speakers);
+  if (chosen.length < options.speakers)
+    throw new Error('not enough speakers with long clips in the dataset');
+  return chosen.map((clips) =>
+    clips
+      .slice(0, options.count)
+      .map((clip) => readFileSync(path.join(DATASET_DIR, clip.path)).toString('base64')),
+  );
 }
 
 export interface LosslessRecording {
@@ -51,7 +83,9 @@ export interface LosslessRecording {
 export async function losslessRecordings(count: number): Promise<LosslessRecording[]> {
   const { FLACDecoder } = await import('@wasm-audio-decoders/flac');
   const { encodeWav } = await import('@voxkey/engine/dsp');
-  const [, ...rows] = readFileSync(path.join(DATASET_DIR, 'lossless', 'manifest.csv'), 'utf8').trim().split('\n');
+  const [, ...rows] = readFileSync(path.join(DATASET_DIR, 'lossless', 'manifest.csv'), 'utf8')
+    .trim()
+    .split('\n');
   const durations = new Map(manifest().map((clip) => [clip.path, clip.duration]));
   const clips = rows
     .map((row) => row.split(','))
@@ -66,9 +100,15 @@ export async function losslessRecordings(count: number): Promise<LosslessRecordi
     const chosen = clips.filter((clip) => clip.speaker === speaker).slice(0, count);
     const out: LosslessRecording[] = [];
     for (const clip of chosen) {
-      const { channelData, sampleRate } = await decoder.decodeFile(new Uint8Array(readFileSync(path.join(DATASET_DIR, clip.path))));
+      const { channelData, sampleRate } = await decoder.decodeFile(
+        new Uint8Array(readFileSync(path.join(DATASET_DIR, clip.path))),
+      );
       await decoder.reset();
-      out.push({ speaker, wav: encodeWav(channelData[0]!, sampleRate), mp3: new Uint8Array(readFileSync(path.join(DATASET_DIR, clip.mp3))) });
+      out.push({
+        speaker,
+        wav: encodeWav(channelData[0]!, sampleRate),
+        mp3: new Uint8Array(readFileSync(path.join(DATASET_DIR, clip.mp3))),
+      });
     }
     return out;
   } finally {

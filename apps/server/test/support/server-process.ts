@@ -10,7 +10,9 @@ import { TEST_DIALECT } from './database.js';
 const BIN = fileURLToPath(new URL('../../bin/voxkey.js', import.meta.url));
 /** The repository's bundled models (models/), for tests whose assertions need real scores. */
 export const REPO_MODELS = fileURLToPath(new URL('../../../../models', import.meta.url));
-export const ENGINE_FIXTURE_MODELS = fileURLToPath(new URL('../../../../packages/engine/test/fixtures/models', import.meta.url));
+export const ENGINE_FIXTURE_MODELS = fileURLToPath(
+  new URL('../../../../packages/engine/test/fixtures/models', import.meta.url),
+);
 
 /** Every child still running; killed when the test process exits, so a timed-out test leaves no server behind. */
 const running = new Set<ChildProcess>();
@@ -25,7 +27,9 @@ export interface ServerEnvironment {
 }
 
 /** A database in the test dialect plus a data directory, shared by the server processes of one test file. */
-export async function createServerEnvironment(extraEnv: Record<string, string> = {}): Promise<ServerEnvironment> {
+export async function createServerEnvironment(
+  extraEnv: Record<string, string> = {},
+): Promise<ServerEnvironment> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'voxkey-e2e-'));
   let databaseUrl = `sqlite:${path.join(dataDir, 'voxkey.db')}`;
   let drop = async () => {};
@@ -71,13 +75,25 @@ export interface ServerProcess {
 }
 
 /** Starts `voxkey serve` on a free port and resolves once it listens. */
-export function startServerProcess(environment: ServerEnvironment, extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
+export function startServerProcess(
+  environment: ServerEnvironment,
+  extraEnv: Record<string, string> = {},
+): Promise<ServerProcess> {
   return startProcess(environment, 'serve', /listening on (http:\/\/[^\s"]+:\d+)/, extraEnv);
 }
 
 /** Starts `voxkey worker` (jobs and webhooks; health on a free WORKER_PORT) and resolves once it runs. */
-export function startWorkerProcess(environment: ServerEnvironment, extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
-  return startProcess(environment, 'worker', /worker running[^\n]*?health on (http:\/\/[^\s"]+:\d+)/, { WORKER_PORT: '0', ...extraEnv }, '');
+export function startWorkerProcess(
+  environment: ServerEnvironment,
+  extraEnv: Record<string, string> = {},
+): Promise<ServerProcess> {
+  return startProcess(
+    environment,
+    'worker',
+    /worker running[^\n]*?health on (http:\/\/[^\s"]+:\d+)/,
+    { WORKER_PORT: '0', ...extraEnv },
+    '',
+  );
 }
 
 function startProcess(

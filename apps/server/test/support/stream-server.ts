@@ -35,7 +35,11 @@ export function fakeVoiceEngine(options: { delayMs?: number } = {}) {
   /** The recordings the jobs verified (WAV bytes), oldest first. */
   const jobAudio: Uint8Array[] = [];
   const wait = () => new Promise((r) => setTimeout(r, options.delayMs ?? 0));
-  const verify = async (bytes: Uint8Array, _voiceprints: unknown, opts?: { threshold?: number }) => {
+  const verify = async (
+    bytes: Uint8Array,
+    _voiceprints: unknown,
+    opts?: { threshold?: number },
+  ) => {
     calls.verify++;
     await wait();
     const { seconds } = wavPeak(bytes);
@@ -57,7 +61,12 @@ export function fakeVoiceEngine(options: { delayMs?: number } = {}) {
     spoofModelId: 'fake-spoof',
     defaultDeepfakeThreshold: 0.5,
     async enrol() {
-      return { qualityScore: 0.9, spoof: { bonafideProbability: 0.99 }, voiceprint: { modelId: 'fake-speaker', embedding: new Float32Array(8).fill(0.5) }, timings: {} };
+      return {
+        qualityScore: 0.9,
+        spoof: { bonafideProbability: 0.99 },
+        voiceprint: { modelId: 'fake-speaker', embedding: new Float32Array(8).fill(0.5) },
+        timings: {},
+      };
     },
     verify(bytes: Uint8Array, voiceprints: unknown, opts?: { threshold?: number }) {
       jobAudio.push(bytes);
@@ -79,12 +88,19 @@ export function fakeVoiceEngine(options: { delayMs?: number } = {}) {
 export function tonePcm(seconds: number, amplitude: number, sampleRate = 16_000): Buffer {
   const samples = Math.round(seconds * sampleRate);
   const out = Buffer.alloc(samples * 2);
-  for (let i = 0; i < samples; i++) out.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 220 * i) / sampleRate) * amplitude * 32767), i * 2);
+  for (let i = 0; i < samples; i++)
+    out.writeInt16LE(
+      Math.round(Math.sin((2 * Math.PI * 220 * i) / sampleRate) * amplitude * 32767),
+      i * 2,
+    );
   return out;
 }
 
 /** An in-process server (real HTTP and WebSocket, the app, a job runner on the fake engine) on a fresh test database. */
-export async function startStreamServer(configOverrides: Record<string, string> = {}, options: { delayMs?: number } = {}) {
+export async function startStreamServer(
+  configOverrides: Record<string, string> = {},
+  options: { delayMs?: number } = {},
+) {
   const ctx = await createTestContext({ JOB_POLL_MS: '50', ...configOverrides });
   const engine = fakeVoiceEngine(options);
   const runner = createJobRunner(ctx.deps, engine.analyzer, 2);
@@ -92,24 +108,45 @@ export async function startStreamServer(configOverrides: Record<string, string> 
   ctx.deps.streams = createStreamRegistry(ctx.deps, () => engine.streamEngine);
   const server = serve({ fetch: ctx.app.fetch, port: 0, hostname: '127.0.0.1' });
   attachWebSockets(server, ctx.app, (err) => ctx.reportedErrors.push(err));
-  await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
+  await new Promise<void>((resolve) =>
+    server.listening ? resolve() : server.once('listening', () => resolve()),
+  );
   const { port } = server.address() as AddressInfo;
   runner.start();
   for (const org of [ctx.orgA, ctx.orgB]) {
-    const res = await ctx.request('PATCH', orgPath(org.id, '/settings'), { token: org.token, body: { org_id: org.id, settings: { callback_url: 'http://localhost:9/hook' } } });
+    const res = await ctx.request('PATCH', orgPath(org.id, '/settings'), {
+      token: org.token,
+      body: { org_id: org.id, settings: { callback_url: 'http://localhost:9/hook' } },
+    });
     if (res.status !== 200) throw new Error(`settings: ${res.status} ${JSON.stringify(res.body)}`);
   }
 
   /** A user with a one-sample voiceprint (the fakes ignore its embedding). */
   async function enrol(orgId: number, externalId: string) {
     const user = await seedUser(ctx, orgId, externalId);
-    const voiceprint = await insertVoiceprint(ctx.db, { orgId, userId: user.id, modelId: 'fake-speaker', enrolmentFingerprint: null, qualityScore: 0.9 });
-    const sealed = sealEmbedding(ctx.deps.sealer, { orgId, userId: user.id, modelId: 'fake-speaker' }, new Float32Array(8).fill(0.5));
-    await insertSample(ctx.db, voiceprint, { modelId: 'fake-speaker', sealedEmbedding: sealed.sealed, sealVersion: sealed.version, qualityScore: 0.9 });
+    const voiceprint = await insertVoiceprint(ctx.db, {
+      orgId,
+      userId: user.id,
+      modelId: 'fake-speaker',
+      enrolmentFingerprint: null,
+      qualityScore: 0.9,
+    });
+    const sealed = sealEmbedding(
+      ctx.deps.sealer,
+      { orgId, userId: user.id, modelId: 'fake-speaker' },
+      new Float32Array(8).fill(0.5),
+    );
+    await insertSample(ctx.db, voiceprint, {
+      modelId: 'fake-speaker',
+      sealedEmbedding: sealed.sealed,
+      sealVersion: sealed.version,
+      qualityScore: 0.9,
+    });
     return user;
   }
 
-  const streamUrl = (orgId = ctx.orgA.id) => `ws://127.0.0.1:${port}/v1/organisations/${orgId}/verifications/stream`;
+  const streamUrl = (orgId = ctx.orgA.id) =>
+    `ws://127.0.0.1:${port}/v1/organisations/${orgId}/verifications/stream`;
 
   return {
     ctx,
@@ -136,11 +173,18 @@ export interface StreamClient {
   closed: Promise<{ code: number; reason: string }>;
   opened: Promise<void>;
   /** Resolves with the upgrade's refusal: status and JSON body. */
-  refused: Promise<{ status: number; body: any; headers: Record<string, string | string[] | undefined> }>;
+  refused: Promise<{
+    status: number;
+    body: any;
+    headers: Record<string, string | string[] | undefined>;
+  }>;
   next(type: string, timeoutMs?: number): Promise<any>;
 }
 
-export function connectStream(url: string, options: { token?: string; protocols?: string[]; headers?: Record<string, string> } = {}): StreamClient {
+export function connectStream(
+  url: string,
+  options: { token?: string; protocols?: string[]; headers?: Record<string, string> } = {},
+): StreamClient {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   const ws = new WebSocket(url, options.protocols ?? [], { headers });
@@ -151,22 +195,37 @@ export function connectStream(url: string, options: { token?: string; protocols?
       const message = JSON.parse(data.toString());
       // Every message the server sends must be one the contract documents (a failure here fails the run).
       const checked = StreamServerMessageSchema.safeParse(message);
-      if (!checked.success) throw new Error(`the server sent a message outside the contract: ${JSON.stringify(message)}: ${checked.error.message}`);
+      if (!checked.success)
+        throw new Error(
+          `the server sent a message outside the contract: ${JSON.stringify(message)}: ${checked.error.message}`,
+        );
       messages.push(message);
     }
     for (const w of waiters.splice(0)) w();
   });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   const opened = new Promise<void>((resolve, reject) => {
     ws.on('open', () => resolve());
     ws.on('error', reject);
   });
   opened.catch(() => {});
-  const refused = new Promise<{ status: number; body: any; headers: Record<string, string | string[] | undefined> }>((resolve) => {
+  const refused = new Promise<{
+    status: number;
+    body: any;
+    headers: Record<string, string | string[] | undefined>;
+  }>((resolve) => {
     ws.on('unexpected-response', (_req, res) => {
       let text = '';
       res.on('data', (d: Buffer) => (text += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined, headers: res.headers }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          body: text ? JSON.parse(text) : undefined,
+          headers: res.headers,
+        }),
+      );
     });
   });
   ws.on('error', () => {});
@@ -188,8 +247,12 @@ export function connectStream(url: string, options: { token?: string; protocols?
           seen = index + 1;
           return messages[index];
         }
-        if (ws.readyState === WebSocket.CLOSED) throw new Error(`closed without a ${type} message; got ${JSON.stringify(messages)}`);
-        if (Date.now() > deadline) throw new Error(`no ${type} message within ${timeoutMs} ms; got ${JSON.stringify(messages)}`);
+        if (ws.readyState === WebSocket.CLOSED)
+          throw new Error(`closed without a ${type} message; got ${JSON.stringify(messages)}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `no ${type} message within ${timeoutMs} ms; got ${JSON.stringify(messages)}`,
+          );
         await new Promise<void>((resolve) => {
           waiters.push(resolve);
           setTimeout(resolve, 100);
@@ -200,7 +263,11 @@ export function connectStream(url: string, options: { token?: string; protocols?
 }
 
 /** Sends PCM in real-time-ish frames (`frameSeconds` each, `paceMs` apart; 0 = as fast as possible). */
-export async function sendPcm(ws: WebSocket, pcm: Buffer, options: { frameSeconds?: number; paceMs?: number; sampleRate?: number } = {}) {
+export async function sendPcm(
+  ws: WebSocket,
+  pcm: Buffer,
+  options: { frameSeconds?: number; paceMs?: number; sampleRate?: number } = {},
+) {
   const frameBytes = Math.round((options.frameSeconds ?? 0.1) * (options.sampleRate ?? 16_000)) * 2;
   for (let offset = 0; offset < pcm.length; offset += frameBytes) {
     if (ws.readyState !== WebSocket.OPEN) return;

@@ -17,7 +17,11 @@ export interface StreamedUpload {
  * POSTs a chunked JSON body of up to `totalBytes`, one chunk at a time, and stops writing as soon
  * as the server answers (or the connection closes).
  */
-export function streamUpload(baseUrl: string, path: string, options: { token?: string; totalBytes: number; chunkDelayMs?: number; timeoutMs?: number }): Promise<StreamedUpload> {
+export function streamUpload(
+  baseUrl: string,
+  path: string,
+  options: { token?: string; totalBytes: number; chunkDelayMs?: number; timeoutMs?: number },
+): Promise<StreamedUpload> {
   const url = new URL(`${baseUrl}${path}`);
   return new Promise((resolve, reject) => {
     let sent = 0;

@@ -15,7 +15,9 @@ export interface ReceivedWebhook {
  * A local receiver that records every call; `respond` decides the status code per call
  * (e.g. fail the first attempts to exercise retries).
  */
-export async function startWebhookReceiver(respond: (call: ReceivedWebhook, index: number) => number = () => 200) {
+export async function startWebhookReceiver(
+  respond: (call: ReceivedWebhook, index: number) => number = () => 200,
+) {
   const calls: ReceivedWebhook[] = [];
   const waiters: Array<() => void> = [];
   const server = http.createServer((req, res) => {
@@ -40,10 +42,16 @@ export async function startWebhookReceiver(respond: (call: ReceivedWebhook, inde
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
-  async function waitFor(predicate: (calls: ReceivedWebhook[]) => boolean, timeoutMs = 30_000): Promise<ReceivedWebhook[]> {
+  async function waitFor(
+    predicate: (calls: ReceivedWebhook[]) => boolean,
+    timeoutMs = 30_000,
+  ): Promise<ReceivedWebhook[]> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(calls)) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for webhooks; got ${calls.length}: ${JSON.stringify(calls.map((c) => c.body))}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out waiting for webhooks; got ${calls.length}: ${JSON.stringify(calls.map((c) => c.body))}`,
+        );
       await new Promise<void>((resolve) => {
         waiters.push(resolve);
         setTimeout(resolve, 200);
@@ -63,7 +71,9 @@ export async function startWebhookReceiver(respond: (call: ReceivedWebhook, inde
 /** Standard Webhooks verification written out by hand, independent of the server's library. */
 export function signatureIsValid(secret: string, call: ReceivedWebhook): boolean {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const expected = createHmac('sha256', key).update(`${call.id}.${call.timestamp}.${call.rawBody}`).digest();
+  const expected = createHmac('sha256', key)
+    .update(`${call.id}.${call.timestamp}.${call.rawBody}`)
+    .digest();
   return call.signature.split(' ').some((part) => {
     const [version, value] = part.split(',');
     if (version !== 'v1' || !value) return false;

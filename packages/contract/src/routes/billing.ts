@@ -1,7 +1,13 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { commonErrorResponses, jsonResponse, OrgPathParams, pathId } from '../schemas/common.js';
 import { listQuerySchema, listResponse } from '../schemas/list.js';
-import { InvoiceSchema, PLAN_FILTER_FIELDS, PLAN_SORT_FIELDS, PlanSchema, SubscriptionSchema } from '../schemas/billing.js';
+import {
+  InvoiceSchema,
+  PLAN_FILTER_FIELDS,
+  PLAN_SORT_FIELDS,
+  PlanSchema,
+  SubscriptionSchema,
+} from '../schemas/billing.js';
 
 const tags = ['Billing'];
 
@@ -13,7 +19,10 @@ export const listPlans = createRoute({
   summary: 'List plans',
   tags,
   request: { query: listQuerySchema(PLAN_FILTER_FIELDS, PLAN_SORT_FIELDS) },
-  responses: { 200: listResponse(PlanSchema, 'PlanList', 'A page of plans.'), ...commonErrorResponses },
+  responses: {
+    200: listResponse(PlanSchema, 'PlanList', 'A page of plans.'),
+    ...commonErrorResponses,
+  },
 });
 
 export const getPlan = createRoute({
@@ -34,8 +43,15 @@ export const getSubscription = createRoute({
   'x-voxkey-retry': 'safe',
   summary: 'Get a subscription',
   tags,
-  request: { params: OrgPathParams.extend({ subscription_id: pathId('subscription_id', 'Subscription identifier.') }) },
-  responses: { 200: jsonResponse(SubscriptionSchema, 'The subscription.'), ...commonErrorResponses },
+  request: {
+    params: OrgPathParams.extend({
+      subscription_id: pathId('subscription_id', 'Subscription identifier.'),
+    }),
+  },
+  responses: {
+    200: jsonResponse(SubscriptionSchema, 'The subscription.'),
+    ...commonErrorResponses,
+  },
 });
 
 export const getInvoice = createRoute({
@@ -45,7 +61,9 @@ export const getInvoice = createRoute({
   'x-voxkey-retry': 'safe',
   summary: 'Get an invoice',
   tags,
-  request: { params: OrgPathParams.extend({ invoice_id: pathId('invoice_id', 'Invoice identifier.') }) },
+  request: {
+    params: OrgPathParams.extend({ invoice_id: pathId('invoice_id', 'Invoice identifier.') }),
+  },
   responses: { 200: jsonResponse(InvoiceSchema, 'The invoice.'), ...commonErrorResponses },
 });
 

@@ -1,6 +1,11 @@
 import { createRoute } from '@hono/zod-openapi';
 import { commonErrorResponses, jsonBody, jsonResponse, OrgPathParams } from '../schemas/common.js';
-import { OrganisationSchema, SettingsSchema, UpdateOrganisationBodySchema, UpdateSettingsBodySchema } from '../schemas/organisations.js';
+import {
+  OrganisationSchema,
+  SettingsSchema,
+  UpdateOrganisationBodySchema,
+  UpdateSettingsBodySchema,
+} from '../schemas/organisations.js';
 
 const tags = ['Organisation'];
 
@@ -12,7 +17,10 @@ export const getOrganisation = createRoute({
   summary: 'Get the organisation',
   tags,
   request: { params: OrgPathParams },
-  responses: { 200: jsonResponse(OrganisationSchema, 'The organisation.'), ...commonErrorResponses },
+  responses: {
+    200: jsonResponse(OrganisationSchema, 'The organisation.'),
+    ...commonErrorResponses,
+  },
 });
 
 export const updateOrganisation = createRoute({
@@ -24,7 +32,10 @@ export const updateOrganisation = createRoute({
   description: 'Fields left out stay unchanged; `null` clears an optional field.',
   tags,
   request: { params: OrgPathParams, body: jsonBody(UpdateOrganisationBodySchema) },
-  responses: { 200: jsonResponse(OrganisationSchema, 'The full updated organisation.'), ...commonErrorResponses },
+  responses: {
+    200: jsonResponse(OrganisationSchema, 'The full updated organisation.'),
+    ...commonErrorResponses,
+  },
 });
 
 export const getSettings = createRoute({
@@ -47,7 +58,15 @@ export const updateSettings = createRoute({
   description: 'Only the keys given in `settings` change.',
   tags,
   request: { params: OrgPathParams, body: jsonBody(UpdateSettingsBodySchema) },
-  responses: { 200: jsonResponse(SettingsSchema, 'The full settings record.'), ...commonErrorResponses },
+  responses: {
+    200: jsonResponse(SettingsSchema, 'The full settings record.'),
+    ...commonErrorResponses,
+  },
 });
 
-export const organisationRoutes = { getOrganisation, updateOrganisation, getSettings, updateSettings };
+export const organisationRoutes = {
+  getOrganisation,
+  updateOrganisation,
+  getSettings,
+  updateSettings,
+};

@@ -20,7 +20,9 @@ import {
 } from '../schemas/predefined-texts.js';
 
 const tags = ['Predefined texts'];
-const TextPathParams = OrgPathParams.extend({ text_id: pathId('text_id', 'Predefined text identifier.') });
+const TextPathParams = OrgPathParams.extend({
+  text_id: pathId('text_id', 'Predefined text identifier.'),
+});
 
 export const createPredefinedText = createRoute({
   method: 'post',
@@ -30,7 +32,11 @@ export const createPredefinedText = createRoute({
   summary: 'Create a predefined text',
   description: '409 when the (language, text_code) pair already exists in the organisation.',
   tags,
-  request: { params: OrgPathParams, headers: IdempotencyKeyHeaders, body: jsonBody(CreatePredefinedTextBodySchema) },
+  request: {
+    params: OrgPathParams,
+    headers: IdempotencyKeyHeaders,
+    body: jsonBody(CreatePredefinedTextBodySchema),
+  },
   responses: {
     201: idempotentResponse(PredefinedTextSchema, 'The new text.'),
     ...commonErrorResponses,
@@ -46,7 +52,10 @@ export const listPredefinedTexts = createRoute({
   summary: 'List predefined texts',
   tags,
   request: { params: OrgPathParams, query: listQuerySchema(TEXT_FILTER_FIELDS, TEXT_SORT_FIELDS) },
-  responses: { 200: listResponse(PredefinedTextSchema, 'PredefinedTextList', 'A page of texts.'), ...commonErrorResponses },
+  responses: {
+    200: listResponse(PredefinedTextSchema, 'PredefinedTextList', 'A page of texts.'),
+    ...commonErrorResponses,
+  },
 });
 
 export const getPredefinedText = createRoute({
@@ -85,7 +94,10 @@ export const deletePredefinedText = createRoute({
   description: 'Past enrolments and verifications are not affected.',
   tags,
   request: { params: TextPathParams },
-  responses: { 200: jsonResponse(PredefinedTextSchema, 'The text as it was at deletion.'), ...commonErrorResponses },
+  responses: {
+    200: jsonResponse(PredefinedTextSchema, 'The text as it was at deletion.'),
+    ...commonErrorResponses,
+  },
 });
 
 export const predefinedTextRoutes = {

@@ -11,12 +11,22 @@ import {
   pathId,
 } from '../schemas/common.js';
 import { listQuerySchema, listResponse } from '../schemas/list.js';
-import { ApiTokenSchema, CreateApiTokenBodySchema, CreatedApiTokenSchema, UpdateApiTokenBodySchema } from '../schemas/tokens.js';
+import {
+  ApiTokenSchema,
+  CreateApiTokenBodySchema,
+  CreatedApiTokenSchema,
+  UpdateApiTokenBodySchema,
+} from '../schemas/tokens.js';
 
 const tags = ['API tokens'];
 const TokenPathParams = OrgPathParams.extend({ token_id: pathId('token_id', 'Token identifier.') });
 
-export const TOKEN_FILTER_FIELDS = { id: 'integer', friendly_name: 'string', enabled: 'boolean', created_at: 'timestamp' } as const satisfies FieldTypes;
+export const TOKEN_FILTER_FIELDS = {
+  id: 'integer',
+  friendly_name: 'string',
+  enabled: 'boolean',
+  created_at: 'timestamp',
+} as const satisfies FieldTypes;
 export const TOKEN_SORT_FIELDS = ['id', 'friendly_name', 'created_at'] as const;
 
 export const createApiToken = createRoute({
@@ -25,9 +35,14 @@ export const createApiToken = createRoute({
   operationId: 'createApiToken',
   'x-voxkey-retry': 'idempotency-key',
   summary: 'Create an API token',
-  description: 'The raw token is returned once in `bearer`; only a hash is stored. Existing tokens stay valid (rotation).',
+  description:
+    'The raw token is returned once in `bearer`; only a hash is stored. Existing tokens stay valid (rotation).',
   tags,
-  request: { params: OrgPathParams, headers: IdempotencyKeyHeaders, body: jsonBody(CreateApiTokenBodySchema) },
+  request: {
+    params: OrgPathParams,
+    headers: IdempotencyKeyHeaders,
+    body: jsonBody(CreateApiTokenBodySchema),
+  },
   responses: {
     201: idempotentResponse(CreatedApiTokenSchema, 'The token, with its raw value.'),
     ...commonErrorResponses,
@@ -43,7 +58,10 @@ export const listApiTokens = createRoute({
   summary: 'List API tokens',
   description: 'Never includes the raw token values.',
   tags,
-  request: { params: OrgPathParams, query: listQuerySchema(TOKEN_FILTER_FIELDS, TOKEN_SORT_FIELDS) },
+  request: {
+    params: OrgPathParams,
+    query: listQuerySchema(TOKEN_FILTER_FIELDS, TOKEN_SORT_FIELDS),
+  },
   responses: {
     200: listResponse(ApiTokenSchema, 'ApiTokenList', 'A page of tokens.'),
     ...commonErrorResponses,

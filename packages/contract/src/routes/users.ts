@@ -1,11 +1,27 @@
 import { createRoute } from '@hono/zod-openapi';
-import { commonErrorResponses, jsonBody, jsonResponse, OrgPathParams, pathId } from '../schemas/common.js';
+import {
+  commonErrorResponses,
+  jsonBody,
+  jsonResponse,
+  OrgPathParams,
+  pathId,
+} from '../schemas/common.js';
 import { listQuerySchema, listResponse } from '../schemas/list.js';
-import { DeviceSchema, UpdateUserBodySchema, USER_FILTER_FIELDS, USER_SORT_FIELDS, UserSchema } from '../schemas/users.js';
+import {
+  DeviceSchema,
+  UpdateUserBodySchema,
+  USER_FILTER_FIELDS,
+  USER_SORT_FIELDS,
+  UserSchema,
+} from '../schemas/users.js';
 
 const tags = ['Users'];
-const UserPathParams = OrgPathParams.extend({ user_id: pathId('user_id', 'Service-assigned user identifier.') });
-const DevicePathParams = OrgPathParams.extend({ device_id: pathId('device_id', 'Device identifier.') });
+const UserPathParams = OrgPathParams.extend({
+  user_id: pathId('user_id', 'Service-assigned user identifier.'),
+});
+const DevicePathParams = OrgPathParams.extend({
+  device_id: pathId('device_id', 'Device identifier.'),
+});
 
 export const listUsers = createRoute({
   method: 'get',
@@ -16,7 +32,10 @@ export const listUsers = createRoute({
   description: 'Find a user by your own identifier with `filter=external_id=<value>`.',
   tags,
   request: { params: OrgPathParams, query: listQuerySchema(USER_FILTER_FIELDS, USER_SORT_FIELDS) },
-  responses: { 200: listResponse(UserSchema, 'UserList', 'A page of users.'), ...commonErrorResponses },
+  responses: {
+    200: listResponse(UserSchema, 'UserList', 'A page of users.'),
+    ...commonErrorResponses,
+  },
 });
 
 export const getUser = createRoute({
@@ -36,7 +55,8 @@ export const updateUser = createRoute({
   operationId: 'updateUser',
   'x-voxkey-retry': 'never',
   summary: 'Activate or deactivate a user',
-  description: 'A deactivated user keeps the voiceprint but cannot be verified; reactivation is immediate.',
+  description:
+    'A deactivated user keeps the voiceprint but cannot be verified; reactivation is immediate.',
   tags,
   request: { params: UserPathParams, body: jsonBody(UpdateUserBodySchema) },
   responses: { 200: jsonResponse(UserSchema, 'The updated user.'), ...commonErrorResponses },
@@ -51,7 +71,10 @@ export const deleteUser = createRoute({
   description: 'Irreversible. The external_id may be enrolled again afterwards as a new user.',
   tags,
   request: { params: UserPathParams },
-  responses: { 200: jsonResponse(UserSchema, 'The user as it was at deletion.'), ...commonErrorResponses },
+  responses: {
+    200: jsonResponse(UserSchema, 'The user as it was at deletion.'),
+    ...commonErrorResponses,
+  },
 });
 
 export const getDevice = createRoute({

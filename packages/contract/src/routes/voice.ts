@@ -1,16 +1,38 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { audioCheckErrorResponses, commonErrorResponses, enrollmentErrorResponses, jsonBody, jsonResponse, OrgPathParams, verificationErrorResponses } from '../schemas/common.js';
-import { AcceptedSchema, AudioCheckRequestSchema, AudioCheckSchema, EnrollmentRequestSchema, RequestRecordSchema, UUID_V4_PATTERN, VerificationRequestSchema } from '../schemas/voice.js';
+import {
+  audioCheckErrorResponses,
+  commonErrorResponses,
+  enrollmentErrorResponses,
+  jsonBody,
+  jsonResponse,
+  OrgPathParams,
+  verificationErrorResponses,
+} from '../schemas/common.js';
+import {
+  AcceptedSchema,
+  AudioCheckRequestSchema,
+  AudioCheckSchema,
+  EnrollmentRequestSchema,
+  RequestRecordSchema,
+  UUID_V4_PATTERN,
+  VerificationRequestSchema,
+} from '../schemas/voice.js';
 
 const tags = ['Voice'];
 const acceptedHeaders = {
-  Location: { description: 'Where the request record can be read.', schema: { type: 'string' as const } },
+  Location: {
+    description: 'Where the request record can be read.',
+    schema: { type: 'string' as const },
+  },
 };
 const RequestPathParams = OrgPathParams.extend({
   request_uuid: z
     .string()
     .regex(UUID_V4_PATTERN, 'Must be a valid UUID v4')
-    .openapi({ param: { name: 'request_uuid', in: 'path', required: true }, description: 'The request_uuid sent with the request.' }),
+    .openapi({
+      param: { name: 'request_uuid', in: 'path', required: true },
+      description: 'The request_uuid sent with the request.',
+    }),
 });
 
 export const createEnrollment = createRoute({
@@ -26,7 +48,10 @@ export const createEnrollment = createRoute({
   tags,
   request: { params: OrgPathParams, body: jsonBody(EnrollmentRequestSchema) },
   responses: {
-    202: { ...jsonResponse(AcceptedSchema, 'Accepted; the result will be delivered by webhook.'), headers: acceptedHeaders },
+    202: {
+      ...jsonResponse(AcceptedSchema, 'Accepted; the result will be delivered by webhook.'),
+      headers: acceptedHeaders,
+    },
     ...commonErrorResponses,
     ...enrollmentErrorResponses,
   },
@@ -43,7 +68,10 @@ export const createVerification = createRoute({
   tags,
   request: { params: OrgPathParams, body: jsonBody(VerificationRequestSchema) },
   responses: {
-    202: { ...jsonResponse(AcceptedSchema, 'Accepted; the result will be delivered by webhook.'), headers: acceptedHeaders },
+    202: {
+      ...jsonResponse(AcceptedSchema, 'Accepted; the result will be delivered by webhook.'),
+      headers: acceptedHeaders,
+    },
     ...commonErrorResponses,
     ...verificationErrorResponses,
   },
@@ -57,7 +85,10 @@ export const getEnrollment = createRoute({
   summary: 'Read an enrolment request and its outcome',
   tags,
   request: { params: RequestPathParams },
-  responses: { 200: jsonResponse(RequestRecordSchema, 'The request record.'), ...commonErrorResponses },
+  responses: {
+    200: jsonResponse(RequestRecordSchema, 'The request record.'),
+    ...commonErrorResponses,
+  },
 });
 
 export const getVerification = createRoute({
@@ -68,7 +99,10 @@ export const getVerification = createRoute({
   summary: 'Read a verification request and its outcome',
   tags,
   request: { params: RequestPathParams },
-  responses: { 200: jsonResponse(RequestRecordSchema, 'The request record.'), ...commonErrorResponses },
+  responses: {
+    200: jsonResponse(RequestRecordSchema, 'The request record.'),
+    ...commonErrorResponses,
+  },
 });
 
 export const createAudioCheck = createRoute({
@@ -90,4 +124,10 @@ export const createAudioCheck = createRoute({
   },
 });
 
-export const voiceRoutes = { createEnrollment, createVerification, getEnrollment, getVerification, createAudioCheck };
+export const voiceRoutes = {
+  createEnrollment,
+  createVerification,
+  getEnrollment,
+  getVerification,
+  createAudioCheck,
+};

@@ -27,10 +27,15 @@ export const rotateWebhookSecret = createRoute({
   operationId: 'rotateWebhookSecret',
   'x-voxkey-retry': 'idempotency-key',
   summary: 'Rotate the webhook signing secret',
-  description: 'Returns the new secret once. For 24 hours the previous secret signs too, so receivers can switch over.',
+  description:
+    'Returns the new secret once. For 24 hours the previous secret signs too, so receivers can switch over.',
   tags,
   request: { params: OrgPathParams, headers: IdempotencyKeyHeaders },
-  responses: { 201: idempotentResponse(WebhookSecretSchema, 'The new secret.'), ...commonErrorResponses, ...idempotencyConflictResponse },
+  responses: {
+    201: idempotentResponse(WebhookSecretSchema, 'The new secret.'),
+    ...commonErrorResponses,
+    ...idempotencyConflictResponse,
+  },
 });
 
 export const listWebhookDeliveries = createRoute({
@@ -40,8 +45,14 @@ export const listWebhookDeliveries = createRoute({
   'x-voxkey-retry': 'safe',
   summary: 'List webhook deliveries',
   tags,
-  request: { params: OrgPathParams, query: listQuerySchema(DELIVERY_FILTER_FIELDS, DELIVERY_SORT_FIELDS) },
-  responses: { 200: listResponse(WebhookDeliverySchema, 'WebhookDeliveryList', 'A page of deliveries.'), ...commonErrorResponses },
+  request: {
+    params: OrgPathParams,
+    query: listQuerySchema(DELIVERY_FILTER_FIELDS, DELIVERY_SORT_FIELDS),
+  },
+  responses: {
+    200: listResponse(WebhookDeliverySchema, 'WebhookDeliveryList', 'A page of deliveries.'),
+    ...commonErrorResponses,
+  },
 });
 
 export const redeliverWebhook = createRoute({
@@ -50,10 +61,18 @@ export const redeliverWebhook = createRoute({
   operationId: 'redeliverWebhook',
   'x-voxkey-retry': 'idempotency-key',
   summary: 'Deliver a webhook again',
-  description: 'Queues the same event (same `webhook-id`) for immediate delivery, whatever its status.',
+  description:
+    'Queues the same event (same `webhook-id`) for immediate delivery, whatever its status.',
   tags,
-  request: { params: OrgPathParams.extend({ delivery_id: pathId('delivery_id', 'Delivery identifier.') }), headers: IdempotencyKeyHeaders },
-  responses: { 202: idempotentResponse(WebhookDeliverySchema, 'The delivery, queued again.'), ...commonErrorResponses, ...idempotencyConflictResponse },
+  request: {
+    params: OrgPathParams.extend({ delivery_id: pathId('delivery_id', 'Delivery identifier.') }),
+    headers: IdempotencyKeyHeaders,
+  },
+  responses: {
+    202: idempotentResponse(WebhookDeliverySchema, 'The delivery, queued again.'),
+    ...commonErrorResponses,
+    ...idempotencyConflictResponse,
+  },
 });
 
 export const sendWebhookTest = createRoute({
@@ -66,22 +85,39 @@ export const sendWebhookTest = createRoute({
     'Queues a signed `webhook.test` event to the configured callback URL, delivered and retried like any event and listed in the delivery log, so a receiver and its signature check can be tried without enrolling anyone. 409 `no_callback_url` when none is configured.',
   tags,
   request: { params: OrgPathParams, headers: IdempotencyKeyHeaders },
-  responses: { 202: idempotentResponse(WebhookDeliverySchema, 'The queued delivery of the test event.'), ...commonErrorResponses, ...webhookTestConflictResponse },
+  responses: {
+    202: idempotentResponse(WebhookDeliverySchema, 'The queued delivery of the test event.'),
+    ...commonErrorResponses,
+    ...webhookTestConflictResponse,
+  },
 });
 
-export const webhookRoutes = { rotateWebhookSecret, listWebhookDeliveries, redeliverWebhook, sendWebhookTest };
+export const webhookRoutes = {
+  rotateWebhookSecret,
+  listWebhookDeliveries,
+  redeliverWebhook,
+  sendWebhookTest,
+};
 
 const SignatureHeadersSchema = z.object({
-  'webhook-id': z.string().openapi({ description: 'Unique per event; the same on every retry. Use it to de-duplicate.' }),
-  'webhook-timestamp': z.string().openapi({ description: 'Unix seconds when this attempt was signed.' }),
+  'webhook-id': z
+    .string()
+    .openapi({ description: 'Unique per event; the same on every retry. Use it to de-duplicate.' }),
+  'webhook-timestamp': z
+    .string()
+    .openapi({ description: 'Unix seconds when this attempt was signed.' }),
   'webhook-signature': z.string().openapi({
-    description: 'Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` signatures (Standard Webhooks); two during a secret rotation.',
+    description:
+      'Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` signatures (Standard Webhooks); two during a secret rotation.',
   }),
 });
 
 const webhook = (
   name: string,
-  schema: typeof VerificationCompletedEventSchema | typeof EnrollmentCompletedEventSchema | typeof WebhookTestEventSchema,
+  schema:
+    | typeof VerificationCompletedEventSchema
+    | typeof EnrollmentCompletedEventSchema
+    | typeof WebhookTestEventSchema,
   summary: string,
 ) =>
   createRoute({
@@ -90,16 +126,34 @@ const webhook = (
     operationId: name.replace('.', '_'),
     summary,
     tags,
-    request: { headers: SignatureHeadersSchema, body: { required: true, content: { 'application/json': { schema } } } },
+    request: {
+      headers: SignatureHeadersSchema,
+      body: { required: true, content: { 'application/json': { schema } } },
+    },
     responses: {
-      200: { description: 'Any 2xx acknowledges the event. 410 stops retries; anything else is retried with backoff.' },
+      200: {
+        description:
+          'Any 2xx acknowledges the event. 410 stops retries; anything else is retried with backoff.',
+      },
       410: { description: 'Gone: stop delivering this event.' },
     },
   });
 
 /** Events sent to the organisation's callback URL, documented as OpenAPI 3.1 webhooks (header schema in the description). */
 export const webhookEvents = {
-  verificationCompleted: webhook('verification.completed', VerificationCompletedEventSchema, 'Result of a verification'),
-  enrollmentCompleted: webhook('enrollment.completed', EnrollmentCompletedEventSchema, 'Result of an enrolment'),
-  webhookTest: webhook('webhook.test', WebhookTestEventSchema, 'A test event (sent by sendWebhookTest)'),
+  verificationCompleted: webhook(
+    'verification.completed',
+    VerificationCompletedEventSchema,
+    'Result of a verification',
+  ),
+  enrollmentCompleted: webhook(
+    'enrollment.completed',
+    EnrollmentCompletedEventSchema,
+    'Result of an enrolment',
+  ),
+  webhookTest: webhook(
+    'webhook.test',
+    WebhookTestEventSchema,
+    'A test event (sent by sendWebhookTest)',
+  ),
 };

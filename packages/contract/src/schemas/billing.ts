@@ -8,14 +8,21 @@ export const PlanSchema = z
     details: z.object({
       name: z.string().openapi({ example: 'Starter' }),
       monthly_calls_included: z.number().int().openapi({ example: 5000 }),
-      overage_rate_gbp: z.number().openapi({ description: 'Price per call beyond the quota.', example: 0.02 }),
+      overage_rate_gbp: z
+        .number()
+        .openapi({ description: 'Price per call beyond the quota.', example: 0.02 }),
     }),
     created_at: timestamp(),
     updated_at: timestamp(),
   })
   .openapi('Plan');
 
-export const PLAN_FILTER_FIELDS = { id: 'integer', name: 'string', monthly_calls_included: 'integer', created_at: 'timestamp' } as const satisfies FieldTypes;
+export const PLAN_FILTER_FIELDS = {
+  id: 'integer',
+  name: 'string',
+  monthly_calls_included: 'integer',
+  created_at: 'timestamp',
+} as const satisfies FieldTypes;
 export const PLAN_SORT_FIELDS = ['id', 'name', 'monthly_calls_included', 'created_at'] as const;
 
 const calendarDate = () => z.string().openapi({ format: 'date', example: '2026-11-01' });
@@ -26,7 +33,9 @@ export const SubscriptionSchema = z
     org_id: recordId('Organisation identifier.'),
     plan_id: recordId('Plan identifier.'),
     start_date: calendarDate(),
-    end_date: calendarDate().nullable().openapi({ description: 'null while the subscription runs on.' }),
+    end_date: calendarDate()
+      .nullable()
+      .openapi({ description: 'null while the subscription runs on.' }),
     created_at: timestamp(),
     updated_at: timestamp(),
   })
@@ -37,12 +46,20 @@ export const InvoiceSchema = z
     id: recordId(),
     org_id: recordId('Organisation identifier.'),
     sub_id: recordId('Subscription the invoice belongs to.'),
-    invoice_sequence: z.number().int().openapi({ description: 'Per-organisation invoice number, from 1.' }),
+    invoice_sequence: z
+      .number()
+      .int()
+      .openapi({ description: 'Per-organisation invoice number, from 1.' }),
     quotas: z.object({
       monthly_verifications: z.number().int(),
       overage_calls: z.number().int(),
     }),
-    file_ref: z.string().openapi({ description: 'Reference to the invoice document.', example: 'invoices/1/2026-10-0001.json' }),
+    file_ref: z
+      .string()
+      .openapi({
+        description: 'Reference to the invoice document.',
+        example: 'invoices/1/2026-10-0001.json',
+      }),
     created_at: timestamp(),
     updated_at: timestamp(),
   })

@@ -1,12 +1,22 @@
 import { z } from '../zod.js';
-import { ERROR_CODES, type ErrorCode, errorCodeNames, FIELD_ERROR_CODES, fieldErrorCodeNames } from './error-codes.js';
+import {
+  ERROR_CODES,
+  type ErrorCode,
+  errorCodeNames,
+  FIELD_ERROR_CODES,
+  fieldErrorCodeNames,
+} from './error-codes.js';
 
 /** A Markdown list of codes and their meanings, for a schema's description. */
-export const codeTable = (rows: Array<[string, string]>) => rows.map(([code, meaning]) => `- \`${code}\`: ${meaning}`).join('\n');
+export const codeTable = (rows: Array<[string, string]>) =>
+  rows.map(([code, meaning]) => `- \`${code}\`: ${meaning}`).join('\n');
 
 export const ErrorCodeSchema = z.enum(errorCodeNames).openapi('ErrorCode', {
   description: `Machine-readable reason of an error response; each response lists the values it can carry.\n\n${codeTable(
-    errorCodeNames.map((code) => [code, `(${ERROR_CODES[code].status}) ${ERROR_CODES[code].meaning}`]),
+    errorCodeNames.map((code) => [
+      code,
+      `(${ERROR_CODES[code].status}) ${ERROR_CODES[code].meaning}`,
+    ]),
   )}`,
 });
 
@@ -39,13 +49,16 @@ export const ValidationErrorSchema = z
   })
   .openapi('ValidationError');
 
-export type ApiErrorBody = z.infer<typeof ErrorSchema> & { errors?: z.infer<typeof FieldErrorSchema>[] };
+export type ApiErrorBody = z.infer<typeof ErrorSchema> & {
+  errors?: z.infer<typeof FieldErrorSchema>[];
+};
 
 /**
  * An error body whose `error` is one of `codes`: a named schema, so the document and generated
  * clients say exactly which codes each response can carry.
  */
-const errorBody = (name: string, codes: readonly [ErrorCode, ...ErrorCode[]]) => ErrorSchema.extend({ error: z.enum(codes) }).openapi(name);
+const errorBody = (name: string, codes: readonly [ErrorCode, ...ErrorCode[]]) =>
+  ErrorSchema.extend({ error: z.enum(codes) }).openapi(name);
 
 const errorResponse = (description: string, schema: ReturnType<typeof errorBody>) => ({
   description,
@@ -56,26 +69,59 @@ const UnauthorizedErrorSchema = errorBody('UnauthorizedError', ['unauthorized'])
 const ForbiddenErrorSchema = errorBody('ForbiddenError', ['forbidden']);
 const NotFoundErrorSchema = errorBody('NotFoundError', ['not_found']);
 const PayloadTooLargeErrorSchema = errorBody('PayloadTooLargeError', ['payload_too_large']);
-const UnsupportedMediaTypeErrorSchema = errorBody('UnsupportedMediaTypeError', ['unsupported_media_type']);
+const UnsupportedMediaTypeErrorSchema = errorBody('UnsupportedMediaTypeError', [
+  'unsupported_media_type',
+]);
 const RateLimitedErrorSchema = errorBody('RateLimitedError', ['rate_limited']);
 const InternalErrorSchema = errorBody('InternalError', ['internal_error']);
 const AlreadyExistsErrorSchema = errorBody('AlreadyExistsError', ['already_exists']);
-const VoiceRequestRateLimitedErrorSchema = errorBody('VoiceRequestRateLimitedError', ['rate_limited', 'queue_full', 'quota_exceeded']);
+const VoiceRequestRateLimitedErrorSchema = errorBody('VoiceRequestRateLimitedError', [
+  'rate_limited',
+  'queue_full',
+  'quota_exceeded',
+]);
 const UnavailableErrorSchema = errorBody('UnavailableError', ['unavailable']);
-const EnrollmentConflictErrorSchema = errorBody('EnrollmentConflictError', ['no_callback_url', 'already_enrolled', 'enrollment_in_progress', 'voiceprint_full', 'request_uuid_reused']);
-const EnrollmentNotFoundErrorSchema = errorBody('EnrollmentNotFoundError', ['not_found', 'user_not_enrolled']);
-const VerificationConflictErrorSchema = errorBody('VerificationConflictError', ['no_callback_url', 'request_uuid_reused']);
-const VerificationForbiddenErrorSchema = errorBody('VerificationForbiddenError', ['forbidden', 'user_inactive']);
-const VerificationNotFoundErrorSchema = errorBody('VerificationNotFoundError', ['not_found', 'user_not_enrolled']);
+const EnrollmentConflictErrorSchema = errorBody('EnrollmentConflictError', [
+  'no_callback_url',
+  'already_enrolled',
+  'enrollment_in_progress',
+  'voiceprint_full',
+  'request_uuid_reused',
+]);
+const EnrollmentNotFoundErrorSchema = errorBody('EnrollmentNotFoundError', [
+  'not_found',
+  'user_not_enrolled',
+]);
+const VerificationConflictErrorSchema = errorBody('VerificationConflictError', [
+  'no_callback_url',
+  'request_uuid_reused',
+]);
+const VerificationForbiddenErrorSchema = errorBody('VerificationForbiddenError', [
+  'forbidden',
+  'user_inactive',
+]);
+const VerificationNotFoundErrorSchema = errorBody('VerificationNotFoundError', [
+  'not_found',
+  'user_not_enrolled',
+]);
 
 const rateLimitHeaders = {
-  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' as const } },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying.',
+    schema: { type: 'integer' as const },
+  },
 };
 
 /** Error responses of the request body; any request may carry one, so every route can answer them. */
 export const bodyErrorResponses = {
-  413: errorResponse('The request body is larger than the server accepts.', PayloadTooLargeErrorSchema),
-  415: errorResponse('The request carries a body that is not `application/json`.', UnsupportedMediaTypeErrorSchema),
+  413: errorResponse(
+    'The request body is larger than the server accepts.',
+    PayloadTooLargeErrorSchema,
+  ),
+  415: errorResponse(
+    'The request carries a body that is not `application/json`.',
+    UnsupportedMediaTypeErrorSchema,
+  ),
 } as const;
 
 /** Error responses every authenticated route can produce. */
@@ -88,12 +134,23 @@ export const commonErrorResponses = {
   403: errorResponse('The token may not act on this organisation.', ForbiddenErrorSchema),
   404: errorResponse('No such resource in this organisation.', NotFoundErrorSchema),
   ...bodyErrorResponses,
-  429: { ...errorResponse('Too many requests; retry after `Retry-After` seconds.', RateLimitedErrorSchema), headers: rateLimitHeaders },
+  429: {
+    ...errorResponse(
+      'Too many requests; retry after `Retry-After` seconds.',
+      RateLimitedErrorSchema,
+    ),
+    headers: rateLimitHeaders,
+  },
   500: errorResponse('Internal error; the message never carries internals.', InternalErrorSchema),
 } as const;
 
 /** 409 of the predefined-text writes. */
-export const conflictResponse = { 409: errorResponse('The (language, text_code) pair already exists in the organisation.', AlreadyExistsErrorSchema) } as const;
+export const conflictResponse = {
+  409: errorResponse(
+    'The (language, text_code) pair already exists in the organisation.',
+    AlreadyExistsErrorSchema,
+  ),
+} as const;
 
 /** An `Idempotency-Key`: 1 to 255 printable ASCII characters (a UUID is a good choice). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -112,30 +169,66 @@ export const IdempotencyKeyHeaders = z.object({
 });
 
 const replayedHeaders = {
-  'Idempotent-Replayed': { description: '`true` when this is the stored response of an earlier request with the same `Idempotency-Key`.', schema: { type: 'string' as const, enum: ['true'] } },
+  'Idempotent-Replayed': {
+    description:
+      '`true` when this is the stored response of an earlier request with the same `Idempotency-Key`.',
+    schema: { type: 'string' as const, enum: ['true'] },
+  },
 };
 
 /** A success response of an `Idempotency-Key` operation: it may be a replay. */
-export const idempotentResponse = <T extends z.ZodType>(schema: T, description: string) => ({ ...jsonResponse(schema, description), headers: replayedHeaders });
+export const idempotentResponse = <T extends z.ZodType>(schema: T, description: string) => ({
+  ...jsonResponse(schema, description),
+  headers: replayedHeaders,
+});
 
-const retryAfterOnConflict = { 'Retry-After': { description: 'With `idempotency_key_in_progress`: seconds to wait before repeating.', schema: { type: 'integer' as const } } };
+const retryAfterOnConflict = {
+  'Retry-After': {
+    description: 'With `idempotency_key_in_progress`: seconds to wait before repeating.',
+    schema: { type: 'integer' as const },
+  },
+};
 const IDEMPOTENCY_CODES = ['idempotency_key_reused', 'idempotency_key_in_progress'] as const;
 const IdempotencyConflictErrorSchema = errorBody('IdempotencyConflictError', IDEMPOTENCY_CODES);
-const CreateTextConflictErrorSchema = errorBody('CreatePredefinedTextConflictError', ['already_exists', ...IDEMPOTENCY_CODES]);
-const WebhookTestConflictErrorSchema = errorBody('WebhookTestConflictError', ['no_callback_url', ...IDEMPOTENCY_CODES]);
-const idempotencyConflict = 'The `Idempotency-Key` was used with another request, or its first request is still being processed.';
+const CreateTextConflictErrorSchema = errorBody('CreatePredefinedTextConflictError', [
+  'already_exists',
+  ...IDEMPOTENCY_CODES,
+]);
+const WebhookTestConflictErrorSchema = errorBody('WebhookTestConflictError', [
+  'no_callback_url',
+  ...IDEMPOTENCY_CODES,
+]);
+const idempotencyConflict =
+  'The `Idempotency-Key` was used with another request, or its first request is still being processed.';
 
 /** 409 of an `Idempotency-Key` operation that has no other conflict. */
-export const idempotencyConflictResponse = { 409: { ...errorResponse(idempotencyConflict, IdempotencyConflictErrorSchema), headers: retryAfterOnConflict } } as const;
+export const idempotencyConflictResponse = {
+  409: {
+    ...errorResponse(idempotencyConflict, IdempotencyConflictErrorSchema),
+    headers: retryAfterOnConflict,
+  },
+} as const;
 
 /** 409 of createPredefinedText. */
 export const createTextConflictResponse = {
-  409: { ...errorResponse(`The (language, text_code) pair already exists in the organisation, or: ${idempotencyConflict}`, CreateTextConflictErrorSchema), headers: retryAfterOnConflict },
+  409: {
+    ...errorResponse(
+      `The (language, text_code) pair already exists in the organisation, or: ${idempotencyConflict}`,
+      CreateTextConflictErrorSchema,
+    ),
+    headers: retryAfterOnConflict,
+  },
 } as const;
 
 /** 409 of sendWebhookTest. */
 export const webhookTestConflictResponse = {
-  409: { ...errorResponse(`No callback URL is configured, or: ${idempotencyConflict}`, WebhookTestConflictErrorSchema), headers: retryAfterOnConflict },
+  409: {
+    ...errorResponse(
+      `No callback URL is configured, or: ${idempotencyConflict}`,
+      WebhookTestConflictErrorSchema,
+    ),
+    headers: retryAfterOnConflict,
+  },
 } as const;
 
 const voiceRequestErrorResponses = {
@@ -146,13 +239,19 @@ const voiceRequestErrorResponses = {
     ),
     headers: rateLimitHeaders,
   },
-  503: errorResponse('Voice processing is unavailable on this server (for example, no speaker model is installed).', UnavailableErrorSchema),
+  503: errorResponse(
+    'Voice processing is unavailable on this server (for example, no speaker model is installed).',
+    UnavailableErrorSchema,
+  ),
 } as const;
 
 /** Errors of createEnrollment beyond the common ones. */
 export const enrollmentErrorResponses = {
   ...voiceRequestErrorResponses,
-  404: errorResponse('No such resource, or (mode `add`) no voiceprint for this external_id.', EnrollmentNotFoundErrorSchema),
+  404: errorResponse(
+    'No such resource, or (mode `add`) no voiceprint for this external_id.',
+    EnrollmentNotFoundErrorSchema,
+  ),
   409: errorResponse(
     'No callback URL is configured, the external_id is enrolled (mode `new`) or being enrolled, its voiceprint holds the maximum of recordings (mode `add`), or request_uuid was used for another request.',
     EnrollmentConflictErrorSchema,
@@ -162,7 +261,10 @@ export const enrollmentErrorResponses = {
 /** Errors of createAudioCheck beyond the common ones. */
 export const audioCheckErrorResponses = {
   503: {
-    ...errorResponse('No engine on this server, or the check could not finish in time; retry after `Retry-After` seconds.', UnavailableErrorSchema),
+    ...errorResponse(
+      'No engine on this server, or the check could not finish in time; retry after `Retry-After` seconds.',
+      UnavailableErrorSchema,
+    ),
     headers: rateLimitHeaders,
   },
 } as const;
@@ -170,9 +272,18 @@ export const audioCheckErrorResponses = {
 /** Errors of createVerification beyond the common ones. */
 export const verificationErrorResponses = {
   ...voiceRequestErrorResponses,
-  403: errorResponse('The token may not act on this organisation, or the user is deactivated.', VerificationForbiddenErrorSchema),
-  404: errorResponse('No such resource, or no enrolled user with this external_id.', VerificationNotFoundErrorSchema),
-  409: errorResponse('No callback URL is configured, or request_uuid was used for another request.', VerificationConflictErrorSchema),
+  403: errorResponse(
+    'The token may not act on this organisation, or the user is deactivated.',
+    VerificationForbiddenErrorSchema,
+  ),
+  404: errorResponse(
+    'No such resource, or no enrolled user with this external_id.',
+    VerificationNotFoundErrorSchema,
+  ),
+  409: errorResponse(
+    'No callback URL is configured, or request_uuid was used for another request.',
+    VerificationConflictErrorSchema,
+  ),
 } as const;
 
 /** Record ids are 32-bit: the largest id either database stores. */
@@ -181,15 +292,25 @@ export const ID_PATTERN = /^[1-9][0-9]{0,9}$/;
 export const isRecordId = (value: string) => ID_PATTERN.test(value) && Number(value) <= MAX_ID;
 
 export const timestamp = (description?: string) =>
-  z.string().openapi({ format: 'date-time', example: '2026-01-31T12:00:00.000Z', ...(description ? { description } : {}) });
+  z
+    .string()
+    .openapi({
+      format: 'date-time',
+      example: '2026-01-31T12:00:00.000Z',
+      ...(description ? { description } : {}),
+    });
 
-export const recordId = (description = 'Record identifier.') => z.number().int().positive().max(MAX_ID).openapi({ description, example: 1 });
+export const recordId = (description = 'Record identifier.') =>
+  z.number().int().positive().max(MAX_ID).openapi({ description, example: 1 });
 
 export const pathId = (name: string, description: string) =>
   z
     .string()
     .regex(ID_PATTERN, `Must be a positive integer up to ${MAX_ID}`)
-    .refine(isRecordId, { message: `Must be a positive integer up to ${MAX_ID}`, params: { code: 'out_of_range' } })
+    .refine(isRecordId, {
+      message: `Must be a positive integer up to ${MAX_ID}`,
+      params: { code: 'out_of_range' },
+    })
     .openapi({ param: { name, in: 'path', required: true }, description, example: '1' });
 
 export const OrgPathParams = z.object({ org_id: pathId('org_id', 'Organisation identifier.') });

@@ -19,15 +19,25 @@ export const CreateApiTokenBodySchema = z
     expires_at: z.iso
       .datetime({ offset: true, message: 'Must be an ISO 8601 date-time' })
       .optional()
-      .openapi({ description: 'Optional. When omitted the token never expires. Must be in the future.', example: '2027-03-01T00:00:00Z' }),
+      .openapi({
+        description: 'Optional. When omitted the token never expires. Must be in the future.',
+        example: '2027-03-01T00:00:00Z',
+      }),
   })
   .openapi('CreateApiTokenRequest');
 
 export const CreatedApiTokenSchema = z
   .object({
-    bearer: z.string().openapi({ description: 'The raw token. Shown only here, once.', example: 'vk_live_3q2T...' }),
+    bearer: z
+      .string()
+      .openapi({
+        description: 'The raw token. Shown only here, once.',
+        example: 'vk_live_3q2T...',
+      }),
     token: ApiTokenSchema,
   })
   .openapi('CreatedApiToken');
 
-export const UpdateApiTokenBodySchema = z.strictObject({ enabled: z.boolean() }).openapi('UpdateApiTokenRequest');
+export const UpdateApiTokenBodySchema = z
+  .strictObject({ enabled: z.boolean() })
+  .openapi('UpdateApiTokenRequest');

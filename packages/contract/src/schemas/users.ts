@@ -4,7 +4,7 @@ import { recordId, timestamp } from './common.js';
 
 export const UserSchema = z
   .object({
-    id: recordId('Service-assigned identifier (not the caller\'s external_id).'),
+    id: recordId("Service-assigned identifier (not the caller's external_id)."),
     org_id: recordId('Organisation identifier.'),
     external_id: z.string().openapi({ example: 'customer-42' }),
     is_active: z.boolean(),
@@ -19,7 +19,13 @@ export const UpdateUserBodySchema = z
   })
   .openapi('UpdateUserRequest');
 
-export const USER_FILTER_FIELDS = { id: 'integer', external_id: 'string', is_active: 'boolean', created_at: 'timestamp', updated_at: 'timestamp' } as const satisfies FieldTypes;
+export const USER_FILTER_FIELDS = {
+  id: 'integer',
+  external_id: 'string',
+  is_active: 'boolean',
+  created_at: 'timestamp',
+  updated_at: 'timestamp',
+} as const satisfies FieldTypes;
 export const USER_SORT_FIELDS = ['id', 'external_id', 'created_at', 'updated_at'] as const;
 
 export const DeviceSchema = z
@@ -27,7 +33,14 @@ export const DeviceSchema = z
     id: recordId(),
     user_id: recordId('The user the device was used by.'),
     fingerprint: z.string().openapi({ example: 'a1b2c3d4' }),
-    type: z.number().int().min(0).max(3).openapi({ description: '0 unknown, 1 mobile phone, 2 desktop or laptop, 3 IP or desk phone.' }),
+    type: z
+      .number()
+      .int()
+      .min(0)
+      .max(3)
+      .openapi({
+        description: '0 unknown, 1 mobile phone, 2 desktop or laptop, 3 IP or desk phone.',
+      }),
     last_used: timestamp(),
     created_at: timestamp(),
     updated_at: timestamp(),

@@ -30,25 +30,44 @@ export const DEFAULT_INTAKE_LIMITS: IntakeLimits = {
  * The header check: size, format (sniffed from the bytes), headers, sample rate and duration,
  * without decoding samples. Synchronous and cheap; throws `EngineError` (category `invalid_input`).
  */
-export function inspectBytes(bytes: Uint8Array, limits: IntakeLimits = DEFAULT_INTAKE_LIMITS): AudioInfo {
+export function inspectBytes(
+  bytes: Uint8Array,
+  limits: IntakeLimits = DEFAULT_INTAKE_LIMITS,
+): AudioInfo {
   if (bytes.length > limits.maxFileBytes) {
-    throw new EngineError('audio_too_large', `audio exceeds the ${limits.maxFileBytes} byte limit`, { limitBytes: limits.maxFileBytes });
+    throw new EngineError(
+      'audio_too_large',
+      `audio exceeds the ${limits.maxFileBytes} byte limit`,
+      { limitBytes: limits.maxFileBytes },
+    );
   }
   const info = readAudioHeader(bytes);
   if (info.sampleRate < LIMITS.minSampleRate) {
-    throw new EngineError('sample_rate_too_low', `sample rate ${info.sampleRate} Hz is below the required ${LIMITS.minSampleRate} Hz`, {
-      sampleRate: info.sampleRate,
-    });
+    throw new EngineError(
+      'sample_rate_too_low',
+      `sample rate ${info.sampleRate} Hz is below the required ${LIMITS.minSampleRate} Hz`,
+      {
+        sampleRate: info.sampleRate,
+      },
+    );
   }
   if (info.durationSeconds > limits.maxDurationSeconds) {
-    throw new EngineError('audio_too_long', `audio is ${info.durationSeconds.toFixed(1)} s long; the limit is ${limits.maxDurationSeconds} s`, {
-      durationSeconds: info.durationSeconds,
-    });
+    throw new EngineError(
+      'audio_too_long',
+      `audio is ${info.durationSeconds.toFixed(1)} s long; the limit is ${limits.maxDurationSeconds} s`,
+      {
+        durationSeconds: info.durationSeconds,
+      },
+    );
   }
   if (info.durationSeconds < limits.minDurationSeconds) {
-    throw new EngineError('audio_too_short', `audio is ${info.durationSeconds.toFixed(2)} s long; at least ${limits.minDurationSeconds} s (with 3 s of speech) is required`, {
-      durationSeconds: info.durationSeconds,
-    });
+    throw new EngineError(
+      'audio_too_short',
+      `audio is ${info.durationSeconds.toFixed(2)} s long; at least ${limits.minDurationSeconds} s (with 3 s of speech) is required`,
+      {
+        durationSeconds: info.durationSeconds,
+      },
+    );
   }
   return info;
 }
@@ -58,11 +77,23 @@ export function readAudioHeader(bytes: Uint8Array): AudioInfo {
   const format = sniffFormat(bytes);
   if (format === 'wav') {
     const h = parseWavHeader(bytes);
-    return { format, sampleRate: h.sampleRate, channels: h.channels, durationSeconds: h.durationSeconds, bytes: bytes.length };
+    return {
+      format,
+      sampleRate: h.sampleRate,
+      channels: h.channels,
+      durationSeconds: h.durationSeconds,
+      bytes: bytes.length,
+    };
   }
   const s = scanMp3(bytes);
   if (!s || s.frames === 0) throw new EngineError('corrupt_audio', 'corrupt MP3: no audio frames');
-  return { format, sampleRate: s.sampleRate, channels: s.channels, durationSeconds: s.durationSeconds, bytes: bytes.length };
+  return {
+    format,
+    sampleRate: s.sampleRate,
+    channels: s.channels,
+    durationSeconds: s.durationSeconds,
+    bytes: bytes.length,
+  };
 }
 
 export interface DecodedRecording {
@@ -77,23 +108,35 @@ export interface DecodedRecording {
  * these bytes; without it the header is checked here. The decoders bound their work and fail with
  * `corrupt_audio` on bad data either way.
  */
-export async function decodeAudio(bytes: Uint8Array, limits: IntakeLimits = DEFAULT_INTAKE_LIMITS, checked?: AudioInfo): Promise<DecodedRecording> {
+export async function decodeAudio(
+  bytes: Uint8Array,
+  limits: IntakeLimits = DEFAULT_INTAKE_LIMITS,
+  checked?: AudioInfo,
+): Promise<DecodedRecording> {
   const info = checked ?? inspectBytes(bytes, limits);
   const t0 = performance.now();
   // A little slack over the limit: MP3 frame counts include encoder padding.
   const maxFrames = Math.ceil(info.sampleRate * (limits.maxDurationSeconds + 1));
-  const decoded = info.format === 'wav' ? decodeWav(bytes, maxFrames) : await decodeMp3(bytes, maxFrames);
+  const decoded =
+    info.format === 'wav' ? decodeWav(bytes, maxFrames) : await decodeMp3(bytes, maxFrames);
   const t1 = performance.now();
   if (decoded.sampleRate < LIMITS.minSampleRate) {
-    throw new EngineError('sample_rate_too_low', `sample rate ${decoded.sampleRate} Hz is below the required ${LIMITS.minSampleRate} Hz`);
+    throw new EngineError(
+      'sample_rate_too_low',
+      `sample rate ${decoded.sampleRate} Hz is below the required ${LIMITS.minSampleRate} Hz`,
+    );
   }
   const samples = await resample(decoded.samples, decoded.sampleRate, TARGET_SAMPLE_RATE);
   const t2 = performance.now();
   const durationSeconds = samples.length / TARGET_SAMPLE_RATE;
   if (durationSeconds < limits.minDurationSeconds) {
-    throw new EngineError('audio_too_short', `audio decodes to ${durationSeconds.toFixed(2)} s; at least ${limits.minDurationSeconds} s is required`, {
-      durationSeconds,
-    });
+    throw new EngineError(
+      'audio_too_short',
+      `audio decodes to ${durationSeconds.toFixed(2)} s; at least ${limits.minDurationSeconds} s is required`,
+      {
+        durationSeconds,
+      },
+    );
   }
   return {
     info: { ...info, sampleRate: decoded.sampleRate, durationSeconds },

@@ -7,17 +7,24 @@ export interface MpegFrameHeader {
 }
 
 const BITRATES_KBPS: Record<string, number[]> = {
-  'v1l1': [0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448],
-  'v1l2': [0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384],
-  'v1l3': [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320],
-  'v2l1': [0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256],
-  'v2l23': [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160],
+  v1l1: [0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448],
+  v1l2: [0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384],
+  v1l3: [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320],
+  v2l1: [0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256],
+  v2l23: [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160],
 };
-const SAMPLE_RATES: Record<number, number[]> = { 3: [44100, 48000, 32000], 2: [22050, 24000, 16000], 0: [11025, 12000, 8000] };
+const SAMPLE_RATES: Record<number, number[]> = {
+  3: [44100, 48000, 32000],
+  2: [22050, 24000, 16000],
+  0: [11025, 12000, 8000],
+};
 
 export function parseMpegFrameHeader(b: Uint8Array, o: number): MpegFrameHeader | null {
   if (o + 4 > b.length) return null;
-  const b0 = b[o]!, b1 = b[o + 1]!, b2 = b[o + 2]!, b3 = b[o + 3]!;
+  const b0 = b[o]!,
+    b1 = b[o + 1]!,
+    b2 = b[o + 2]!,
+    b3 = b[o + 3]!;
   if (b0 !== 0xff || (b1 & 0xe0) !== 0xe0) return null;
   const version = (b1 >> 3) & 3; // 0: 2.5, 2: 2, 3: 1
   const layerBits = (b1 >> 1) & 3; // 1: III, 2: II, 3: I
@@ -51,7 +58,8 @@ export function parseMpegFrameHeader(b: Uint8Array, o: number): MpegFrameHeader 
 /** Size of a leading ID3v2 tag (0 when none). */
 export function id3v2Size(b: Uint8Array): number {
   if (b.length < 10 || b[0] !== 0x49 || b[1] !== 0x44 || b[2] !== 0x33) return 0;
-  const size = ((b[6]! & 0x7f) << 21) | ((b[7]! & 0x7f) << 14) | ((b[8]! & 0x7f) << 7) | (b[9]! & 0x7f);
+  const size =
+    ((b[6]! & 0x7f) << 21) | ((b[7]! & 0x7f) << 14) | ((b[8]! & 0x7f) << 7) | (b[9]! & 0x7f);
   const footer = (b[5]! & 0x10) !== 0 ? 10 : 0;
   return 10 + size + footer;
 }
@@ -114,5 +122,11 @@ export function scanMp3(b: Uint8Array): Mp3Scan | null {
     }
     o += h.frameBytes;
   }
-  return { sampleRate: h0.sampleRate, channels: h0.channels, frames, samples, durationSeconds: samples / h0.sampleRate };
+  return {
+    sampleRate: h0.sampleRate,
+    channels: h0.channels,
+    frames,
+    samples,
+    durationSeconds: samples / h0.sampleRate,
+  };
 }

@@ -39,7 +39,8 @@ export async function decodeMp3(bytes: Uint8Array, maxFrames = Infinity): Promis
       errors += r.errors.length;
       if (r.samplesDecoded === 0) continue;
       if (sampleRate === 0) sampleRate = r.sampleRate;
-      else if (r.sampleRate !== sampleRate) throw new EngineError('corrupt_audio', 'corrupt MP3: sample rate changes mid-stream');
+      else if (r.sampleRate !== sampleRate)
+        throw new EngineError('corrupt_audio', 'corrupt MP3: sample rate changes mid-stream');
       channels = Math.max(channels, r.channelData.length);
       const n = r.samplesDecoded;
       const mono = new Float32Array(n);
@@ -59,7 +60,11 @@ export async function decodeMp3(bytes: Uint8Array, maxFrames = Infinity): Promis
   } finally {
     console.error = consoleError;
   }
-  if (total === 0) throw new EngineError('corrupt_audio', `corrupt MP3: no decodable frames (${errors} decoder errors)`);
+  if (total === 0)
+    throw new EngineError(
+      'corrupt_audio',
+      `corrupt MP3: no decodable frames (${errors} decoder errors)`,
+    );
   const samples = new Float32Array(Math.min(total, maxFrames));
   let p = 0;
   for (const c of chunks) {

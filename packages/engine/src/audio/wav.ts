@@ -28,7 +28,13 @@ export function parseWavHeader(b: Uint8Array): WavInfo {
   const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
   if (b.length < 12) throw corrupt('file too short');
   let offset = 12;
-  let fmt: { tag: number; channels: number; sampleRate: number; blockAlign: number; bits: number } | null = null;
+  let fmt: {
+    tag: number;
+    channels: number;
+    sampleRate: number;
+    blockAlign: number;
+    bits: number;
+  } | null = null;
   let dataOffset = -1;
   let dataBytes = 0;
   while (offset + 8 <= b.length) {
@@ -43,7 +49,8 @@ export function parseWavHeader(b: Uint8Array): WavInfo {
       const blockAlign = view.getUint16(body + 12, true);
       let bits = view.getUint16(body + 14, true);
       if (tag === WAVE_FORMAT_EXTENSIBLE) {
-        if (size < 40 || body + 40 > b.length) throw corrupt('WAVE_FORMAT_EXTENSIBLE fmt chunk too short');
+        if (size < 40 || body + 40 > b.length)
+          throw corrupt('WAVE_FORMAT_EXTENSIBLE fmt chunk too short');
         const validBits = view.getUint16(body + 18, true);
         tag = view.getUint16(body + 24, true); // first two bytes of the SubFormat GUID
         if (validBits > 0 && validBits > bits) throw corrupt('valid bits exceed container bits');
@@ -62,19 +69,40 @@ export function parseWavHeader(b: Uint8Array): WavInfo {
   if (dataOffset < 0) throw corrupt('no data chunk');
   const { tag, channels, sampleRate, bits } = fmt;
   let sampleFormat: WavSampleFormat;
-  if (tag === WAVE_FORMAT_PCM && (bits === 8 || bits === 16 || bits === 24 || bits === 32)) sampleFormat = 'int';
+  if (tag === WAVE_FORMAT_PCM && (bits === 8 || bits === 16 || bits === 24 || bits === 32))
+    sampleFormat = 'int';
   else if (tag === WAVE_FORMAT_IEEE_FLOAT && (bits === 32 || bits === 64)) sampleFormat = 'float';
   else {
-    throw new EngineError('unsupported_format', `WAV encoding not supported (format tag 0x${tag.toString(16)}, ${bits} bits); use PCM 8/16/24/32-bit or 32-bit float`);
+    throw new EngineError(
+      'unsupported_format',
+      `WAV encoding not supported (format tag 0x${tag.toString(16)}, ${bits} bits); use PCM 8/16/24/32-bit or 32-bit float`,
+    );
   }
   if (channels === 0) throw corrupt('zero channels');
-  if (channels > LIMITS.maxChannels) throw new EngineError('unsupported_format', `WAV has ${channels} channels; at most ${LIMITS.maxChannels} are accepted`);
+  if (channels > LIMITS.maxChannels)
+    throw new EngineError(
+      'unsupported_format',
+      `WAV has ${channels} channels; at most ${LIMITS.maxChannels} are accepted`,
+    );
   if (sampleRate === 0) throw corrupt('zero sample rate');
-  if (sampleRate > LIMITS.maxSampleRate) throw new EngineError('unsupported_format', `sample rate ${sampleRate} Hz is above the ${LIMITS.maxSampleRate} Hz limit`);
+  if (sampleRate > LIMITS.maxSampleRate)
+    throw new EngineError(
+      'unsupported_format',
+      `sample rate ${sampleRate} Hz is above the ${LIMITS.maxSampleRate} Hz limit`,
+    );
   const frameBytes = channels * (bits / 8);
   const frames = Math.floor(dataBytes / frameBytes);
   if (frames === 0) throw corrupt('no samples');
-  return { sampleRate, channels, bitsPerSample: bits, sampleFormat, dataOffset, dataBytes: frames * frameBytes, frames, durationSeconds: frames / sampleRate };
+  return {
+    sampleRate,
+    channels,
+    bitsPerSample: bits,
+    sampleFormat,
+    dataOffset,
+    dataBytes: frames * frameBytes,
+    frames,
+    durationSeconds: frames / sampleRate,
+  };
 }
 
 export interface DecodedAudio {
@@ -124,7 +152,12 @@ export function decodeWav(b: Uint8Array, maxFrames = Infinity): DecodedAudio {
 export function encodeWav(
   samples: Float32Array,
   sampleRate: number,
-  opts: { channels?: number; bitsPerSample?: 8 | 16 | 24 | 32; float?: boolean; extensible?: boolean } = {},
+  opts: {
+    channels?: number;
+    bitsPerSample?: 8 | 16 | 24 | 32;
+    float?: boolean;
+    extensible?: boolean;
+  } = {},
 ): Uint8Array {
   const channels = opts.channels ?? 1;
   const bits = opts.bitsPerSample ?? (opts.float ? 32 : 16);
@@ -134,7 +167,8 @@ export function encodeWav(
   const dataBytes = samples.length * bps;
   const buf = new Uint8Array(12 + 8 + fmtSize + 8 + dataBytes);
   const v = new DataView(buf.buffer);
-  const w = (o: number, s: string) => [...s].forEach((ch, i) => v.setUint8(o + i, ch.charCodeAt(0)));
+  const w = (o: number, s: string) =>
+    [...s].forEach((ch, i) => v.setUint8(o + i, ch.charCodeAt(0)));
   w(0, 'RIFF');
   v.setUint32(4, buf.length - 8, true);
   w(8, 'WAVE');
@@ -153,7 +187,9 @@ export function encodeWav(
     v.setUint32(40, channels === 1 ? 0x4 : 0x3, true);
     v.setUint16(44, tag, true);
     // rest of KSDATAFORMAT_SUBTYPE GUID: 0000-0010-8000-00aa00389b71
-    [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xaa, 0x00, 0x38, 0x9b, 0x71].forEach((x, i) => v.setUint8(46 + i, x));
+    [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xaa, 0x00, 0x38, 0x9b, 0x71].forEach(
+      (x, i) => v.setUint8(46 + i, x),
+    );
   }
   const d = 12 + 8 + fmtSize;
   w(d, 'data');
@@ -162,14 +198,16 @@ export function encodeWav(
   for (let i = 0; i < samples.length; i++, p += bps) {
     const x = Math.max(-1, Math.min(1, samples[i]!));
     if (float) v.setFloat32(p, samples[i]!, true);
-    else if (bits === 16) v.setInt16(p, Math.max(-32768, Math.min(32767, Math.round(x * 32768))), true);
+    else if (bits === 16)
+      v.setInt16(p, Math.max(-32768, Math.min(32767, Math.round(x * 32768))), true);
     else if (bits === 8) v.setUint8(p, Math.max(0, Math.min(255, Math.round(x * 128 + 128))));
     else if (bits === 24) {
       const q = Math.max(-8388608, Math.min(8388607, Math.round(x * 8388608)));
       v.setUint8(p, q & 0xff);
       v.setUint8(p + 1, (q >> 8) & 0xff);
       v.setInt8(p + 2, q >> 16);
-    } else v.setInt32(p, Math.max(-2147483648, Math.min(2147483647, Math.round(x * 2147483648))), true);
+    } else
+      v.setInt32(p, Math.max(-2147483648, Math.min(2147483647, Math.round(x * 2147483648))), true);
   }
   return buf;
 }

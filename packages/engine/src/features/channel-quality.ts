@@ -26,19 +26,31 @@ const DECAY_ACTIVE_DB = 35;
 const DECAY_LOW_HZ = 500;
 const DECAY_HIGH_HZ = 4000;
 
-const hann = Float64Array.from({ length: FFT_SIZE }, (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / FFT_SIZE));
+const hann = Float64Array.from(
+  { length: FFT_SIZE },
+  (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / FFT_SIZE),
+);
 const db = (p: number) => 10 * Math.log10(p + 1e-12);
 
 function percentile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.floor(q * sorted.length)))]!;
 }
 
-export function measureChannelQuality(samples: Float32Array, segments: SpeechSegment[]): ChannelQuality {
+export function measureChannelQuality(
+  samples: Float32Array,
+  segments: SpeechSegment[],
+): ChannelQuality {
   const frames = samples.length >= FFT_SIZE ? Math.floor((samples.length - FFT_SIZE) / HOP) + 1 : 0;
-  if (frames < SLOPE_FRAMES + 1) return { bandwidthHz: 0, spectralHoleRatio: 0, decayRateDbPerS: 0 };
+  if (frames < SLOPE_FRAMES + 1)
+    return { bandwidthHz: 0, spectralHoleRatio: 0, decayRateDbPerS: 0 };
   const inSpeech = new Uint8Array(frames);
   for (const s of segments) {
-    for (let f = Math.max(0, Math.ceil((s.start - FFT_SIZE / 2) / HOP)); f < frames && f * HOP + FFT_SIZE / 2 <= s.end; f++) inSpeech[f] = 1;
+    for (
+      let f = Math.max(0, Math.ceil((s.start - FFT_SIZE / 2) / HOP));
+      f < frames && f * HOP + FFT_SIZE / 2 <= s.end;
+      f++
+    )
+      inSpeech[f] = 1;
   }
   const buffers = realFftBuffers();
   const frame = new Float64Array(FFT_SIZE);
@@ -67,12 +79,19 @@ export function measureChannelQuality(samples: Float32Array, segments: SpeechSeg
       for (let k = 0; k < POWER_BINS; k++) pauseLtas[k]! += buffers.power[k]!;
     }
   }
-  if (speechFrames.length === 0) return { bandwidthHz: 0, spectralHoleRatio: 0, decayRateDbPerS: decayRate(bandEnergyDb) };
+  if (speechFrames.length === 0)
+    return { bandwidthHz: 0, spectralHoleRatio: 0, decayRateDbPerS: decayRate(bandEnergyDb) };
   const speechDb = Array.from(speechLtas, (p) => db(p / speechFrames.length));
   // Too few pauses to know the floor: the speech level alone decides.
   const floorDb = pauses >= 5 ? Array.from(pauseLtas, (p) => db(p / pauses)) : null;
-  const refDb = percentile(speechDb.slice(Math.round(300 / BIN_HZ), Math.round(3000 / BIN_HZ) + 1).sort((x, y) => x - y), 0.5);
-  const inBand = speechDb.map((l, k) => l > refDb - IN_BAND_BELOW_REF_DB && (!floorDb || l > floorDb[k]! + IN_BAND_ABOVE_NOISE_DB));
+  const refDb = percentile(
+    speechDb.slice(Math.round(300 / BIN_HZ), Math.round(3000 / BIN_HZ) + 1).sort((x, y) => x - y),
+    0.5,
+  );
+  const inBand = speechDb.map(
+    (l, k) =>
+      l > refDb - IN_BAND_BELOW_REF_DB && (!floorDb || l > floorDb[k]! + IN_BAND_ABOVE_NOISE_DB),
+  );
   let top = 0;
   for (let k = POWER_BINS - 1; k >= EDGE_BINS - 1 && !top; k--) {
     let count = 0;
@@ -81,7 +100,11 @@ export function measureChannelQuality(samples: Float32Array, segments: SpeechSeg
   }
   const bandwidthHz = top * BIN_HZ;
   // a second pass over the speech frames (recomputed, not kept: a 60 s recording would hold megabytes of spectra)
-  const holes = holeRatio(speechFrames.map((f) => () => spectrumOf(f)), Math.round(300 / BIN_HZ), Math.max(top, Math.round(1000 / BIN_HZ)));
+  const holes = holeRatio(
+    speechFrames.map((f) => () => spectrumOf(f)),
+    Math.round(300 / BIN_HZ),
+    Math.max(top, Math.round(1000 / BIN_HZ)),
+  );
   return { bandwidthHz, spectralHoleRatio: holes, decayRateDbPerS: decayRate(bandEnergyDb) };
 }
 
@@ -92,7 +115,10 @@ function holeRatio(spectra: (() => Float64Array)[], low: number, high: number): 
   for (const spectrum of spectra) {
     const p = spectrum();
     for (let k = low; k <= high; k++) cell[k - low] = db(p[k]!);
-    const median = percentile([...cell].sort((x, y) => x - y), 0.5);
+    const median = percentile(
+      [...cell].sort((x, y) => x - y),
+      0.5,
+    );
     for (const c of cell) if (c < median - HOLE_DB) holes++;
     cells += cell.length;
   }
@@ -103,7 +129,10 @@ function holeRatio(spectra: (() => Float64Array)[], low: number, high: number): 
 function decayRate(energyDb: Float64Array): number {
   let peak = -Infinity;
   for (const e of energyDb) peak = Math.max(peak, e);
-  const t = Array.from({ length: SLOPE_FRAMES }, (_, i) => ((i - (SLOPE_FRAMES - 1) / 2) * HOP) / SR);
+  const t = Array.from(
+    { length: SLOPE_FRAMES },
+    (_, i) => ((i - (SLOPE_FRAMES - 1) / 2) * HOP) / SR,
+  );
   const tt = t.reduce((a, v) => a + v * v, 0);
   const slopes: number[] = [];
   for (let f = 0; f + SLOPE_FRAMES <= energyDb.length; f++) {
@@ -116,5 +145,8 @@ function decayRate(energyDb: Float64Array): number {
     slopes.push(s / tt);
   }
   if (slopes.length < 20) return 0;
-  return -percentile(slopes.sort((x, y) => x - y), 0.05);
+  return -percentile(
+    slopes.sort((x, y) => x - y),
+    0.05,
+  );
 }

@@ -21,7 +21,8 @@ const melScale = (f: number) => 1127 * Math.log(1 + f / 700);
 
 function poveyWindow(n: number): Float64Array {
   const w = new Float64Array(n);
-  for (let i = 0; i < n; i++) w[i] = Math.pow(0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (n - 1)), 0.85);
+  for (let i = 0; i < n; i++)
+    w[i] = Math.pow(0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (n - 1)), 0.85);
   return w;
 }
 
@@ -43,7 +44,8 @@ function melBanks(): MelBin[] {
   const melHigh = melScale(SAMPLE_RATE / 2);
   const delta = (melHigh - melLow) / (FBANK_BINS + 1);
   const melOfBin = new Float64Array(fftBins);
-  for (let i = 0; i < fftBins; i++) melOfBin[i] = f(1127 * f(Math.log(f(1 + f(f(binWidth * i) / 700)))));
+  for (let i = 0; i < fftBins; i++)
+    melOfBin[i] = f(1127 * f(Math.log(f(1 + f(f(binWidth * i) / 700)))));
   const banks: MelBin[] = [];
   for (let b = 0; b < FBANK_BINS; b++) {
     const left = f(f(b * f(delta)) + f(melLow));
@@ -76,7 +78,10 @@ export function numFrames(samples: number): number {
 }
 
 /** Raw Kaldi fbank: row-major [frames, 80]. */
-export function fbank(samples: Float32Array, inputScale = INT16_INPUT_SCALE): { data: Float32Array; frames: number } {
+export function fbank(
+  samples: Float32Array,
+  inputScale = INT16_INPUT_SCALE,
+): { data: Float32Array; frames: number } {
   const frames = numFrames(samples.length);
   const out = new Float32Array(frames * FBANK_BINS);
   const frame = new Float64Array(FRAME_LENGTH);
@@ -92,7 +97,8 @@ export function fbank(samples: Float32Array, inputScale = INT16_INPUT_SCALE): { 
     }
     mean /= FRAME_LENGTH;
     for (let i = 0; i < FRAME_LENGTH; i++) frame[i]! -= mean;
-    for (let i = FRAME_LENGTH - 1; i > 0; i--) padded[i] = (frame[i]! - PREEMPHASIS * frame[i - 1]!) * WINDOW[i]!;
+    for (let i = FRAME_LENGTH - 1; i > 0; i--)
+      padded[i] = (frame[i]! - PREEMPHASIS * frame[i - 1]!) * WINDOW[i]!;
     padded[0] = (frame[0]! - PREEMPHASIS * frame[0]!) * WINDOW[0]!;
     powerSpectrum(padded, fft); // padded[400..511] stay zero
     const row = f * FBANK_BINS;
@@ -117,7 +123,10 @@ export function applyCmn(data: Float32Array, frames: number, bins = FBANK_BINS):
 }
 
 /** Fbank + CMN: the speaker models' input features. */
-export function fbankCmn(samples: Float32Array, inputScale = INT16_INPUT_SCALE): { data: Float32Array; frames: number } {
+export function fbankCmn(
+  samples: Float32Array,
+  inputScale = INT16_INPUT_SCALE,
+): { data: Float32Array; frames: number } {
   const r = fbank(samples, inputScale);
   applyCmn(r.data, r.frames);
   return r;

@@ -12,7 +12,10 @@ const HOP = 160;
 const PREEMPHASIS = 0.97;
 const LOG_OFFSET = 1e-8;
 
-const HANN = Float64Array.from({ length: FFT_SIZE }, (_, n) => 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / FFT_SIZE));
+const HANN = Float64Array.from(
+  { length: FFT_SIZE },
+  (_, n) => 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / FFT_SIZE),
+);
 
 interface Band {
   start: number;
@@ -52,15 +55,21 @@ export function spoofFrames(samples: number): number {
  * Mean-normalised log band energies of one segment, band-major ([64, frames], the model's
  * [1, 64, T] input), written into `out` at `offset`.
  */
-export function spoofBands(segment: Float32Array, out: Float32Array = new Float32Array(SPOOF_BANDS * spoofFrames(segment.length)), offset = 0): Float32Array {
+export function spoofBands(
+  segment: Float32Array,
+  out: Float32Array = new Float32Array(SPOOF_BANDS * spoofFrames(segment.length)),
+  offset = 0,
+): Float32Array {
   const frames = spoofFrames(segment.length);
   const frame = new Float64Array(FFT_SIZE);
   const fft = realFftBuffers();
   const mean = new Float64Array(SPOOF_BANDS);
   for (let t = 0; t < frames; t++) {
     const off = t * HOP;
-    frame[0] = (off === 0 ? segment[0]! : segment[off]! - PREEMPHASIS * segment[off - 1]!) * HANN[0]!;
-    for (let n = 1; n < FFT_SIZE; n++) frame[n] = (segment[off + n]! - PREEMPHASIS * segment[off + n - 1]!) * HANN[n]!;
+    frame[0] =
+      (off === 0 ? segment[0]! : segment[off]! - PREEMPHASIS * segment[off - 1]!) * HANN[0]!;
+    for (let n = 1; n < FFT_SIZE; n++)
+      frame[n] = (segment[off + n]! - PREEMPHASIS * segment[off + n - 1]!) * HANN[n]!;
     powerSpectrum(frame, fft);
     for (let b = 0; b < SPOOF_BANDS; b++) {
       const { start, weights } = BANDS[b]!;

@@ -36,7 +36,13 @@ export interface VadOptions {
   speechPadMs: number;
 }
 
-export const DEFAULT_VAD_OPTIONS: VadOptions = { threshold: 0.5, negThreshold: 0.35, minSpeechMs: 250, minSilenceMs: 100, speechPadMs: 30 };
+export const DEFAULT_VAD_OPTIONS: VadOptions = {
+  threshold: 0.5,
+  negThreshold: 0.35,
+  minSpeechMs: 250,
+  minSilenceMs: 100,
+  speechPadMs: 30,
+};
 
 /** One Scan call covers at most this many chunks (8.2 s); the caller's abort checkpoint runs between calls. */
 const SCAN_BLOCK_CHUNKS = 256;
@@ -45,11 +51,21 @@ const SCAN_BLOCK_CHUNKS = 256;
  * Per-chunk speech probabilities from Silero v5/v6: each chunk is 512 new samples after the previous
  * chunk's last 64 (zeros before the first), the LSTM state carried from chunk to chunk.
  */
-export function speechProbabilities(session: ort.InferenceSession, samples: Float32Array, checkpoint?: () => void): Promise<Float32Array> {
-  return session.inputNames.includes('chunks') ? scannedProbabilities(session, samples, checkpoint) : chunkByChunkProbabilities(session, samples, checkpoint);
+export function speechProbabilities(
+  session: ort.InferenceSession,
+  samples: Float32Array,
+  checkpoint?: () => void,
+): Promise<Float32Array> {
+  return session.inputNames.includes('chunks')
+    ? scannedProbabilities(session, samples, checkpoint)
+    : chunkByChunkProbabilities(session, samples, checkpoint);
 }
 
-async function scannedProbabilities(session: ort.InferenceSession, samples: Float32Array, checkpoint?: () => void): Promise<Float32Array> {
+async function scannedProbabilities(
+  session: ort.InferenceSession,
+  samples: Float32Array,
+  checkpoint?: () => void,
+): Promise<Float32Array> {
   const chunks = Math.ceil(samples.length / VAD_CHUNK);
   const probs = new Float32Array(chunks);
   const width = VAD_CONTEXT + VAD_CHUNK;
@@ -64,14 +80,21 @@ async function scannedProbabilities(session: ort.InferenceSession, samples: Floa
       const from = Math.max(0, start - VAD_CONTEXT);
       rows.set(samples.subarray(from, start + VAD_CHUNK), i * width + VAD_CONTEXT - (start - from));
     }
-    const out = await session.run({ chunks: new ort.Tensor('float32', rows, [count, width]), state });
+    const out = await session.run({
+      chunks: new ort.Tensor('float32', rows, [count, width]),
+      state,
+    });
     probs.set(out.probs!.data as Float32Array, first);
     state = out.stateN!;
   }
   return probs;
 }
 
-async function chunkByChunkProbabilities(session: ort.InferenceSession, samples: Float32Array, checkpoint?: () => void): Promise<Float32Array> {
+async function chunkByChunkProbabilities(
+  session: ort.InferenceSession,
+  samples: Float32Array,
+  checkpoint?: () => void,
+): Promise<Float32Array> {
   const chunks = Math.ceil(samples.length / VAD_CHUNK);
   const probs = new Float32Array(chunks);
   // One input tensor over one buffer, refilled per chunk; the state output is fed back as it is.
@@ -96,7 +119,11 @@ async function chunkByChunkProbabilities(session: ort.InferenceSession, samples:
 }
 
 /** Hysteresis segmentation of chunk probabilities (the logic of Silero's get_speech_timestamps). */
-export function speechSegments(probs: Float32Array, totalSamples: number, opts: VadOptions = DEFAULT_VAD_OPTIONS): SpeechSegment[] {
+export function speechSegments(
+  probs: Float32Array,
+  totalSamples: number,
+  opts: VadOptions = DEFAULT_VAD_OPTIONS,
+): SpeechSegment[] {
   const sr = 16000;
   const minSpeech = (sr * opts.minSpeechMs) / 1000;
   const minSilence = (sr * opts.minSilenceMs) / 1000;

@@ -43,7 +43,8 @@ async function createTransform(): Promise<Transform> {
 
 const hannWindow = (() => {
   const w = new Float64Array(WHISPER_N_FFT);
-  for (let n = 0; n < WHISPER_N_FFT; n++) w[n] = 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / WHISPER_N_FFT);
+  for (let n = 0; n < WHISPER_N_FFT; n++)
+    w[n] = 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / WHISPER_N_FFT);
   return w;
 })();
 
@@ -58,7 +59,9 @@ const melBands: MelBand[] = (() => {
   const hzToMel = (f: number) => (f >= 1000 ? 15 + Math.log(f / 1000) / logStep : f / (200 / 3));
   const melToHz = (m: number) => (m >= 15 ? 1000 * Math.exp(logStep * (m - 15)) : (m * 200) / 3);
   const top = hzToMel(SAMPLE_RATE / 2);
-  const edges = Array.from({ length: WHISPER_MEL_BINS + 2 }, (_, i) => melToHz((top * i) / (WHISPER_MEL_BINS + 1)));
+  const edges = Array.from({ length: WHISPER_MEL_BINS + 2 }, (_, i) =>
+    melToHz((top * i) / (WHISPER_MEL_BINS + 1)),
+  );
   return Array.from({ length: WHISPER_MEL_BINS }, (_, b) => {
     const [lo, mid, hi] = [edges[b]!, edges[b + 1]!, edges[b + 2]!];
     const norm = 2 / (hi - lo);
@@ -101,7 +104,8 @@ export async function whisperLogMel(samples: Float32Array): Promise<WhisperMel> 
     const start = t * WHISPER_HOP - half;
     for (let j = 0; j < WHISPER_N_FFT; j++) {
       const at = start + j;
-      heap[inBase + j] = (at >= 0 && at < n ? samples[at]! : samples[reflectIndex(at, n)]!) * hannWindow[j]!;
+      heap[inBase + j] =
+        (at >= 0 && at < n ? samples[at]! : samples[reflectIndex(at, n)]!) * hannWindow[j]!;
     }
     module._kiss_fftr(config, inPtr, outPtr);
     const out = module.HEAPF32;

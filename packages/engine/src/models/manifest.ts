@@ -21,9 +21,24 @@ export interface LogisticCalibration {
     enrolSamplesLog?: number;
     channel?: {
       weights: Partial<
-        Record<'minBandwidthKHz' | 'bandwidthGapKHz' | 'minDecayHundredDbPerS' | 'maxSpectralHoleRatio' | 'minSnrTenDb' | 'minLogSpeech' | 'narrowEitherKHz', number>
+        Record<
+          | 'minBandwidthKHz'
+          | 'bandwidthGapKHz'
+          | 'minDecayHundredDbPerS'
+          | 'maxSpectralHoleRatio'
+          | 'minSnrTenDb'
+          | 'minLogSpeech'
+          | 'narrowEitherKHz',
+          number
+        >
       >;
-      neutral: { netSpeechSeconds: number; snrDb: number; bandwidthHz: number; spectralHoleRatio: number; decayRateDbPerS: number };
+      neutral: {
+        netSpeechSeconds: number;
+        snrDb: number;
+        bandwidthHz: number;
+        spectralHoleRatio: number;
+        decayRateDbPerS: number;
+      };
     };
   };
 }
@@ -77,7 +92,9 @@ export function speakerInputScale(entry: ModelEntry): number {
 const SPOOF_FEATURES = ['spoof-lfb64-mn', 'whisper-hidden-states'] as const;
 
 export function spoofInput(entry: ModelEntry): 'waveform' | (typeof SPOOF_FEATURES)[number] {
-  return entry.input.features === undefined ? 'waveform' : (String(entry.input.features) as (typeof SPOOF_FEATURES)[number]);
+  return entry.input.features === undefined
+    ? 'waveform'
+    : (String(entry.input.features) as (typeof SPOOF_FEATURES)[number]);
 }
 
 /** The speech-encoder model a spoof model reads (its `input.encoder`), or null when it reads the audio itself. */
@@ -94,14 +111,35 @@ export function defaultManifestPath(modelsDir = defaultModelsDir()): string {
   return process.env.VOXKEY_MODELS_MANIFEST ?? join(modelsDir, 'manifest.json');
 }
 
-const CHANNEL_WEIGHTS = ['minBandwidthKHz', 'bandwidthGapKHz', 'minDecayHundredDbPerS', 'maxSpectralHoleRatio', 'minSnrTenDb', 'minLogSpeech', 'narrowEitherKHz'];
-const CHANNEL_NEUTRAL = ['netSpeechSeconds', 'snrDb', 'bandwidthHz', 'spectralHoleRatio', 'decayRateDbPerS'];
+const CHANNEL_WEIGHTS = [
+  'minBandwidthKHz',
+  'bandwidthGapKHz',
+  'minDecayHundredDbPerS',
+  'maxSpectralHoleRatio',
+  'minSnrTenDb',
+  'minLogSpeech',
+  'narrowEitherKHz',
+];
+const CHANNEL_NEUTRAL = [
+  'netSpeechSeconds',
+  'snrDb',
+  'bandwidthHz',
+  'spectralHoleRatio',
+  'decayRateDbPerS',
+];
 
 function validChannelTerms(c: unknown): boolean {
   if (!c || typeof c !== 'object') return false;
-  const { weights, neutral } = c as { weights?: Record<string, unknown>; neutral?: Record<string, unknown> };
-  if (!weights || typeof weights !== 'object' || !neutral || typeof neutral !== 'object') return false;
-  return Object.entries(weights).every(([k, v]) => CHANNEL_WEIGHTS.includes(k) && Number.isFinite(v)) && CHANNEL_NEUTRAL.every((k) => Number.isFinite(neutral[k]));
+  const { weights, neutral } = c as {
+    weights?: Record<string, unknown>;
+    neutral?: Record<string, unknown>;
+  };
+  if (!weights || typeof weights !== 'object' || !neutral || typeof neutral !== 'object')
+    return false;
+  return (
+    Object.entries(weights).every(([k, v]) => CHANNEL_WEIGHTS.includes(k) && Number.isFinite(v)) &&
+    CHANNEL_NEUTRAL.every((k) => Number.isFinite(neutral[k]))
+  );
 }
 
 function invalid(path: string, message: string): EngineError {
@@ -109,34 +147,69 @@ function invalid(path: string, message: string): EngineError {
 }
 
 export function validateManifest(doc: unknown, path = 'manifest'): Manifest {
-  if (!doc || typeof doc !== 'object' || !Array.isArray((doc as Manifest).models)) throw invalid(path, 'expected {"models": [...]}');
+  if (!doc || typeof doc !== 'object' || !Array.isArray((doc as Manifest).models))
+    throw invalid(path, 'expected {"models": [...]}');
   const names = new Set<string>();
   for (const [i, m] of (doc as Manifest).models.entries()) {
     const where = `models[${i}]`;
     if (!m || typeof m !== 'object') throw invalid(path, `${where} is not an object`);
     for (const key of ['name', 'file', 'sha256', 'kind', 'license', 'source'] as const) {
-      if (typeof m[key] !== 'string' || !m[key]) throw invalid(path, `${where}.${key} must be a non-empty string`);
+      if (typeof m[key] !== 'string' || !m[key])
+        throw invalid(path, `${where}.${key} must be a non-empty string`);
     }
-    if (!/^[0-9a-f]{64}$/i.test(m.sha256)) throw invalid(path, `${where}.sha256 must be 64 hex digits`);
-    if (!['speaker', 'spoof', 'vad', 'speech-encoder'].includes(m.kind)) throw invalid(path, `${where}.kind must be speaker, spoof, vad or speech-encoder`);
+    if (!/^[0-9a-f]{64}$/i.test(m.sha256))
+      throw invalid(path, `${where}.sha256 must be 64 hex digits`);
+    if (!['speaker', 'spoof', 'vad', 'speech-encoder'].includes(m.kind))
+      throw invalid(path, `${where}.kind must be speaker, spoof, vad or speech-encoder`);
     if (typeof m.bundled !== 'boolean') throw invalid(path, `${where}.bundled must be a boolean`);
-    if (m.file.includes('..') || isAbsolute(m.file)) throw invalid(path, `${where}.file must be a plain file name inside the models folder`);
-    if (m.url !== undefined && (typeof m.url !== 'string' || !/^https?:\/\//.test(m.url))) throw invalid(path, `${where}.url must be an http(s) URL`);
-    if (m.calibration && (m.calibration.type !== 'logistic' || !Number.isFinite(m.calibration.a) || !Number.isFinite(m.calibration.b))) {
+    if (m.file.includes('..') || isAbsolute(m.file))
+      throw invalid(path, `${where}.file must be a plain file name inside the models folder`);
+    if (m.url !== undefined && (typeof m.url !== 'string' || !/^https?:\/\//.test(m.url)))
+      throw invalid(path, `${where}.url must be an http(s) URL`);
+    if (
+      m.calibration &&
+      (m.calibration.type !== 'logistic' ||
+        !Number.isFinite(m.calibration.a) ||
+        !Number.isFinite(m.calibration.b))
+    ) {
       throw invalid(path, `${where}.calibration must be {"type":"logistic","a":number,"b":number}`);
     }
     const channel = m.calibration?.quality?.channel;
     if (channel !== undefined && !validChannelTerms(channel)) {
-      throw invalid(path, `${where}.calibration.quality.channel must be {"weights":{${CHANNEL_WEIGHTS.join('|')}: number},"neutral":{${CHANNEL_NEUTRAL.join(', ')}: number}}`);
+      throw invalid(
+        path,
+        `${where}.calibration.quality.channel must be {"weights":{${CHANNEL_WEIGHTS.join('|')}: number},"neutral":{${CHANNEL_NEUTRAL.join(', ')}: number}}`,
+      );
     }
-    if (m.kind === 'speaker' && m.input?.features !== undefined && !(String(m.input.features) in SPEAKER_FEATURE_SCALES)) {
-      throw invalid(path, `${where}.input.features must be one of ${Object.keys(SPEAKER_FEATURE_SCALES).join(', ')}`);
+    if (
+      m.kind === 'speaker' &&
+      m.input?.features !== undefined &&
+      !(String(m.input.features) in SPEAKER_FEATURE_SCALES)
+    ) {
+      throw invalid(
+        path,
+        `${where}.input.features must be one of ${Object.keys(SPEAKER_FEATURE_SCALES).join(', ')}`,
+      );
     }
-    if (m.kind === 'spoof' && m.input?.features !== undefined && !(SPOOF_FEATURES as readonly string[]).includes(String(m.input.features))) {
-      throw invalid(path, `${where}.input.features must be one of ${SPOOF_FEATURES.join(', ')} (or absent: waveform windows)`);
+    if (
+      m.kind === 'spoof' &&
+      m.input?.features !== undefined &&
+      !(SPOOF_FEATURES as readonly string[]).includes(String(m.input.features))
+    ) {
+      throw invalid(
+        path,
+        `${where}.input.features must be one of ${SPOOF_FEATURES.join(', ')} (or absent: waveform windows)`,
+      );
     }
-    if (m.kind === 'spoof' && m.input?.features === 'whisper-hidden-states' && typeof m.input.encoder !== 'string') {
-      throw invalid(path, `${where}.input.encoder must name the speech-encoder model whose hidden states it reads`);
+    if (
+      m.kind === 'spoof' &&
+      m.input?.features === 'whisper-hidden-states' &&
+      typeof m.input.encoder !== 'string'
+    ) {
+      throw invalid(
+        path,
+        `${where}.input.encoder must name the speech-encoder model whose hidden states it reads`,
+      );
     }
     if (names.has(m.name)) throw invalid(path, `duplicate model name ${m.name}`);
     names.add(m.name);
@@ -151,7 +224,12 @@ export async function loadManifest(path = defaultManifestPath()): Promise<Manife
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    throw new EngineError('model_missing', `model manifest not found at ${path}`, { path }, { cause: e });
+    throw new EngineError(
+      'model_missing',
+      `model manifest not found at ${path}`,
+      { path },
+      { cause: e },
+    );
   }
   let doc: unknown;
   try {
@@ -163,13 +241,28 @@ export async function loadManifest(path = defaultManifestPath()): Promise<Manife
 }
 
 /** The named model, or the manifest's `default: true` model of that kind whose file is present. */
-export function selectModel(manifest: Manifest, kind: ModelKind, modelsDir: string, name?: string): ModelEntry {
+export function selectModel(
+  manifest: Manifest,
+  kind: ModelKind,
+  modelsDir: string,
+  name?: string,
+): ModelEntry {
   if (name) {
     const m = manifest.models.find((x) => x.name === name);
-    if (!m) throw new EngineError('model_not_found', `model ${name} is not in the manifest`, { name });
-    if (m.kind !== kind) throw new EngineError('model_invalid', `model ${name} is a ${m.kind} model, not a ${kind} model`);
+    if (!m)
+      throw new EngineError('model_not_found', `model ${name} is not in the manifest`, { name });
+    if (m.kind !== kind)
+      throw new EngineError(
+        'model_invalid',
+        `model ${name} is a ${m.kind} model, not a ${kind} model`,
+      );
     if (!existsSync(join(modelsDir, m.file))) {
-      throw new EngineError('model_missing', `model file ${m.file} for ${name} is not in ${modelsDir}` + (m.url ? `; run \`npx voxkey models pull ${name}\`` : ''), { name });
+      throw new EngineError(
+        'model_missing',
+        `model file ${m.file} for ${name} is not in ${modelsDir}` +
+          (m.url ? `; run \`npx voxkey models pull ${name}\`` : ''),
+        { name },
+      );
     }
     return m;
   }
@@ -181,14 +274,26 @@ export function selectModel(manifest: Manifest, kind: ModelKind, modelsDir: stri
     'model_missing',
     `no default ${kind} model file found in ${modelsDir}` +
       (candidates.length ? ` (expected ${candidates.map((m) => m.file).join(', ')})` : '') +
-      (pullable.length ? `; download one with \`npx voxkey models pull ${pullable[0]}\` and pass its name` : '; add a model file and a manifest entry (see packages/engine/README.md)'),
+      (pullable.length
+        ? `; download one with \`npx voxkey models pull ${pullable[0]}\` and pass its name`
+        : '; add a model file and a manifest entry (see packages/engine/README.md)'),
     { kind },
   );
 }
 
 /** The speaker models loaded beside the default for older voiceprints: `compatibility: true` and present. */
-export function compatibilitySpeakerModels(manifest: Manifest, modelsDir: string, defaultModel: ModelEntry): ModelEntry[] {
-  return manifest.models.filter((m) => m.kind === 'speaker' && m.compatibility === true && m.name !== defaultModel.name && existsSync(join(modelsDir, m.file)));
+export function compatibilitySpeakerModels(
+  manifest: Manifest,
+  modelsDir: string,
+  defaultModel: ModelEntry,
+): ModelEntry[] {
+  return manifest.models.filter(
+    (m) =>
+      m.kind === 'speaker' &&
+      m.compatibility === true &&
+      m.name !== defaultModel.name &&
+      existsSync(join(modelsDir, m.file)),
+  );
 }
 
 export async function sha256File(path: string): Promise<string> {
@@ -202,11 +307,15 @@ export async function verifyModelFile(entry: ModelEntry, modelsDir: string): Pro
   const path = join(modelsDir, entry.file);
   const actual = await sha256File(path);
   if (actual.toLowerCase() !== entry.sha256.toLowerCase()) {
-    throw new EngineError('model_integrity', `model ${entry.name} (${path}) has sha256 ${actual}, but the manifest says ${entry.sha256}; refusing to load it`, {
-      name: entry.name,
-      expected: entry.sha256,
-      actual,
-    });
+    throw new EngineError(
+      'model_integrity',
+      `model ${entry.name} (${path}) has sha256 ${actual}, but the manifest says ${entry.sha256}; refusing to load it`,
+      {
+        name: entry.name,
+        expected: entry.sha256,
+        actual,
+      },
+    );
   }
   return path;
 }

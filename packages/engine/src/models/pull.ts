@@ -36,16 +36,27 @@ export async function pullModel(name: string, opts: PullOptions = {}): Promise<P
   const modelsDir = opts.modelsDir ?? defaultModelsDir();
   const manifest = await loadManifest(opts.manifestPath ?? defaultManifestPath(modelsDir));
   const entry = manifest.models.find((m) => m.name === name);
-  if (!entry) throw new EngineError('model_not_found', `model ${name} is not in the manifest`, { name });
+  if (!entry)
+    throw new EngineError('model_not_found', `model ${name} is not in the manifest`, { name });
   const target = join(modelsDir, entry.file);
   if (!opts.force) {
     const existing = await sha256File(target).catch(() => null);
-    if (existing === entry.sha256.toLowerCase()) return { name, path: target, sha256: existing, bytes: -1, downloaded: false };
+    if (existing === entry.sha256.toLowerCase())
+      return { name, path: target, sha256: existing, bytes: -1, downloaded: false };
   }
-  if (!entry.url) throw new EngineError('model_not_found', `model ${name} has no download url (bundled models ship with the repository)`, { name });
+  if (!entry.url)
+    throw new EngineError(
+      'model_not_found',
+      `model ${name} has no download url (bundled models ship with the repository)`,
+      { name },
+    );
   const url = new URL(entry.url);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLocalhost(url))) {
-    throw new EngineError('download_failed', `refusing to download ${name} over ${url.protocol.replace(':', '')}; only HTTPS is allowed`, { url: entry.url });
+    throw new EngineError(
+      'download_failed',
+      `refusing to download ${name} over ${url.protocol.replace(':', '')}; only HTTPS is allowed`,
+      { url: entry.url },
+    );
   }
   await mkdir(modelsDir, { recursive: true });
   const tmp = join(modelsDir, `.${entry.file}.${randomBytes(6).toString('hex')}.part`);
@@ -55,12 +66,26 @@ export async function pullModel(name: string, opts: PullOptions = {}): Promise<P
     try {
       res = await fetchImpl(url, { redirect: 'follow' });
     } catch (e) {
-      throw new EngineError('download_failed', `download of ${name} from ${url} failed: ${(e as Error).message}`, { url: entry.url }, { cause: e });
+      throw new EngineError(
+        'download_failed',
+        `download of ${name} from ${url} failed: ${(e as Error).message}`,
+        { url: entry.url },
+        { cause: e },
+      );
     }
     if (res.url && new URL(res.url).protocol !== 'https:' && !isLocalhost(new URL(res.url))) {
-      throw new EngineError('download_failed', `download of ${name} was redirected to a non-HTTPS address`, { url: res.url });
+      throw new EngineError(
+        'download_failed',
+        `download of ${name} was redirected to a non-HTTPS address`,
+        { url: res.url },
+      );
     }
-    if (!res.ok || !res.body) throw new EngineError('download_failed', `download of ${name} from ${url} failed: HTTP ${res.status}`, { status: res.status });
+    if (!res.ok || !res.body)
+      throw new EngineError(
+        'download_failed',
+        `download of ${name} from ${url} failed: HTTP ${res.status}`,
+        { status: res.status },
+      );
     const total = Number(res.headers.get('content-length')) || null;
     const hash = createHash('sha256');
     let bytes = 0;
@@ -73,10 +98,14 @@ export async function pullModel(name: string, opts: PullOptions = {}): Promise<P
     await pipeline(body, createWriteStream(tmp, { flags: 'wx' }));
     const actual = hash.digest('hex');
     if (actual !== entry.sha256.toLowerCase()) {
-      throw new EngineError('model_integrity', `downloaded ${name} has sha256 ${actual}, expected ${entry.sha256}; discarded`, {
-        expected: entry.sha256,
-        actual,
-      });
+      throw new EngineError(
+        'model_integrity',
+        `downloaded ${name} has sha256 ${actual}, expected ${entry.sha256}; discarded`,
+        {
+          expected: entry.sha256,
+          actual,
+        },
+      );
     }
     await rename(tmp, target);
     return { name, path: target, sha256: actual, bytes, downloaded: true };

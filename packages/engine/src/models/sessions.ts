@@ -23,18 +23,37 @@ export function sessionOptions(intraOpThreads: number): ort.InferenceSession.Ses
   };
 }
 
-export async function openSession(path: string, intraOpThreads: number, name = path): Promise<ort.InferenceSession> {
+export async function openSession(
+  path: string,
+  intraOpThreads: number,
+  name = path,
+): Promise<ort.InferenceSession> {
   try {
     return await ort.InferenceSession.create(path, sessionOptions(intraOpThreads));
   } catch (e) {
-    throw new EngineError('model_invalid', `cannot load ONNX model ${name}: ${(e as Error).message}`, { path }, { cause: e });
+    throw new EngineError(
+      'model_invalid',
+      `cannot load ONNX model ${name}: ${(e as Error).message}`,
+      { path },
+      { cause: e },
+    );
   }
 }
 
 /** The manifest's input/output names when the model has them, else the session's first input/output. */
-export function resolveIo(session: ort.InferenceSession, ref: Pick<ModelRef, 'inputName' | 'outputName'>): ResolvedIo {
-  const inputName = ref.inputName && session.inputNames.includes(ref.inputName) ? ref.inputName : session.inputNames[0];
-  const outputName = ref.outputName && session.outputNames.includes(ref.outputName) ? ref.outputName : session.outputNames[0];
-  if (!inputName || !outputName) throw new EngineError('model_invalid', 'model has no inputs or outputs');
+export function resolveIo(
+  session: ort.InferenceSession,
+  ref: Pick<ModelRef, 'inputName' | 'outputName'>,
+): ResolvedIo {
+  const inputName =
+    ref.inputName && session.inputNames.includes(ref.inputName)
+      ? ref.inputName
+      : session.inputNames[0];
+  const outputName =
+    ref.outputName && session.outputNames.includes(ref.outputName)
+      ? ref.outputName
+      : session.outputNames[0];
+  if (!inputName || !outputName)
+    throw new EngineError('model_invalid', 'model has no inputs or outputs');
   return { inputName, outputName };
 }

@@ -14,7 +14,11 @@ export interface EncodedSpeech {
  * Whisper's log-mel of the whole recording, then the encoder on each 30 s chunk at its own length (never
  * padded to 30 s; training/voxkey_train/whisper.py feeds it the same way), the chunks' frames concatenated.
  */
-export async function encodeSpeech(session: ort.InferenceSession, samples: Float32Array, checkpoint?: () => void): Promise<EncodedSpeech> {
+export async function encodeSpeech(
+  session: ort.InferenceSession,
+  samples: Float32Array,
+  checkpoint?: () => void,
+): Promise<EncodedSpeech> {
   const mel = await whisperLogMel(samples);
   const parts: { data: Float32Array; layers: number; frames: number; dim: number }[] = [];
   for (let start = 0; start < Math.max(mel.frames, 1); start += WHISPER_CHUNK_FRAMES) {
@@ -23,9 +27,15 @@ export async function encodeSpeech(session: ort.InferenceSession, samples: Float
     const chunk = new Float32Array(WHISPER_MEL_BINS * frames);
     for (let b = 0; b < WHISPER_MEL_BINS; b++) {
       const available = Math.max(0, Math.min(frames, mel.frames - start));
-      chunk.set(mel.data.subarray(b * mel.frames + start, b * mel.frames + start + available), b * frames);
+      chunk.set(
+        mel.data.subarray(b * mel.frames + start, b * mel.frames + start + available),
+        b * frames,
+      );
     }
-    const out = await session.run({ mel: new ort.Tensor('float32', chunk, [1, WHISPER_MEL_BINS, frames]) }, ['hidden_states']);
+    const out = await session.run(
+      { mel: new ort.Tensor('float32', chunk, [1, WHISPER_MEL_BINS, frames]) },
+      ['hidden_states'],
+    );
     const hidden = out.hidden_states!;
     const [, layers, encoded, dim] = hidden.dims as number[];
     parts.push({ data: hidden.data as Float32Array, layers: layers!, frames: encoded!, dim: dim! });

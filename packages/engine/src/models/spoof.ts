@@ -21,7 +21,8 @@ export interface SpoofModelIo {
 /** A recording shorter than 4 s, repeated until it fills 4 s. */
 function repeatPadded(samples: Float32Array): Float32Array {
   const w = new Float32Array(SPOOF_WINDOW);
-  for (let p = 0; p < SPOOF_WINDOW; p += samples.length) w.set(samples.subarray(0, Math.min(samples.length, SPOOF_WINDOW - p)), p);
+  for (let p = 0; p < SPOOF_WINDOW; p += samples.length)
+    w.set(samples.subarray(0, Math.min(samples.length, SPOOF_WINDOW - p)), p);
   return w;
 }
 
@@ -35,7 +36,8 @@ export function spoofWindows(samples: Float32Array): Float32Array[] {
   const starts: number[] = [];
   for (let s = 0; s + SPOOF_WINDOW <= samples.length; s += SPOOF_HOP) starts.push(s);
   const lastStart = samples.length - SPOOF_WINDOW;
-  if (starts.at(-1)! < lastStart && lastStart - starts.at(-1)! >= SPOOF_HOP / 4) starts.push(lastStart);
+  if (starts.at(-1)! < lastStart && lastStart - starts.at(-1)! >= SPOOF_HOP / 4)
+    starts.push(lastStart);
   return starts.map((s) => samples.subarray(s, s + SPOOF_WINDOW));
 }
 
@@ -75,7 +77,9 @@ export async function scoreSpoof(
     const batch = windows.slice(i, i + MAX_BATCH);
     const input = new Float32Array(batch.length * SPOOF_WINDOW);
     batch.forEach((w, k) => input.set(w, k * SPOOF_WINDOW));
-    const out = await session.run({ [io.inputName]: new ort.Tensor('float32', input, [batch.length, SPOOF_WINDOW]) });
+    const out = await session.run({
+      [io.inputName]: new ort.Tensor('float32', input, [batch.length, SPOOF_WINDOW]),
+    });
     sum += finiteLogitSum(out[io.outputName]!.data as Float32Array, batch.length);
   }
   return spoofScore(sum, windows.length);
@@ -93,7 +97,12 @@ function spoofScore(logitSum: number, windows: number): SpoofScore {
   return { bonafideProbability: sigmoid(meanLogit), meanLogit, windows };
 }
 
-async function scoreSpoofFeatures(session: ort.InferenceSession, io: SpoofModelIo, samples: Float32Array, checkpoint?: () => void): Promise<SpoofScore> {
+async function scoreSpoofFeatures(
+  session: ort.InferenceSession,
+  io: SpoofModelIo,
+  samples: Float32Array,
+  checkpoint?: () => void,
+): Promise<SpoofScore> {
   const segments = spoofSegments(samples);
   if (segments.length === 0) return spoofScore(0, 0);
   checkpoint?.();
@@ -103,15 +112,33 @@ async function scoreSpoofFeatures(session: ort.InferenceSession, io: SpoofModelI
   const input = new Float32Array(segments.length * size);
   segments.forEach((segment, k) => spoofBands(segment, input, k * size));
   checkpoint?.();
-  const out = await session.run({ [io.inputName]: new ort.Tensor('float32', input, [segments.length, 1, SPOOF_BANDS, frames]) });
-  return spoofScore(finiteLogitSum(out[io.outputName]!.data as Float32Array, segments.length), segments.length);
+  const out = await session.run({
+    [io.inputName]: new ort.Tensor('float32', input, [segments.length, 1, SPOOF_BANDS, frames]),
+  });
+  return spoofScore(
+    finiteLogitSum(out[io.outputName]!.data as Float32Array, segments.length),
+    segments.length,
+  );
 }
 
 /** One logit for the whole recording from the encoder's hidden states (the head pools over time itself). */
-async function scoreSpoofEncoded(session: ort.InferenceSession, io: SpoofModelIo, encoded: EncodedSpeech | undefined): Promise<SpoofScore> {
-  if (!encoded) throw new EngineError('model_invalid', 'this spoof model reads the speech encoder, which is not loaded');
+async function scoreSpoofEncoded(
+  session: ort.InferenceSession,
+  io: SpoofModelIo,
+  encoded: EncodedSpeech | undefined,
+): Promise<SpoofScore> {
+  if (!encoded)
+    throw new EngineError(
+      'model_invalid',
+      'this spoof model reads the speech encoder, which is not loaded',
+    );
   if (encoded.frames === 0) return spoofScore(0, 0);
-  const input = new ort.Tensor('float32', encoded.hiddenStates, [1, encoded.layers, encoded.frames, encoded.dim]);
+  const input = new ort.Tensor('float32', encoded.hiddenStates, [
+    1,
+    encoded.layers,
+    encoded.frames,
+    encoded.dim,
+  ]);
   const out = await session.run({ [io.inputName]: input });
   return spoofScore(finiteLogitSum(out[io.outputName]!.data as Float32Array, 1), 1);
 }

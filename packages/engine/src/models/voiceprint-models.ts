@@ -25,22 +25,37 @@ export interface VoiceprintPlan {
   collectUpgradeSample: boolean;
 }
 
-export function planVoiceprint(samples: readonly VoiceprintSample[], defaultModel: string, loadedModels: ReadonlySet<string>): VoiceprintPlan {
+export function planVoiceprint(
+  samples: readonly VoiceprintSample[],
+  defaultModel: string,
+  loadedModels: ReadonlySet<string>,
+): VoiceprintPlan {
   const byModel = new Map<string, Float32Array[]>();
-  for (const sample of samples) byModel.set(sample.modelId, [...(byModel.get(sample.modelId) ?? []), sample.embedding]);
+  for (const sample of samples)
+    byModel.set(sample.modelId, [...(byModel.get(sample.modelId) ?? []), sample.embedding]);
   const current = byModel.get(defaultModel) ?? [];
   const older = [...byModel.entries()].filter(([model]) => model !== defaultModel);
-  if (older.length === 0) return { scoringModel: defaultModel, scoringSamples: current, collectUpgradeSample: false };
+  if (older.length === 0)
+    return { scoringModel: defaultModel, scoringSamples: current, collectUpgradeSample: false };
 
   const collectUpgradeSample = current.length < UPGRADE_TARGET_SAMPLES;
-  if (current.length >= UPGRADE_SWITCH_SAMPLES) return { scoringModel: defaultModel, scoringSamples: current, collectUpgradeSample };
-  const [scoringModel, scoringSamples] = older.filter(([model]) => loadedModels.has(model)).sort((a, b) => b[1].length - a[1].length)[0] ?? [];
+  if (current.length >= UPGRADE_SWITCH_SAMPLES)
+    return { scoringModel: defaultModel, scoringSamples: current, collectUpgradeSample };
+  const [scoringModel, scoringSamples] =
+    older
+      .filter(([model]) => loadedModels.has(model))
+      .sort((a, b) => b[1].length - a[1].length)[0] ?? [];
   if (scoringModel && scoringSamples) return { scoringModel, scoringSamples, collectUpgradeSample };
   // The older model is no longer served: the default model's samples alone, when there are any.
-  if (current.length > 0) return { scoringModel: defaultModel, scoringSamples: current, collectUpgradeSample };
+  if (current.length > 0)
+    return { scoringModel: defaultModel, scoringSamples: current, collectUpgradeSample };
   const models = older.map(([model]) => model);
-  throw new EngineError('voiceprint_model_mismatch', `the voiceprint was made by ${models.join(', ')}, which this server no longer loads (it runs ${[...loadedModels].join(', ')}); re-enrol the user`, {
-    voiceprintModels: models,
-    engineModels: [...loadedModels],
-  });
+  throw new EngineError(
+    'voiceprint_model_mismatch',
+    `the voiceprint was made by ${models.join(', ')}, which this server no longer loads (it runs ${[...loadedModels].join(', ')}); re-enrol the user`,
+    {
+      voiceprintModels: models,
+      engineModels: [...loadedModels],
+    },
+  );
 }

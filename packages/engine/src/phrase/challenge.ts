@@ -25,7 +25,9 @@ export interface DigitChallenge {
 /** Draw `length` digits (default 6), each uniform in 0-9 from crypto.randomInt. */
 export function generateDigitChallenge(length: number = DEFAULT_CHALLENGE_DIGITS): DigitChallenge {
   if (!Number.isInteger(length) || length < 1 || length > MAX_CHALLENGE_DIGITS) {
-    throw new RangeError(`challenge length must be an integer from 1 to ${MAX_CHALLENGE_DIGITS}, got ${length}`);
+    throw new RangeError(
+      `challenge length must be an integer from 1 to ${MAX_CHALLENGE_DIGITS}, got ${length}`,
+    );
   }
   let digits = '';
   for (let k = 0; k < length; k++) digits += String(randomInt(10));

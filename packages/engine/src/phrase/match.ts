@@ -12,7 +12,10 @@ export function wordEditDistance(a: readonly string[], b: readonly string[]): nu
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur.push(Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    for (let j = 1; j <= b.length; j++)
+      cur.push(
+        Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)),
+      );
     prev = cur;
   }
   return prev[b.length]!;
@@ -26,7 +29,10 @@ export function windowWordEditDistance(ref: readonly string[], hyp: readonly str
   let prev: number[] = new Array<number>(hyp.length + 1).fill(0);
   for (let i = 1; i <= ref.length; i++) {
     const cur = [i];
-    for (let j = 1; j <= hyp.length; j++) cur.push(Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1)));
+    for (let j = 1; j <= hyp.length; j++)
+      cur.push(
+        Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1)),
+      );
     prev = cur;
   }
   return prev.reduce((best, d) => Math.min(best, d));

@@ -11,7 +11,18 @@
  * ordinals ("4th" -> "four th"); challenge texts avoid them.
  */
 
-export const DIGIT_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'] as const;
+export const DIGIT_WORDS = [
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+] as const;
 export const FILLER_WORDS: ReadonlySet<string> = new Set(['hmm', 'mm', 'mhm', 'mmm', 'uh', 'um']);
 
 const BRACKETS = /\[[^\]]*\]|\([^)]*\)/g;

@@ -21,7 +21,8 @@ const DIGIT_TOKEN_CHARS = /^[0-9 ,.\-]*$/;
  * themselves, the other 68 bytes to U+0100 onwards, in byte order.
  */
 export function bytesToUnicode(): string[] {
-  const keep = (b: number) => (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+  const keep = (b: number) =>
+    (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
   const table: string[] = [];
   let extra = 0;
   for (let b = 0; b < 256; b++) table.push(String.fromCharCode(keep(b) ? b : 256 + extra++));
@@ -30,7 +31,9 @@ export function bytesToUnicode(): string[] {
 
 /** Replaces invalid sequences like Python's errors="replace"; keeps a leading BOM, as Python's "utf-8" codec does. */
 const UTF8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
-const BYTE_OF: ReadonlyMap<string, number> = new Map(bytesToUnicode().map((c, b) => [c, b] as const));
+const BYTE_OF: ReadonlyMap<string, number> = new Map(
+  bytesToUnicode().map((c, b) => [c, b] as const),
+);
 
 export class WhisperVocabulary {
   /** Token i's bytes; undefined for ids without a token (an empty line) and for special tokens. */
@@ -49,7 +52,10 @@ export class WhisperVocabulary {
       const out = new Uint8Array(token.length);
       for (let k = 0; k < token.length; k++) {
         const b = BYTE_OF.get(token[k]!);
-        if (b === undefined) throw new Error(`vocabulary: token ${id} (${JSON.stringify(token)}) has a character outside the byte-level alphabet`);
+        if (b === undefined)
+          throw new Error(
+            `vocabulary: token ${id} (${JSON.stringify(token)}) has a character outside the byte-level alphabet`,
+          );
         out[k] = b;
       }
       return out;

@@ -1,7 +1,12 @@
 import type * as ort from 'onnxruntime-node';
 import { embedSpeech, type SpeakerModelIo } from '../models/embedding.js';
 import { EngineError } from '../errors.js';
-import { decodeAudio, DEFAULT_INTAKE_LIMITS, type AudioInfo, type IntakeLimits } from '../audio/intake.js';
+import {
+  decodeAudio,
+  DEFAULT_INTAKE_LIMITS,
+  type AudioInfo,
+  type IntakeLimits,
+} from '../audio/intake.js';
 import { LIMITS } from '../limits.js';
 import { estimateSnrDb, signalStats } from '../scoring/quality.js';
 import { cosineSimilarity, meanEmbedding } from '../scoring/scoring.js';
@@ -75,7 +80,9 @@ export interface Analysis {
 }
 
 /** What the calibration's channel terms read of an analysed recording. */
-export function recordingQualityOf(a: Pick<Analysis, 'netSpeechSeconds' | 'snrDb' | 'channelQuality'>): RecordingQuality {
+export function recordingQualityOf(
+  a: Pick<Analysis, 'netSpeechSeconds' | 'snrDb' | 'channelQuality'>,
+): RecordingQuality {
   return { netSpeechSeconds: a.netSpeechSeconds, snrDb: a.snrDb, ...a.channelQuality };
 }
 
@@ -83,7 +90,12 @@ const SEGMENT_SECONDS = 20;
 const MIN_HALF_SECONDS = 2;
 
 /** Everything from file bytes to embedding and spoof score; runs inside a pool worker. */
-export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: AnalyseOptions, checkpoint: Checkpoint = noCheckpoint): Promise<Analysis> {
+export async function analyse(
+  bytes: Uint8Array,
+  models: LoadedModels,
+  opts: AnalyseOptions,
+  checkpoint: Checkpoint = noCheckpoint,
+): Promise<Analysis> {
   const t0 = performance.now();
   const limits = opts.limits ?? DEFAULT_INTAKE_LIMITS;
   const decoded = await decodeAudio(bytes, limits, opts.checked);
@@ -92,12 +104,20 @@ export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: Ana
   const stats = signalStats(samples);
   if (opts.gating) {
     if (stats.peak < LIMITS.silencePeak) {
-      throw new EngineError('silent_audio', `the recording is silent (peak ${(20 * Math.log10(stats.peak + 1e-12)).toFixed(1)} dBFS)`, { peak: stats.peak });
+      throw new EngineError(
+        'silent_audio',
+        `the recording is silent (peak ${(20 * Math.log10(stats.peak + 1e-12)).toFixed(1)} dBFS)`,
+        { peak: stats.peak },
+      );
     }
     if (stats.clippingRatio > LIMITS.maxClippingRatio) {
-      throw new EngineError('clipped_audio', `${(stats.clippingRatio * 100).toFixed(1)}% of the samples are clipped; record at a lower input level`, {
-        clippingRatio: stats.clippingRatio,
-      });
+      throw new EngineError(
+        'clipped_audio',
+        `${(stats.clippingRatio * 100).toFixed(1)}% of the samples are clipped; record at a lower input level`,
+        {
+          clippingRatio: stats.clippingRatio,
+        },
+      );
     }
   }
 
@@ -115,9 +135,12 @@ export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: Ana
   const speech = vad.netSpeechSeconds >= 0.5 ? concatSegments(samples, vad.segments) : samples;
 
   const tEmbed = performance.now();
-  const speakerModels = (opts.speakerModels?.length ? opts.speakerModels : [models.defaultSpeaker]).map((name) => {
+  const speakerModels = (
+    opts.speakerModels?.length ? opts.speakerModels : [models.defaultSpeaker]
+  ).map((name) => {
     const model = models.speakers.get(name);
-    if (!model) throw new EngineError('model_not_found', `speaker model ${name} is not loaded`, { name });
+    if (!model)
+      throw new EngineError('model_not_found', `speaker model ${name} is not loaded`, { name });
     return { name, ...model };
   });
   const primary = speakerModels[0]!;
@@ -128,7 +151,9 @@ export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: Ana
     const b = Math.floor(((i + 1) * speech.length) / parts);
     for (const model of speakerModels) {
       checkpoint();
-      partEmbeddings.get(model.name)!.push(await embedSpeech(model.session, model.io, speech.subarray(a, b)));
+      partEmbeddings
+        .get(model.name)!
+        .push(await embedSpeech(model.session, model.io, speech.subarray(a, b)));
     }
   }
   const primaryParts = partEmbeddings.get(primary.name)!;
@@ -137,7 +162,9 @@ export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: Ana
     if (parts >= 2) {
       let sum = 0;
       let n = 0;
-      for (let i = 0; i < parts; i++) for (let j = i + 1; j < parts; j++, n++) sum += cosineSimilarity(primaryParts[i]!, primaryParts[j]!);
+      for (let i = 0; i < parts; i++)
+        for (let j = i + 1; j < parts; j++, n++)
+          sum += cosineSimilarity(primaryParts[i]!, primaryParts[j]!);
       consistency = sum / n;
     } else if (speech.length >= 2 * MIN_HALF_SECONDS * 16000) {
       const half = Math.floor(speech.length / 2);
@@ -150,7 +177,10 @@ export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: Ana
   // onnxruntime-node runs sessions synchronously on this thread, so running the spoof model
   // "concurrently" with VAD would only interleave them; sequential keeps the stage timings honest.
   const tEncoder = performance.now();
-  const encoded = models.spoofIo.input === 'whisper-hidden-states' && models.speechEncoder ? await encodeSpeech(models.speechEncoder, samples, checkpoint) : undefined;
+  const encoded =
+    models.spoofIo.input === 'whisper-hidden-states' && models.speechEncoder
+      ? await encodeSpeech(models.speechEncoder, samples, checkpoint)
+      : undefined;
   const encoderMs = performance.now() - tEncoder;
   const tSpoof = performance.now();
   const spoof = await scoreSpoof(models.spoof, models.spoofIo, samples, checkpoint, encoded);
@@ -158,7 +188,11 @@ export async function analyse(bytes: Uint8Array, models: LoadedModels, opts: Ana
   const embeddings: Record<string, Float32Array> = {};
   for (const [name, list] of partEmbeddings) {
     for (const e of list) {
-      if (!e.every(Number.isFinite)) throw new EngineError('model_invalid', `the speaker model ${name} produced a non-finite embedding`);
+      if (!e.every(Number.isFinite))
+        throw new EngineError(
+          'model_invalid',
+          `the speaker model ${name} produced a non-finite embedding`,
+        );
     }
     embeddings[name] = meanEmbedding(list);
   }

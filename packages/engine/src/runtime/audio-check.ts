@@ -26,13 +26,22 @@ export interface AudioCheck {
 export function headerProblems(info: AudioInfo, limits: IntakeLimits): AudioProblem[] {
   const problems: AudioProblem[] = [];
   if (info.sampleRate < LIMITS.minSampleRate) {
-    problems.push({ code: 'sample_rate_too_low', message: `sample rate ${info.sampleRate} Hz is below the required ${LIMITS.minSampleRate} Hz` });
+    problems.push({
+      code: 'sample_rate_too_low',
+      message: `sample rate ${info.sampleRate} Hz is below the required ${LIMITS.minSampleRate} Hz`,
+    });
   }
   if (info.durationSeconds > limits.maxDurationSeconds) {
-    problems.push({ code: 'audio_too_long', message: `audio is ${info.durationSeconds.toFixed(1)} s long; the limit is ${limits.maxDurationSeconds} s` });
+    problems.push({
+      code: 'audio_too_long',
+      message: `audio is ${info.durationSeconds.toFixed(1)} s long; the limit is ${limits.maxDurationSeconds} s`,
+    });
   }
   if (info.durationSeconds < limits.minDurationSeconds) {
-    problems.push({ code: 'audio_too_short', message: `audio is ${info.durationSeconds.toFixed(2)} s long; at least ${limits.minDurationSeconds} s (with ${LIMITS.minNetSpeechSeconds} s of speech) is required` });
+    problems.push({
+      code: 'audio_too_short',
+      message: `audio is ${info.durationSeconds.toFixed(2)} s long; at least ${limits.minDurationSeconds} s (with ${LIMITS.minNetSpeechSeconds} s of speech) is required`,
+    });
   }
   return problems;
 }
@@ -42,7 +51,12 @@ export function headerProblems(info: AudioInfo, limits: IntakeLimits): AudioProb
  * decode, level and clipping, voice activity, SNR. Runs inside a pool worker. The checks and their
  * thresholds are the ones `analyse` gates on (and `decideVerification` for SNR).
  */
-export async function checkSignal(bytes: Uint8Array, vad: ort.InferenceSession, limits: IntakeLimits, checkpoint: Checkpoint): Promise<AudioCheck> {
+export async function checkSignal(
+  bytes: Uint8Array,
+  vad: ort.InferenceSession,
+  limits: IntakeLimits,
+  checkpoint: Checkpoint,
+): Promise<AudioCheck> {
   const t0 = performance.now();
   const decoded = await decodeAudio(bytes, limits);
   checkpoint();
@@ -52,9 +66,16 @@ export async function checkSignal(bytes: Uint8Array, vad: ort.InferenceSession, 
   const vadMs = performance.now() - tVad;
   const problems: AudioProblem[] = [];
   const silent = stats.peak < LIMITS.silencePeak;
-  if (silent) problems.push({ code: 'silent_audio', message: `the recording is silent (peak ${(20 * Math.log10(stats.peak + 1e-12)).toFixed(1)} dBFS)` });
+  if (silent)
+    problems.push({
+      code: 'silent_audio',
+      message: `the recording is silent (peak ${(20 * Math.log10(stats.peak + 1e-12)).toFixed(1)} dBFS)`,
+    });
   if (stats.clippingRatio > LIMITS.maxClippingRatio) {
-    problems.push({ code: 'clipped_audio', message: `${(stats.clippingRatio * 100).toFixed(1)}% of the samples are clipped; record at a lower input level` });
+    problems.push({
+      code: 'clipped_audio',
+      message: `${(stats.clippingRatio * 100).toFixed(1)}% of the samples are clipped; record at a lower input level`,
+    });
   }
   if (speech.netSpeechSeconds < LIMITS.minNetSpeechSeconds) {
     problems.push({
@@ -64,7 +85,10 @@ export async function checkSignal(bytes: Uint8Array, vad: ort.InferenceSession, 
   }
   const snrDb = speech.segments.length > 0 ? estimateSnrDb(decoded.samples, speech.segments) : null;
   if (snrDb !== null && !silent && snrDb < LIMITS.minVerifySnrDb) {
-    problems.push({ code: 'low_snr', message: `the background noise is too loud (SNR ${snrDb.toFixed(1)} dB, at least ${LIMITS.minVerifySnrDb} dB is needed); record somewhere quieter` });
+    problems.push({
+      code: 'low_snr',
+      message: `the background noise is too loud (SNR ${snrDb.toFixed(1)} dB, at least ${LIMITS.minVerifySnrDb} dB is needed); record somewhere quieter`,
+    });
   }
   return {
     audio: decoded.info,

@@ -1,13 +1,41 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { recordingQualityOf, type Analysis, type AnalysisTimings, type AnalyseOptions } from './analysis.js';
+import {
+  recordingQualityOf,
+  type Analysis,
+  type AnalysisTimings,
+  type AnalyseOptions,
+} from './analysis.js';
 import { checkSignalTask, type AudioCheck } from './audio-check-task.js';
 import { EngineError } from '../errors.js';
-import { DEFAULT_INTAKE_LIMITS, inspectBytes, type AudioInfo, type IntakeLimits } from '../audio/intake.js';
-import { compatibilitySpeakerModels, defaultManifestPath, defaultModelsDir, loadManifest, selectModel, speakerInputScale, spoofEncoderName, spoofInput, verifyModelFile, type ModelEntry } from '../models/manifest.js';
+import {
+  DEFAULT_INTAKE_LIMITS,
+  inspectBytes,
+  type AudioInfo,
+  type IntakeLimits,
+} from '../audio/intake.js';
+import {
+  compatibilitySpeakerModels,
+  defaultManifestPath,
+  defaultModelsDir,
+  loadManifest,
+  selectModel,
+  speakerInputScale,
+  spoofEncoderName,
+  spoofInput,
+  verifyModelFile,
+  type ModelEntry,
+} from '../models/manifest.js';
 import { openSession, resolveIo } from '../models/sessions.js';
 import { qualityScore } from '../scoring/quality.js';
-import { decideVerification, DEFAULT_CALIBRATION, DEFAULT_MATCH_THRESHOLD, type SampleScoringRule, type VerificationDecision, type VerificationResult } from '../scoring/scoring.js';
+import {
+  decideVerification,
+  DEFAULT_CALIBRATION,
+  DEFAULT_MATCH_THRESHOLD,
+  type SampleScoringRule,
+  type VerificationDecision,
+  type VerificationResult,
+} from '../scoring/scoring.js';
 import { createTaskRunner } from './task-runner.js';
 import { sileroModelPath } from '../features/vad.js';
 import { loadCohort } from '../scoring/score-norm.js';
@@ -149,7 +177,11 @@ export interface VoiceEngine {
    * Recording file bytes (WAV or MP3) compared with a stored voiceprint, or with every sample of one
    * (`scoreAgainstSamples`; `rule` defaults to `DEFAULT_SAMPLE_SCORING_RULE`).
    */
-  verify(bytes: Uint8Array, voiceprint: Voiceprint | Voiceprint[], opts?: AnalyseCallOptions & { threshold?: number; rule?: SampleScoringRule }): Promise<VerificationAnalysis>;
+  verify(
+    bytes: Uint8Array,
+    voiceprint: Voiceprint | Voiceprint[],
+    opts?: AnalyseCallOptions & { threshold?: number; rule?: SampleScoringRule },
+  ): Promise<VerificationAnalysis>;
   /** Audio pre-check: format, speech, noise and clipping, and the problems that would fail an enrolment or verification. */
   checkAudio(bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<AudioCheck>;
   /** Evaluation/bench helper: file bytes (WAV/MP3) -> embedding + spoof score, gating off. */
@@ -174,12 +206,21 @@ export interface VoiceEngine {
 }
 
 function assertBytes(bytes: Uint8Array): void {
-  if (!(bytes instanceof Uint8Array)) throw new TypeError('audio must be the recording file bytes as a Uint8Array (base64 is decoded by the caller: decodeBase64Audio)');
+  if (!(bytes instanceof Uint8Array))
+    throw new TypeError(
+      'audio must be the recording file bytes as a Uint8Array (base64 is decoded by the caller: decodeBase64Audio)',
+    );
 }
 
 /** A buffer holding exactly these bytes that can be transferred to a worker. */
 function transferable(bytes: Uint8Array, handOver: boolean): ArrayBuffer {
-  if (handOver && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) return bytes.buffer;
+  if (
+    handOver &&
+    bytes.byteOffset === 0 &&
+    bytes.byteLength === bytes.buffer.byteLength &&
+    bytes.buffer instanceof ArrayBuffer
+  )
+    return bytes.buffer;
   return bytes.slice().buffer as ArrayBuffer;
 }
 
@@ -191,14 +232,22 @@ interface SpeakerScoring extends ModelScoring {
 
 export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngine> {
   const modelsDir = opts.modelsDir ?? defaultModelsDir();
-  const manifestPath = opts.manifestPath ?? (opts.modelsDir ? join(opts.modelsDir, 'manifest.json') : defaultManifestPath(modelsDir));
+  const manifestPath =
+    opts.manifestPath ??
+    (opts.modelsDir ? join(opts.modelsDir, 'manifest.json') : defaultManifestPath(modelsDir));
   const manifest = await loadManifest(manifestPath);
   const speakerEntry = selectModel(manifest, 'speaker', modelsDir, opts.speakerModel);
-  const speakerEntries = [speakerEntry, ...compatibilitySpeakerModels(manifest, modelsDir, speakerEntry)];
+  const speakerEntries = [
+    speakerEntry,
+    ...compatibilitySpeakerModels(manifest, modelsDir, speakerEntry),
+  ];
   const spoofEntry = selectModel(manifest, 'spoof', modelsDir, opts.spoofModel);
   const encoderName = spoofEncoderName(spoofEntry);
-  const encoderEntry = encoderName === null ? null : selectModel(manifest, 'speech-encoder', modelsDir, encoderName);
-  const [spoofPath, ...speakerPaths] = await Promise.all([spoofEntry, ...speakerEntries].map((entry) => verifyModelFile(entry, modelsDir)));
+  const encoderEntry =
+    encoderName === null ? null : selectModel(manifest, 'speech-encoder', modelsDir, encoderName);
+  const [spoofPath, ...speakerPaths] = await Promise.all(
+    [spoofEntry, ...speakerEntries].map((entry) => verifyModelFile(entry, modelsDir)),
+  );
   const encoderPath = encoderEntry ? await verifyModelFile(encoderEntry, modelsDir) : null;
 
   // Load once here to fail early with a clear error and to resolve the I/O names.
@@ -215,7 +264,12 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   const scorers = new Map<string, SpeakerScoring>();
   for (const [i, entry] of speakerEntries.entries()) {
     const path = speakerPaths[i]!;
-    speakerRefs.push({ name: entry.name, path, inputScale: speakerInputScale(entry), ...(await ioOf(path, entry)) });
+    speakerRefs.push({
+      name: entry.name,
+      path,
+      inputScale: speakerInputScale(entry),
+      ...(await ioOf(path, entry)),
+    });
     scorers.set(entry.name, {
       entry,
       // Score normalisation cohort named by the model's manifest entry (null when none).
@@ -230,9 +284,15 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   await (await openSession(vadPath, 1, 'silero-vad')).release();
 
   const intraOpThreads = Math.max(1, Math.floor(opts.intraOpThreads ?? 1));
-  const threads = Math.max(1, Math.floor(opts.threads ?? Math.max(1, Math.floor(availableParallelism() / intraOpThreads))));
+  const threads = Math.max(
+    1,
+    Math.floor(opts.threads ?? Math.max(1, Math.floor(availableParallelism() / intraOpThreads))),
+  );
   if (threads * intraOpThreads > availableParallelism()) {
-    process.emitWarning(`engine threads (${threads}) x intra-op threads (${intraOpThreads}) exceed the ${availableParallelism()} available cores; inference will contend`, { code: 'VOXKEY_ENGINE_OVERSUBSCRIBED' });
+    process.emitWarning(
+      `engine threads (${threads}) x intra-op threads (${intraOpThreads}) exceed the ${availableParallelism()} available cores; inference will contend`,
+      { code: 'VOXKEY_ENGINE_OVERSUBSCRIBED' },
+    );
   }
   const taskTimeoutMs = opts.taskTimeoutMs ?? 30_000;
   const limits: IntakeLimits = { ...DEFAULT_INTAKE_LIMITS, ...opts.limits };
@@ -244,23 +304,41 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     intraOpThreads,
     testHooks: opts.testHooks ?? false,
   };
-  const runner = createTaskRunner({ threads, maxQueue: opts.maxQueue ?? 64, taskTimeoutMs, workerConfig });
+  const runner = createTaskRunner({
+    threads,
+    maxQueue: opts.maxQueue ?? 64,
+    taskTimeoutMs,
+    workerConfig,
+  });
   const defaultThreshold = scorers.get(speakerEntry.name)!.defaultThreshold;
   const loadedSpeakers = new Set(scorers.keys());
   const spoofThreshold = spoofEntry.defaultThreshold ?? 0.5;
   const enrolmentSpoofThreshold = spoofEntry.enrolmentThreshold ?? spoofThreshold;
 
-  async function analyseBytes(bytes: Uint8Array, options: AnalyseOptions, call: AnalyseCallOptions) {
+  async function analyseBytes(
+    bytes: Uint8Array,
+    options: AnalyseOptions,
+    call: AnalyseCallOptions,
+  ) {
     const t0 = performance.now();
     assertBytes(bytes);
     const audio = call.audio ?? inspectBytes(bytes, options.limits);
     const buffer = transferable(bytes, call.transfer ?? false);
-    const { value, queueMs } = await runner.run<Analysis>({ kind: 'analyse', audio: buffer, options: { ...options, checked: audio } }, { signal: call.signal, transfer: buffer });
-    return { analysis: value, audio: value.info ?? audio, timings: { ...value.timings, queueMs, totalMs: performance.now() - t0 } };
+    const { value, queueMs } = await runner.run<Analysis>(
+      { kind: 'analyse', audio: buffer, options: { ...options, checked: audio } },
+      { signal: call.signal, transfer: buffer },
+    );
+    return {
+      analysis: value,
+      audio: value.info ?? audio,
+      timings: { ...value.timings, queueMs, totalMs: performance.now() - t0 },
+    };
   }
 
   if (opts.warmup ?? true) {
-    await Promise.all(Array.from({ length: threads }, () => runner.run({ kind: 'warmup' }).catch(() => undefined)));
+    await Promise.all(
+      Array.from({ length: threads }, () => runner.run({ kind: 'warmup' }).catch(() => undefined)),
+    );
   }
 
   const engine: VoiceEngine = {
@@ -280,17 +358,29 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     },
 
     async enrol(bytes, o = {}) {
-      const { analysis: a, audio, timings } = await analyseBytes(bytes, { gating: true, consistency: true, limits }, o);
+      const {
+        analysis: a,
+        audio,
+        timings,
+      } = await analyseBytes(bytes, { gating: true, consistency: true, limits }, o);
       const bonafideProbability = a.spoof.bonafideProbability;
       return {
         voiceprint: { modelId: speakerEntry.name, embedding: a.embedding },
-        qualityScore: qualityScore({ netSpeechSeconds: a.netSpeechSeconds, snrDb: a.snrDb, clippingRatio: a.clippingRatio, consistency: a.consistency }),
+        qualityScore: qualityScore({
+          netSpeechSeconds: a.netSpeechSeconds,
+          snrDb: a.snrDb,
+          clippingRatio: a.clippingRatio,
+          consistency: a.consistency,
+        }),
         netSpeechSeconds: a.netSpeechSeconds,
         snrDb: a.snrDb,
         clippingRatio: a.clippingRatio,
         consistency: a.consistency,
         recordingQuality: recordingQualityOf(a),
-        spoof: { bonafideProbability, deepfakeDetected: bonafideProbability < enrolmentSpoofThreshold },
+        spoof: {
+          bonafideProbability,
+          deepfakeDetected: bonafideProbability < enrolmentSpoofThreshold,
+        },
         audio,
         timings,
       };
@@ -298,31 +388,82 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
 
     async verify(bytes, voiceprint, o = {}) {
       const samples = Array.isArray(voiceprint) ? voiceprint : [voiceprint];
-      if (samples.length === 0) throw new EngineError('invalid_voiceprint', 'the voiceprint has no samples');
+      if (samples.length === 0)
+        throw new EngineError('invalid_voiceprint', 'the voiceprint has no samples');
       for (const sample of samples) {
-        if (!sample || typeof sample.modelId !== 'string' || !(sample.embedding instanceof Float32Array)) {
-          throw new EngineError('invalid_voiceprint', 'voiceprint must be { modelId: string, embedding: Float32Array }');
+        if (
+          !sample ||
+          typeof sample.modelId !== 'string' ||
+          !(sample.embedding instanceof Float32Array)
+        ) {
+          throw new EngineError(
+            'invalid_voiceprint',
+            'voiceprint must be { modelId: string, embedding: Float32Array }',
+          );
         }
-        if (!sample.embedding.every(Number.isFinite)) throw new EngineError('invalid_voiceprint', 'voiceprint embedding has non-finite values');
+        if (!sample.embedding.every(Number.isFinite))
+          throw new EngineError('invalid_voiceprint', 'voiceprint embedding has non-finite values');
       }
       const plan = planVoiceprint(samples, speakerEntry.name, loadedSpeakers);
       const scoring = scorers.get(plan.scoringModel)!;
       const threshold = o.threshold ?? scoring.defaultThreshold;
       if (!(threshold >= 0 && threshold <= 1)) throw new RangeError('threshold must be in [0, 1]');
-      const upgradeWith = plan.collectUpgradeSample && plan.scoringModel !== speakerEntry.name ? [speakerEntry.name] : [];
-      const { analysis: a, audio, timings } = await analyseBytes(bytes, { gating: true, consistency: false, limits, speakerModels: [plan.scoringModel, ...upgradeWith] }, o);
+      const upgradeWith =
+        plan.collectUpgradeSample && plan.scoringModel !== speakerEntry.name
+          ? [speakerEntry.name]
+          : [];
+      const {
+        analysis: a,
+        audio,
+        timings,
+      } = await analyseBytes(
+        bytes,
+        {
+          gating: true,
+          consistency: false,
+          limits,
+          speakerModels: [plan.scoringModel, ...upgradeWith],
+        },
+        o,
+      );
       const misfit = plan.scoringSamples.find((sample) => sample.length !== a.embedding.length);
-      if (misfit) throw new EngineError('invalid_voiceprint', `voiceprint has ${misfit.length} dimensions, the model ${plan.scoringModel} produces ${a.embedding.length}`);
-      const { matchScore: score, cosine } = scoreProbe(plan.scoringSamples, a.embedding, a.netSpeechSeconds, scoring, o.rule, {
-        probe: recordingQualityOf(a),
-        samples: plan.scoringSamples.map((embedding) => samples.find((sample) => sample.embedding === embedding)?.quality ?? null),
-      });
+      if (misfit)
+        throw new EngineError(
+          'invalid_voiceprint',
+          `voiceprint has ${misfit.length} dimensions, the model ${plan.scoringModel} produces ${a.embedding.length}`,
+        );
+      const { matchScore: score, cosine } = scoreProbe(
+        plan.scoringSamples,
+        a.embedding,
+        a.netSpeechSeconds,
+        scoring,
+        o.rule,
+        {
+          probe: recordingQualityOf(a),
+          samples: plan.scoringSamples.map(
+            (embedding) =>
+              samples.find((sample) => sample.embedding === embedding)?.quality ?? null,
+          ),
+        },
+      );
       const bonafideProbability = a.spoof.bonafideProbability;
       return {
         ...decideVerification({ matchScore: score, threshold, snrDb: a.snrDb }),
         speakerModelId: plan.scoringModel,
-        ...(plan.collectUpgradeSample ? { upgradeSample: { modelId: speakerEntry.name, embedding: a.embeddings[speakerEntry.name]! } } : {}),
-        qualityScore: qualityScore({ netSpeechSeconds: a.netSpeechSeconds, snrDb: a.snrDb, clippingRatio: a.clippingRatio, consistency: null }),
+        ...(plan.collectUpgradeSample
+          ? {
+              upgradeSample: {
+                modelId: speakerEntry.name,
+                embedding: a.embeddings[speakerEntry.name]!,
+              },
+            }
+          : {}),
+        qualityScore: qualityScore({
+          netSpeechSeconds: a.netSpeechSeconds,
+          snrDb: a.snrDb,
+          clippingRatio: a.clippingRatio,
+          consistency: null,
+        }),
         matchScore: score,
         cosine,
         threshold,
@@ -338,11 +479,17 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
 
     async checkAudio(bytes, o = {}) {
       assertBytes(bytes);
-      return checkSignalTask(bytes, limits, (task, transfer) => runner.run(task, { signal: o.signal, transfer }));
+      return checkSignalTask(bytes, limits, (task, transfer) =>
+        runner.run(task, { signal: o.signal, transfer }),
+      );
     },
 
     async embedBytes(bytes, o = {}) {
-      const { analysis: a, timings } = await analyseBytes(bytes, { gating: false, consistency: false, limits: { ...limits, minDurationSeconds: 0 } }, o);
+      const { analysis: a, timings } = await analyseBytes(
+        bytes,
+        { gating: false, consistency: false, limits: { ...limits, minDurationSeconds: 0 } },
+        o,
+      );
       return {
         embedding: a.embedding,
         bonafideProbability: a.spoof.bonafideProbability,
@@ -363,4 +510,3 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   };
   return engine;
 }
-

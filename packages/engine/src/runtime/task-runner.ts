@@ -23,7 +23,10 @@ export interface TaskRunnerStats {
 
 export interface TaskRunner {
   /** Runs one task on a pool worker; `transfer` moves the buffer to the worker instead of copying it. */
-  run<T>(task: WorkerTask, opts?: { signal?: AbortSignal; transfer?: ArrayBuffer }): Promise<{ value: T; queueMs: number }>;
+  run<T>(
+    task: WorkerTask,
+    opts?: { signal?: AbortSignal; transfer?: ArrayBuffer },
+  ): Promise<{ value: T; queueMs: number }>;
   stats(): TaskRunnerStats;
   close(): Promise<void>;
 }
@@ -33,7 +36,10 @@ function workerFile(): string {
   for (const candidate of [join(here, 'worker.js'), join(PACKAGE_DIR, 'dist', 'worker.js')]) {
     if (existsSync(candidate)) return candidate;
   }
-  throw new EngineError('internal', `engine worker bundle not found next to ${here}; run \`npm -w @voxkey/engine run build\``);
+  throw new EngineError(
+    'internal',
+    `engine worker bundle not found next to ${here}; run \`npm -w @voxkey/engine run build\``,
+  );
 }
 
 /**
@@ -57,13 +63,29 @@ export function createTaskRunner(opts: TaskRunnerOptions): TaskRunner {
   function poolError(e: unknown): EngineError {
     const message = (e as Error)?.message ?? String(e);
     if (/queue is at limit/i.test(message)) {
-      return new EngineError('queue_full', 'the engine queue is full; retry later', { maxQueue: opts.maxQueue }, { cause: e });
+      return new EngineError(
+        'queue_full',
+        'the engine queue is full; retry later',
+        { maxQueue: opts.maxQueue },
+        { cause: e },
+      );
     }
-    if (closed) return new EngineError('engine_closed', 'the engine has been closed', undefined, { cause: e });
-    return new EngineError('worker_crashed', `an engine worker failed while running the task: ${message}`, undefined, { cause: e });
+    if (closed)
+      return new EngineError('engine_closed', 'the engine has been closed', undefined, {
+        cause: e,
+      });
+    return new EngineError(
+      'worker_crashed',
+      `an engine worker failed while running the task: ${message}`,
+      undefined,
+      { cause: e },
+    );
   }
 
-  async function run<T>(task: WorkerTask, o: { signal?: AbortSignal; transfer?: ArrayBuffer } = {}): Promise<{ value: T; queueMs: number }> {
+  async function run<T>(
+    task: WorkerTask,
+    o: { signal?: AbortSignal; transfer?: ArrayBuffer } = {},
+  ): Promise<{ value: T; queueMs: number }> {
     const { signal, transfer } = o;
     if (closed) throw new EngineError('engine_closed', 'the engine has been closed');
     if (signal?.aborted) throw new EngineError('aborted', 'the task was aborted before it started');
@@ -84,7 +106,11 @@ export function createTaskRunner(opts: TaskRunnerOptions): TaskRunner {
       const timer = setTimeout(() => {
         finish();
         Atomics.store(flag, 0, 2);
-        reject(new EngineError('timeout', `the task exceeded the ${opts.taskTimeoutMs} ms limit`, { taskTimeoutMs: opts.taskTimeoutMs }));
+        reject(
+          new EngineError('timeout', `the task exceeded the ${opts.taskTimeoutMs} ms limit`, {
+            taskTimeoutMs: opts.taskTimeoutMs,
+          }),
+        );
       }, opts.taskTimeoutMs);
       signal?.addEventListener('abort', onAbort, { once: true });
       work.then(
@@ -99,13 +125,19 @@ export function createTaskRunner(opts: TaskRunnerOptions): TaskRunner {
       );
     });
     if (!reply.ok) throw deserializeEngineError(reply.error);
-    const workerMs = (reply.value as { timings?: { workerMs?: number } } | null)?.timings?.workerMs ?? 0;
+    const workerMs =
+      (reply.value as { timings?: { workerMs?: number } } | null)?.timings?.workerMs ?? 0;
     return { value: reply.value, queueMs: Math.max(0, performance.now() - queuedAt - workerMs) };
   }
 
   return {
     run,
-    stats: () => ({ queueSize: pool.queueSize, utilization: pool.utilization, completed: pool.completed, threads: pool.threads.length }),
+    stats: () => ({
+      queueSize: pool.queueSize,
+      utilization: pool.utilization,
+      completed: pool.completed,
+      threads: pool.threads.length,
+    }),
     async close() {
       if (closed) return;
       closed = true;

@@ -46,16 +46,28 @@ async function loadModels(): Promise<LoadedModels> {
   const [vad, spoof, speechEncoder, ...speakerSessions] = await Promise.all([
     openSession(config.vadPath, 1, 'silero-vad'),
     openSession(config.spoof.path, config.intraOpThreads),
-    config.speechEncoder ? openSession(config.speechEncoder.path, config.intraOpThreads, 'speech-encoder') : undefined,
+    config.speechEncoder
+      ? openSession(config.speechEncoder.path, config.intraOpThreads, 'speech-encoder')
+      : undefined,
     ...config.speakers.map((ref) => openSession(ref.path, config.intraOpThreads, ref.name)),
   ]);
   const speakers = new Map(
     config.speakers.map((ref, i) => {
       const session = speakerSessions[i]!;
-      return [ref.name, { session, io: { ...resolveIo(session, ref), inputScale: ref.inputScale } }] as const;
+      return [
+        ref.name,
+        { session, io: { ...resolveIo(session, ref), inputScale: ref.inputScale } },
+      ] as const;
     }),
   );
-  return { vad, speakers, defaultSpeaker: config.speakers[0]!.name, spoof, spoofIo: { ...resolveIo(spoof, config.spoof), input: config.spoof.input }, speechEncoder };
+  return {
+    vad,
+    speakers,
+    defaultSpeaker: config.speakers[0]!.name,
+    spoof,
+    spoofIo: { ...resolveIo(spoof, config.spoof), input: config.spoof.input },
+    speechEncoder,
+  };
 }
 
 // Each worker loads every model once, when it starts.
@@ -67,9 +79,19 @@ function warmupAudio(): Uint8Array {
   const buf = new Uint8Array(44 + n * 2);
   const v = new DataView(buf.buffer);
   const w = (o: number, s: string) => [...s].forEach((c, i) => v.setUint8(o + i, c.charCodeAt(0)));
-  w(0, 'RIFF'), v.setUint32(4, 36 + n * 2, true), w(8, 'WAVE'), w(12, 'fmt '), v.setUint32(16, 16, true);
-  v.setUint16(20, 1, true), v.setUint16(22, 1, true), v.setUint32(24, 16000, true), v.setUint32(28, 32000, true);
-  v.setUint16(32, 2, true), v.setUint16(34, 16, true), w(36, 'data'), v.setUint32(40, n * 2, true);
+  (w(0, 'RIFF'),
+    v.setUint32(4, 36 + n * 2, true),
+    w(8, 'WAVE'),
+    w(12, 'fmt '),
+    v.setUint32(16, 16, true));
+  (v.setUint16(20, 1, true),
+    v.setUint16(22, 1, true),
+    v.setUint32(24, 16000, true),
+    v.setUint32(28, 32000, true));
+  (v.setUint16(32, 2, true),
+    v.setUint16(34, 16, true),
+    w(36, 'data'),
+    v.setUint32(40, n * 2, true));
   let seed = 1;
   for (let i = 0; i < n; i++) {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff;
@@ -89,9 +111,15 @@ export default async function run(task: WorkerTask): Promise<WorkerReply<unknown
     checkpoint();
     switch (task.kind) {
       case 'analyse':
-        return { ok: true, value: await analyse(new Uint8Array(task.audio), models, task.options, checkpoint) };
+        return {
+          ok: true,
+          value: await analyse(new Uint8Array(task.audio), models, task.options, checkpoint),
+        };
       case 'check':
-        return { ok: true, value: await checkSignal(new Uint8Array(task.audio), models.vad, task.limits, checkpoint) };
+        return {
+          ok: true,
+          value: await checkSignal(new Uint8Array(task.audio), models.vad, task.limits, checkpoint),
+        };
       case 'warmup':
         await analyse(warmupAudio(), models, {
           gating: false,
@@ -116,6 +144,12 @@ export default async function run(task: WorkerTask): Promise<WorkerReply<unknown
     throw new EngineError('internal', `unknown worker task ${(task as { kind: string }).kind}`);
   } catch (e) {
     if (e instanceof EngineError) return { ok: false, error: e.toJSON() };
-    return { ok: false, error: { code: 'internal', message: `engine worker failed: ${(e as Error)?.message ?? String(e)}` } };
+    return {
+      ok: false,
+      error: {
+        code: 'internal',
+        message: `engine worker failed: ${(e as Error)?.message ?? String(e)}`,
+      },
+    };
   }
 }

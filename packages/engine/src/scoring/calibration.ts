@@ -43,7 +43,12 @@ function blockThreshold(nontargets: number[], maxFar: number): number {
   return v + 1e-6 * Math.max(1, Math.abs(v));
 }
 
-export function fitDecisionCalibration(targets: number[], nontargets: number[], blocks: TrialBlock[], o: DecisionCalibrationOptions = {}): DecisionCalibration {
+export function fitDecisionCalibration(
+  targets: number[],
+  nontargets: number[],
+  blocks: TrialBlock[],
+  o: DecisionCalibrationOptions = {},
+): DecisionCalibration {
   const threshold = o.threshold ?? 0.85;
   const maxFar = o.maxFar ?? 0.02;
   const minNon = o.minNontargets ?? 30;
@@ -63,7 +68,13 @@ export function fitDecisionCalibration(targets: number[], nontargets: number[], 
   const b = Math.floor((logit - a * scoreThreshold) * 1e6) / 1e6;
   const report = blocks.map((blk) => {
     const r = ratesAtThreshold(blk.targets, blk.nontargets, scoreThreshold);
-    return { name: blk.name, nontargets: blk.nontargets.length, far: r.far, frr: r.frr, binding: blk.name === worstBlock };
+    return {
+      name: blk.name,
+      nontargets: blk.nontargets.length,
+      far: r.far,
+      frr: r.frr,
+      binding: blk.name === worstBlock,
+    };
   });
   return { type: 'logistic', a, b, scoreThreshold, threshold, maxFar, worstBlock, blocks: report };
 }
@@ -96,7 +107,8 @@ export interface RecordingQuality {
   decayRateDbPerS: number;
 }
 
-const clamp = (x: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, Number.isFinite(x) ? x : lo));
+const clamp = (x: number, lo: number, hi: number) =>
+  Math.max(lo, Math.min(hi, Number.isFinite(x) ? x : lo));
 const kHz = (q: RecordingQuality) => clamp(q.bandwidthHz, 0, 8000) / 1000;
 /** Below about 5.5 kHz a recording has lost the band CAM++ separates voices with (8 kHz codecs, telephone, Opus at 6-8 kb/s). */
 const NARROWBAND_KNEE_KHZ = 5.5;
@@ -106,14 +118,21 @@ const NARROWBAND_KNEE_KHZ = 5.5;
  * about unit range. The poorer side counts (min), and so does how far the two channels are apart.
  */
 export const CHANNEL_FEATURES = {
-  minBandwidthKHz: (e: RecordingQuality, t: RecordingQuality) => Math.min(clamp(e.bandwidthHz, 0, 8000), clamp(t.bandwidthHz, 0, 8000)) / 1000,
-  bandwidthGapKHz: (e: RecordingQuality, t: RecordingQuality) => Math.abs(clamp(e.bandwidthHz, 0, 8000) - clamp(t.bandwidthHz, 0, 8000)) / 1000,
-  minDecayHundredDbPerS: (e: RecordingQuality, t: RecordingQuality) => Math.min(clamp(e.decayRateDbPerS, 0, 1000), clamp(t.decayRateDbPerS, 0, 1000)) / 100,
-  maxSpectralHoleRatio: (e: RecordingQuality, t: RecordingQuality) => Math.max(clamp(e.spectralHoleRatio, 0, 1), clamp(t.spectralHoleRatio, 0, 1)),
-  minSnrTenDb: (e: RecordingQuality, t: RecordingQuality) => Math.min(clamp(e.snrDb, 0, 40), clamp(t.snrDb, 0, 40)) / 10,
-  minLogSpeech: (e: RecordingQuality, t: RecordingQuality) => Math.log(Math.min(clamp(e.netSpeechSeconds, 0, 600), clamp(t.netSpeechSeconds, 0, 600)) + 0.5),
+  minBandwidthKHz: (e: RecordingQuality, t: RecordingQuality) =>
+    Math.min(clamp(e.bandwidthHz, 0, 8000), clamp(t.bandwidthHz, 0, 8000)) / 1000,
+  bandwidthGapKHz: (e: RecordingQuality, t: RecordingQuality) =>
+    Math.abs(clamp(e.bandwidthHz, 0, 8000) - clamp(t.bandwidthHz, 0, 8000)) / 1000,
+  minDecayHundredDbPerS: (e: RecordingQuality, t: RecordingQuality) =>
+    Math.min(clamp(e.decayRateDbPerS, 0, 1000), clamp(t.decayRateDbPerS, 0, 1000)) / 100,
+  maxSpectralHoleRatio: (e: RecordingQuality, t: RecordingQuality) =>
+    Math.max(clamp(e.spectralHoleRatio, 0, 1), clamp(t.spectralHoleRatio, 0, 1)),
+  minSnrTenDb: (e: RecordingQuality, t: RecordingQuality) =>
+    Math.min(clamp(e.snrDb, 0, 40), clamp(t.snrDb, 0, 40)) / 10,
+  minLogSpeech: (e: RecordingQuality, t: RecordingQuality) =>
+    Math.log(Math.min(clamp(e.netSpeechSeconds, 0, 600), clamp(t.netSpeechSeconds, 0, 600)) + 0.5),
   /** kHz below the knee of the narrower side: a narrowband recording (a "both sides" twin was dropped: docs/accuracy.md). */
-  narrowEitherKHz: (e: RecordingQuality, t: RecordingQuality) => Math.max(0, NARROWBAND_KNEE_KHZ - Math.min(kHz(e), kHz(t))),
+  narrowEitherKHz: (e: RecordingQuality, t: RecordingQuality) =>
+    Math.max(0, NARROWBAND_KNEE_KHZ - Math.min(kHz(e), kHz(t))),
 } as const;
 export type ChannelFeature = keyof typeof CHANNEL_FEATURES;
 export const CHANNEL_FEATURE_NAMES = Object.keys(CHANNEL_FEATURES) as ChannelFeature[];
@@ -127,13 +146,23 @@ export interface ChannelTerms {
   neutral: RecordingQuality;
 }
 
-export function channelFeatures(enrol: RecordingQuality | null | undefined, test: RecordingQuality, neutral: RecordingQuality): Record<ChannelFeature, number> {
+export function channelFeatures(
+  enrol: RecordingQuality | null | undefined,
+  test: RecordingQuality,
+  neutral: RecordingQuality,
+): Record<ChannelFeature, number> {
   const e = enrol ?? neutral;
-  return Object.fromEntries(CHANNEL_FEATURE_NAMES.map((f) => [f, CHANNEL_FEATURES[f](e, test)])) as Record<ChannelFeature, number>;
+  return Object.fromEntries(
+    CHANNEL_FEATURE_NAMES.map((f) => [f, CHANNEL_FEATURES[f](e, test)]),
+  ) as Record<ChannelFeature, number>;
 }
 
 /** The score shift the calibration's channel terms give this pair of recordings (0 without channel terms). */
-export function channelTerm(calibration: { quality?: QualityTerms }, enrol: RecordingQuality | null | undefined, test: RecordingQuality | null | undefined): number {
+export function channelTerm(
+  calibration: { quality?: QualityTerms },
+  enrol: RecordingQuality | null | undefined,
+  test: RecordingQuality | null | undefined,
+): number {
   const terms = calibration.quality?.channel;
   if (!terms || !test) return 0;
   const x = channelFeatures(enrol, test, terms.neutral);
@@ -143,16 +172,30 @@ export function channelTerm(calibration: { quality?: QualityTerms }, enrol: Reco
 }
 
 /** Per-feature mean of the qualities known (a voiceprint's samples); null when none is. */
-export function meanQuality(qualities: (RecordingQuality | null | undefined)[]): RecordingQuality | null {
+export function meanQuality(
+  qualities: (RecordingQuality | null | undefined)[],
+): RecordingQuality | null {
   const known = qualities.filter((q): q is RecordingQuality => !!q);
   if (!known.length) return null;
   const mean = (f: keyof RecordingQuality) => known.reduce((a, q) => a + q[f], 0) / known.length;
-  return { netSpeechSeconds: mean('netSpeechSeconds'), snrDb: mean('snrDb'), bandwidthHz: mean('bandwidthHz'), spectralHoleRatio: mean('spectralHoleRatio'), decayRateDbPerS: mean('decayRateDbPerS') };
+  return {
+    netSpeechSeconds: mean('netSpeechSeconds'),
+    snrDb: mean('snrDb'),
+    bandwidthHz: mean('bandwidthHz'),
+    spectralHoleRatio: mean('spectralHoleRatio'),
+    decayRateDbPerS: mean('decayRateDbPerS'),
+  };
 }
 
-export function qualityAdjustedScore(score: number, testSpeechSeconds: number, calibration: { quality?: QualityTerms }, enrolSamples = 1): number {
+export function qualityAdjustedScore(
+  score: number,
+  testSpeechSeconds: number,
+  calibration: { quality?: QualityTerms },
+  enrolSamples = 1,
+): number {
   const w = calibration.quality?.testLogDuration;
-  const samplesTerm = (calibration.quality?.enrolSamplesLog ?? 0) * Math.log(Math.max(1, enrolSamples));
+  const samplesTerm =
+    (calibration.quality?.enrolSamplesLog ?? 0) * Math.log(Math.max(1, enrolSamples));
   if (!w || !Number.isFinite(testSpeechSeconds)) return score + samplesTerm;
   return score + w * Math.log(Math.max(0, testSpeechSeconds) + 0.5) + samplesTerm;
 }
@@ -163,11 +206,17 @@ export function qualityAdjustedScore(score: number, testSpeechSeconds: number, c
  * least squares on the check loss; trials weighted by `w`). Returns minus the slopes, so that
  * `score + weights . features` has about the same `quantile` in every condition.
  */
-export function fitTailWeights(nontargets: { s: number; q: number[]; w?: number }[], quantile: number, iterations = 200): number[] {
+export function fitTailWeights(
+  nontargets: { s: number; q: number[]; w?: number }[],
+  quantile: number,
+  iterations = 200,
+): number[] {
   const n = nontargets[0]!.q.length + 1;
   const rows = nontargets.map((t) => [...t.q, 1]);
   const ls = (weight: (i: number) => number) => {
-    const A = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1e-8 : 0)));
+    const A = Array.from({ length: n }, (_, i) =>
+      Array.from({ length: n }, (_, j) => (i === j ? 1e-8 : 0)),
+    );
     const g = new Array<number>(n).fill(0);
     rows.forEach((x, k) => {
       const w = weight(k);
@@ -184,7 +233,9 @@ export function fitTailWeights(nontargets: { s: number; q: number[]; w?: number 
     const current = beta;
     const next = ls((k) => {
       const r = nontargets[k]!.s - rows[k]!.reduce((a, x, i) => a + x * current[i]!, 0);
-      return ((nontargets[k]!.w ?? 1) * (r > 0 ? quantile : 1 - quantile)) / Math.max(Math.abs(r), 1e-4);
+      return (
+        ((nontargets[k]!.w ?? 1) * (r > 0 ? quantile : 1 - quantile)) / Math.max(Math.abs(r), 1e-4)
+      );
     });
     if (!next) break;
     const change = Math.max(...next.map((v, i) => Math.abs(v - current[i]!)));
@@ -195,7 +246,10 @@ export function fitTailWeights(nontargets: { s: number; q: number[]; w?: number 
 }
 
 /** Class-balanced logistic regression on [score, q] (Newton); returns the weight of q in score units (c / a). */
-export function fitQualityWeight(targets: { s: number; q: number }[], nontargets: { s: number; q: number }[]): number {
+export function fitQualityWeight(
+  targets: { s: number; q: number }[],
+  nontargets: { s: number; q: number }[],
+): number {
   return fitQualityWeights(
     targets.map((t) => ({ s: t.s, q: [t.q] })),
     nontargets.map((t) => ({ s: t.s, q: [t.q] })),
@@ -206,7 +260,10 @@ export function fitQualityWeight(targets: { s: number; q: number }[], nontargets
  * Class-balanced logistic regression on [score, q_1..q_n, 1] (Newton, trials weighted by `w` when given);
  * returns the weights of the q_i in score units (c_i / a).
  */
-export function fitQualityWeights(targets: { s: number; q: number[]; w?: number }[], nontargets: { s: number; q: number[]; w?: number }[]): number[] {
+export function fitQualityWeights(
+  targets: { s: number; q: number[]; w?: number }[],
+  nontargets: { s: number; q: number[]; w?: number }[],
+): number[] {
   const n = (targets[0] ?? nontargets[0])!.q.length + 2;
   let w: number[] = Array.from({ length: n }, (_, i) => (i === 0 ? 1 : 0));
   const sumW = (xs: { w?: number }[]) => xs.reduce((a, x) => a + (x.w ?? 1), 0);
@@ -214,7 +271,9 @@ export function fitQualityWeights(targets: { s: number; q: number[]; w?: number 
   const wn = 0.5 / sumW(nontargets);
   for (let iter = 0; iter < 60; iter++) {
     const g = new Array<number>(n).fill(0);
-    const H = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1e-6 : 0)));
+    const H = Array.from({ length: n }, (_, i) =>
+      Array.from({ length: n }, (_, j) => (i === j ? 1e-6 : 0)),
+    );
     const acc = (x: number[], y: number, cw: number) => {
       let z = 0;
       for (let i = 0; i < n; i++) z += w[i]! * x[i]!;

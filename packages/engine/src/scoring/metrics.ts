@@ -22,12 +22,19 @@ function countBelow(sorted: Float64Array, t: number): number {
 }
 
 /** Operating points at every distinct score used as "accept if score >= t". */
-function sweep(targets: ArrayLike<number>, nontargets: ArrayLike<number>): { t: number; pMiss: number; pFa: number }[] {
+function sweep(
+  targets: ArrayLike<number>,
+  nontargets: ArrayLike<number>,
+): { t: number; pMiss: number; pFa: number }[] {
   const tar = sortedCopy(targets);
   const non = sortedCopy(nontargets);
   const all = Array.from(new Set([...tar, ...non])).sort((a, b) => a - b);
   all.push(Infinity);
-  return all.map((t) => ({ t, pMiss: countBelow(tar, t) / tar.length, pFa: (non.length - countBelow(non, t)) / non.length }));
+  return all.map((t) => ({
+    t,
+    pMiss: countBelow(tar, t) / tar.length,
+    pFa: (non.length - countBelow(non, t)) / non.length,
+  }));
 }
 
 export function eer(targets: ArrayLike<number>, nontargets: ArrayLike<number>): EerResult {
@@ -55,7 +62,11 @@ export interface DcfOptions {
 }
 
 /** Normalised minimum detection cost (default P_target 0.01, C_miss = C_fa = 1). */
-export function minDcf(targets: ArrayLike<number>, nontargets: ArrayLike<number>, o: DcfOptions = {}): { minDcf: number; threshold: number } {
+export function minDcf(
+  targets: ArrayLike<number>,
+  nontargets: ArrayLike<number>,
+  o: DcfOptions = {},
+): { minDcf: number; threshold: number } {
   const p = o.pTarget ?? 0.01;
   const cMiss = o.cMiss ?? 1;
   const cFa = o.cFa ?? 1;
@@ -72,7 +83,11 @@ export function minDcf(targets: ArrayLike<number>, nontargets: ArrayLike<number>
   return { minDcf: best, threshold };
 }
 
-export function ratesAtThreshold(targets: ArrayLike<number>, nontargets: ArrayLike<number>, threshold: number): { far: number; frr: number } {
+export function ratesAtThreshold(
+  targets: ArrayLike<number>,
+  nontargets: ArrayLike<number>,
+  threshold: number,
+): { far: number; frr: number } {
   let miss = 0;
   let fa = 0;
   for (let i = 0; i < targets.length; i++) if (targets[i]! < threshold) miss++;
@@ -81,7 +96,11 @@ export function ratesAtThreshold(targets: ArrayLike<number>, nontargets: ArrayLi
 }
 
 /** FAR at the threshold that rejects `frr` of the positives (spoof: bona fide = positive). */
-export function farAtFrr(positives: ArrayLike<number>, negatives: ArrayLike<number>, frr = 0.01): { far: number; threshold: number } {
+export function farAtFrr(
+  positives: ArrayLike<number>,
+  negatives: ArrayLike<number>,
+  frr = 0.01,
+): { far: number; threshold: number } {
   const pos = sortedCopy(positives);
   const k = Math.floor(frr * pos.length);
   const threshold = pos[k]!; // the k lowest positives (< threshold) are rejected
@@ -111,13 +130,20 @@ export const logit = (p: number): number => {
  * Class-balanced logistic regression of target vs non-target on the cosine (Newton's method):
  * sigmoid(a * cosine + b) is then a posterior at a 50% prior, i.e. logit = an LLR.
  */
-export function fitLogisticCalibration(targets: ArrayLike<number>, nontargets: ArrayLike<number>): { type: 'logistic'; a: number; b: number } {
+export function fitLogisticCalibration(
+  targets: ArrayLike<number>,
+  nontargets: ArrayLike<number>,
+): { type: 'logistic'; a: number; b: number } {
   let a = 1;
   let b = 0;
   const wt = 0.5 / targets.length;
   const wn = 0.5 / nontargets.length;
   for (let iter = 0; iter < 50; iter++) {
-    let ga = 0, gb = 0, haa = 0, hab = 0, hbb = 0;
+    let ga = 0,
+      gb = 0,
+      haa = 0,
+      hab = 0,
+      hbb = 0;
     const acc = (x: number, y: number, w: number) => {
       const p = 1 / (1 + Math.exp(-(a * x + b)));
       const r = (p - y) * w;

@@ -1,7 +1,17 @@
 import type { LogisticCalibration } from '../models/manifest.js';
-import { channelTerm, meanQuality, qualityAdjustedScore, type RecordingQuality } from './calibration.js';
+import {
+  channelTerm,
+  meanQuality,
+  qualityAdjustedScore,
+  type RecordingQuality,
+} from './calibration.js';
 import { normalisedScore, type Cohort } from './score-norm.js';
-import { DEFAULT_SAMPLE_SCORING_RULE, matchScore, scoreAgainstSamples, type SampleScoringRule } from './scoring.js';
+import {
+  DEFAULT_SAMPLE_SCORING_RULE,
+  matchScore,
+  scoreAgainstSamples,
+  type SampleScoringRule,
+} from './scoring.js';
 
 /** How one speaker model's comparisons become match scores: its AS-norm cohort (null: none) and its calibration. */
 export interface ModelScoring {
@@ -31,10 +41,24 @@ export function scoreProbe(
 ): { matchScore: number; cosine: number } {
   // The samples term applies to the mean of the samples, not to each one.
   const pooledSamples = rule === 'mean_embedding' ? samples.length : 1;
-  const sampleQuality = new Map(samples.map((embedding, i) => [embedding, quality.samples[i] ?? null]));
+  const sampleQuality = new Map(
+    samples.map((embedding, i) => [embedding, quality.samples[i] ?? null]),
+  );
   const pooledQuality = meanQuality(quality.samples);
   return scoreAgainstSamples(samples, probe, rule, (cosine, enrolled) => {
-    const channelShift = channelTerm(scoring.calibration, sampleQuality.get(enrolled) ?? pooledQuality, quality.probe);
-    return matchScore(qualityAdjustedScore(normalisedScore(cosine, enrolled, probe, scoring.cohort), netSpeechSeconds, scoring.calibration, pooledSamples) + channelShift, scoring.calibration);
+    const channelShift = channelTerm(
+      scoring.calibration,
+      sampleQuality.get(enrolled) ?? pooledQuality,
+      quality.probe,
+    );
+    return matchScore(
+      qualityAdjustedScore(
+        normalisedScore(cosine, enrolled, probe, scoring.cohort),
+        netSpeechSeconds,
+        scoring.calibration,
+        pooledSamples,
+      ) + channelShift,
+      scoring.calibration,
+    );
   });
 }

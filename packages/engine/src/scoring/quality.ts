@@ -19,7 +19,11 @@ export function signalStats(samples: Float32Array): SignalStats {
     if (a >= LIMITS.clipLevel) clipped++;
   }
   const rms = Math.sqrt(sq / Math.max(1, samples.length));
-  return { peak, rmsDb: 20 * Math.log10(rms + 1e-12), clippingRatio: clipped / Math.max(1, samples.length) };
+  return {
+    peak,
+    rmsDb: 20 * Math.log10(rms + 1e-12),
+    clippingRatio: clipped / Math.max(1, samples.length),
+  };
 }
 
 const SNR_FRAME = 320; // 20 ms
@@ -33,7 +37,13 @@ export function estimateSnrDb(samples: Float32Array, segments: SpeechSegment[]):
   const frames = Math.floor(samples.length / SNR_FRAME);
   if (frames === 0) return 0;
   const inSpeech = new Uint8Array(frames);
-  for (const s of segments) for (let f = Math.floor(s.start / SNR_FRAME); f < Math.min(frames, Math.ceil(s.end / SNR_FRAME)); f++) inSpeech[f] = 1;
+  for (const s of segments)
+    for (
+      let f = Math.floor(s.start / SNR_FRAME);
+      f < Math.min(frames, Math.ceil(s.end / SNR_FRAME));
+      f++
+    )
+      inSpeech[f] = 1;
   const speech: number[] = [];
   const noise: number[] = [];
   const all: number[] = [];
@@ -48,7 +58,8 @@ export function estimateSnrDb(samples: Float32Array, segments: SpeechSegment[]):
   const speechPower = speech.reduce((a, b) => a + b, 0) / speech.length;
   const pool = noise.length >= 5 ? noise : all;
   pool.sort((a, b) => a - b);
-  const noisePower = noise.length >= 5 ? pool[Math.floor(pool.length * 0.2)]! : pool[Math.floor(pool.length * 0.1)]!;
+  const noisePower =
+    noise.length >= 5 ? pool[Math.floor(pool.length * 0.2)]! : pool[Math.floor(pool.length * 0.1)]!;
   if (noisePower <= 1e-12) return MAX_SNR_DB;
   return Math.max(-10, Math.min(MAX_SNR_DB, 10 * Math.log10(speechPower / noisePower)));
 }

@@ -43,11 +43,15 @@ export function scoreNormalizationSpec(entry: ModelEntry): ScoreNormalizationSpe
   const s = entry.scoreNormalization as Partial<ScoreNormalizationSpec> | undefined;
   if (!s) return null;
   const where = `model ${entry.name}: scoreNormalization`;
-  if (s.method !== 'as-norm') throw new EngineError('manifest_invalid', `${where}.method must be "as-norm"`);
-  if (typeof s.file !== 'string' || !s.file || s.file.includes('..') || isAbsolute(s.file)) throw new EngineError('manifest_invalid', `${where}.file must be a plain file name`);
-  if (typeof s.sha256 !== 'string' || !/^[0-9a-f]{64}$/i.test(s.sha256)) throw new EngineError('manifest_invalid', `${where}.sha256 must be 64 hex digits`);
+  if (s.method !== 'as-norm')
+    throw new EngineError('manifest_invalid', `${where}.method must be "as-norm"`);
+  if (typeof s.file !== 'string' || !s.file || s.file.includes('..') || isAbsolute(s.file))
+    throw new EngineError('manifest_invalid', `${where}.file must be a plain file name`);
+  if (typeof s.sha256 !== 'string' || !/^[0-9a-f]{64}$/i.test(s.sha256))
+    throw new EngineError('manifest_invalid', `${where}.sha256 must be 64 hex digits`);
   for (const k of ['count', 'dim', 'topK'] as const) {
-    if (!Number.isInteger(s[k]) || (s[k] as number) < 1) throw new EngineError('manifest_invalid', `${where}.${k} must be a positive integer`);
+    if (!Number.isInteger(s[k]) || (s[k] as number) < 1)
+      throw new EngineError('manifest_invalid', `${where}.${k} must be a positive integer`);
   }
   return s as ScoreNormalizationSpec;
 }
@@ -61,18 +65,30 @@ export async function loadCohort(entry: ModelEntry, modelsDir: string): Promise<
   try {
     bytes = await readFile(path);
   } catch (e) {
-    throw new EngineError('model_missing', `score-normalisation cohort ${spec.file} for ${entry.name} is not in ${modelsDir}`, { name: entry.name }, { cause: e });
+    throw new EngineError(
+      'model_missing',
+      `score-normalisation cohort ${spec.file} for ${entry.name} is not in ${modelsDir}`,
+      { name: entry.name },
+      { cause: e },
+    );
   }
   const actual = createHash('sha256').update(bytes).digest('hex');
   if (actual !== spec.sha256.toLowerCase()) {
-    throw new EngineError('model_integrity', `cohort ${path} has sha256 ${actual}, but the manifest says ${spec.sha256}; refusing to load it`, {
-      name: entry.name,
-      expected: spec.sha256,
-      actual,
-    });
+    throw new EngineError(
+      'model_integrity',
+      `cohort ${path} has sha256 ${actual}, but the manifest says ${spec.sha256}; refusing to load it`,
+      {
+        name: entry.name,
+        expected: spec.sha256,
+        actual,
+      },
+    );
   }
   if (bytes.byteLength !== spec.count * spec.dim * 4) {
-    throw new EngineError('manifest_invalid', `cohort ${spec.file} holds ${bytes.byteLength} bytes, expected ${spec.count} x ${spec.dim} float32`);
+    throw new EngineError(
+      'manifest_invalid',
+      `cohort ${spec.file} holds ${bytes.byteLength} bytes, expected ${spec.count} x ${spec.dim} float32`,
+    );
   }
   const vectors = new Float32Array(spec.count * spec.dim);
   for (let i = 0; i < vectors.length; i++) vectors[i] = bytes.readFloatLE(i * 4);
@@ -82,7 +98,8 @@ export async function loadCohort(entry: ModelEntry, modelsDir: string): Promise<
 /** Mean and standard deviation of the top-K cosines of `embedding` against the cohort. */
 export function cohortStats(embedding: Float32Array, cohort: Cohort): CohortStats {
   const { count, dim, topK } = cohort.spec;
-  if (embedding.length !== dim) throw new RangeError(`embedding has ${embedding.length} dimensions, the cohort ${dim}`);
+  if (embedding.length !== dim)
+    throw new RangeError(`embedding has ${embedding.length} dimensions, the cohort ${dim}`);
   let n2 = 0;
   for (let i = 0; i < dim; i++) n2 += embedding[i]! * embedding[i]!;
   const inv = n2 > 0 ? 1 / Math.sqrt(n2) : 0;
@@ -112,7 +129,12 @@ export function asNorm(cosine: number, enrol: CohortStats, test: CohortStats): n
 }
 
 /** The score the calibration applies to: the AS-normed cosine with a cohort, the cosine without. */
-export function normalisedScore(cosine: number, enrol: Float32Array, test: Float32Array, cohort: Cohort | null): number {
+export function normalisedScore(
+  cosine: number,
+  enrol: Float32Array,
+  test: Float32Array,
+  cohort: Cohort | null,
+): number {
   if (!cohort) return cosine;
   return asNorm(cosine, cohortStats(enrol, cohort), cohortStats(test, cohort));
 }

@@ -12,7 +12,8 @@ export function l2normalize(v: Float32Array): Float32Array {
 }
 
 export function cosineSimilarity(a: Float32Array, b: Float32Array): number {
-  if (a.length !== b.length) throw new RangeError(`embedding sizes differ (${a.length} vs ${b.length})`);
+  if (a.length !== b.length)
+    throw new RangeError(`embedding sizes differ (${a.length} vs ${b.length})`);
   let dot = 0;
   let na = 0;
   let nb = 0;
@@ -41,7 +42,10 @@ export function meanEmbedding(embeddings: Float32Array[]): Float32Array {
 export const DEFAULT_CALIBRATION: LogisticCalibration = { type: 'logistic', a: 10, b: -5 };
 
 /** Calibrated match score in [0, 1]: sigmoid(a * cosine + b), fitted per model on dev trials. */
-export function matchScore(cosine: number, calibration: LogisticCalibration = DEFAULT_CALIBRATION): number {
+export function matchScore(
+  cosine: number,
+  calibration: LogisticCalibration = DEFAULT_CALIBRATION,
+): number {
   return sigmoid(calibration.a * cosine + calibration.b);
 }
 
@@ -52,7 +56,11 @@ export function matchScore(cosine: number, calibration: LogisticCalibration = DE
  * with 1, 3 and 5 enrolment recordings (docs/accuracy.md, "Several enrolment recordings").
  */
 export type SampleScoringRule = 'mean_embedding' | 'mean_score' | 'best_of';
-export const SAMPLE_SCORING_RULES: readonly SampleScoringRule[] = ['mean_embedding', 'mean_score', 'best_of'];
+export const SAMPLE_SCORING_RULES: readonly SampleScoringRule[] = [
+  'mean_embedding',
+  'mean_score',
+  'best_of',
+];
 export const DEFAULT_SAMPLE_SCORING_RULE: SampleScoringRule = 'mean_embedding';
 
 /** Cosine -> calibrated match score for one enrolled embedding (a sample, or the samples' mean). */
@@ -102,9 +110,17 @@ export interface VerificationDecision {
  * (SNR below `LIMITS.minVerifySnrDb`), otherwise `verified` at or above the threshold, else `rejected`.
  * The spoof result is reported alongside, never folded in here.
  */
-export function decideVerification(input: { matchScore: number; threshold: number; snrDb: number }): VerificationDecision {
+export function decideVerification(input: {
+  matchScore: number;
+  threshold: number;
+  snrDb: number;
+}): VerificationDecision {
   if (!(input.snrDb >= LIMITS.minVerifySnrDb)) {
-    return { result: 'inconclusive', inconclusiveCode: 'low_snr', inconclusiveReason: `SNR ${input.snrDb.toFixed(1)} dB is below ${LIMITS.minVerifySnrDb} dB` };
+    return {
+      result: 'inconclusive',
+      inconclusiveCode: 'low_snr',
+      inconclusiveReason: `SNR ${input.snrDb.toFixed(1)} dB is below ${LIMITS.minVerifySnrDb} dB`,
+    };
   }
   return { result: input.matchScore >= input.threshold ? 'verified' : 'rejected' };
 }

@@ -14,7 +14,9 @@ export interface ToolSpec {
  * missing value exits 2). Values come back under their kebab-case names, flags as `true`.
  */
 export function parseArgs(argv: string[], spec: ToolSpec): Record<string, string | true> {
-  const program = new Command(spec.name).description(spec.description).exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
+  const program = new Command(spec.name)
+    .description(spec.description)
+    .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
   for (const [flags, help] of Object.entries(spec.options)) program.option(`--${flags}`, help);
   const values = program.parse(argv, { from: 'user' }).opts<Record<string, string | boolean>>();
   const out: Record<string, string | true> = {};
@@ -33,7 +35,9 @@ export function userPath(p: string): string {
 }
 
 export function num(v: string | true | undefined, fallback: number): number {
-  return typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : fallback;
+  return typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))
+    ? Number(v)
+    : fallback;
 }
 
 export const median = (xs: number[]): number => {

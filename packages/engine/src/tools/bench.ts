@@ -23,7 +23,15 @@ import { createEngine, type EngineOptions, type VoiceEngine } from '../runtime/e
 import { embedFeatures } from '../models/embedding.js';
 import { fbankCmn } from '../features/fbank.js';
 import { decodeAudio } from '../audio/intake.js';
-import { defaultModelsDir, loadManifest, selectModel, speakerInputScale, spoofEncoderName, spoofInput, type ModelEntry } from '../models/manifest.js';
+import {
+  defaultModelsDir,
+  loadManifest,
+  selectModel,
+  speakerInputScale,
+  spoofEncoderName,
+  spoofInput,
+  type ModelEntry,
+} from '../models/manifest.js';
 import { openSession, resolveIo } from '../models/sessions.js';
 import { scoreSpoof } from '../models/spoof.js';
 import { encodeSpeech } from '../models/speech-encoder.js';
@@ -38,7 +46,9 @@ const REPO_ROOT = resolve(PKG, '..', '..');
 const AUDIO = join(PKG, 'test', 'fixtures', 'audio');
 
 function speechClip(seconds: number): Float32Array {
-  const parts = ['alice_1.wav', 'bob_1.wav', 'alice_2.wav'].map((f) => decodeWav(new Uint8Array(readFileSync(join(AUDIO, f)))).samples);
+  const parts = ['alice_1.wav', 'bob_1.wav', 'alice_2.wav'].map(
+    (f) => decodeWav(new Uint8Array(readFileSync(join(AUDIO, f)))).samples,
+  );
   const out = new Float32Array(Math.round(seconds * 16000));
   let p = 0;
   for (let i = 0; p < out.length; i++) {
@@ -54,7 +64,22 @@ function mp3Clip(wav: Uint8Array): Uint8Array {
   const dir = mkdtempSync(join(tmpdir(), 'voxkey-bench-'));
   try {
     writeFileSync(join(dir, 'in.wav'), wav);
-    execFileSync('ffmpeg', ['-loglevel', 'error', '-y', '-i', join(dir, 'in.wav'), '-ar', '44100', '-ac', '2', '-c:a', 'libmp3lame', '-b:a', '64k', join(dir, 'out.mp3')]);
+    execFileSync('ffmpeg', [
+      '-loglevel',
+      'error',
+      '-y',
+      '-i',
+      join(dir, 'in.wav'),
+      '-ar',
+      '44100',
+      '-ac',
+      '2',
+      '-c:a',
+      'libmp3lame',
+      '-b:a',
+      '64k',
+      join(dir, 'out.mp3'),
+    ]);
     return new Uint8Array(readFileSync(join(dir, 'out.mp3')));
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -73,7 +98,11 @@ async function timeIt(runs: number, fn: () => Promise<unknown> | unknown): Promi
 }
 
 /** Two functions timed in alternation (the machine is noisy): medians and the median of per-pair ratios a/b. */
-async function timePaired(runs: number, a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<{ aMs: number; bMs: number; ratio: number }> {
+async function timePaired(
+  runs: number,
+  a: () => Promise<unknown>,
+  b: () => Promise<unknown>,
+): Promise<{ aMs: number; bMs: number; ratio: number }> {
   await a();
   await b();
   const ta: number[] = [];
@@ -115,7 +144,8 @@ function loadRecorder() {
   const t0 = performance.now();
   const c0 = cpuTimes();
   const own0 = process.cpuUsage();
-  const take = () => samples.push({ atS: Math.round((performance.now() - t0) / 1000), load1: r2(loadavg()[0]!) });
+  const take = () =>
+    samples.push({ atS: Math.round((performance.now() - t0) / 1000), load1: r2(loadavg()[0]!) });
   take();
   const timer = setInterval(take, 5000);
   timer.unref();
@@ -140,23 +170,52 @@ function loadRecorder() {
 
 /** Re-runs this bench under --cpu-prof and folds the profile summary into its result file. */
 function runProfiled(args: Record<string, string | true>, out: string): void {
-  const dir = typeof args.profile === 'string' ? userPath(args.profile) : mkdtempSync(join(tmpdir(), 'voxkey-bench-profile-'));
+  const dir =
+    typeof args.profile === 'string'
+      ? userPath(args.profile)
+      : mkdtempSync(join(tmpdir(), 'voxkey-bench-profile-'));
   mkdirSync(dir, { recursive: true });
   const drop = new Set(['--profile', '--out']);
-  const argv = process.argv.slice(2).filter((a, i, all) => !drop.has(a) && !(drop.has(all[i - 1]!) && !a.startsWith('--')));
+  const argv = process.argv
+    .slice(2)
+    .filter((a, i, all) => !drop.has(a) && !(drop.has(all[i - 1]!) && !a.startsWith('--')));
   console.error(`bench: profiling into ${dir}`);
-  const child = spawnSync(process.execPath, [...process.execArgv, '--cpu-prof', '--cpu-prof-dir', dir, process.argv[1]!, ...argv, '--out', out], { stdio: 'inherit' });
+  const child = spawnSync(
+    process.execPath,
+    [
+      ...process.execArgv,
+      '--cpu-prof',
+      '--cpu-prof-dir',
+      dir,
+      process.argv[1]!,
+      ...argv,
+      '--out',
+      out,
+    ],
+    { stdio: 'inherit' },
+  );
   if (child.status !== 0) process.exit(child.status ?? 1);
   const profiles = summariseProfiles(dir);
   const result = JSON.parse(readFileSync(out, 'utf8'));
   result.command = `${result.command} --profile`;
-  result.profile = { dir, note: 'V8 CPU profiles of the whole bench run (all phases), one per thread; stage = inclusive time in that engine function, native onnxruntime time included', threads: profiles };
+  result.profile = {
+    dir,
+    note: 'V8 CPU profiles of the whole bench run (all phases), one per thread; stage = inclusive time in that engine function, native onnxruntime time included',
+    threads: profiles,
+  };
   writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
   for (const p of profiles) {
     if (p.sampledMs - p.idleMs < 100) continue;
-    console.log(`\nprofile ${p.thread} (${p.file}): ${p.sampledMs - p.idleMs} ms busy of ${p.wallMs} ms`);
-    console.log(`  stages (inclusive ms): ${Object.entries(p.stagesMs).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-    for (const t of p.topSelf.slice(0, 10)) console.log(`  ${(t.share * 100).toFixed(1).padStart(5)}%  ${t.ms} ms  ${t.fn}`);
+    console.log(
+      `\nprofile ${p.thread} (${p.file}): ${p.sampledMs - p.idleMs} ms busy of ${p.wallMs} ms`,
+    );
+    console.log(
+      `  stages (inclusive ms): ${Object.entries(p.stagesMs)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
+    for (const t of p.topSelf.slice(0, 10))
+      console.log(`  ${(t.share * 100).toFixed(1).padStart(5)}%  ${t.ms} ms  ${t.fn}`);
   }
 }
 
@@ -167,17 +226,36 @@ interface Other {
   create: () => Promise<VoiceEngine>;
 }
 
-async function compareWith(other: Other, engineOpts: EngineOptions, clips: Record<string, Uint8Array>, runs: number) {
+async function compareWith(
+  other: Other,
+  engineOpts: EngineOptions,
+  clips: Record<string, Uint8Array>,
+  runs: number,
+) {
   const a = await createEngine({ ...engineOpts, threads: 1 });
   const b = await other.create();
-  const comparison: Record<string, { thisMedianMs: number; otherMedianMs: number; medianRatio: number; pairs: number }> = {};
+  const comparison: Record<
+    string,
+    { thisMedianMs: number; otherMedianMs: number; medianRatio: number; pairs: number }
+  > = {};
   try {
     const { voiceprint } = await a.enrol(clips['10s-wav16k']!);
     const vb = (await b.enrol(clips['10s-wav16k']!)).voiceprint;
     for (const [name, bytes] of Object.entries(clips)) {
-      const paired = await timePaired(runs, () => a.verify(bytes, voiceprint), () => b.verify(bytes, vb));
-      comparison[name] = { thisMedianMs: r2(paired.aMs), otherMedianMs: r2(paired.bMs), medianRatio: r2(paired.ratio), pairs: runs };
-      console.error(`  vs ${name}: this ${paired.aMs.toFixed(1)} ms, other ${paired.bMs.toFixed(1)} ms, ratio ${paired.ratio.toFixed(2)}`);
+      const paired = await timePaired(
+        runs,
+        () => a.verify(bytes, voiceprint),
+        () => b.verify(bytes, vb),
+      );
+      comparison[name] = {
+        thisMedianMs: r2(paired.aMs),
+        otherMedianMs: r2(paired.bMs),
+        medianRatio: r2(paired.ratio),
+        pairs: runs,
+      };
+      console.error(
+        `  vs ${name}: this ${paired.aMs.toFixed(1)} ms, other ${paired.bMs.toFixed(1)} ms, ratio ${paired.ratio.toFixed(2)}`,
+      );
     }
   } finally {
     await Promise.all([a.close(), b.close()]);
@@ -188,7 +266,8 @@ async function compareWith(other: Other, engineOpts: EngineOptions, clips: Recor
 async function main() {
   const args = parseArgs(process.argv.slice(2), {
     name: 'npm run bench --',
-    description: 'Engine latency and memory benchmark; writes bench/results/engine-bench-<model>.json.',
+    description:
+      'Engine latency and memory benchmark; writes bench/results/engine-bench-<model>.json.',
     options: {
       'runs <n>': 'timed runs per clip (default 30)',
       'rss-runs <n>': 'runs of the memory-growth check (default 1000)',
@@ -196,16 +275,21 @@ async function main() {
       'speaker-model <name>': 'speaker model from the manifest (default: its default)',
       'spoof-model <name>': 'spoof model from the manifest (default: its default)',
       'out <file>': 'result file (default bench/results/engine-bench-<speaker model>.json)',
-      'profile [dir]': 're-run under node --cpu-prof (profiles in dir, default a temporary folder) and add a per-thread summary',
-      'vs <index.js>': 'alternate request by request against another engine build and report medians and ratios',
-      'vs-speaker-model <name>': 'the same, against this build with another speaker model as the default (e.g. the previous one); also times that model alone and its 2-worker throughput',
-      'vs-spoof-model <name>': 'time this spoof model beside the default one, in alternation, per clip (and end to end, unless --vs or --vs-speaker-model is given)',
+      'profile [dir]':
+        're-run under node --cpu-prof (profiles in dir, default a temporary folder) and add a per-thread summary',
+      'vs <index.js>':
+        'alternate request by request against another engine build and report medians and ratios',
+      'vs-speaker-model <name>':
+        'the same, against this build with another speaker model as the default (e.g. the previous one); also times that model alone and its 2-worker throughput',
+      'vs-spoof-model <name>':
+        'time this spoof model beside the default one, in alternation, per clip (and end to end, unless --vs or --vs-speaker-model is given)',
     },
   });
   const runs = num(args.runs, 30);
   const stopLoad = loadRecorder();
   const rssRuns = num(args['rss-runs'], 1000);
-  const modelsDir = typeof args['models-dir'] === 'string' ? userPath(args['models-dir']) : defaultModelsDir();
+  const modelsDir =
+    typeof args['models-dir'] === 'string' ? userPath(args['models-dir']) : defaultModelsDir();
   const engineOpts: EngineOptions = { modelsDir, maxQueue: 4096, taskTimeoutMs: 120_000 };
   if (typeof args['speaker-model'] === 'string') engineOpts.speakerModel = args['speaker-model'];
   if (typeof args['spoof-model'] === 'string') engineOpts.spoofModel = args['spoof-model'];
@@ -213,42 +297,82 @@ async function main() {
   const manifest = await loadManifest(join(modelsDir, 'manifest.json'));
   const speakerEntry = selectModel(manifest, 'speaker', modelsDir, engineOpts.speakerModel);
   const spoofEntry = selectModel(manifest, 'spoof', modelsDir, engineOpts.spoofModel);
-  const out = typeof args.out === 'string' ? userPath(args.out) : join(REPO_ROOT, 'bench', 'results', `engine-bench-${speakerEntry.name}.json`);
+  const out =
+    typeof args.out === 'string'
+      ? userPath(args.out)
+      : join(REPO_ROOT, 'bench', 'results', `engine-bench-${speakerEntry.name}.json`);
   if (args.profile !== undefined && !process.execArgv.some((a) => a.startsWith('--cpu-prof'))) {
     runProfiled(args, out);
     return;
   }
-  const clips = Object.fromEntries([5, 10, 30].map((s) => [`${s}s-wav16k`, encodeWav(speechClip(s), 16000)]));
+  const clips = Object.fromEntries(
+    [5, 10, 30].map((s) => [`${s}s-wav16k`, encodeWav(speechClip(s), 16000)]),
+  );
   clips['5s-mp3-44k-stereo'] = mp3Clip(clips['5s-wav16k']!);
-  const b64 = Object.fromEntries(Object.entries(clips).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+  const b64 = Object.fromEntries(
+    Object.entries(clips).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+  );
 
   const loadAtStart = loadavg().map((x) => Math.round(x * 100) / 100);
-  console.error(`bench: speaker ${speakerEntry.name}, spoof ${spoofEntry.name}, ${runs} runs per point, ${cpus().length} cores`);
+  console.error(
+    `bench: speaker ${speakerEntry.name}, spoof ${spoofEntry.name}, ${runs} runs per point, ${cpus().length} cores`,
+  );
   // Per stage, in this thread, 1 intra-op thread (what one pool worker does).
   const vad = await openSession(sileroModelPath(), 1);
   const speaker = await openSession(join(modelsDir, speakerEntry.file), 1);
   const spoof = await openSession(join(modelsDir, spoofEntry.file), 1);
-  const speakerIo = resolveIo(speaker, { inputName: speakerEntry.input.name, outputName: speakerEntry.output.name });
-  const spoofIo = { ...resolveIo(spoof, { inputName: spoofEntry.input.name, outputName: spoofEntry.output.name }), input: spoofInput(spoofEntry) };
-  const vsName = typeof args['vs-speaker-model'] === 'string' ? args['vs-speaker-model'] : undefined;
+  const speakerIo = resolveIo(speaker, {
+    inputName: speakerEntry.input.name,
+    outputName: speakerEntry.output.name,
+  });
+  const spoofIo = {
+    ...resolveIo(spoof, { inputName: spoofEntry.input.name, outputName: spoofEntry.output.name }),
+    input: spoofInput(spoofEntry),
+  };
+  const vsName =
+    typeof args['vs-speaker-model'] === 'string' ? args['vs-speaker-model'] : undefined;
   const openModel = async (kind: 'speaker' | 'spoof', name: string) => {
     const entry = selectModel(manifest, kind, modelsDir, name);
     const session = await openSession(join(modelsDir, entry.file), 1);
-    return { entry, session, io: resolveIo(session, { inputName: entry.input.name, outputName: entry.output.name }) };
+    return {
+      entry,
+      session,
+      io: resolveIo(session, { inputName: entry.input.name, outputName: entry.output.name }),
+    };
   };
   const vsSpeaker = vsName ? await openModel('speaker', vsName) : undefined;
-  const vsSpoofName = typeof args['vs-spoof-model'] === 'string' ? args['vs-spoof-model'] : undefined;
+  const vsSpoofName =
+    typeof args['vs-spoof-model'] === 'string' ? args['vs-spoof-model'] : undefined;
   const vsSpoof = vsSpoofName
-    ? await openModel('spoof', vsSpoofName).then((m) => ({ ...m, io: { ...m.io, input: spoofInput(m.entry) } }))
+    ? await openModel('spoof', vsSpoofName).then((m) => ({
+        ...m,
+        io: { ...m.io, input: spoofInput(m.entry) },
+      }))
     : undefined;
   // The spoof check as the worker runs it: the speech encoder first when the model reads its hidden states.
   const openEncoder = async (entry: ModelEntry) => {
     const name = spoofEncoderName(entry);
-    return name === null ? undefined : openSession(join(modelsDir, selectModel(manifest, 'speech-encoder', modelsDir, name).file), 1);
+    return name === null
+      ? undefined
+      : openSession(
+          join(modelsDir, selectModel(manifest, 'speech-encoder', modelsDir, name).file),
+          1,
+        );
   };
-  const [encoder, vsEncoder] = await Promise.all([openEncoder(spoofEntry), vsSpoof ? openEncoder(vsSpoof.entry) : undefined]);
-  const spoofCheck = (session: typeof spoof, io: typeof spoofIo, encoderSession: typeof encoder) => async (samples: Float32Array) =>
-    scoreSpoof(session, io, samples, undefined, encoderSession ? await encodeSpeech(encoderSession, samples) : undefined);
+  const [encoder, vsEncoder] = await Promise.all([
+    openEncoder(spoofEntry),
+    vsSpoof ? openEncoder(vsSpoof.entry) : undefined,
+  ]);
+  const spoofCheck =
+    (session: typeof spoof, io: typeof spoofIo, encoderSession: typeof encoder) =>
+    async (samples: Float32Array) =>
+      scoreSpoof(
+        session,
+        io,
+        samples,
+        undefined,
+        encoderSession ? await encodeSpeech(encoderSession, samples) : undefined,
+      );
   const stages: Record<string, Record<string, number>> = {};
   for (const [name, bytes] of Object.entries(clips)) {
     const decoded = await decodeAudio(bytes);
@@ -260,22 +384,40 @@ async function main() {
     s.vadMs = await timeIt(runs, () => detectSpeech(vad, decoded.samples));
     s.fbankMs = await timeIt(runs, () => fbankCmn(speech));
     const feats = fbankCmn(speech, speakerInputScale(speakerEntry));
-    s.embedModelMs = await timeIt(runs, () => embedFeatures(speaker, speakerIo, feats.data, feats.frames));
+    s.embedModelMs = await timeIt(runs, () =>
+      embedFeatures(speaker, speakerIo, feats.data, feats.frames),
+    );
     if (vsSpeaker) {
       const vsFeats = fbankCmn(speech, speakerInputScale(vsSpeaker.entry));
-      s.vsEmbedModelMs = await timeIt(runs, () => embedFeatures(vsSpeaker.session, vsSpeaker.io, vsFeats.data, vsFeats.frames));
+      s.vsEmbedModelMs = await timeIt(runs, () =>
+        embedFeatures(vsSpeaker.session, vsSpeaker.io, vsFeats.data, vsFeats.frames),
+      );
     }
     if (vsSpoof) {
-      const paired = await timePaired(runs, () => spoofCheck(spoof, spoofIo, encoder)(decoded.samples), () => spoofCheck(vsSpoof.session, vsSpoof.io, vsEncoder)(decoded.samples));
+      const paired = await timePaired(
+        runs,
+        () => spoofCheck(spoof, spoofIo, encoder)(decoded.samples),
+        () => spoofCheck(vsSpoof.session, vsSpoof.io, vsEncoder)(decoded.samples),
+      );
       Object.assign(s, { spoofMs: paired.aMs, vsSpoofMs: paired.bMs, spoofVsRatio: paired.ratio });
     } else {
       s.spoofMs = await timeIt(runs, () => spoofCheck(spoof, spoofIo, encoder)(decoded.samples));
     }
     s.netSpeechSeconds = det.netSpeechSeconds;
     stages[name] = s;
-    console.error(`  stages ${name}: ${JSON.stringify(s, (_, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v))}`);
+    console.error(
+      `  stages ${name}: ${JSON.stringify(s, (_, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v))}`,
+    );
   }
-  await Promise.all([vad.release(), speaker.release(), spoof.release(), vsSpeaker?.session.release(), vsSpoof?.session.release(), encoder?.release(), vsEncoder?.release()]);
+  await Promise.all([
+    vad.release(),
+    speaker.release(),
+    spoof.release(),
+    vsSpeaker?.session.release(),
+    vsSpoof?.session.release(),
+    encoder?.release(),
+    vsEncoder?.release(),
+  ]);
 
   // End to end through the pool: file bytes -> verify decision, one request at a time.
   const e2e: Record<string, { medianMs: number; p90Ms: number; rtf: number }> = {};
@@ -290,30 +432,60 @@ async function main() {
       ts.push(performance.now() - t);
     }
     const seconds = Number(name.split('s-')[0]);
-    e2e[name] = { medianMs: median(ts), p90Ms: percentile(ts, 0.9), rtf: median(ts) / 1000 / seconds };
+    e2e[name] = {
+      medianMs: median(ts),
+      p90Ms: percentile(ts, 0.9),
+      rtf: median(ts) / 1000 / seconds,
+    };
     console.error(`  end-to-end ${name}: median ${median(ts).toFixed(1)} ms`);
   }
   const enrolMs = await timeIt(Math.min(runs, 10), () => one.enrol(clips['10s-wav16k']!));
   await one.close();
   const otherBuild = typeof args.vs === 'string' ? userPath(args.vs) : undefined;
   const other: Other | undefined = otherBuild
-    ? { label: otherBuild, create: async () => ((await import(pathToFileURL(resolve(otherBuild)).href)) as typeof import('../index.js')).createEngine({ ...engineOpts, threads: 1 }) }
+    ? {
+        label: otherBuild,
+        create: async () =>
+          (
+            (await import(pathToFileURL(resolve(otherBuild)).href)) as typeof import('../index.js')
+          ).createEngine({ ...engineOpts, threads: 1 }),
+      }
     : vsName
-      ? { label: `speaker model ${vsName}`, create: () => createEngine({ ...engineOpts, speakerModel: vsName, threads: 1 }) }
+      ? {
+          label: `speaker model ${vsName}`,
+          create: () => createEngine({ ...engineOpts, speakerModel: vsName, threads: 1 }),
+        }
       : vsSpoofName
-        ? { label: `spoof model ${vsSpoofName}`, create: () => createEngine({ ...engineOpts, spoofModel: vsSpoofName, threads: 1 }) }
+        ? {
+            label: `spoof model ${vsSpoofName}`,
+            create: () => createEngine({ ...engineOpts, spoofModel: vsSpoofName, threads: 1 }),
+          }
         : undefined;
   const comparison = other ? await compareWith(other, engineOpts, clips, runs) : undefined;
 
   // Throughput: a burst of 5 s verifications with 1 and 2 workers.
   const throughput: Record<string, number> = {};
-  for (const [threads, speakerModel] of [[1, undefined], [2, undefined], ...(vsName ? [[2, vsName] as const] : [])] as const) {
-    const engine = await createEngine({ ...engineOpts, threads, ...(speakerModel ? { speakerModel } : {}) });
-    const enrolled = speakerModel ? (await engine.enrol(clips['10s-wav16k']!)).voiceprint : voiceprint;
+  for (const [threads, speakerModel] of [
+    [1, undefined],
+    [2, undefined],
+    ...(vsName ? [[2, vsName] as const] : []),
+  ] as const) {
+    const engine = await createEngine({
+      ...engineOpts,
+      threads,
+      ...(speakerModel ? { speakerModel } : {}),
+    });
+    const enrolled = speakerModel
+      ? (await engine.enrol(clips['10s-wav16k']!)).voiceprint
+      : voiceprint;
     const n = Math.max(20, runs * 2);
     const t = performance.now();
-    await Promise.all(Array.from({ length: n }, () => engine.verify(clips['5s-wav16k']!, enrolled)));
-    throughput[`${threads}-worker${threads > 1 ? 's' : ''} clips/s${speakerModel ? ` (${speakerModel})` : ''}`] = n / ((performance.now() - t) / 1000);
+    await Promise.all(
+      Array.from({ length: n }, () => engine.verify(clips['5s-wav16k']!, enrolled)),
+    );
+    throughput[
+      `${threads}-worker${threads > 1 ? 's' : ''} clips/s${speakerModel ? ` (${speakerModel})` : ''}`
+    ] = n / ((performance.now() - t) / 1000);
     await engine.close();
   }
   console.error(`  throughput ${JSON.stringify(throughput)}`);
@@ -324,7 +496,11 @@ async function main() {
   const gc = (globalThis as { gc?: () => void }).gc;
   const batch = 20;
   for (let done = 0; done < rssRuns; done += batch) {
-    await Promise.all(Array.from({ length: Math.min(batch, rssRuns - done) }, () => engine.verify(clips['5s-wav16k']!, voiceprint)));
+    await Promise.all(
+      Array.from({ length: Math.min(batch, rssRuns - done) }, () =>
+        engine.verify(clips['5s-wav16k']!, voiceprint),
+      ),
+    );
     if ((done + batch) % 100 === 0 || done + batch >= rssRuns) {
       gc?.();
       rss.push({ runs: Math.min(done + batch, rssRuns), rssMb: mb(process.memoryUsage().rss) });
@@ -336,18 +512,34 @@ async function main() {
   const last = rss.at(-1)!;
 
   const result = {
-    command: process.argv.length > 2 ? `npm run bench -- ${process.argv.slice(2).join(' ')}` : 'npm run bench',
+    command:
+      process.argv.length > 2
+        ? `npm run bench -- ${process.argv.slice(2).join(' ')}`
+        : 'npm run bench',
     date: new Date().toISOString(),
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, availableParallelism: availableParallelism(), node: process.version, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) },
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      availableParallelism: availableParallelism(),
+      node: process.version,
+      loadAverageAtStart: loadAtStart,
+      loadAverageAtEnd: loadavg().map((x) => Math.round(x * 100) / 100),
+    },
     speakerModel: { name: speakerEntry.name, sha256: speakerEntry.sha256 },
     spoofModel: { name: spoofEntry.name, sha256: spoofEntry.sha256 },
-    ...(vsSpoof ? { vsSpoofModel: { name: vsSpoof.entry.name, sha256: vsSpoof.entry.sha256 } } : {}),
+    ...(vsSpoof
+      ? { vsSpoofModel: { name: vsSpoof.entry.name, sha256: vsSpoof.entry.sha256 } }
+      : {}),
     runsPerPoint: runs,
     stagesMedianMs: stages,
     endToEndVerify: e2e,
     enrol10sMedianMs: enrolMs,
     throughput5s: throughput,
-    memory: { peakRssMb, rssSamples: rss, rssGrowthMbFrom100ToEnd: Math.round((last.rssMb - first.rssMb) * 10) / 10 },
+    memory: {
+      peakRssMb,
+      rssSamples: rss,
+      rssGrowthMbFrom100ToEnd: Math.round((last.rssMb - first.rssMb) * 10) / 10,
+    },
     ...(comparison ? { comparison } : {}),
   };
   mkdirSync(dirname(out), { recursive: true });
@@ -355,21 +547,43 @@ async function main() {
   writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
 
   const f = (x: number) => x.toFixed(1);
-  console.log(`\nEngine bench: ${speakerEntry.name} + ${spoofEntry.name}, ${cpus().length} cores (${cpus()[0]?.model}), median of ${runs}`);
-  console.log('| clip | base64 | decode+resample | VAD | fbank | speaker model | spoof model | end-to-end verify (median / p90) | RTF |');
+  console.log(
+    `\nEngine bench: ${speakerEntry.name} + ${spoofEntry.name}, ${cpus().length} cores (${cpus()[0]?.model}), median of ${runs}`,
+  );
+  console.log(
+    '| clip | base64 | decode+resample | VAD | fbank | speaker model | spoof model | end-to-end verify (median / p90) | RTF |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const name of Object.keys(clips)) {
     const s = stages[name]!;
     const e = e2e[name]!;
-    console.log(`| ${name} | ${f(s.base64DecodeMs!)} | ${f(s.decodeAndResampleMs!)} | ${f(s.vadMs!)} | ${f(s.fbankMs!)} | ${f(s.embedModelMs!)} | ${f(s.spoofMs!)} | ${f(e.medianMs)} / ${f(e.p90Ms)} ms | ${e.rtf.toFixed(4)} |`);
+    console.log(
+      `| ${name} | ${f(s.base64DecodeMs!)} | ${f(s.decodeAndResampleMs!)} | ${f(s.vadMs!)} | ${f(s.fbankMs!)} | ${f(s.embedModelMs!)} | ${f(s.spoofMs!)} | ${f(e.medianMs)} / ${f(e.p90Ms)} ms | ${e.rtf.toFixed(4)} |`,
+    );
   }
   if (vsSpoof) {
-    console.log(`\nspoof check, ${spoofEntry.name} vs ${vsSpoof.entry.name} (alternating, one thread): ` + Object.entries(stages).map(([n, s]) => `${n} ${f(s.spoofMs!)} vs ${f(s.vsSpoofMs!)} ms (ratio ${s.spoofVsRatio!.toFixed(2)})`).join('; '));
+    console.log(
+      `\nspoof check, ${spoofEntry.name} vs ${vsSpoof.entry.name} (alternating, one thread): ` +
+        Object.entries(stages)
+          .map(
+            ([n, s]) =>
+              `${n} ${f(s.spoofMs!)} vs ${f(s.vsSpoofMs!)} ms (ratio ${s.spoofVsRatio!.toFixed(2)})`,
+          )
+          .join('; '),
+    );
   }
   console.log(`enrol (10 s, with consistency halves): ${f(enrolMs)} ms median`);
-  console.log(`throughput (5 s clips): ${Object.entries(throughput).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`);
-  console.log(`load average (1/5/15 min) at start ${loadAtStart.join(' / ')}, at end ${result.machine.loadAverageAtEnd.join(' / ')} (other jobs share these cores)`);
-  console.log(`peak RSS ${peakRssMb} MB; RSS after ${first.runs} runs ${first.rssMb} MB, after ${last.runs} runs ${last.rssMb} MB`);
+  console.log(
+    `throughput (5 s clips): ${Object.entries(throughput)
+      .map(([k, v]) => `${k} ${v.toFixed(1)}`)
+      .join(', ')}`,
+  );
+  console.log(
+    `load average (1/5/15 min) at start ${loadAtStart.join(' / ')}, at end ${result.machine.loadAverageAtEnd.join(' / ')} (other jobs share these cores)`,
+  );
+  console.log(
+    `peak RSS ${peakRssMb} MB; RSS after ${first.runs} runs ${first.rssMb} MB, after ${last.runs} runs ${last.rssMb} MB`,
+  );
   console.log(`written ${out}`);
 }
 

@@ -11,15 +11,25 @@ import { join } from 'node:path';
 import type { VoiceEngine } from '../runtime/engine.js';
 import type { ScoreNormalizationSpec } from '../scoring/score-norm.js';
 
-export const COHORT_CAPS: Record<string, number> = { commonvoice: 260, speechocean762: 70, 'librispeech-tc100': 50 };
+export const COHORT_CAPS: Record<string, number> = {
+  commonvoice: 260,
+  speechocean762: 70,
+  'librispeech-tc100': 50,
+};
 export const COHORT_OTHER_CAP = 25;
 export const COHORT_CLIPS_PER_SPEAKER = 3;
 export const COHORT_TOPK = 100;
 
 /** Deterministic pseudo-random order (sha1 of seed + key). */
-const rank = (seed: string, key: string) => createHash('sha1').update(seed + key).digest('hex');
+const rank = (seed: string, key: string) =>
+  createHash('sha1')
+    .update(seed + key)
+    .digest('hex');
 
-export function selectCohortSpeakers(rows: Record<string, string>[], seed = 'voxkey-cohort-v3'): { key: string; clips: string[] }[] {
+export function selectCohortSpeakers(
+  rows: Record<string, string>[],
+  seed = 'voxkey-cohort-v3',
+): { key: string; clips: string[] }[] {
   const bySpeaker = new Map<string, { corpus: string; clips: string[] }>();
   for (const r of rows) {
     if (r.kind !== 'bonafide' || r.split !== 'train' || Number(r.duration_s) < 2) continue;
@@ -29,12 +39,15 @@ export function selectCohortSpeakers(rows: Record<string, string>[], seed = 'vox
     bySpeaker.set(key, s);
   }
   const byCorpus = new Map<string, string[]>();
-  for (const [key, s] of bySpeaker) byCorpus.set(s.corpus, [...(byCorpus.get(s.corpus) ?? []), key]);
+  for (const [key, s] of bySpeaker)
+    byCorpus.set(s.corpus, [...(byCorpus.get(s.corpus) ?? []), key]);
   const out: { key: string; clips: string[] }[] = [];
   for (const corpus of [...byCorpus.keys()].sort()) {
     const keys = byCorpus.get(corpus)!.sort((x, y) => rank(seed, x).localeCompare(rank(seed, y)));
     for (const key of keys.slice(0, COHORT_CAPS[corpus] ?? COHORT_OTHER_CAP)) {
-      const clips = bySpeaker.get(key)!.clips.sort((x, y) => rank(seed, x).localeCompare(rank(seed, y)));
+      const clips = bySpeaker
+        .get(key)!
+        .clips.sort((x, y) => rank(seed, x).localeCompare(rank(seed, y)));
       out.push({ key, clips: clips.slice(0, COHORT_CLIPS_PER_SPEAKER) });
     }
   }
@@ -42,7 +55,13 @@ export function selectCohortSpeakers(rows: Record<string, string>[], seed = 'vox
 }
 
 /** Embeds the cohort speakers, writes `<model>-cohort.f32` into modelsDir and returns the manifest spec. */
-export async function buildCohort(engine: VoiceEngine, datasetDir: string, rows: Record<string, string>[], modelsDir: string, concurrency: number): Promise<ScoreNormalizationSpec> {
+export async function buildCohort(
+  engine: VoiceEngine,
+  datasetDir: string,
+  rows: Record<string, string>[],
+  modelsDir: string,
+  concurrency: number,
+): Promise<ScoreNormalizationSpec> {
   const speakers = selectCohortSpeakers(rows);
   const clips = speakers.flatMap((s) => s.clips);
   const emb = new Map<string, Float32Array>();

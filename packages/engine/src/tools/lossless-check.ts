@@ -17,7 +17,8 @@ import { flacToWav } from './flac.js';
 
 const args = parseArgs(process.argv.slice(2), {
   name: 'npm run check:lossless --',
-  description: 'Spoof verdicts of real lossless recordings vs their MP3 twins (data set lossless/ folder).',
+  description:
+    'Spoof verdicts of real lossless recordings vs their MP3 twins (data set lossless/ folder).',
   options: {
     'data-dir <dir>': 'the development data set (default ../shared/datasets beside the repository)',
     'spoof-model <name>': 'spoof model from the manifest (default: the default one)',
@@ -25,8 +26,15 @@ const args = parseArgs(process.argv.slice(2), {
   },
 });
 const repo = resolve(PACKAGE_DIR, '..', '..');
-const dataDir = typeof args['data-dir'] === 'string' ? userPath(args['data-dir']) : resolve(repo, '..', 'shared', 'datasets');
-const engine = await createEngine({ spoofModel: typeof args['spoof-model'] === 'string' ? args['spoof-model'] : undefined, threads: num(args.threads, availableParallelism()), maxQueue: 1024 });
+const dataDir =
+  typeof args['data-dir'] === 'string'
+    ? userPath(args['data-dir'])
+    : resolve(repo, '..', 'shared', 'datasets');
+const engine = await createEngine({
+  spoofModel: typeof args['spoof-model'] === 'string' ? args['spoof-model'] : undefined,
+  threads: num(args.threads, availableParallelism()),
+  maxQueue: 1024,
+});
 const verifyThreshold = 1 - engine.defaultDeepfakeThreshold;
 const enrolThreshold = 1 - engine.defaultEnrolmentDeepfakeThreshold;
 
@@ -37,7 +45,11 @@ for (const pair of pairs) {
     engine.embedBytes(await flacToWav(new Uint8Array(readFileSync(join(dataDir, pair.path!))))),
     engine.embedBytes(new Uint8Array(readFileSync(join(dataDir, pair.mp3_path!)))),
   ]);
-  scored.push({ path: pair.path!, lossless: lossless.bonafideProbability, mp3: mp3.bonafideProbability });
+  scored.push({
+    path: pair.path!,
+    lossless: lossless.bonafideProbability,
+    mp3: mp3.bonafideProbability,
+  });
 }
 await engine.close();
 
@@ -45,7 +57,9 @@ const at = (threshold: number) => ({
   threshold,
   flaggedLossless: scored.filter((s) => s.lossless < threshold).length,
   flaggedMp3: scored.filter((s) => s.mp3 < threshold).length,
-  flaggedInOneFormOnly: scored.filter((s) => s.lossless < threshold !== s.mp3 < threshold).map((s) => s.path),
+  flaggedInOneFormOnly: scored
+    .filter((s) => s.lossless < threshold !== s.mp3 < threshold)
+    .map((s) => s.path),
 });
 const result = {
   command: `npm run check:lossless -- ${process.argv.slice(2).join(' ')}`.trim(),
@@ -54,13 +68,16 @@ const result = {
   clips: scored.length,
   verification: at(verifyThreshold),
   enrolment: at(enrolThreshold),
-  meanAbsProbabilityDifference: scored.reduce((s, x) => s + Math.abs(x.lossless - x.mp3), 0) / Math.max(scored.length, 1),
+  meanAbsProbabilityDifference:
+    scored.reduce((s, x) => s + Math.abs(x.lossless - x.mp3), 0) / Math.max(scored.length, 1),
 };
 const out = join(repo, 'bench', 'results', `lossless-check-${engine.spoofModelId}.json`);
 mkdirSync(join(repo, 'bench', 'results'), { recursive: true });
 writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
 for (const name of ['verification', 'enrolment'] as const) {
   const r = result[name];
-  console.log(`${name} threshold ${r.threshold.toFixed(6)}: flagged ${r.flaggedLossless}/${scored.length} lossless, ${r.flaggedMp3}/${scored.length} MP3; flagged in one form only: ${r.flaggedInOneFormOnly.length}`);
+  console.log(
+    `${name} threshold ${r.threshold.toFixed(6)}: flagged ${r.flaggedLossless}/${scored.length} lossless, ${r.flaggedMp3}/${scored.length} MP3; flagged in one form only: ${r.flaggedInOneFormOnly.length}`,
+  );
 }
 console.log(`wrote ${out}`);

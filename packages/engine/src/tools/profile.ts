@@ -75,7 +75,8 @@ export function summariseProfile(file: string, top = 15): ProfileSummary {
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const self = new Map<number, number>();
-  for (let i = 0; i < p.samples.length; i++) self.set(p.samples[i]!, (self.get(p.samples[i]!) ?? 0) + (p.timeDeltas[i] ?? 0) / 1000);
+  for (let i = 0; i < p.samples.length; i++)
+    self.set(p.samples[i]!, (self.get(p.samples[i]!) ?? 0) + (p.timeDeltas[i] ?? 0) / 1000);
   const selfByFn = new Map<string, number>();
   const selfByPackage = new Map<string, number>();
   const stages: Record<string, number> = {};
@@ -88,7 +89,8 @@ export function summariseProfile(file: string, top = 15): ProfileSummary {
     if (name === '(idle)') idle += ms;
     selfByFn.set(label(node), (selfByFn.get(label(node)) ?? 0) + ms);
     if (name !== '(idle)' && name !== '(program)') {
-      const pkg = name === '(garbage collector)' ? 'garbage collector' : packageOf(node.callFrame.url);
+      const pkg =
+        name === '(garbage collector)' ? 'garbage collector' : packageOf(node.callFrame.url);
       selfByPackage.set(pkg, (selfByPackage.get(pkg) ?? 0) + ms);
     }
     // Inclusive stage time: the innermost stage function on the stack gets the sample. onnxruntime-node
@@ -96,7 +98,9 @@ export function summariseProfile(file: string, top = 15): ProfileSummary {
     // stack: it is counted as one stage for all models.
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
       const frame = byId.get(cur)!.callFrame;
-      const stage = STAGE_FUNCTIONS[frame.functionName] ?? (frame.url.includes('onnxruntime-node') ? ORT_STAGE : undefined);
+      const stage =
+        STAGE_FUNCTIONS[frame.functionName] ??
+        (frame.url.includes('onnxruntime-node') ? ORT_STAGE : undefined);
       if (stage) {
         stages[stage] = (stages[stage] ?? 0) + ms;
         break;
@@ -110,7 +114,9 @@ export function summariseProfile(file: string, top = 15): ProfileSummary {
     .sort((a, b) => b[1] - a[1])
     .slice(0, top)
     .map(([fn, ms]) => ({ fn, ms: Math.round(ms), share: share(ms) }));
-  const byPackage = [...selfByPackage.entries()].sort((a, b) => b[1] - a[1]).map(([pkg, ms]) => ({ pkg, ms: Math.round(ms), share: share(ms) }));
+  const byPackage = [...selfByPackage.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([pkg, ms]) => ({ pkg, ms: Math.round(ms), share: share(ms) }));
   const round = (x: number) => Math.round(x);
   const thread = /\.(\d+)\.(\d+)\.\d+\.cpuprofile$/.exec(file)?.[2] ?? '?';
   return {
@@ -119,7 +125,11 @@ export function summariseProfile(file: string, top = 15): ProfileSummary {
     wallMs: round((p.endTime - p.startTime) / 1000),
     sampledMs: round(total),
     idleMs: round(idle),
-    stagesMs: Object.fromEntries(Object.entries(stages).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, round(v)])),
+    stagesMs: Object.fromEntries(
+      Object.entries(stages)
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => [k, round(v)]),
+    ),
     topSelf,
     byPackage,
   };

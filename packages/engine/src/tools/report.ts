@@ -16,7 +16,9 @@ const RESULTS = join(REPO_ROOT, 'bench', 'results');
 function defaultSpeakerModel(): string | undefined {
   const manifest = join(REPO_ROOT, 'models', 'manifest.json');
   if (!existsSync(manifest)) return undefined;
-  const { models } = JSON.parse(readFileSync(manifest, 'utf8')) as { models: Array<{ name: string; kind: string; default?: boolean }> };
+  const { models } = JSON.parse(readFileSync(manifest, 'utf8')) as {
+    models: Array<{ name: string; kind: string; default?: boolean }>;
+  };
   return models.find((m) => m.kind === 'speaker' && m.default)?.name;
 }
 
@@ -33,11 +35,15 @@ function replaceBetween(path: string, marker: string, body: string): void {
 
 const args = parseArgs(process.argv.slice(2), {
   name: 'npm run engine:report --',
-  description: "Renders bench/results/engine-{eval,bench}-<model>.json into docs/accuracy.md and docs/benchmarks.md.",
-  options: { 'model <name>': 'model whose results to render (default: the bundled default speaker model)' },
+  description:
+    'Renders bench/results/engine-{eval,bench}-<model>.json into docs/accuracy.md and docs/benchmarks.md.',
+  options: {
+    'model <name>': 'model whose results to render (default: the bundled default speaker model)',
+  },
 });
 const model = typeof args.model === 'string' ? args.model : defaultSpeakerModel();
-if (!model) throw new Error('models/manifest.json names no default speaker model: pass --model <name>');
+if (!model)
+  throw new Error('models/manifest.json names no default speaker model: pass --model <name>');
 const evalFile = join(RESULTS, `engine-eval-${model}.json`);
 const benchFile = join(RESULTS, `engine-bench-${model}.json`);
 if (existsSync(evalFile)) {
@@ -45,5 +51,9 @@ if (existsSync(evalFile)) {
   replaceBetween(join(REPO_ROOT, 'docs', 'accuracy.md'), 'engine:eval', renderEval(r));
 }
 if (existsSync(benchFile)) {
-  replaceBetween(join(REPO_ROOT, 'docs', 'benchmarks.md'), 'engine:bench', renderBench(JSON.parse(readFileSync(benchFile, 'utf8')) as BenchResult));
+  replaceBetween(
+    join(REPO_ROOT, 'docs', 'benchmarks.md'),
+    'engine:bench',
+    renderBench(JSON.parse(readFileSync(benchFile, 'utf8')) as BenchResult),
+  );
 }

@@ -18,7 +18,10 @@ import { num, parseArgs, userPath } from './args.js';
 export const NET_SPEECH_TOLERANCE = 0.02;
 
 /** The engine's VAD loop before the front-end work, verbatim (state copied out of every call). */
-async function referenceProbabilities(session: ort.InferenceSession, samples: Float32Array): Promise<Float32Array> {
+async function referenceProbabilities(
+  session: ort.InferenceSession,
+  samples: Float32Array,
+): Promise<Float32Array> {
   const context = 64;
   const chunks = Math.ceil(samples.length / VAD_CHUNK);
   const probs = new Float32Array(chunks);
@@ -55,32 +58,53 @@ export interface VadClipComparison {
 /** The clips of the dev trials (`trials/sv-dev.csv`, `trials/cm-dev.csv`: what `npm run eval` embeds), every `every`-th. */
 export function devClips(datasetDir: string, every = 1): string[] {
   const column = (file: string, names: string[]) => {
-    const [header, ...rows] = readFileSync(join(datasetDir, 'trials', file), 'utf8').trim().split(/\r?\n/);
+    const [header, ...rows] = readFileSync(join(datasetDir, 'trials', file), 'utf8')
+      .trim()
+      .split(/\r?\n/);
     const idx = names.map((n) => header!.split(',').indexOf(n));
     return rows.flatMap((r) => idx.map((i) => r.split(',')[i]!));
   };
-  const clips = [...new Set([...column('sv-dev.csv', ['enrol', 'test']), ...column('cm-dev.csv', ['path'])])].sort();
+  const clips = [
+    ...new Set([...column('sv-dev.csv', ['enrol', 'test']), ...column('cm-dev.csv', ['path'])]),
+  ].sort();
   return clips.filter((_, i) => i % every === 0);
 }
 
-export async function compareVad(datasetDir: string, clips: string[], onClip?: (c: VadClipComparison) => void): Promise<VadClipComparison[]> {
-  const [engineVad, referenceVad] = await Promise.all([openSession(sileroModelPath(), 1), openSession(sileroModelPath('op15'), 1)]);
+export async function compareVad(
+  datasetDir: string,
+  clips: string[],
+  onClip?: (c: VadClipComparison) => void,
+): Promise<VadClipComparison[]> {
+  const [engineVad, referenceVad] = await Promise.all([
+    openSession(sileroModelPath(), 1),
+    openSession(sileroModelPath('op15'), 1),
+  ]);
   const results: VadClipComparison[] = [];
   try {
     for (const clip of clips) {
       const bytes = new Uint8Array(readFileSync(join(datasetDir, clip)));
-      const { samples } = await decodeAudio(bytes, { maxFileBytes: 100 * 1024 * 1024, maxDurationSeconds: 3600, minDurationSeconds: 0 });
+      const { samples } = await decodeAudio(bytes, {
+        maxFileBytes: 100 * 1024 * 1024,
+        maxDurationSeconds: 3600,
+        minDurationSeconds: 0,
+      });
       const now = await detectSpeech(engineVad, samples);
       const refProbs = await referenceProbabilities(referenceVad, samples);
-      const referenceSpeechSeconds = speechSegments(refProbs, samples.length).reduce((n, s) => n + s.end - s.start, 0) / 16000;
+      const referenceSpeechSeconds =
+        speechSegments(refProbs, samples.length).reduce((n, s) => n + s.end - s.start, 0) / 16000;
       let maxProbabilityDifference = 0;
-      for (let i = 0; i < refProbs.length; i++) maxProbabilityDifference = Math.max(maxProbabilityDifference, Math.abs(refProbs[i]! - now.probabilities[i]!));
+      for (let i = 0; i < refProbs.length; i++)
+        maxProbabilityDifference = Math.max(
+          maxProbabilityDifference,
+          Math.abs(refProbs[i]! - now.probabilities[i]!),
+        );
       const diff = Math.abs(now.netSpeechSeconds - referenceSpeechSeconds);
       const r: VadClipComparison = {
         clip,
         referenceSpeechSeconds,
         speechSeconds: now.netSpeechSeconds,
-        relativeDifference: referenceSpeechSeconds > 0 ? diff / referenceSpeechSeconds : diff > 0 ? Infinity : 0,
+        relativeDifference:
+          referenceSpeechSeconds > 0 ? diff / referenceSpeechSeconds : diff > 0 ? Infinity : 0,
         maxProbabilityDifference,
       };
       results.push(r);
@@ -95,7 +119,8 @@ export async function compareVad(datasetDir: string, clips: string[], onClip?: (
 async function main() {
   const args = parseArgs(process.argv.slice(2), {
     name: 'npm run check:vad --',
-    description: "Compares the engine's VAD with the reference export and loop on every dev clip (net speech per clip).",
+    description:
+      "Compares the engine's VAD with the reference export and loop on every dev clip (net speech per clip).",
     options: {
       'dataset <dir>': 'dataset root (default $VOXKEY_DATASET_DIR or ../shared/datasets)',
       'every <n>': 'take every n-th dev clip (default 1)',
@@ -103,7 +128,10 @@ async function main() {
     },
   });
   const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-  const datasetDir = typeof args.dataset === 'string' ? userPath(args.dataset) : (process.env.VOXKEY_DATASET_DIR ?? resolve(repoRoot, '..', 'shared', 'datasets'));
+  const datasetDir =
+    typeof args.dataset === 'string'
+      ? userPath(args.dataset)
+      : (process.env.VOXKEY_DATASET_DIR ?? resolve(repoRoot, '..', 'shared', 'datasets'));
   const clips = devClips(datasetDir, num(args.every, 1));
   console.error(`check:vad: ${clips.length} dev clips from ${datasetDir}`);
   let done = 0;

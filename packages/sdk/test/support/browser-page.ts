@@ -10,18 +10,36 @@ import { build } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
 import { prerequisite } from '../../../../scripts/test-prerequisites.mjs';
 
-export const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
+export const CHROMIUM = [
+  process.env.CHROMIUM_PATH,
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+].find((p): p is string => !!p && existsSync(p));
 
 /** Whether `tests` in `testFile` can run here; a skip is recorded (scripts/test-prerequisites.mjs). */
 export function chromiumOrNotice(testFile: string, tests: string): boolean {
-  return prerequisite({ testFile, tests, missing: 'Chromium (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)', present: !!CHROMIUM });
+  return prerequisite({
+    testFile,
+    tests,
+    missing: 'Chromium (Debian: `apt-get install -y chromium`; or set CHROMIUM_PATH)',
+    present: !!CHROMIUM,
+  });
 }
 
 const SDK_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The SDK's browser entry bundled as one ES module. */
 export async function bundleBrowserSdk(): Promise<string> {
-  const bundle = await build({ entryPoints: ['src/browser.ts'], absWorkingDir: SDK_ROOT, bundle: true, write: false, platform: 'browser', format: 'esm', target: 'es2022', logLevel: 'silent' });
+  const bundle = await build({
+    entryPoints: ['src/browser.ts'],
+    absWorkingDir: SDK_ROOT,
+    bundle: true,
+    write: false,
+    platform: 'browser',
+    format: 'esm',
+    target: 'es2022',
+    logLevel: 'silent',
+  });
   return bundle.outputFiles[0]!.text;
 }
 
@@ -37,10 +55,14 @@ export interface PageServer {
 }
 
 /** Serves fixed files (path -> [content type, body]) on 127.0.0.1, on a port of its own. */
-export async function servePages(files: Record<string, [string, string | Buffer]>): Promise<PageServer> {
+export async function servePages(
+  files: Record<string, [string, string | Buffer]>,
+): Promise<PageServer> {
   const server: Server = createServer((request, response) => {
     const file = files[request.url ?? ''];
-    response.writeHead(file ? 200 : 404, { 'Content-Type': file?.[0] ?? 'text/plain' }).end(file?.[1] ?? 'not found');
+    response
+      .writeHead(file ? 200 : 404, { 'Content-Type': file?.[0] ?? 'text/plain' })
+      .end(file?.[1] ?? 'not found');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

@@ -14,17 +14,28 @@ import { promisify } from 'node:util';
 import { prerequisite } from '../../../../scripts/test-prerequisites.mjs';
 
 const cli = fileURLToPath(new URL('../../../../apps/server/bin/voxkey.js', import.meta.url));
-const fixtureModels = fileURLToPath(new URL('../../../engine/test/fixtures/models', import.meta.url));
+const fixtureModels = fileURLToPath(
+  new URL('../../../engine/test/fixtures/models', import.meta.url),
+);
 
 /** Whether apps/server is built (`npm run build` in the repository root); the tests that need it skip otherwise. */
-export const SERVER_BUILT = existsSync(fileURLToPath(new URL('../../../../apps/server/dist/main.js', import.meta.url)));
+export const SERVER_BUILT = existsSync(
+  fileURLToPath(new URL('../../../../apps/server/dist/main.js', import.meta.url)),
+);
 
 /** Whether `tests` in `testFile` can run: the server is built; otherwise the skip is recorded (scripts/test-prerequisites.mjs). */
 export const serverBuiltFor = (testFile: string, tests: string) =>
-  prerequisite({ testFile, tests, missing: 'the built server, apps/server/dist (`npm run build` in the repository root)', present: SERVER_BUILT });
+  prerequisite({
+    testFile,
+    tests,
+    missing: 'the built server, apps/server/dist (`npm run build` in the repository root)',
+    present: SERVER_BUILT,
+  });
 
 /** The engine's espeak-ng speech clips (16 kHz mono 16-bit WAV, committed): speech the VAD detects, no data set needed. */
-export const ENGINE_SPEECH_CLIPS = fileURLToPath(new URL('../../../engine/test/fixtures/audio/', import.meta.url));
+export const ENGINE_SPEECH_CLIPS = fileURLToPath(
+  new URL('../../../engine/test/fixtures/audio/', import.meta.url),
+);
 
 export interface VoxkeyServer {
   /** `http://127.0.0.1:<port>/v1` */
@@ -52,7 +63,11 @@ function parseCliJson(stdout: string): any {
 }
 
 /** `voxkey org create`, then `voxkey serve`; resolves once /healthz answers. */
-export async function startVoxkeyServer(name: string, extraEnv: Record<string, string> = {}, { email }: { email?: string } = {}): Promise<VoxkeyServer> {
+export async function startVoxkeyServer(
+  name: string,
+  extraEnv: Record<string, string> = {},
+  { email }: { email?: string } = {},
+): Promise<VoxkeyServer> {
   const dir = await mkdtemp(join(tmpdir(), 'voxkey-sdk-server-'));
   const port = await freePort();
   const env = {
@@ -74,11 +89,25 @@ export async function startVoxkeyServer(name: string, extraEnv: Record<string, s
   const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-');
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    [cli, 'org', 'create', '--name', name, '--email', email ?? `${slug}@example.com`, '--callback-url', 'http://127.0.0.1:9/hook', '--json'],
+    [
+      cli,
+      'org',
+      'create',
+      '--name',
+      name,
+      '--email',
+      email ?? `${slug}@example.com`,
+      '--callback-url',
+      'http://127.0.0.1:9/hook',
+      '--json',
+    ],
     { env },
   );
   const created = parseCliJson(stdout);
-  const child: ChildProcess = spawn(process.execPath, [cli, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [cli, 'serve'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -106,5 +135,11 @@ export async function startVoxkeyServer(name: string, extraEnv: Record<string, s
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { baseUrl: `http://127.0.0.1:${port}/v1`, token: created.token.bearer, orgId: created.organisation.id, output: () => output, stop };
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    token: created.token.bearer,
+    orgId: created.organisation.id,
+    output: () => output,
+    stop,
+  };
 }

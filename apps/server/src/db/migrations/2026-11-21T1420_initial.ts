@@ -21,14 +21,18 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await withTimestamps(
     withId(db, db.schema.createTable('organisation_settings'))
-      .addColumn('org_id', 'integer', (c) => c.notNull().unique().references('organisations.id').onDelete('cascade'))
+      .addColumn('org_id', 'integer', (c) =>
+        c.notNull().unique().references('organisations.id').onDelete('cascade'),
+      )
       .addColumn('alert_on_failure', 'integer', (c) => c.notNull().defaultTo(0))
       .addColumn('callback_url', 'text'),
   ).execute();
 
   await withTimestamps(
     withId(db, db.schema.createTable('api_tokens'))
-      .addColumn('org_id', 'integer', (c) => c.notNull().references('organisations.id').onDelete('cascade'))
+      .addColumn('org_id', 'integer', (c) =>
+        c.notNull().references('organisations.id').onDelete('cascade'),
+      )
       .addColumn('friendly_name', 'text', (c) => c.notNull())
       .addColumn('token_hash', 'text', (c) => c.notNull().unique())
       .addColumn('kind', 'text', (c) => c.notNull())
@@ -47,17 +51,27 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await withTimestamps(
     withId(db, db.schema.createTable('subscriptions'))
-      .addColumn('org_id', 'integer', (c) => c.notNull().references('organisations.id').onDelete('cascade'))
+      .addColumn('org_id', 'integer', (c) =>
+        c.notNull().references('organisations.id').onDelete('cascade'),
+      )
       .addColumn('plan_id', 'integer', (c) => c.notNull().references('plans.id'))
       .addColumn('start_date', 'text', (c) => c.notNull())
       .addColumn('end_date', 'text'),
   ).execute();
-  await db.schema.createIndex('subscriptions_org_idx').on('subscriptions').column('org_id').execute();
+  await db.schema
+    .createIndex('subscriptions_org_idx')
+    .on('subscriptions')
+    .column('org_id')
+    .execute();
 
   await withTimestamps(
     withId(db, db.schema.createTable('invoices'))
-      .addColumn('org_id', 'integer', (c) => c.notNull().references('organisations.id').onDelete('cascade'))
-      .addColumn('sub_id', 'integer', (c) => c.notNull().references('subscriptions.id').onDelete('cascade'))
+      .addColumn('org_id', 'integer', (c) =>
+        c.notNull().references('organisations.id').onDelete('cascade'),
+      )
+      .addColumn('sub_id', 'integer', (c) =>
+        c.notNull().references('subscriptions.id').onDelete('cascade'),
+      )
       .addColumn('invoice_sequence', 'integer', (c) => c.notNull())
       .addColumn('period', 'text', (c) => c.notNull())
       .addColumn('monthly_verifications', 'integer', (c) => c.notNull())
@@ -70,7 +84,9 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await withTimestamps(
     withId(db, db.schema.createTable('users'))
-      .addColumn('org_id', 'integer', (c) => c.notNull().references('organisations.id').onDelete('cascade'))
+      .addColumn('org_id', 'integer', (c) =>
+        c.notNull().references('organisations.id').onDelete('cascade'),
+      )
       .addColumn('external_id', 'text', (c) => c.notNull())
       .addColumn('is_active', 'integer', (c) => c.notNull().defaultTo(1))
       .addUniqueConstraint('users_org_external_unique', ['org_id', 'external_id']),
@@ -78,8 +94,12 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await withTimestamps(
     withId(db, db.schema.createTable('devices'))
-      .addColumn('org_id', 'integer', (c) => c.notNull().references('organisations.id').onDelete('cascade'))
-      .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
+      .addColumn('org_id', 'integer', (c) =>
+        c.notNull().references('organisations.id').onDelete('cascade'),
+      )
+      .addColumn('user_id', 'integer', (c) =>
+        c.notNull().references('users.id').onDelete('cascade'),
+      )
       .addColumn('fingerprint', 'text', (c) => c.notNull())
       .addColumn('type', 'integer', (c) => c.notNull().defaultTo(0))
       .addColumn('last_used', 'text', (c) => c.notNull())
@@ -89,11 +109,17 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await withTimestamps(
     withId(db, db.schema.createTable('predefined_texts'))
-      .addColumn('org_id', 'integer', (c) => c.notNull().references('organisations.id').onDelete('cascade'))
+      .addColumn('org_id', 'integer', (c) =>
+        c.notNull().references('organisations.id').onDelete('cascade'),
+      )
       .addColumn('language', 'text', (c) => c.notNull())
       .addColumn('text_code', 'integer', (c) => c.notNull())
       .addColumn('text', 'text', (c) => c.notNull())
-      .addUniqueConstraint('predefined_texts_org_language_code_unique', ['org_id', 'language', 'text_code']),
+      .addUniqueConstraint('predefined_texts_org_language_code_unique', [
+        'org_id',
+        'language',
+        'text_code',
+      ]),
   ).execute();
 
   const now = new Date().toISOString();
@@ -104,7 +130,17 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ['predefined_texts', 'devices', 'users', 'invoices', 'subscriptions', 'plans', 'api_tokens', 'organisation_settings', 'organisations']) {
+  for (const table of [
+    'predefined_texts',
+    'devices',
+    'users',
+    'invoices',
+    'subscriptions',
+    'plans',
+    'api_tokens',
+    'organisation_settings',
+    'organisations',
+  ]) {
     await db.schema.dropTable(table).execute();
   }
 }

@@ -19,13 +19,17 @@ const LISTED_TEXT_COLUMNS: Array<[string, string]> = [
 export async function up(db: Kysely<any>): Promise<void> {
   if (!isPostgres(db)) return;
   for (const [table, column] of LISTED_TEXT_COLUMNS) {
-    await sql`alter table ${sql.table(table)} alter column ${sql.ref(column)} type text collate "C"`.execute(db);
+    await sql`alter table ${sql.table(table)} alter column ${sql.ref(column)} type text collate "C"`.execute(
+      db,
+    );
   }
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   if (!isPostgres(db)) return;
   for (const [table, column] of LISTED_TEXT_COLUMNS) {
-    await sql`alter table ${sql.table(table)} alter column ${sql.ref(column)} type text collate "default"`.execute(db);
+    await sql`alter table ${sql.table(table)} alter column ${sql.ref(column)} type text collate "default"`.execute(
+      db,
+    );
   }
 }

@@ -4,7 +4,9 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('queue_turns')
-    .addColumn('org_id', 'integer', (c) => c.primaryKey().references('organisations.id').onDelete('cascade'))
+    .addColumn('org_id', 'integer', (c) =>
+      c.primaryKey().references('organisations.id').onDelete('cascade'),
+    )
     .addColumn('job_claimed_at', 'text')
     .addColumn('delivery_claimed_at', 'text')
     .execute();

@@ -25,8 +25,12 @@ const COLUMNS = [
 function createDeliveries(db: Kysely<any>, name: string, jobIdNullable: boolean) {
   return withTimestamps(
     withId(db, db.schema.createTable(name))
-      .addColumn('org_id', 'integer', (c) => c.notNull().references('organisations.id').onDelete('cascade'))
-      .addColumn('job_id', 'integer', (c) => (jobIdNullable ? c : c.notNull()).unique().references('jobs.id').onDelete('cascade'))
+      .addColumn('org_id', 'integer', (c) =>
+        c.notNull().references('organisations.id').onDelete('cascade'),
+      )
+      .addColumn('job_id', 'integer', (c) =>
+        (jobIdNullable ? c : c.notNull()).unique().references('jobs.id').onDelete('cascade'),
+      )
       .addColumn('webhook_id', 'text', (c) => c.notNull().unique())
       .addColumn('event_type', 'text', (c) => c.notNull())
       .addColumn('request_uuid', 'text', (c) => c.notNull())
@@ -46,21 +50,33 @@ function createDeliveries(db: Kysely<any>, name: string, jobIdNullable: boolean)
 async function rebuildOnSqlite(db: Kysely<any>, jobIdNullable: boolean): Promise<void> {
   await createDeliveries(db, 'webhook_deliveries_rebuilt', jobIdNullable);
   const columns = sql.join(COLUMNS.map((c) => sql.ref(c)));
-  await sql`insert into webhook_deliveries_rebuilt (${columns}) select ${columns} from webhook_deliveries`.execute(db);
+  await sql`insert into webhook_deliveries_rebuilt (${columns}) select ${columns} from webhook_deliveries`.execute(
+    db,
+  );
   await db.schema.dropTable('webhook_deliveries').execute();
   await sql`alter table webhook_deliveries_rebuilt rename to webhook_deliveries`.execute(db);
-  await db.schema.createIndex('webhook_deliveries_due_idx').on('webhook_deliveries').columns(['status', 'next_attempt_at']).execute();
-  await db.schema.createIndex('webhook_deliveries_org_idx').on('webhook_deliveries').column('org_id').execute();
+  await db.schema
+    .createIndex('webhook_deliveries_due_idx')
+    .on('webhook_deliveries')
+    .columns(['status', 'next_attempt_at'])
+    .execute();
+  await db.schema
+    .createIndex('webhook_deliveries_org_idx')
+    .on('webhook_deliveries')
+    .column('org_id')
+    .execute();
 }
 
 /** A `webhook.test` delivery belongs to no job: job_id becomes nullable (still unique and cascading for jobs' events). */
 export async function up(db: Kysely<any>): Promise<void> {
-  if (isPostgres(db)) await sql`alter table webhook_deliveries alter column job_id drop not null`.execute(db);
+  if (isPostgres(db))
+    await sql`alter table webhook_deliveries alter column job_id drop not null`.execute(db);
   else await rebuildOnSqlite(db, true);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await db.deleteFrom('webhook_deliveries').where('job_id', 'is', null).execute();
-  if (isPostgres(db)) await sql`alter table webhook_deliveries alter column job_id set not null`.execute(db);
+  if (isPostgres(db))
+    await sql`alter table webhook_deliveries alter column job_id set not null`.execute(db);
   else await rebuildOnSqlite(db, false);
 }

@@ -7,10 +7,18 @@ import { doubleType } from './schema-helpers.js';
  * enrolments too, so its enrolment gate does not change under it.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('organisation_settings').addColumn('enrollment_deepfake_threshold', doubleType(db)).execute();
-  await sql`update organisation_settings set enrollment_deepfake_threshold = deepfake_threshold where deepfake_threshold is not null`.execute(db);
+  await db.schema
+    .alterTable('organisation_settings')
+    .addColumn('enrollment_deepfake_threshold', doubleType(db))
+    .execute();
+  await sql`update organisation_settings set enrollment_deepfake_threshold = deepfake_threshold where deepfake_threshold is not null`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('organisation_settings').dropColumn('enrollment_deepfake_threshold').execute();
+  await db.schema
+    .alterTable('organisation_settings')
+    .dropColumn('enrollment_deepfake_threshold')
+    .execute();
 }

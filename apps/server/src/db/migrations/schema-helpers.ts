@@ -5,14 +5,21 @@ export function isPostgres(db: Kysely<any>): boolean {
 }
 
 /** An integer primary key that the database assigns, in either dialect. */
-export function withId<T extends string>(db: Kysely<any>, table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'> {
+export function withId<T extends string>(
+  db: Kysely<any>,
+  table: CreateTableBuilder<T, never>,
+): CreateTableBuilder<T, 'id'> {
   return isPostgres(db)
     ? table.addColumn('id', 'integer', (col) => col.primaryKey().generatedByDefaultAsIdentity())
     : table.addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement());
 }
 
-export function withTimestamps<T extends string, C extends string>(table: CreateTableBuilder<T, C>) {
-  return table.addColumn('created_at', 'text', (col) => col.notNull()).addColumn('updated_at', 'text', (col) => col.notNull());
+export function withTimestamps<T extends string, C extends string>(
+  table: CreateTableBuilder<T, C>,
+) {
+  return table
+    .addColumn('created_at', 'text', (col) => col.notNull())
+    .addColumn('updated_at', 'text', (col) => col.notNull());
 }
 
 export function doubleType(db: Kysely<any>) {

@@ -3,7 +3,14 @@ import { API_BASE_PATH, apiRoutes, IDEMPOTENCY_KEY_PATTERN } from '@voxkey/contr
 import type { MiddlewareHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ApiError } from '../../errors.js';
-import { claimKey, completeKey, deleteStaleKey, findKey, IDEMPOTENCY_KEY_TTL_MS, releaseKey } from '../../repositories/idempotency-keys.js';
+import {
+  claimKey,
+  completeKey,
+  deleteStaleKey,
+  findKey,
+  IDEMPOTENCY_KEY_TTL_MS,
+  releaseKey,
+} from '../../repositories/idempotency-keys.js';
 import type { IdempotencyKeyRow } from '../../db/types.js';
 import type { AppEnv } from '../types.js';
 
@@ -15,7 +22,11 @@ export const CLAIM_ABANDONED_AFTER_MS = 60_000;
 /** Paths (as regular expressions under the API base path) of the POSTs the contract marks `x-voxkey-retry: idempotency-key`. */
 export function keyedOperationPatterns(): RegExp[] {
   return Object.values(apiRoutes)
-    .filter((route) => route.method === 'post' && (route as { 'x-voxkey-retry'?: string })['x-voxkey-retry'] === 'idempotency-key')
+    .filter(
+      (route) =>
+        route.method === 'post' &&
+        (route as { 'x-voxkey-retry'?: string })['x-voxkey-retry'] === 'idempotency-key',
+    )
     .map((route) => new RegExp(`^${API_BASE_PATH}${route.path.replace(/\{[^/}]+\}/g, '[^/]+')}$`));
 }
 
@@ -25,11 +36,16 @@ export function requestFingerprint(method: string, path: string, body: string): 
 }
 
 const stillInProgress = () =>
-  new ApiError('idempotency_key_in_progress', `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry shortly`, {
-    headers: { 'Retry-After': '1' },
-  });
+  new ApiError(
+    'idempotency_key_in_progress',
+    `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry shortly`,
+    {
+      headers: { 'Retry-After': '1' },
+    },
+  );
 
-const sealingContext = (row: Pick<IdempotencyKeyRow, 'org_id' | 'idempotency_key'>) => `idempotency:${row.org_id}:${row.idempotency_key}`;
+const sealingContext = (row: Pick<IdempotencyKeyRow, 'org_id' | 'idempotency_key'>) =>
+  `idempotency:${row.org_id}:${row.idempotency_key}`;
 
 /**
  * Honours `Idempotency-Key` on the keyed POSTs: the first request with a key claims it (a unique
@@ -43,9 +59,14 @@ export function honourIdempotencyKeys(): MiddlewareHandler<AppEnv> {
   const patterns = keyedOperationPatterns();
   return async (c, next) => {
     const key = c.req.header(IDEMPOTENCY_HEADER);
-    if (key === undefined || c.req.method !== 'POST' || !patterns.some((p) => p.test(c.req.path))) return next();
+    if (key === undefined || c.req.method !== 'POST' || !patterns.some((p) => p.test(c.req.path)))
+      return next();
     if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
-      throw ApiError.field(IDEMPOTENCY_HEADER, 'invalid_format', 'Must be 1 to 255 printable ASCII characters');
+      throw ApiError.field(
+        IDEMPOTENCY_HEADER,
+        'invalid_format',
+        'Must be 1 to 255 printable ASCII characters',
+      );
     }
     const { database, sealer } = c.var.deps;
     const db = database.db;
@@ -66,8 +87,13 @@ export function honourIdempotencyKeys(): MiddlewareHandler<AppEnv> {
             );
           }
           if (existing.status === 'in_progress') throw stillInProgress();
-          const body = sealer.open(existing.sealed_response!, sealingContext(existing)).toString('utf8');
-          return c.body(body, existing.response_status as ContentfulStatusCode, { 'Content-Type': 'application/json', [REPLAYED_HEADER]: 'true' });
+          const body = sealer
+            .open(existing.sealed_response!, sealingContext(existing))
+            .toString('utf8');
+          return c.body(body, existing.response_status as ContentfulStatusCode, {
+            'Content-Type': 'application/json',
+            [REPLAYED_HEADER]: 'true',
+          });
         }
       }
       claim = await claimKey(db, { orgId, key, fingerprint });
@@ -84,7 +110,12 @@ export function honourIdempotencyKeys(): MiddlewareHandler<AppEnv> {
     const status = c.res.status;
     if (status >= 200 && status < 300) {
       const body = await c.res.clone().text();
-      await completeKey(db, claim.id, status, sealer.seal(Buffer.from(body, 'utf8'), sealingContext(claim)));
+      await completeKey(
+        db,
+        claim.id,
+        status,
+        sealer.seal(Buffer.from(body, 'utf8'), sealingContext(claim)),
+      );
     } else {
       await releaseKey(db, claim.id);
     }

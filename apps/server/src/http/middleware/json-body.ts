@@ -20,7 +20,8 @@ export function requireJsonBodies(): MiddlewareHandler<AppEnv> {
   };
 }
 
-const tooLarge = (maxSize: number) => new ApiError('payload_too_large', `Request body is larger than ${maxSize} bytes`);
+const tooLarge = (maxSize: number) =>
+  new ApiError('payload_too_large', `Request body is larger than ${maxSize} bytes`);
 
 /**
  * Reads the body once, enforcing the limit while it streams: a declared `Content-Length` over the
@@ -38,7 +39,8 @@ export function readBodyWithinLimit(maxSize: number): MiddlewareHandler<AppEnv> 
     const raw = c.req.raw;
     if (!raw.body) return next();
     const declared = raw.headers.get('content-length');
-    if (declared !== null && !raw.headers.has('transfer-encoding') && Number(declared) > maxSize) throw tooLarge(maxSize);
+    if (declared !== null && !raw.headers.has('transfer-encoding') && Number(declared) > maxSize)
+      throw tooLarge(maxSize);
 
     const reader = raw.body.getReader();
     const chunks: Uint8Array[] = [];

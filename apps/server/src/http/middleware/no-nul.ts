@@ -16,7 +16,12 @@ function findNul(root: unknown): string | null {
       continue;
     }
     if (!value || typeof value !== 'object') continue;
-    if (depth >= MAX_DEPTH) throw ApiError.field(path || 'body', 'too_deeply_nested', `Nested more than ${MAX_DEPTH} levels deep`);
+    if (depth >= MAX_DEPTH)
+      throw ApiError.field(
+        path || 'body',
+        'too_deeply_nested',
+        `Nested more than ${MAX_DEPTH} levels deep`,
+      );
     for (const [key, item] of Object.entries(value)) {
       const field = path ? `${path}.${key}` : key;
       if (key.includes('\u0000')) return field;
@@ -34,7 +39,9 @@ export function rejectNulCharacters(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (/%00/.test(c.req.url)) {
       const queries = c.req.queries();
-      const param = Object.entries(queries).find(([key, values]) => key.includes('\u0000') || values.some((v) => v.includes('\u0000')));
+      const param = Object.entries(queries).find(
+        ([key, values]) => key.includes('\u0000') || values.some((v) => v.includes('\u0000')),
+      );
       throw ApiError.field(param ? param[0] : 'path', 'contains_nul', NUL_MESSAGE);
     }
     if (c.req.method !== 'GET' && /json/i.test(c.req.header('content-type') ?? '')) {

@@ -19,7 +19,14 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
       metrics.httpDuration.observe(labels, seconds);
       const auth = c.get('auth');
       logger.info(
-        { reqId: c.get('requestId'), orgId: auth?.orgId, method: c.req.method, route, status: c.res.status, latencyMs: Math.round(seconds * 10_000) / 10 },
+        {
+          reqId: c.get('requestId'),
+          orgId: auth?.orgId,
+          method: c.req.method,
+          route,
+          status: c.res.status,
+          latencyMs: Math.round(seconds * 10_000) / 10,
+        },
         'request',
       );
     }

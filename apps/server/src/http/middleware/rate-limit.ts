@@ -16,7 +16,10 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
       tokenKind === 'trial'
         ? { ratePerSecond: config.RATE_LIMIT_TRIAL_RPS, burst: config.RATE_LIMIT_TRIAL_BURST }
         : { ratePerSecond: config.RATE_LIMIT_TOKEN_RPS, burst: config.RATE_LIMIT_TOKEN_BURST };
-    const orgLimit: BucketLimit = { ratePerSecond: config.RATE_LIMIT_ORG_RPS, burst: config.RATE_LIMIT_ORG_BURST };
+    const orgLimit: BucketLimit = {
+      ratePerSecond: config.RATE_LIMIT_ORG_RPS,
+      burst: config.RATE_LIMIT_ORG_BURST,
+    };
 
     const checks: Array<[string, BucketLimit, TakeResult]> = [];
     for (const [scope, key, limit] of [
@@ -27,17 +30,23 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
       checks.push([scope, limit, result]);
       if (!result.allowed) {
         observability.metrics.rateLimited.inc({ scope });
-        throw new ApiError('rate_limited', `Rate limit exceeded for this ${scope}; retry after ${result.retryAfterSeconds} s`, {
-          headers: {
-            'Retry-After': String(result.retryAfterSeconds),
-            'RateLimit-Limit': String(limit.burst),
-            'RateLimit-Remaining': '0',
-            'RateLimit-Reset': String(result.retryAfterSeconds),
+        throw new ApiError(
+          'rate_limited',
+          `Rate limit exceeded for this ${scope}; retry after ${result.retryAfterSeconds} s`,
+          {
+            headers: {
+              'Retry-After': String(result.retryAfterSeconds),
+              'RateLimit-Limit': String(limit.burst),
+              'RateLimit-Remaining': '0',
+              'RateLimit-Reset': String(result.retryAfterSeconds),
+            },
           },
-        });
+        );
       }
     }
-    const [, limit, tightest] = checks.reduce((a, b) => (b[2].remaining / b[1].burst < a[2].remaining / a[1].burst ? b : a));
+    const [, limit, tightest] = checks.reduce((a, b) =>
+      b[2].remaining / b[1].burst < a[2].remaining / a[1].burst ? b : a,
+    );
     c.header('RateLimit-Limit', String(limit.burst));
     c.header('RateLimit-Remaining', String(tightest.remaining));
     c.header('RateLimit-Reset', String(tightest.resetSeconds));

@@ -13,19 +13,30 @@ export const plans: AppRouteHandler<typeof listPlans> = async (c) => {
 };
 
 export const plan: AppRouteHandler<typeof getPlan> = async (c) => {
-  const row = await billing.findPlan(c.get('deps').database.db, Number(c.req.valid('param').plan_id));
+  const row = await billing.findPlan(
+    c.get('deps').database.db,
+    Number(c.req.valid('param').plan_id),
+  );
   if (!row) throw ApiError.notFound('Plan');
   return c.json(billing.toPlan(row), 200);
 };
 
 export const subscription: AppRouteHandler<typeof getSubscription> = async (c) => {
-  const row = await billing.findSubscription(c.get('deps').database.db, c.get('auth').orgId, Number(c.req.valid('param').subscription_id));
+  const row = await billing.findSubscription(
+    c.get('deps').database.db,
+    c.get('auth').orgId,
+    Number(c.req.valid('param').subscription_id),
+  );
   if (!row) throw ApiError.notFound('Subscription');
   return c.json(billing.toSubscription(row), 200);
 };
 
 export const invoice: AppRouteHandler<typeof getInvoice> = async (c) => {
-  const row = await billing.findInvoice(c.get('deps').database.db, c.get('auth').orgId, Number(c.req.valid('param').invoice_id));
+  const row = await billing.findInvoice(
+    c.get('deps').database.db,
+    c.get('auth').orgId,
+    Number(c.req.valid('param').invoice_id),
+  );
   if (!row) throw ApiError.notFound('Invoice');
   return c.json(billing.toInvoice(row), 200);
 };

@@ -1,4 +1,10 @@
-import { createPredefinedText, deletePredefinedText, getPredefinedText, listPredefinedTexts, updatePredefinedText } from '@voxkey/contract';
+import {
+  createPredefinedText,
+  deletePredefinedText,
+  getPredefinedText,
+  listPredefinedTexts,
+  updatePredefinedText,
+} from '@voxkey/contract';
 import { createRouter } from '../../http/router.js';
 import * as handlers from './handlers.js';
 

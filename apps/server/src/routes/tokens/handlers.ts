@@ -1,4 +1,9 @@
-import type { createApiToken, deleteApiToken, listApiTokens, updateApiToken } from '@voxkey/contract';
+import type {
+  createApiToken,
+  deleteApiToken,
+  listApiTokens,
+  updateApiToken,
+} from '@voxkey/contract';
 import { TOKEN_FILTER_FIELDS, TOKEN_SORT_FIELDS } from '@voxkey/contract';
 import type { AuthContext } from '../../deps.js';
 import { ApiError } from '../../errors.js';
@@ -10,7 +15,8 @@ import { issueToken } from '../../services/organisations.js';
 export const create: AppRouteHandler<typeof createApiToken> = async (c) => {
   const body = c.req.valid('json');
   const expiresAt = body.expires_at === undefined ? null : new Date(body.expires_at);
-  if (expiresAt && expiresAt.getTime() <= Date.now()) throw ApiError.field('expires_at', 'must_be_in_future', 'Must be in the future');
+  if (expiresAt && expiresAt.getTime() <= Date.now())
+    throw ApiError.field('expires_at', 'must_be_in_future', 'Must be in the future');
   const created = await issueToken(c.get('deps').database.db, {
     orgId: c.get('auth').orgId,
     friendlyName: body.friendly_name,
@@ -30,7 +36,11 @@ function expiryAllowedFor(auth: AuthContext, requested: Date | null): string | n
   if (requested === null) return auth.tokenExpiresAt;
   if (requested.getTime() > Date.parse(auth.tokenExpiresAt)) {
     const who = auth.tokenKind === 'trial' ? 'A trial token' : 'A token that expires';
-    throw ApiError.field('expires_at', 'outlives_creator', `${who} can only create tokens that expire by ${auth.tokenExpiresAt}, when it expires itself`);
+    throw ApiError.field(
+      'expires_at',
+      'outlives_creator',
+      `${who} can only create tokens that expire by ${auth.tokenExpiresAt}, when it expires itself`,
+    );
   }
   return requested.toISOString();
 }
@@ -45,14 +55,23 @@ export const list: AppRouteHandler<typeof listApiTokens> = async (c) => {
 export const update: AppRouteHandler<typeof updateApiToken> = async (c) => {
   const { token_id } = c.req.valid('param');
   const { enabled } = c.req.valid('json');
-  const row = await tokens.setTokenEnabled(c.get('deps').database.db, c.get('auth').orgId, Number(token_id), enabled);
+  const row = await tokens.setTokenEnabled(
+    c.get('deps').database.db,
+    c.get('auth').orgId,
+    Number(token_id),
+    enabled,
+  );
   if (!row) throw ApiError.notFound('API token');
   return c.json(tokens.toApiToken(row), 200);
 };
 
 export const remove: AppRouteHandler<typeof deleteApiToken> = async (c) => {
   const { token_id } = c.req.valid('param');
-  const row = await tokens.deleteToken(c.get('deps').database.db, c.get('auth').orgId, Number(token_id));
+  const row = await tokens.deleteToken(
+    c.get('deps').database.db,
+    c.get('auth').orgId,
+    Number(token_id),
+  );
   if (!row) throw ApiError.notFound('API token');
   return c.json(tokens.toApiToken(row), 200);
 };

@@ -14,26 +14,43 @@ export const list: AppRouteHandler<typeof listUsers> = async (c) => {
 };
 
 export const get: AppRouteHandler<typeof getUser> = async (c) => {
-  const row = await users.findUser(c.get('deps').database.db, c.get('auth').orgId, Number(c.req.valid('param').user_id));
+  const row = await users.findUser(
+    c.get('deps').database.db,
+    c.get('auth').orgId,
+    Number(c.req.valid('param').user_id),
+  );
   if (!row) throw ApiError.notFound('User');
   return c.json(users.toUser(row), 200);
 };
 
 export const update: AppRouteHandler<typeof updateUser> = async (c) => {
   const { is_active } = c.req.valid('json');
-  const row = await users.setUserActive(c.get('deps').database.db, c.get('auth').orgId, Number(c.req.valid('param').user_id), is_active);
+  const row = await users.setUserActive(
+    c.get('deps').database.db,
+    c.get('auth').orgId,
+    Number(c.req.valid('param').user_id),
+    is_active,
+  );
   if (!row) throw ApiError.notFound('User');
   return c.json(users.toUser(row), 200);
 };
 
 export const remove: AppRouteHandler<typeof deleteUser> = async (c) => {
-  const row = await deleteUserCompletely(c.get('deps').database.db, c.get('auth').orgId, Number(c.req.valid('param').user_id));
+  const row = await deleteUserCompletely(
+    c.get('deps').database.db,
+    c.get('auth').orgId,
+    Number(c.req.valid('param').user_id),
+  );
   if (!row) throw ApiError.notFound('User');
   return c.json(users.toUser(row), 200);
 };
 
 export const device: AppRouteHandler<typeof getDevice> = async (c) => {
-  const row = await users.findDevice(c.get('deps').database.db, c.get('auth').orgId, Number(c.req.valid('param').device_id));
+  const row = await users.findDevice(
+    c.get('deps').database.db,
+    c.get('auth').orgId,
+    Number(c.req.valid('param').device_id),
+  );
   if (!row) throw ApiError.notFound('Device');
   return c.json(users.toDevice(row), 200);
 };

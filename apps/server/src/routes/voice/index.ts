@@ -1,4 +1,10 @@
-import { createAudioCheck, createEnrollment, createVerification, getEnrollment, getVerification } from '@voxkey/contract';
+import {
+  createAudioCheck,
+  createEnrollment,
+  createVerification,
+  getEnrollment,
+  getVerification,
+} from '@voxkey/contract';
 import { createRouter } from '../../http/router.js';
 import * as handlers from './handlers.js';
 

@@ -1,4 +1,9 @@
-import type { listWebhookDeliveries, redeliverWebhook, rotateWebhookSecret, sendWebhookTest } from '@voxkey/contract';
+import type {
+  listWebhookDeliveries,
+  redeliverWebhook,
+  rotateWebhookSecret,
+  sendWebhookTest,
+} from '@voxkey/contract';
 import { DELIVERY_FILTER_FIELDS, DELIVERY_SORT_FIELDS } from '@voxkey/contract';
 import { ApiError } from '../../errors.js';
 import { parseListQuery, setPaginationHeaders } from '../../http/list-params.js';
@@ -9,19 +14,29 @@ import { queueWebhookTest } from '../../services/webhook-test.js';
 
 export const rotateSecret: AppRouteHandler<typeof rotateWebhookSecret> = async (c) => {
   const { db } = c.get('deps').database;
-  const result = await db.transaction().execute((trx) => rotate(trx, c.get('deps').sealer, c.get('auth').orgId));
+  const result = await db
+    .transaction()
+    .execute((trx) => rotate(trx, c.get('deps').sealer, c.get('auth').orgId));
   return c.json(result, 201);
 };
 
 export const deliveries: AppRouteHandler<typeof listWebhookDeliveries> = async (c) => {
   const query = parseListQuery(c.req.valid('query'), DELIVERY_FILTER_FIELDS, DELIVERY_SORT_FIELDS);
-  const result = await webhooks.listDeliveries(c.get('deps').database.db, c.get('auth').orgId, query);
+  const result = await webhooks.listDeliveries(
+    c.get('deps').database.db,
+    c.get('auth').orgId,
+    query,
+  );
   setPaginationHeaders(c, result);
   return c.json({ results: result.rows.map(webhooks.toDelivery) }, 200);
 };
 
 export const redeliver: AppRouteHandler<typeof redeliverWebhook> = async (c) => {
-  const row = await webhooks.requeueDelivery(c.get('deps').database.db, c.get('auth').orgId, Number(c.req.valid('param').delivery_id));
+  const row = await webhooks.requeueDelivery(
+    c.get('deps').database.db,
+    c.get('auth').orgId,
+    Number(c.req.valid('param').delivery_id),
+  );
   if (!row) throw ApiError.notFound('Webhook delivery');
   c.get('deps').signals.deliveryQueued();
   return c.json(webhooks.toDelivery(row), 202);

@@ -1,4 +1,9 @@
-import { listWebhookDeliveries, redeliverWebhook, rotateWebhookSecret, sendWebhookTest } from '@voxkey/contract';
+import {
+  listWebhookDeliveries,
+  redeliverWebhook,
+  rotateWebhookSecret,
+  sendWebhookTest,
+} from '@voxkey/contract';
 import { createRouter } from '../../http/router.js';
 import * as handlers from './handlers.js';
 
