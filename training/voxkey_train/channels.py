@@ -48,7 +48,7 @@ def _c(name, kind, **params):
     return Channel(name, kind, tuple(sorted(params.items())))
 
 
-# The spoof generation stage's codec channels (gen_v4.py draws from these names, in this order).
+# The spoof generation stage's codec channels (spoof_v4/gen.py draws from these names, in this order).
 CODEC_CHANNELS = [_c(f"opus-{b}", "opus", bitrate=b, application="voip") for b in ("6k", "8k", "12k", "16k", "24k", "32k")] + \
                  [_c(f"mp3-{b}", "mp3", bitrate=b) for b in ("32k", "48k", "64k")] + \
                  [_c("gsm", "gsm"), *[_c(f"g726-{b}", "g726", bitrate=b) for b in ("16k", "24k", "32k")], _c("speex", "speex")]

@@ -53,7 +53,7 @@ def _decode(args):
 def build(data_dir, jobs=2, mp3_on=True):
     """Decode every clip and make the MP3 round trips (mp3_on; ~5,200 ffmpeg runs, most of the time), `jobs`
     processes in parallel; the output does not depend on `jobs`. Without them (--no-mp3, the v4 spoof runs,
-    whose channel versions come from gen_v4.py) every clip's mp3_len is 0 and the raw clip is used."""
+    whose channel versions come from spoof_v4/gen.py) every clip's mp3_len is 0 and the raw clip is used."""
     from multiprocessing import Pool
 
     os.makedirs(CACHE, exist_ok=True)
