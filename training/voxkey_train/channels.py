@@ -223,10 +223,10 @@ def noise_bank(data_dir=None) -> NoiseBank:
     """The noise bank, built on first use and cached under $VOXKEY_WORK/cache."""
     global _BANK
     if _BANK is None:
-        from .data import CACHE, DEFAULT_DATA
+        from .data import CACHE, DATA_DIR
         path = os.path.join(CACHE, "noise-bank-v1.npz")
         if not os.path.exists(path):
-            bank = NoiseBank.build(data_dir or os.environ.get("VOXKEY_DATA_DIR", DEFAULT_DATA))
+            bank = NoiseBank.build(data_dir or DATA_DIR)
             os.makedirs(CACHE, exist_ok=True)
             tmp = f"{path[:-4]}.{os.getpid()}.tmp.npz"
             np.savez(tmp, background=bank.background, babble=bank.babble, babble_offsets=bank.babble_offsets)

@@ -8,7 +8,7 @@ it is a held-out dev attack).
   * replay    : simulated replay of train bona fide speech (loudspeaker band-pass, soft clipping,
                 room reverb, re-recording noise)
 Then ~60% of all spoof training clips (incl. the dataset's) are MP3 round-tripped (16-48 kbit/s;
-commonvoice is 24 kbit/s). Output: training/work/spoofgen/{wave.npy,index.csv}
+commonvoice is 24 kbit/s). Output: $VOXKEY_WORK/spoofgen/{wave.npy,index.csv} (default training/work)
 """
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ import shlex
 import subprocess
 import sys
 
-from ..data import DEFAULT_DATA, WORK
+from ..data import DATA_DIR, WORK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 STAGES = ("gen", "v4", "v4-oc", "lofo", "lofo-oc", "eval-v3", "export")
@@ -34,7 +34,7 @@ V2_COMMIT = "e861fd7"  # the v2 models in git history (the folds' warm start)
 def main() -> None:
     ap = argparse.ArgumentParser(description="The v4 spoof recipe (issue 25).")
     ap.add_argument("stages", nargs="+", choices=STAGES, metavar="stage", help=f"one or more of {', '.join(STAGES)}, in order")
-    ap.add_argument("--data-dir", default=os.environ.get("VOXKEY_DATA_DIR", DEFAULT_DATA))
+    ap.add_argument("--data-dir", default=DATA_DIR)
     ap.add_argument("--steps", type=int, default=700, help="v4 / v4-oc training steps (the shipped run: 320)")
     ap.add_argument("--folds", default="codec-lm-tts:250 vc-any:250 neural-vocoder:250", help='"family:steps ..."')
     ap.add_argument("--jobs", type=int, default=2, help="generation stage worker processes")

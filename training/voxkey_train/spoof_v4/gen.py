@@ -50,7 +50,7 @@ import numpy as np
 from .. import audio_io as io
 from ..mel import slaney_mel
 from ..channels import CODEC_CHANNELS, apply_channel
-from ..data import WORK, DEFAULT_DATA, read_manifest
+from ..data import DATA_DIR, WORK, read_manifest
 
 OUT = os.path.join(WORK, "spoofgen-v4")
 SEED = 20261127
@@ -388,7 +388,7 @@ def pack(out_dir, data_dir):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data-dir", default=os.environ.get("VOXKEY_DATA_DIR", DEFAULT_DATA))
+    ap.add_argument("--data-dir", default=DATA_DIR)
     ap.add_argument("--out", default=OUT)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--smoke", type=int, default=0, help="only this many clips per generator (into <out>-smoke)")
