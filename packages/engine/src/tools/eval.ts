@@ -599,7 +599,7 @@ async function main() {
       const manifestPath = defaultManifestPath(modelsDir);
       const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
       const entry = m.models.find((x: { name: string }) => x.name === engine.speakerModelId);
-      // The enrolment-samples term comes from training/sv_study.py multi and is kept.
+      // The enrolment-samples term comes from training/voxkey_train/sv_study.py multi and is kept.
       const quality = {
         ...(qualityW ? { testLogDuration: Number(qualityW.toFixed(6)) } : {}),
         ...(entry.calibration?.quality?.enrolSamplesLog
