@@ -292,13 +292,11 @@ export const ID_PATTERN = /^[1-9][0-9]{0,9}$/;
 export const isRecordId = (value: string) => ID_PATTERN.test(value) && Number(value) <= MAX_ID;
 
 export const timestamp = (description?: string) =>
-  z
-    .string()
-    .openapi({
-      format: 'date-time',
-      example: '2026-01-31T12:00:00.000Z',
-      ...(description ? { description } : {}),
-    });
+  z.string().openapi({
+    format: 'date-time',
+    example: '2026-01-31T12:00:00.000Z',
+    ...(description ? { description } : {}),
+  });
 
 export const recordId = (description = 'Record identifier.') =>
   z.number().int().positive().max(MAX_ID).openapi({ description, example: 1 });

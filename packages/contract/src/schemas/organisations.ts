@@ -45,46 +45,29 @@ export const UpdateOrganisationBodySchema = z
 
 export const SettingsValuesSchema = z
   .object({
-    alert_on_failure: z
-      .boolean()
-      .openapi({
-        description: 'Email the organisation when the verification failure rate is abnormal.',
-      }),
-    callback_url: z
-      .string()
-      .nullable()
-      .openapi({
-        description: 'Where enrolment and verification results are delivered as signed webhooks.',
-        example: 'https://app.example/voxkey/webhooks',
-      }),
-    match_threshold: z
-      .number()
-      .min(0)
-      .max(1)
-      .nullable()
-      .openapi({
-        description:
-          "A verification is `verified` when match_score >= match_threshold; null uses the server's default (MATCH_THRESHOLD).",
-      }),
-    deepfake_threshold: z
-      .number()
-      .min(0)
-      .max(1)
-      .nullable()
-      .openapi({
-        description:
-          "Verifications: deepfake_detected is true when deepfake_score >= deepfake_threshold; null uses the spoof model's default.",
-      }),
+    alert_on_failure: z.boolean().openapi({
+      description: 'Email the organisation when the verification failure rate is abnormal.',
+    }),
+    callback_url: z.string().nullable().openapi({
+      description: 'Where enrolment and verification results are delivered as signed webhooks.',
+      example: 'https://app.example/voxkey/webhooks',
+    }),
+    match_threshold: z.number().min(0).max(1).nullable().openapi({
+      description:
+        "A verification is `verified` when match_score >= match_threshold; null uses the server's default (MATCH_THRESHOLD).",
+    }),
+    deepfake_threshold: z.number().min(0).max(1).nullable().openapi({
+      description:
+        "Verifications: deepfake_detected is true when deepfake_score >= deepfake_threshold; null uses the spoof model's default.",
+    }),
     enrollment_deepfake_threshold: z.number().min(0).max(1).nullable().openapi({
       description:
         "Enrolments: with reject_deepfake_enrollments, an enrolment fails as deepfake_detected when deepfake_score >= enrollment_deepfake_threshold; null uses the spoof model's enrolment default, which refuses only when the detector is very sure (higher than the verification default), so real people can enrol.",
     }),
-    reject_deepfake_enrollments: z
-      .boolean()
-      .openapi({
-        description:
-          'Fail enrolments whose recording is judged synthetic or replayed (failure_reason deepfake_detected). Default true.',
-      }),
+    reject_deepfake_enrollments: z.boolean().openapi({
+      description:
+        'Fail enrolments whose recording is judged synthetic or replayed (failure_reason deepfake_detected). Default true.',
+    }),
   })
   .openapi('SettingsValues');
 

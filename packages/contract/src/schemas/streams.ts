@@ -26,16 +26,10 @@ export const StreamStartSchema = VerificationRequestSchema.omit({ voice_data: tr
   .extend({
     type: z.literal('start'),
     format: StreamAudioFormatSchema,
-    sample_rate: z
-      .number()
-      .int()
-      .min(1)
-      .max(192_000)
-      .default(16_000)
-      .openapi({
-        description:
-          'Samples per second of `pcm_s16le` audio (mono). Other formats carry their own rate; it is checked from the audio.',
-      }),
+    sample_rate: z.number().int().min(1).max(192_000).default(16_000).openapi({
+      description:
+        'Samples per second of `pcm_s16le` audio (mono). Other formats carry their own rate; it is checked from the audio.',
+    }),
   })
   .openapi('StreamStartMessage', {
     description:
@@ -86,21 +80,15 @@ export const StreamErrorCodeSchema = z.enum(streamErrorCodeNames).openapi('Strea
 export const StreamErrorMessageSchema = z
   .object({
     type: z.literal('error'),
-    code: z
-      .number()
-      .int()
-      .openapi({
-        description: 'The HTTP status of `error`; the close code that follows is 4000 + it.',
-        example: 400,
-      }),
+    code: z.number().int().openapi({
+      description: 'The HTTP status of `error`; the close code that follows is 4000 + it.',
+      example: 400,
+    }),
     error: z.union([ErrorCodeSchema, StreamErrorCodeSchema]),
     message: z.string(),
-    errors: z
-      .array(FieldErrorSchema)
-      .optional()
-      .openapi({
-        description: 'With `validation_failed`: one entry per faulty field of the `start` message.',
-      }),
+    errors: z.array(FieldErrorSchema).optional().openapi({
+      description: 'With `validation_failed`: one entry per faulty field of the `start` message.',
+    }),
   })
   .openapi('StreamErrorMessage', {
     description:
