@@ -175,18 +175,18 @@ export interface VoiceEngine {
   /** The header check with this engine's limits: synchronous, no sample decoding; throws `EngineError`. */
   inspectAudio(bytes: Uint8Array): AudioInfo;
   /** Recording file bytes (WAV or MP3), or PCM -> voiceprint, quality and spoof result. */
-  enrol(audio: AudioInput, opts?: AnalyseCallOptions): Promise<EnrolmentAnalysis>;
+  enrol(input: AudioInput, opts?: AnalyseCallOptions): Promise<EnrolmentAnalysis>;
   /**
    * Recording file bytes (WAV or MP3), or PCM, compared with a stored voiceprint, or with every
    * sample of one (`scoreAgainstSamples`; `rule` defaults to `DEFAULT_SAMPLE_SCORING_RULE`).
    */
   verify(
-    audio: AudioInput,
+    input: AudioInput,
     voiceprint: Voiceprint | Voiceprint[],
     opts?: AnalyseCallOptions & { threshold?: number; rule?: SampleScoringRule },
   ): Promise<VerificationAnalysis>;
   /** Audio pre-check: format, speech, noise and clipping, and the problems that would fail an enrolment or verification. */
-  checkAudio(audio: AudioInput, opts?: { signal?: AbortSignal }): Promise<AudioCheck>;
+  checkAudio(input: AudioInput, opts?: { signal?: AbortSignal }): Promise<AudioCheck>;
   /** Evaluation/bench helper: file bytes (WAV/MP3) -> embedding + spoof score, gating off. */
   embedBytes(bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<ClipEmbedding>;
   /** The default speaker model: enrolments use it, and voiceprints are upgraded to it. */
@@ -468,9 +468,9 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
       };
     },
 
-    async checkAudio(audio, o = {}) {
-      assertAudioInput(audio);
-      return checkSignalTask(audio, limits, (task, transfer) =>
+    async checkAudio(input, o = {}) {
+      assertAudioInput(input);
+      return checkSignalTask(input, limits, (task, transfer) =>
         runner.run(task, { signal: o.signal, transfer }),
       );
     },
