@@ -29,6 +29,7 @@ import {
   rssMiB,
   startServer,
   summarise,
+  threadCpuSeconds,
   today,
   writeResult,
   runBench,
@@ -187,7 +188,22 @@ async function main() {
     // Warm-up: the first inferences load the models into every worker thread.
     for (let i = 0; i < 4; i++) await verifyOnce();
 
+    // The server's CPU by thread: the main thread (HTTP, database, sealing, webhooks) apart from the engine's threads.
+    const cpuPerVerification = (
+      before: ReturnType<typeof threadCpuSeconds>,
+      verifications: number,
+    ) => {
+      const after = threadCpuSeconds(server.pid);
+      if (!before || !after || verifications === 0) return null;
+      const ms = (seconds: number) => Math.round(((seconds * 1000) / verifications) * 10) / 10;
+      return {
+        mainThreadMs: ms(after.main - before.main),
+        otherThreadsMs: ms(after.others - before.others),
+      };
+    };
+    const cpuBeforeC1 = threadCpuSeconds(server.pid);
     const c1 = await atConcurrency(1, SAMPLES_1);
+    const c1Cpu = cpuPerVerification(cpuBeforeC1, SAMPLES_1);
     console.log(
       `concurrency 1: request-to-webhook p50 ${c1.requestToWebhookMs.p50} ms, p95 ${c1.requestToWebhookMs.p95} ms (n=${c1.requestToWebhookMs.n})`,
     );
@@ -197,6 +213,7 @@ async function main() {
     );
 
     // Sustained: keep SUSTAINED_IN_FLIGHT verifications in flight for the window; count webhooks that arrive in it.
+    const cpuBeforeWindow = threadCpuSeconds(server.pid);
     const windowStart = performance.now();
     const windowEnd = windowStart + WINDOW_S * 1000;
     let completedInWindow = 0;
@@ -214,13 +231,18 @@ async function main() {
         }
       }),
     );
+    const sustainedCpu = cpuPerVerification(cpuBeforeWindow, accepted);
     const sustained = {
       windowSeconds: WINDOW_S,
       inFlight: SUSTAINED_IN_FLIGHT,
       completedInWindow,
       verificationsPerSecond: Math.round((completedInWindow / WINDOW_S) * 100) / 100,
       requestToWebhookMs: summarise(sustainedTotals),
+      serverCpuPerVerification: sustainedCpu,
     };
+    console.log(
+      `server CPU per verification (main thread / other threads): one at a time ${c1Cpu?.mainThreadMs} / ${c1Cpu?.otherThreadsMs} ms; sustained ${sustainedCpu?.mainThreadMs} / ${sustainedCpu?.otherThreadsMs} ms`,
+    );
     console.log(
       `sustained (${SUSTAINED_IN_FLIGHT} in flight, ${WINDOW_S} s): ${sustained.verificationsPerSecond} verifications/s, p50 ${sustained.requestToWebhookMs.p50} ms`,
     );
@@ -250,7 +272,7 @@ async function main() {
         speakers: enrolled.length,
         failedEnrolments,
       },
-      concurrency1: c1,
+      concurrency1: { ...c1, serverCpuPerVerification: c1Cpu },
       concurrency8: c8,
       sustained,
       audioCheck,

@@ -205,6 +205,28 @@ export function cpuSeconds(pid: number): number | null {
   }
 }
 
+/**
+ * CPU seconds by thread of a process: the main thread (its id is the process id) and every other thread
+ * (worker threads, which run the engine, and libuv's pool), from /proc/<pid>/task/<tid>/stat.
+ */
+export function threadCpuSeconds(pid: number): { main: number; others: number } | null {
+  try {
+    let main = 0;
+    let others = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+        .split(') ')[1]!
+        .split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+      if (Number(tid) === pid) main += seconds;
+      else others += seconds;
+    }
+    return { main, others };
+  } catch {
+    return null;
+  }
+}
+
 export function openFds(pid: number): number | null {
   try {
     return readdirSync(`/proc/${pid}/fd`).length;
