@@ -45,7 +45,7 @@ describe('compiledOnce (hot lookups compiled once per database handle)', () => {
     expect((await findText(test.database.db, b, textB))?.text).toBe('text of B');
     expect(await findText(test.database.db, a, textB)).toBeUndefined();
     expect(await findText(test.database.db, b, textA)).toBeUndefined();
-    // Inside a transaction (another handle: compiled for it).
+    // Inside a transaction (it shares the database handle's compilation).
     await test.database.db.transaction().execute(async (trx) => {
       expect((await findText(trx, b, textB))?.text).toBe('text of B');
       expect(await findText(trx, b, textA)).toBeUndefined();

@@ -1,7 +1,9 @@
 import { PLAN_FILTER_FIELDS } from '@voxkey/contract';
+import { sql } from 'kysely';
 import type { Executor } from '../db/connection.js';
 import type { InvoiceRow, PlanRow, SubscriptionRow } from '../db/types.js';
 import { nowIso } from './clock.js';
+import { compiledOnce } from './compiled-once.js';
 import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
 export function toPlan(row: PlanRow) {
@@ -57,24 +59,32 @@ export function findPlanByName(db: Executor, name: string): Promise<PlanRow | un
 }
 
 /** The plan of the organisation's subscription active on `day` (YYYY-MM-DD), the latest-started if several. */
-export function findCurrentPlan(
+// Read to admit every voice request.
+const selectCurrentPlan = compiledOnce(
+  (db, orgId: number, startedBy: string, endingNotBefore: string) =>
+    db
+      .selectFrom('subscriptions')
+      .innerJoin('plans', 'plans.id', 'subscriptions.plan_id')
+      .selectAll('plans')
+      .where('subscriptions.org_id', '=', orgId)
+      .where('subscriptions.start_date', '<=', startedBy)
+      .where((eb) =>
+        eb.or([
+          eb('subscriptions.end_date', 'is', null),
+          eb('subscriptions.end_date', '>=', endingNotBefore),
+        ]),
+      )
+      .orderBy('subscriptions.start_date', 'desc')
+      .orderBy('subscriptions.id', 'desc')
+      .limit(sql.lit(1)),
+);
+
+export async function findCurrentPlan(
   db: Executor,
   orgId: number,
   day: string,
 ): Promise<PlanRow | undefined> {
-  return db
-    .selectFrom('subscriptions')
-    .innerJoin('plans', 'plans.id', 'subscriptions.plan_id')
-    .selectAll('plans')
-    .where('subscriptions.org_id', '=', orgId)
-    .where('subscriptions.start_date', '<=', day)
-    .where((eb) =>
-      eb.or([eb('subscriptions.end_date', 'is', null), eb('subscriptions.end_date', '>=', day)]),
-    )
-    .orderBy('subscriptions.start_date', 'desc')
-    .orderBy('subscriptions.id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  return (await selectCurrentPlan(db, orgId, day, day))[0];
 }
 
 export async function insertSubscription(

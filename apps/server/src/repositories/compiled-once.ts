@@ -4,7 +4,9 @@ import type { Executor } from '../db/connection.js';
 /**
  * A hot query whose shape never changes (only its values do): Kysely builds and compiles it once
  * per database handle, later calls run the same SQL with the new values. Building and compiling
- * costs more than running such a lookup on SQLite (the token lookup of every request).
+ * costs more than running such a lookup on SQLite (the token lookup of every request). The handle's
+ * transactions share its compilation (keyed by the dialect adapter they share): a transaction is a
+ * new `Executor` each time, and the admission and completion of every job run in one.
  *
  * The builder's values must become the query's parameters one for one, in order: it is compiled
  * with a unique stand-in object for each value and checked, so a builder that inlines, converts or
@@ -13,9 +15,10 @@ import type { Executor } from '../db/connection.js';
 export function compiledOnce<A extends readonly unknown[], O>(
   build: (db: Executor, ...values: A) => Compilable<O>,
 ) {
-  const compiled = new WeakMap<Executor, CompiledQuery<O>>();
+  const compiled = new WeakMap<object, CompiledQuery<O>>();
   return async (db: Executor, ...values: A): Promise<O[]> => {
-    let query = compiled.get(db);
+    const handle = db.getExecutor().adapter;
+    let query = compiled.get(handle);
     if (!query) {
       const standIns = values.map((_, i) => ({ parameter: i }));
       query = build(db, ...(standIns as unknown as A)).compile();
@@ -25,7 +28,7 @@ export function compiledOnce<A extends readonly unknown[], O>(
           `compiledOnce: the query's parameters must be its values in order (${query.sql})`,
         );
       }
-      compiled.set(db, query);
+      compiled.set(handle, query);
     }
     const result = await db.executeQuery<O>({ ...query, parameters: values });
     return result.rows;

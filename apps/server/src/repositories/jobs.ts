@@ -11,6 +11,7 @@ import type {
   VerificationResult,
 } from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
+import { compiledOnce } from './compiled-once.js';
 import { takeTurn } from './queue-turns.js';
 import { parseRecordingQuality, recordingQualityFields } from './recording-quality.js';
 
@@ -111,17 +112,20 @@ export async function insertJob(db: Executor, job: NewJob): Promise<JobRow> {
     .executeTakeFirstOrThrow();
 }
 
-export function findJobByRequest(
+const selectJobByRequest = compiledOnce((db, orgId: number, requestUuid: string) =>
+  db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('request_uuid', '=', requestUuid),
+);
+
+export async function findJobByRequest(
   db: Executor,
   orgId: number,
   requestUuid: string,
 ): Promise<JobRow | undefined> {
-  return db
-    .selectFrom('jobs')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .where('request_uuid', '=', requestUuid)
-    .executeTakeFirst();
+  return (await selectJobByRequest(db, orgId, requestUuid))[0];
 }
 
 export function findEnrolmentInFlight(
@@ -139,15 +143,28 @@ export function findEnrolmentInFlight(
     .executeTakeFirst();
 }
 
-/** Unfinished (queued or processing) jobs, of one organisation or of all. */
-export async function countUnfinishedJobs(db: Executor, orgId?: number): Promise<number> {
-  let query = db
+const UNFINISHED: JobStatus[] = ['queued', 'processing'];
+const countUnfinished = (db: Executor) =>
+  db
     .selectFrom('jobs')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('status', 'in', ['queued', 'processing']);
-  if (orgId !== undefined) query = query.where('org_id', '=', orgId);
-  const row = await query.executeTakeFirstOrThrow();
-  return Number(row.n);
+    .where(
+      'status',
+      'in',
+      UNFINISHED.map((status) => sql.lit(status)),
+    );
+const countUnfinishedOfAll = compiledOnce((db) => countUnfinished(db));
+const countUnfinishedOfOrganisation = compiledOnce((db, orgId: number) =>
+  countUnfinished(db).where('org_id', '=', orgId),
+);
+
+/** Unfinished (queued or processing) jobs, of one organisation or of all. */
+export async function countUnfinishedJobs(db: Executor, orgId?: number): Promise<number> {
+  const [row] =
+    orgId === undefined
+      ? await countUnfinishedOfAll(db)
+      : await countUnfinishedOfOrganisation(db, orgId);
+  return Number(row!.n);
 }
 
 // Any constant works; it only has to differ from other advisory locks in the same database.

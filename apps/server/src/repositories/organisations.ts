@@ -1,6 +1,7 @@
 import type { Executor } from '../db/connection.js';
 import type { OrganisationRow, OrganisationUpdate, SettingsRow } from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
+import { compiledOnce } from './compiled-once.js';
 
 export function toOrganisation(row: OrganisationRow) {
   return {
@@ -110,12 +111,13 @@ export async function insertSettings(
     .executeTakeFirstOrThrow();
 }
 
-export function findSettings(db: Executor, orgId: number): Promise<SettingsRow | undefined> {
-  return db
-    .selectFrom('organisation_settings')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .executeTakeFirst();
+// Read three times per voice request (accepting it, deciding it, delivering its webhook).
+const selectSettings = compiledOnce((db, orgId: number) =>
+  db.selectFrom('organisation_settings').selectAll().where('org_id', '=', orgId),
+);
+
+export async function findSettings(db: Executor, orgId: number): Promise<SettingsRow | undefined> {
+  return (await selectSettings(db, orgId))[0];
 }
 
 export function updateSettings(

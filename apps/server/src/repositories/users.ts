@@ -54,17 +54,20 @@ export async function findUser(
   return (await selectUserById(db, orgId, id))[0];
 }
 
-export function findUserByExternalId(
+const selectUserByExternalId = compiledOnce((db, orgId: number, externalId: string) =>
+  db
+    .selectFrom('users')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('external_id', '=', externalId),
+);
+
+export async function findUserByExternalId(
   db: Executor,
   orgId: number,
   externalId: string,
 ): Promise<UserRow | undefined> {
-  return db
-    .selectFrom('users')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .where('external_id', '=', externalId)
-    .executeTakeFirst();
+  return (await selectUserByExternalId(db, orgId, externalId))[0];
 }
 
 export async function insertUser(

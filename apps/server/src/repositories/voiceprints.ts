@@ -3,6 +3,7 @@ import type { Executor } from '../db/connection.js';
 import type { VoiceprintRow, VoiceprintSampleRow } from '../db/types.js';
 import { parseRecordingQuality } from './recording-quality.js';
 import { nowIso } from './clock.js';
+import { compiledOnce } from './compiled-once.js';
 
 export interface NewSample {
   modelId: string;
@@ -39,17 +40,20 @@ export async function insertVoiceprint(
     .executeTakeFirstOrThrow();
 }
 
-export function findVoiceprint(
+const selectVoiceprint = compiledOnce((db, orgId: number, userId: number) =>
+  db
+    .selectFrom('voiceprints')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('user_id', '=', userId),
+);
+
+export async function findVoiceprint(
   db: Executor,
   orgId: number,
   userId: number,
 ): Promise<VoiceprintRow | undefined> {
-  return db
-    .selectFrom('voiceprints')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  return (await selectVoiceprint(db, orgId, userId))[0];
 }
 
 /** Deletes the voiceprint and its samples (explicitly, not relying on the cascade). */
@@ -86,13 +90,16 @@ export function sampleRecordingQuality(sample: VoiceprintSampleRow): RecordingQu
   return parseRecordingQuality(sample.recording_quality);
 }
 
-export function listSamples(db: Executor, voiceprintId: number): Promise<VoiceprintSampleRow[]> {
-  return db
+const selectSamples = compiledOnce((db, voiceprintId: number) =>
+  db
     .selectFrom('voiceprint_samples')
     .selectAll()
     .where('voiceprint_id', '=', voiceprintId)
-    .orderBy('id')
-    .execute();
+    .orderBy('id'),
+);
+
+export function listSamples(db: Executor, voiceprintId: number): Promise<VoiceprintSampleRow[]> {
+  return selectSamples(db, voiceprintId);
 }
 
 export async function countSamples(db: Executor, voiceprintId: number): Promise<number> {

@@ -9,6 +9,7 @@ import type {
   WebhookSecretRow,
 } from '../db/types.js';
 import { nowIso } from './clock.js';
+import { compiledOnce } from './compiled-once.js';
 import { takeTurn } from './queue-turns.js';
 import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
@@ -51,14 +52,17 @@ export async function insertSecret(
 }
 
 /** Secrets that sign now: the current one and any rotated-out one still within its grace period, newest first. */
-export function activeSecrets(db: Executor, orgId: number): Promise<WebhookSecretRow[]> {
-  return db
+const selectActiveSecrets = compiledOnce((db, orgId: number, now: string) =>
+  db
     .selectFrom('webhook_secrets')
     .selectAll()
     .where('org_id', '=', orgId)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', nowIso())]))
-    .orderBy('id', 'desc')
-    .execute();
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .orderBy('id', 'desc'),
+);
+
+export function activeSecrets(db: Executor, orgId: number): Promise<WebhookSecretRow[]> {
+  return selectActiveSecrets(db, orgId, nowIso());
 }
 
 export async function expireCurrentSecrets(
