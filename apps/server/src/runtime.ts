@@ -123,7 +123,9 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
       exit: options.exit ?? ((code) => process.exit(code)),
     });
     deps.engineHealth = watchdog.health;
-    runner = createJobRunner(deps, watchdog.analyzer, engine.stats().threads);
+    // One job more than the engine has threads: while a finished job is committed and the next one is
+    // claimed and opened, the extra job is already waiting in the engine's queue, so no thread idles.
+    runner = createJobRunner(deps, watchdog.analyzer, engine.stats().threads + 1);
   }
   if (options.withWorkers) dispatcher = createWebhookDispatcher(deps);
   const purger = options.withWorkers ? createIdempotencyPurger(deps) : null;
