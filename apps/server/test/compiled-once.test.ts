@@ -52,8 +52,15 @@ describe('compiledOnce (hot lookups compiled once per database handle)', () => {
     });
   });
 
-  it('refuses a builder whose parameters are not its values in order', async () => {
-    const [a] = orgIds as [number];
+  it('binds values used in another order or more than once, and refuses a builder that converts or leaves out a value', async () => {
+    const [a, b] = orgIds as [number, number];
+    const textA = (
+      await test.database.db
+        .selectFrom('predefined_texts')
+        .select('id')
+        .where('org_id', '=', a)
+        .executeTakeFirstOrThrow()
+    ).id;
     const swapped = compiledOnce((db, orgId: number, id: number) =>
       db
         .selectFrom('predefined_texts')
@@ -61,14 +68,25 @@ describe('compiledOnce (hot lookups compiled once per database handle)', () => {
         .where('id', '=', id)
         .where('org_id', '=', orgId),
     );
-    await expect(swapped(test.database.db, a, a)).rejects.toThrow(
-      /parameters must be its values in order/,
+    expect((await swapped(test.database.db, a, textA))[0]?.text).toBe('text of A');
+    expect(await swapped(test.database.db, b, textA)).toEqual([]);
+    const twice = compiledOnce((db, orgId: number) =>
+      db
+        .selectFrom('predefined_texts')
+        .selectAll()
+        .where('org_id', '=', orgId)
+        .where('org_id', '<=', orgId),
     );
+    expect((await twice(test.database.db, a))[0]?.text).toBe('text of A');
     const converted = compiledOnce((db, orgId: number) =>
       db.selectFrom('predefined_texts').selectAll().where('org_id', '=', Number(orgId)),
     );
     await expect(converted(test.database.db, a)).rejects.toThrow(
-      /parameters must be its values in order/,
+      /every parameter of the query must be one of its values/,
     );
+    const leftOut = compiledOnce((db, _orgId: number) =>
+      db.selectFrom('predefined_texts').selectAll(),
+    );
+    await expect(leftOut(test.database.db, a)).rejects.toThrow(/each value used/);
   });
 });

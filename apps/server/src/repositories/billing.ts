@@ -60,23 +60,19 @@ export function findPlanByName(db: Executor, name: string): Promise<PlanRow | un
 
 /** The plan of the organisation's subscription active on `day` (YYYY-MM-DD), the latest-started if several. */
 // Read to admit every voice request.
-const selectCurrentPlan = compiledOnce(
-  (db, orgId: number, startedBy: string, endingNotBefore: string) =>
-    db
-      .selectFrom('subscriptions')
-      .innerJoin('plans', 'plans.id', 'subscriptions.plan_id')
-      .selectAll('plans')
-      .where('subscriptions.org_id', '=', orgId)
-      .where('subscriptions.start_date', '<=', startedBy)
-      .where((eb) =>
-        eb.or([
-          eb('subscriptions.end_date', 'is', null),
-          eb('subscriptions.end_date', '>=', endingNotBefore),
-        ]),
-      )
-      .orderBy('subscriptions.start_date', 'desc')
-      .orderBy('subscriptions.id', 'desc')
-      .limit(sql.lit(1)),
+const selectCurrentPlan = compiledOnce((db, orgId: number, day: string) =>
+  db
+    .selectFrom('subscriptions')
+    .innerJoin('plans', 'plans.id', 'subscriptions.plan_id')
+    .selectAll('plans')
+    .where('subscriptions.org_id', '=', orgId)
+    .where('subscriptions.start_date', '<=', day)
+    .where((eb) =>
+      eb.or([eb('subscriptions.end_date', 'is', null), eb('subscriptions.end_date', '>=', day)]),
+    )
+    .orderBy('subscriptions.start_date', 'desc')
+    .orderBy('subscriptions.id', 'desc')
+    .limit(sql.lit(1)),
 );
 
 export async function findCurrentPlan(
@@ -84,7 +80,7 @@ export async function findCurrentPlan(
   orgId: number,
   day: string,
 ): Promise<PlanRow | undefined> {
-  return (await selectCurrentPlan(db, orgId, day, day))[0];
+  return (await selectCurrentPlan(db, orgId, day))[0];
 }
 
 export async function insertSubscription(

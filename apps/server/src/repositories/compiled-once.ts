@@ -8,29 +8,33 @@ import type { Executor } from '../db/connection.js';
  * transactions share its compilation (keyed by the dialect adapter they share): a transaction is a
  * new `Executor` each time, and the admission and completion of every job run in one.
  *
- * The builder's values must become the query's parameters one for one, in order: it is compiled
- * with a unique stand-in object for each value and checked, so a builder that inlines, converts or
- * reorders a value fails on its first call instead of binding the wrong value later.
+ * Every parameter of the compiled query must be one of the builder's values, as given: it is
+ * compiled with a unique stand-in object for each value and each parameter is traced back to its
+ * stand-in, so a value may be used several times and in any order, while a builder that inlines,
+ * converts or leaves out a value fails on its first call instead of binding the wrong value later.
+ * Constants go into the SQL as literals (`sql.lit`).
  */
 export function compiledOnce<A extends readonly unknown[], O>(
   build: (db: Executor, ...values: A) => Compilable<O>,
 ) {
-  const compiled = new WeakMap<object, CompiledQuery<O>>();
+  const compiled = new WeakMap<object, { query: CompiledQuery<O>; valueAt: number[] }>();
   return async (db: Executor, ...values: A): Promise<O[]> => {
     const handle = db.getExecutor().adapter;
-    let query = compiled.get(handle);
-    if (!query) {
+    let entry = compiled.get(handle);
+    if (!entry) {
       const standIns = values.map((_, i) => ({ parameter: i }));
-      query = build(db, ...(standIns as unknown as A)).compile();
-      const { parameters } = query;
-      if (parameters.length !== values.length || parameters.some((p, i) => p !== standIns[i])) {
+      const query = build(db, ...(standIns as unknown as A)).compile();
+      const valueAt = query.parameters.map((p) => standIns.indexOf(p as { parameter: number }));
+      if (valueAt.includes(-1) || standIns.some((_, i) => !valueAt.includes(i))) {
         throw new Error(
-          `compiledOnce: the query's parameters must be its values in order (${query.sql})`,
+          `compiledOnce: every parameter of the query must be one of its values, each value used (${query.sql})`,
         );
       }
-      compiled.set(handle, query);
+      entry = { query, valueAt };
+      compiled.set(handle, entry);
     }
-    const result = await db.executeQuery<O>({ ...query, parameters: values });
+    const parameters = entry.valueAt.map((i) => values[i]);
+    const result = await db.executeQuery<O>({ ...entry.query, parameters });
     return result.rows;
   };
 }

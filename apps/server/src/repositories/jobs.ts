@@ -196,8 +196,8 @@ export async function lockJobAdmissions(
 function runnable(now: string) {
   return (eb: ExpressionBuilder<DB, 'jobs'>) =>
     eb.or([
-      eb.and([eb('status', '=', 'queued'), eb('run_after', '<=', now)]),
-      eb.and([eb('status', '=', 'processing'), eb('lease_expires_at', '<', now)]),
+      eb.and([eb('status', '=', sql.lit('queued')), eb('run_after', '<=', now)]),
+      eb.and([eb('status', '=', sql.lit('processing')), eb('lease_expires_at', '<', now)]),
     ]);
 }
 
@@ -217,22 +217,42 @@ export async function claimJob(
   leaseMs: number,
 ): Promise<JobRow | undefined> {
   const now = nowIso();
+  const leaseExpiresAt = new Date(Date.now() + leaseMs).toISOString();
+  const claim = (from: ClaimFrom) =>
+    claimStatements[dialect][from](db, owner, leaseExpiresAt, now).then((rows) => rows[0]);
   const claimed =
-    (await claimWhere(db, dialect, owner, leaseMs, now, 'next-organisation')) ??
-    (dialect === 'postgres'
-      ? await claimWhere(db, dialect, owner, leaseMs, now, 'any-organisation')
-      : undefined);
+    (await claim('next-organisation')) ??
+    (dialect === 'postgres' ? await claim('any-organisation') : undefined);
   if (claimed) await takeTurn(db, 'job_claimed_at', claimed.org_id, now);
   return claimed;
+}
+
+type ClaimFrom = 'next-organisation' | 'any-organisation';
+
+// Run on every job and after it (a lane looks again at once): built and compiled once.
+const claimStatements = {
+  sqlite: claimStatementsFor('sqlite'),
+  postgres: claimStatementsFor('postgres'),
+};
+
+function claimStatementsFor(dialect: Dialect) {
+  const from = (source: ClaimFrom) =>
+    compiledOnce((db, owner: string, leaseExpiresAt: string, now: string) =>
+      claimWhere(db, dialect, owner, leaseExpiresAt, now, source),
+    );
+  return {
+    'next-organisation': from('next-organisation'),
+    'any-organisation': from('any-organisation'),
+  };
 }
 
 function claimWhere(
   db: Executor,
   dialect: Dialect,
   owner: string,
-  leaseMs: number,
+  leaseExpiresAt: string,
   now: string,
-  from: 'next-organisation' | 'any-organisation',
+  from: ClaimFrom,
 ) {
   const nextOrganisation = db
     .selectFrom('jobs')
@@ -242,23 +262,22 @@ function claimWhere(
     .groupBy('jobs.org_id')
     .orderBy((eb) => eb.fn.coalesce(eb.fn.max('queue_turns.job_claimed_at'), sql<string>`''`))
     .orderBy((eb) => eb.fn.min('jobs.id'))
-    .limit(1);
+    .limit(sql.lit(1));
   let candidate = db.selectFrom('jobs').select('id').where(runnable(now));
   if (from === 'next-organisation') candidate = candidate.where('org_id', '=', nextOrganisation);
-  candidate = candidate.orderBy('id').limit(1);
+  candidate = candidate.orderBy('id').limit(sql.lit(1));
   if (dialect === 'postgres') candidate = candidate.forUpdate().skipLocked();
   return db
     .updateTable('jobs')
     .set({
-      status: 'processing',
+      status: sql.lit('processing'),
       lease_owner: owner,
-      lease_expires_at: new Date(Date.now() + leaseMs).toISOString(),
+      lease_expires_at: leaseExpiresAt,
       attempts: sql`attempts + 1`,
       updated_at: now,
     })
     .where('id', '=', candidate)
-    .returningAll()
-    .executeTakeFirst();
+    .returningAll();
 }
 
 /** What a finished job's row records (read back as the request record). */

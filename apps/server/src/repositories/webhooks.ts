@@ -162,19 +162,39 @@ export async function claimDelivery(
   leaseMs: number,
 ): Promise<WebhookDeliveryRow | undefined> {
   const now = nowIso();
+  const leaseExpiresAt = new Date(Date.now() + leaseMs).toISOString();
+  const claim = (from: ClaimFrom) =>
+    claimStatements[dialect][from](db, owner, leaseExpiresAt, now).then((rows) => rows[0]);
   const claimed =
-    (await claimDeliveryWhere(db, dialect, owner, leaseMs, now, 'next-organisation')) ??
-    (dialect === 'postgres'
-      ? await claimDeliveryWhere(db, dialect, owner, leaseMs, now, 'any-organisation')
-      : undefined);
+    (await claim('next-organisation')) ??
+    (dialect === 'postgres' ? await claim('any-organisation') : undefined);
   if (claimed) await takeTurn(db, 'delivery_claimed_at', claimed.org_id, now);
   return claimed;
+}
+
+type ClaimFrom = 'next-organisation' | 'any-organisation';
+
+// Run for every delivery and after it (a lane looks again at once): built and compiled once.
+const claimStatements = {
+  sqlite: claimStatementsFor('sqlite'),
+  postgres: claimStatementsFor('postgres'),
+};
+
+function claimStatementsFor(dialect: Dialect) {
+  const from = (source: ClaimFrom) =>
+    compiledOnce((db, owner: string, leaseExpiresAt: string, now: string) =>
+      claimDeliveryWhere(db, dialect, owner, leaseExpiresAt, now, source),
+    );
+  return {
+    'next-organisation': from('next-organisation'),
+    'any-organisation': from('any-organisation'),
+  };
 }
 
 function dueDelivery(now: string) {
   return (eb: ExpressionBuilder<DB, 'webhook_deliveries'>) =>
     eb.and([
-      eb('status', '=', 'pending'),
+      eb('status', '=', sql.lit('pending')),
       eb('next_attempt_at', '<=', now),
       eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]),
     ]);
@@ -184,9 +204,9 @@ function claimDeliveryWhere(
   db: Executor,
   dialect: Dialect,
   owner: string,
-  leaseMs: number,
+  leaseExpiresAt: string,
   now: string,
-  from: 'next-organisation' | 'any-organisation',
+  from: ClaimFrom,
 ) {
   const nextOrganisation = db
     .selectFrom('webhook_deliveries')
@@ -196,22 +216,21 @@ function claimDeliveryWhere(
     .groupBy('webhook_deliveries.org_id')
     .orderBy((eb) => eb.fn.coalesce(eb.fn.max('queue_turns.delivery_claimed_at'), sql<string>`''`))
     .orderBy((eb) => eb.fn.min('webhook_deliveries.next_attempt_at'))
-    .limit(1);
+    .limit(sql.lit(1));
   let candidate = db.selectFrom('webhook_deliveries').select('id').where(dueDelivery(now));
   if (from === 'next-organisation') candidate = candidate.where('org_id', '=', nextOrganisation);
-  candidate = candidate.orderBy('next_attempt_at').orderBy('id').limit(1);
+  candidate = candidate.orderBy('next_attempt_at').orderBy('id').limit(sql.lit(1));
   if (dialect === 'postgres') candidate = candidate.forUpdate().skipLocked();
   return db
     .updateTable('webhook_deliveries')
     .set({
       lease_owner: owner,
-      lease_expires_at: new Date(Date.now() + leaseMs).toISOString(),
+      lease_expires_at: leaseExpiresAt,
       attempts: sql`attempts + 1`,
       updated_at: now,
     })
     .where('id', '=', candidate)
-    .returningAll()
-    .executeTakeFirst();
+    .returningAll();
 }
 
 export async function recordAttempt(
