@@ -53,7 +53,7 @@ KINDS = {
 
 
 def rel(path: str) -> str:
-    """A path inside the repository as the shell recipes spelled it (relative to the root, where every step runs)."""
+    """A path inside the repository relative to its root, where every step runs (as the former shell recipes spelled it)."""
     r = os.path.relpath(path, ROOT)
     return path if r.startswith("..") else r
 
@@ -228,7 +228,7 @@ def compare(r: Runner) -> None:
         if s == "spoof-lofo":
             # family:steps (the first v3 session ran 80/50/50 steps on an overloaded machine; re-run with 250 each)
             for fold in a.folds.split():
-                fam, steps = fold.split(":")[0], fold.split(":")[-1]  # as the shell recipe split them
+                fam, steps = fold.split(":")[0], fold.split(":")[-1]  # as the former shell recipe split them
                 train_eval("train_spoof", f"spoof_lofo-{fam}",
                            ["--tag", f"lofo-{fam}", "--init-onnx", spoof_v2, "--lr", "5e-4", "--max-steps", steps,
                             "--rawboost-p", "0.3", "--exclude-families", fam], "cm", f"training/results/cm-lofo-{fam}.json")
