@@ -299,7 +299,7 @@ def main() -> None:
         p.add_argument("--skip-engine", action="store_true", help="no npm run eval at the end")
         if kind == "speaker":
             p.add_argument("--v3-schedule", default=None, help='"max-steps:stop-step ..." cycles before the exported one '
-                           '(default "3800:308 3400:1170 3000:1228 V3_STEPS:V3_STEPS", the shipped run)')
+                           '(default "3800:308 3400:1170 3000:1228 N:N", N = --v3-steps: the shipped run)')
             p.add_argument("--arch-compare", action="store_true",
                            help="first re-run the short v1 comparison (ECAPA 300 steps vs thin ResNet 190 steps)")
         else:
