@@ -13,6 +13,7 @@ import { findJobEventPayload } from '../repositories/webhooks.js';
 import { createStreamDecoder, encodeWav, type StreamDecoder } from './audio.js';
 import { loadDecisionSettings } from '../decisions/settings.js';
 import { loadVerificationSubject } from '../decisions/subject.js';
+import type { JobPhrase } from '../services/phrases.js';
 import { acceptRecording, checkVerificationStart } from '../services/voice-requests.js';
 
 /** The engine calls a stream makes before its job: speech measurement for progress, probes for an early decision. */
@@ -66,6 +67,8 @@ export class VerificationStream implements OpenStream {
   private start?: StreamStart;
   private decoder?: StreamDecoder;
   private subject?: ProbeSubject;
+  /** The phrase settled at `start` (a challenge is consumed then); null when none was named. */
+  private phrase: JobPhrase | null = null;
   /** Mono PCM received so far, grown by doubling up to the longest stream allowed. */
   private pcm = new Int16Array(0);
   private samples = 0;
@@ -225,7 +228,7 @@ export class VerificationStream implements OpenStream {
     this.state = 'starting';
     const start = this.options.parseStart(message);
     const { deps, auth } = this.options;
-    await checkVerificationStart(deps, auth.orgId, start);
+    this.phrase = await checkVerificationStart(deps, auth.orgId, start);
     this.start = start;
     this.subject = await loadProbeSubject(deps, auth.orgId, start.external_id);
     const decoder = createStreamDecoder(start);
@@ -337,7 +340,8 @@ export class VerificationStream implements OpenStream {
   private async probe(engine: StreamEngine, upTo: number): Promise<boolean> {
     const subject = this.subject;
     const rate = this.sampleRate;
-    if (!subject || this.netSpeech < LIMITS.minNetSpeechSeconds) return false;
+    // A phrase is checked on the whole recording: deciding early could cut it short.
+    if (!subject || this.phrase || this.netSpeech < LIMITS.minNetSpeechSeconds) return false;
     if (upTo - this.probedSamples < this.config.STREAM_PROBE_EVERY_S * rate) return false;
     this.probedSamples = upTo;
     const analysis = await engine.verify(
@@ -407,8 +411,11 @@ export class VerificationStream implements OpenStream {
           language: start.language,
           device_fingerprint: start.device_fingerprint,
           device_type: start.device_type,
+          challenge_id: start.challenge_id,
+          text_id: start.text_id,
         },
         () => wav,
+        { settledPhrase: this.phrase },
       ),
     );
     const payload = await this.waitForOutcome(start.request_uuid, deadline);
