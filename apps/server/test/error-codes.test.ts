@@ -103,7 +103,6 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
 
     describe('phrase challenges', () => {
       const challengeFor = async (externalId: string) => {
-        ctx.deps.phraseLanguages = async () => ['en'];
         const res = await ctx.request('POST', orgPath(ctx.orgA.id, '/challenges'), {
           body: { external_id: externalId },
         });
@@ -150,7 +149,6 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
       });
 
       it('unsupported_language, mutually_exclusive, phrase_required (field codes)', async () => {
-        ctx.deps.phraseLanguages = async () => ['en'];
         fieldCode(
           await ctx.request('POST', orgPath(ctx.orgA.id, '/challenges'), {
             body: { external_id: 'reader', language: 'de-DE' },

@@ -191,7 +191,6 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
     });
 
     it('a challenge is consumed at start, the stream decides only after `end`, and its result reports the phrase', async () => {
-      s.ctx.deps.phraseLanguages = async () => ['en'];
       const created = await s.ctx.request('POST', orgPath(s.ctx.orgA.id, '/challenges'), {
         token: live,
         body: { external_id: 'alice' },
