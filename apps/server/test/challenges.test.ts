@@ -323,7 +323,7 @@ describe(`phrase challenges (${TEST_DIALECT})`, () => {
   });
 
   describe('text_id: a predefined text', () => {
-    it('queues its text as a free phrase; 404 text_not_found; 400 unsupported_language', async () => {
+    it('queues its text as a free phrase; 404 text_not_found; 400 for a text of no or too many words, or in a language the recogniser cannot check', async () => {
       const c = ctx();
       const english = await createText(c, {
         language: 'en-UK',
@@ -364,6 +364,18 @@ describe(`phrase challenges (${TEST_DIALECT})`, () => {
         undefined,
         'text_not_found',
       );
+      const long = await createText(c, {
+        language: 'en-UK',
+        text_code: 3204,
+        text: Array.from({ length: 61 }, (_, i) => `word${i}`).join(' '),
+      });
+      const tooLong = await voice(c, 'verifications', { external_id: 'alice', text_id: long.id });
+      expectValidation(tooLong, ['text_id']);
+      expect(tooLong.body.errors[0].code).toBe('too_long');
+      const wordless = await createText(c, { language: 'en-UK', text_code: 3205, text: '...' });
+      const empty = await voice(c, 'verifications', { external_id: 'alice', text_id: wordless.id });
+      expectValidation(empty, ['text_id']);
+      expect(empty.body.errors[0].code).toBe('invalid_value');
       const french = await createText(c, { language: 'fr-FR', text_code: 3203 });
       const refused = await voice(c, 'enrollments', {
         external_id: 'carol',

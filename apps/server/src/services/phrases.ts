@@ -1,3 +1,5 @@
+import { MAX_PHRASE_WORDS } from '@voxkey/engine';
+import { phraseWords } from '@voxkey/engine/dsp';
 import type { Executor } from '../db/connection.js';
 import type { JobKind } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
@@ -48,6 +50,15 @@ async function phraseOfText(deps: AppDeps, orgId: number, textId: number): Promi
       'text_id',
       'unsupported_language',
       `The speech recogniser cannot check ${text.language} texts; use an English text or a challenge`,
+    );
+  }
+  // What the recogniser compares: a text of no words, or longer than a phrase check takes, cannot be checked.
+  const words = phraseWords(text.text).length;
+  if (words === 0 || words > MAX_PHRASE_WORDS) {
+    throw ApiError.field(
+      'text_id',
+      words === 0 ? 'invalid_value' : 'too_long',
+      `This predefined text has ${words} words to read; a phrase check takes 1 to ${MAX_PHRASE_WORDS}`,
     );
   }
   return { expected: text.text, vocabulary: 'free', challengeId: null, textId };

@@ -21,6 +21,7 @@ import {
   loadManifest,
   selectModel,
   speakerInputScale,
+  speechDecoderParts,
   spoofEncoderName,
   spoofInput,
   verifyModelFile,
@@ -43,6 +44,8 @@ import { scoreProbe, type ModelScoring } from '../scoring/probe-score.js';
 import type { RecordingQuality } from '../scoring/calibration.js';
 import { planVoiceprint } from '../models/voiceprint-models.js';
 import type { SpeakerModelRef, WorkerConfig, WorkerTask } from './worker.js';
+import { MAX_PHRASE_WORDS, type PhraseOutcome, type PhraseRequest } from '../phrase/check.js';
+import { phraseWords } from '../phrase/normalise.js';
 
 export interface EngineOptions {
   /** Folder holding the model files (default: the repository's `models/`, or $VOXKEY_MODELS_DIR). */
@@ -53,6 +56,11 @@ export interface EngineOptions {
   speakerModel?: string;
   /** Spoof model name from the manifest (default: its `default: true` spoof model). */
   spoofModel?: string;
+  /**
+   * Speech decoder for phrase checks (default: the manifest's `default: true` speech-decoder when its files
+   * are present; `false`: no phrase checks, and the decoder is not loaded).
+   */
+  phraseDecoder?: string | false;
   /** Pool threads (default: max(1, floor(cores / intraOpThreads))). */
   threads?: number;
   /** onnxruntime intra-op threads per worker (default 1). threads x intraOpThreads should not exceed the cores. */
@@ -103,6 +111,8 @@ export interface EnrolmentAnalysis {
   /** Measured quality (speech, SNR, bandwidth, codec holes, reverberation): store it with the voiceprint sample. */
   recordingQuality: RecordingQuality;
   spoof: SpoofResult;
+  /** Whether the recording says the phrase asked for, or null when none was. */
+  phrase: PhraseOutcome | null;
   audio: AudioInfo;
   timings: EngineTimings;
 }
@@ -131,6 +141,8 @@ export interface VerificationAnalysis {
   inconclusiveReason?: string;
   /** Its stable code (`low_snr`). */
   inconclusiveCode?: VerificationDecision['inconclusiveCode'];
+  /** Whether the recording says the phrase asked for, or null when none was. */
+  phrase: PhraseOutcome | null;
   audio: AudioInfo;
   timings: EngineTimings;
 }
@@ -143,6 +155,7 @@ export interface ClipEmbedding {
   netSpeechSeconds: number;
   snrDb: number;
   recordingQuality: RecordingQuality;
+  phrase: PhraseOutcome | null;
   timings: EngineTimings;
 }
 
@@ -166,6 +179,8 @@ export interface AnalyseCallOptions {
    * `bytes` is detached (empty) afterwards. Default false: the engine transfers a copy.
    */
   transfer?: boolean;
+  /** Check that the recording says this text (needs `phraseLanguages` to be non-empty). */
+  phrase?: PhraseRequest;
 }
 
 export interface VoiceEngine {
@@ -185,7 +200,10 @@ export interface VoiceEngine {
   /** Audio pre-check: format, speech, noise and clipping, and the problems that would fail an enrolment or verification. */
   checkAudio(bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<AudioCheck>;
   /** Evaluation/bench helper: file bytes (WAV/MP3) -> embedding + spoof score, gating off. */
-  embedBytes(bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<ClipEmbedding>;
+  embedBytes(
+    bytes: Uint8Array,
+    opts?: { signal?: AbortSignal; phrase?: PhraseRequest },
+  ): Promise<ClipEmbedding>;
   /** The default speaker model: enrolments use it, and voiceprints are upgraded to it. */
   readonly speakerModelId: string;
   readonly spoofModelId: string;
@@ -193,6 +211,10 @@ export interface VoiceEngine {
   /** Every speaker model served, the default first, then those kept for older voiceprints. */
   readonly speakerModels: readonly ModelEntry[];
   readonly spoofModel: ModelEntry;
+  /** The speech decoder that checks phrases, or null when none is loaded. */
+  readonly phraseDecoder: ModelEntry | null;
+  /** Primary language subtags whose phrases can be checked (e.g. ['en']); empty without a decoder. */
+  readonly phraseLanguages: readonly string[];
   readonly defaultThreshold: number;
   /** deepfake score (1 - bona-fide probability) at or above which a recording counts as a deepfake by default. */
   readonly defaultDeepfakeThreshold: number;
@@ -230,6 +252,39 @@ interface SpeakerScoring extends ModelScoring {
   defaultThreshold: number;
 }
 
+/** The speech decoder to load: the named one, else the default one when its files are present, else none. */
+function selectPhraseDecoder(
+  manifest: Awaited<ReturnType<typeof loadManifest>>,
+  modelsDir: string,
+  choice: string | false | undefined,
+): ModelEntry | null {
+  if (choice === false) return null;
+  if (choice) return selectModel(manifest, 'speech-decoder', modelsDir, choice);
+  const fallback = manifest.models.find((m) => m.kind === 'speech-decoder' && m.default);
+  if (!fallback) return null;
+  try {
+    return selectModel(manifest, 'speech-decoder', modelsDir);
+  } catch (e) {
+    // A deployment without the decoder's file still serves everything but phrase checks.
+    if (e instanceof EngineError && e.code === 'model_missing') return null;
+    throw e;
+  }
+}
+
+function assertPhraseRequest(phrase: PhraseRequest): void {
+  if (
+    !phrase ||
+    typeof phrase.expected !== 'string' ||
+    (phrase.vocabulary !== 'digits' && phrase.vocabulary !== 'free')
+  )
+    throw new TypeError("phrase must be { expected: string, vocabulary: 'digits' | 'free' }");
+  const words = phraseWords(phrase.expected).length;
+  if (words === 0 || words > MAX_PHRASE_WORDS)
+    throw new TypeError(
+      `phrase.expected must have 1 to ${MAX_PHRASE_WORDS} words once normalised, got ${words}`,
+    );
+}
+
 export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngine> {
   const modelsDir = opts.modelsDir ?? defaultModelsDir();
   const manifestPath =
@@ -242,13 +297,35 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     ...compatibilitySpeakerModels(manifest, modelsDir, speakerEntry),
   ];
   const spoofEntry = selectModel(manifest, 'spoof', modelsDir, opts.spoofModel);
-  const encoderName = spoofEncoderName(spoofEntry);
+  const decoderEntry = selectPhraseDecoder(manifest, modelsDir, opts.phraseDecoder);
+  const decoderParts = decoderEntry ? speechDecoderParts(decoderEntry) : null;
+  const encoderName = spoofEncoderName(spoofEntry) ?? decoderParts?.encoder ?? null;
+  if (decoderParts && encoderName !== decoderParts.encoder)
+    throw new EngineError(
+      'model_invalid',
+      `the speech decoder ${decoderEntry!.name} reads ${decoderParts.encoder}, but the spoof model ${spoofEntry.name} reads ${encoderName}; one encoder run serves both`,
+    );
   const encoderEntry =
     encoderName === null ? null : selectModel(manifest, 'speech-encoder', modelsDir, encoderName);
   const [spoofPath, ...speakerPaths] = await Promise.all(
     [spoofEntry, ...speakerEntries].map((entry) => verifyModelFile(entry, modelsDir)),
   );
   const encoderPath = encoderEntry ? await verifyModelFile(encoderEntry, modelsDir) : null;
+  const phraseDecoder =
+    decoderEntry && decoderParts
+      ? {
+          stepPath: await verifyModelFile(decoderEntry, modelsDir),
+          crossKvPath: await verifyModelFile(
+            { name: `${decoderEntry.name} cross-kv`, ...decoderParts.crossKv },
+            modelsDir,
+          ),
+          vocabularyPath: await verifyModelFile(
+            { name: `${decoderEntry.name} vocabulary`, ...decoderParts.vocabulary },
+            modelsDir,
+          ),
+          decoding: decoderParts.decoding,
+        }
+      : null;
 
   // Load once here to fail early with a clear error and to resolve the I/O names.
   const ioOf = async (path: string, entry: ModelEntry) => {
@@ -301,6 +378,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     speakers: speakerRefs,
     spoof: { path: spoofPath!, ...spoofIo, input: spoofInput(spoofEntry) },
     ...(encoderPath ? { speechEncoder: { path: encoderPath } } : {}),
+    ...(phraseDecoder ? { phraseDecoder } : {}),
     intraOpThreads,
     testHooks: opts.testHooks ?? false,
   };
@@ -323,9 +401,21 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     const t0 = performance.now();
     assertBytes(bytes);
     const audio = call.audio ?? inspectBytes(bytes, options.limits);
+    if (call.phrase) {
+      assertPhraseRequest(call.phrase);
+      if (!phraseDecoder)
+        throw new EngineError(
+          'model_missing',
+          'phrase checks need a speech decoder, and none is loaded',
+        );
+    }
     const buffer = transferable(bytes, call.transfer ?? false);
     const { value, queueMs } = await runner.run<Analysis>(
-      { kind: 'analyse', audio: buffer, options: { ...options, checked: audio } },
+      {
+        kind: 'analyse',
+        audio: buffer,
+        options: { ...options, checked: audio, ...(call.phrase ? { phrase: call.phrase } : {}) },
+      },
       { signal: call.signal, transfer: buffer },
     );
     return {
@@ -347,6 +437,8 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     speakerModel: speakerEntry,
     speakerModels: speakerEntries,
     spoofModel: spoofEntry,
+    phraseDecoder: decoderEntry,
+    phraseLanguages: decoderParts?.languages ?? [],
     defaultThreshold,
     defaultDeepfakeThreshold: 1 - spoofThreshold,
     defaultEnrolmentDeepfakeThreshold: 1 - enrolmentSpoofThreshold,
@@ -381,6 +473,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
           bonafideProbability,
           deepfakeDetected: bonafideProbability < enrolmentSpoofThreshold,
         },
+        phrase: a.phrase,
         audio,
         timings,
       };
@@ -472,6 +565,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         netSpeechSeconds: a.netSpeechSeconds,
         snrDb: a.snrDb,
         recordingQuality: recordingQualityOf(a),
+        phrase: a.phrase,
         audio,
         timings,
       };
@@ -497,6 +591,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         netSpeechSeconds: a.netSpeechSeconds,
         snrDb: a.snrDb,
         recordingQuality: recordingQualityOf(a),
+        phrase: a.phrase,
         timings,
       };
     },

