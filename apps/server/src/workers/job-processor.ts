@@ -104,6 +104,10 @@ function recordingOf(deps: AppDeps, job: JobRow) {
   };
 }
 
+/** The engine's phrase outcome with its score rounded like the other scores; null when none. */
+const phraseOf = (outcome: PhraseOutcome | null | undefined): PhraseOutcome | null =>
+  outcome ? { ...outcome, matchScore: round(outcome.matchScore, 4) } : null;
+
 /** Whether a phrase check passed; one the engine did not report counts as not matched. */
 const phraseMatched = (outcome: PhraseOutcome | null | undefined) => outcome?.matched === true;
 
@@ -162,7 +166,7 @@ async function analyseEnrolment(
     common.deepfakeThreshold = settings.enrolmentDeepfakeThreshold;
     const analysis = await engine.enrol(bytes, options);
     common.recordingQuality = analysis.recordingQuality ?? null;
-    common.phrase = analysis.phrase ?? null;
+    common.phrase = phraseOf(analysis.phrase);
     const timings = numericTimings(analysis.timings);
     const qualityScore = round(analysis.qualityScore, 3);
     const deepfakeScore = deepfakeScoreOf(analysis.spoof.bonafideProbability);
@@ -217,7 +221,7 @@ async function analyseVerification(
   const verification = (fields: Fields, analysis?: VerificationAnalysis): JobOutcome => {
     const deepfakeDetected =
       fields.deepfakeScore !== null && fields.deepfakeScore >= settings.deepfakeThreshold;
-    const phrase = analysis?.phrase ?? null;
+    const phrase = phraseOf(analysis?.phrase);
     const decided = withPhraseRequirement(fields, phrase, settings.requirePhrase);
     // Only a passed, genuine-looking, live (when a phrase was asked) verification may give the
     // voiceprint a sample of the default model.

@@ -171,12 +171,12 @@ export const PhraseCheckSchema = z
     }),
     transcript: z.string().openapi({
       description:
-        'What the speech recogniser heard, normalised (lowercase words, digits spelled as words).',
-      example: 'four seven one nine zero two',
+        'What the speech recogniser heard, as it wrote it (a digit challenge is often written in numerals, e.g. "471 902"); match_score compares normalised words, so "471 902" and "four seven one nine zero two" are the same.',
+      example: '471 902',
     }),
     match_score: z.number().min(0).max(1).openapi({
       description:
-        'How closely the transcript matches the expected text, 0..1 (1 minus the normalised word edit distance).',
+        'How closely the transcript matches the expected text, 0..1: 1 minus the word edit distance divided by the expected words, on normalised words (lowercase, digits spelled as words, punctuation and fillers dropped).',
       example: 1,
     }),
     matched: z.boolean().openapi({

@@ -640,12 +640,12 @@ export interface components {
              */
             expected: string;
             /**
-             * @description What the speech recogniser heard, normalised (lowercase words, digits spelled as words).
-             * @example four seven one nine zero two
+             * @description What the speech recogniser heard, as it wrote it (a digit challenge is often written in numerals, e.g. "471 902"); match_score compares normalised words, so "471 902" and "four seven one nine zero two" are the same.
+             * @example 471 902
              */
             transcript: string;
             /**
-             * @description How closely the transcript matches the expected text, 0..1 (1 minus the normalised word edit distance).
+             * @description How closely the transcript matches the expected text, 0..1: 1 minus the word edit distance divided by the expected words, on normalised words (lowercase, digits spelled as words, punctuation and fillers dropped).
              * @example 1
              */
             match_score: number;
