@@ -18,7 +18,10 @@ export type { EngineErrorCategory, EngineErrorCode } from './errors.js';
 export { LIMITS, TARGET_SAMPLE_RATE } from './limits.js';
 export { decodeBase64Audio } from './audio/base64.js';
 export { inspectBytes, readAudioHeader, DEFAULT_INTAKE_LIMITS } from './audio/intake.js';
-export type { AudioInfo, IntakeLimits } from './audio/intake.js';
+export type { AudioInfo, AudioInput, IntakeLimits, PcmAudio } from './audio/intake.js';
+export { createStreamDecoder, MAX_STREAM_SAMPLE_RATE } from './audio/stream-decoder.js';
+export type { StreamAudioFormat, StreamDecoder } from './audio/stream-decoder.js';
+export { encodeWav } from './audio/wav.js';
 export type { AudioFormat } from './audio/sniff.js';
 export {
   cosineSimilarity,

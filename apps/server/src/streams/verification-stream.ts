@@ -1,4 +1,10 @@
-import { LIMITS, type VoiceEngine, type Voiceprint } from '@voxkey/engine';
+import {
+  encodeWav,
+  LIMITS,
+  type StreamDecoder,
+  type VoiceEngine,
+  type Voiceprint,
+} from '@voxkey/engine';
 import {
   STREAM_CLOSE_CODES,
   type StreamResultMessage,
@@ -10,7 +16,7 @@ import type { AppDeps, AuthContext, OpenStream, StreamSocket } from '../deps.js'
 import { ApiError } from '../errors.js';
 import { findJobByRequest } from '../repositories/jobs.js';
 import { findJobEventPayload } from '../repositories/webhooks.js';
-import { createStreamDecoder, encodeWav, type StreamDecoder } from './audio.js';
+import { openStreamDecoder } from './audio.js';
 import { loadDecisionSettings } from '../decisions/settings.js';
 import { loadVerificationSubject } from '../decisions/subject.js';
 import type { JobPhrase } from '../services/phrases.js';
@@ -47,6 +53,13 @@ const MEASURE_EVERY_S = 1;
 const TICK_MS = 1000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+function padWithSilence(samples: Int16Array, length: number): Int16Array {
+  if (samples.length >= length) return samples;
+  const padded = new Int16Array(length);
+  padded.set(samples);
+  return padded;
+}
 
 export interface StreamSessionOptions {
   deps: AppDeps;
@@ -231,7 +244,7 @@ export class VerificationStream implements OpenStream {
     this.phrase = await checkVerificationStart(deps, auth.orgId, start);
     this.start = start;
     this.subject = await loadProbeSubject(deps, auth.orgId, start.external_id);
-    const decoder = createStreamDecoder(start);
+    const decoder = openStreamDecoder(start);
     this.decoder = decoder;
     await decoder.ready();
     if (this.state !== 'starting') return;
@@ -300,7 +313,8 @@ export class VerificationStream implements OpenStream {
   }
 
   /**
-   * Measures the speech in each new second of audio (incremental VAD in the engine's pool), and once
+   * Measures the speech in each new second of audio (incremental VAD in the engine's pool, which
+   * takes the PCM as it is), and once
    * there is enough speech probes the audio so far every STREAM_PROBE_EVERY_S seconds. One
    * analysis at a time per stream, so a stream never queues more than one engine task.
    */
@@ -315,8 +329,10 @@ export class VerificationStream implements OpenStream {
     const to = this.samples;
     void (async () => {
       try {
-        const window = encodeWav([this.pcm.subarray(from, to)], rate);
-        const check = await engine.checkAudio(window);
+        const check = await engine.checkAudio({
+          pcm: this.pcm.subarray(from, to),
+          sampleRate: rate,
+        });
         if (this.state !== 'streaming') return;
         this.netSpeech += check.netSpeechSeconds;
         this.measuredSamples = to;
@@ -344,8 +360,9 @@ export class VerificationStream implements OpenStream {
     if (!subject || this.phrase || this.netSpeech < LIMITS.minNetSpeechSeconds) return false;
     if (upTo - this.probedSamples < this.config.STREAM_PROBE_EVERY_S * rate) return false;
     this.probedSamples = upTo;
+    // The speaker model embeds the speech as a whole, so a probe analyses all the audio so far.
     const analysis = await engine.verify(
-      encodeWav([this.pcm.subarray(0, upTo)], rate),
+      { pcm: this.pcm.subarray(0, upTo), sampleRate: rate },
       subject.voiceprints,
       { threshold: subject.matchThreshold },
     );
@@ -385,7 +402,7 @@ export class VerificationStream implements OpenStream {
     // A stream shorter than the shortest recording is padded with silence, so it ends `inconclusive`
     // (too little speech) like a short recording instead of being refused.
     const minSamples = Math.ceil(LIMITS.minDurationSeconds * rate);
-    const wav = encodeWav([this.pcm.subarray(0, this.samples)], rate, minSamples);
+    const wav = encodeWav(padWithSilence(this.pcm.subarray(0, this.samples), minSamples), rate);
     this.pcm = new Int16Array(0);
     const { deps, auth } = this.options;
     deps.observability.logger.info(

@@ -2,9 +2,10 @@ import type * as ort from 'onnxruntime-node';
 import { embedSpeech, type SpeakerModelIo } from '../models/embedding.js';
 import { EngineError } from '../errors.js';
 import {
-  decodeAudio,
+  decodeInput,
   DEFAULT_INTAKE_LIMITS,
   type AudioInfo,
+  type AudioInput,
   type IntakeLimits,
 } from '../audio/intake.js';
 import { LIMITS } from '../limits.js';
@@ -108,16 +109,16 @@ export function recordingQualityOf(
 const SEGMENT_SECONDS = 20;
 const MIN_HALF_SECONDS = 2;
 
-/** Everything from file bytes to embedding and spoof score; runs inside a pool worker. */
+/** Everything from file bytes (or PCM) to embedding and spoof score; runs inside a pool worker. */
 export async function analyse(
-  bytes: Uint8Array,
+  audio: AudioInput,
   models: LoadedModels,
   opts: AnalyseOptions,
   checkpoint: Checkpoint = noCheckpoint,
 ): Promise<Analysis> {
   const t0 = performance.now();
   const limits = opts.limits ?? DEFAULT_INTAKE_LIMITS;
-  const decoded = await decodeAudio(bytes, limits, opts.checked);
+  const decoded = await decodeInput(audio, limits, opts.checked);
   checkpoint();
   const samples = decoded.samples;
   const stats = signalStats(samples);

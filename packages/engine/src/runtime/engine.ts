@@ -11,7 +11,9 @@ import { EngineError } from '../errors.js';
 import {
   DEFAULT_INTAKE_LIMITS,
   inspectBytes,
+  inspectInput,
   type AudioInfo,
+  type AudioInput,
   type IntakeLimits,
 } from '../audio/intake.js';
 import {
@@ -46,6 +48,7 @@ import { planVoiceprint } from '../models/voiceprint-models.js';
 import type { SpeakerModelRef, WorkerConfig, WorkerTask } from './worker.js';
 import { MAX_PHRASE_WORDS, type PhraseOutcome, type PhraseRequest } from '../phrase/check.js';
 import { phraseWords } from '../phrase/normalise.js';
+import { assertAudioInput, forWorker } from './worker-input.js';
 
 export interface EngineOptions {
   /** Folder holding the model files (default: the repository's `models/`, or $VOXKEY_MODELS_DIR). */
@@ -186,19 +189,19 @@ export interface AnalyseCallOptions {
 export interface VoiceEngine {
   /** The header check with this engine's limits: synchronous, no sample decoding; throws `EngineError`. */
   inspectAudio(bytes: Uint8Array): AudioInfo;
-  /** Recording file bytes (WAV or MP3) -> voiceprint, quality and spoof result. */
-  enrol(bytes: Uint8Array, opts?: AnalyseCallOptions): Promise<EnrolmentAnalysis>;
+  /** Recording file bytes (WAV or MP3), or PCM -> voiceprint, quality and spoof result. */
+  enrol(input: AudioInput, opts?: AnalyseCallOptions): Promise<EnrolmentAnalysis>;
   /**
-   * Recording file bytes (WAV or MP3) compared with a stored voiceprint, or with every sample of one
-   * (`scoreAgainstSamples`; `rule` defaults to `DEFAULT_SAMPLE_SCORING_RULE`).
+   * Recording file bytes (WAV or MP3), or PCM, compared with a stored voiceprint, or with every
+   * sample of one (`scoreAgainstSamples`; `rule` defaults to `DEFAULT_SAMPLE_SCORING_RULE`).
    */
   verify(
-    bytes: Uint8Array,
+    input: AudioInput,
     voiceprint: Voiceprint | Voiceprint[],
     opts?: AnalyseCallOptions & { threshold?: number; rule?: SampleScoringRule },
   ): Promise<VerificationAnalysis>;
   /** Audio pre-check: format, speech, noise and clipping, and the problems that would fail an enrolment or verification. */
-  checkAudio(bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<AudioCheck>;
+  checkAudio(input: AudioInput, opts?: { signal?: AbortSignal }): Promise<AudioCheck>;
   /** Evaluation/bench helper: file bytes (WAV/MP3) -> embedding + spoof score, gating off. */
   embedBytes(
     bytes: Uint8Array,
@@ -232,18 +235,6 @@ function assertBytes(bytes: Uint8Array): void {
     throw new TypeError(
       'audio must be the recording file bytes as a Uint8Array (base64 is decoded by the caller: decodeBase64Audio)',
     );
-}
-
-/** A buffer holding exactly these bytes that can be transferred to a worker. */
-function transferable(bytes: Uint8Array, handOver: boolean): ArrayBuffer {
-  if (
-    handOver &&
-    bytes.byteOffset === 0 &&
-    bytes.byteLength === bytes.buffer.byteLength &&
-    bytes.buffer instanceof ArrayBuffer
-  )
-    return bytes.buffer;
-  return bytes.slice().buffer as ArrayBuffer;
 }
 
 /** How one speaker model's scores become match scores, and its default threshold. */
@@ -394,13 +385,13 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   const enrolmentSpoofThreshold = spoofEntry.enrolmentThreshold ?? spoofThreshold;
 
   async function analyseBytes(
-    bytes: Uint8Array,
+    input: AudioInput,
     options: AnalyseOptions,
     call: AnalyseCallOptions,
   ) {
     const t0 = performance.now();
-    assertBytes(bytes);
-    const audio = call.audio ?? inspectBytes(bytes, options.limits);
+    assertAudioInput(input);
+    const audio = call.audio ?? inspectInput(input, options.limits);
     if (call.phrase) {
       assertPhraseRequest(call.phrase);
       if (!phraseDecoder)
@@ -409,14 +400,14 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
           'phrase checks need a speech decoder, and none is loaded',
         );
     }
-    const buffer = transferable(bytes, call.transfer ?? false);
+    const { audio: carried, transfer } = forWorker(input, call.transfer ?? false);
     const { value, queueMs } = await runner.run<Analysis>(
       {
         kind: 'analyse',
-        audio: buffer,
+        audio: carried,
         options: { ...options, checked: audio, ...(call.phrase ? { phrase: call.phrase } : {}) },
       },
-      { signal: call.signal, transfer: buffer },
+      { signal: call.signal, transfer },
     );
     return {
       analysis: value,
@@ -571,9 +562,9 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
       };
     },
 
-    async checkAudio(bytes, o = {}) {
-      assertBytes(bytes);
-      return checkSignalTask(bytes, limits, (task, transfer) =>
+    async checkAudio(input, o = {}) {
+      assertAudioInput(input);
+      return checkSignalTask(input, limits, (task, transfer) =>
         runner.run(task, { signal: o.signal, transfer }),
       );
     },

@@ -1,7 +1,7 @@
 import { workerData } from 'node:worker_threads';
 import { analyse, type AnalyseOptions, type LoadedModels } from './analysis.js';
 import { checkSignal } from './audio-check.js';
-import type { IntakeLimits } from '../audio/intake.js';
+import type { AudioInput, IntakeLimits } from '../audio/intake.js';
 import { EngineError, type SerializedEngineError } from '../errors.js';
 import { openSession, resolveIo, type ModelRef } from '../models/sessions.js';
 import type { SpoofInput } from '../models/spoof.js';
@@ -34,8 +34,8 @@ export interface WorkerConfig {
 }
 
 export type WorkerTask = (
-  | { kind: 'analyse'; audio: ArrayBuffer; options: AnalyseOptions }
-  | { kind: 'check'; audio: ArrayBuffer; limits: IntakeLimits }
+  | { kind: 'analyse'; audio: AudioInput; options: AnalyseOptions }
+  | { kind: 'check'; audio: AudioInput; limits: IntakeLimits }
   | { kind: 'warmup' }
   | { kind: 'crash' }
   | { kind: 'sleep'; ms: number }
@@ -140,12 +140,12 @@ export default async function run(task: WorkerTask): Promise<WorkerReply<unknown
       case 'analyse':
         return {
           ok: true,
-          value: await analyse(new Uint8Array(task.audio), models, task.options, checkpoint),
+          value: await analyse(task.audio, models, task.options, checkpoint),
         };
       case 'check':
         return {
           ok: true,
-          value: await checkSignal(new Uint8Array(task.audio), models.vad, task.limits, checkpoint),
+          value: await checkSignal(task.audio, models.vad, task.limits, checkpoint),
         };
       case 'warmup':
         await analyse(warmupAudio(), models, {
