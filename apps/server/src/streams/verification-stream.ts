@@ -19,6 +19,7 @@ import { findJobEventPayload } from '../repositories/webhooks.js';
 import { openStreamDecoder } from './audio.js';
 import { loadDecisionSettings } from '../decisions/settings.js';
 import { loadVerificationSubject } from '../decisions/subject.js';
+import type { JobPhrase } from '../services/phrases.js';
 import { acceptRecording, checkVerificationStart } from '../services/voice-requests.js';
 
 /** The engine calls a stream makes before its job: speech measurement for progress, probes for an early decision. */
@@ -79,6 +80,8 @@ export class VerificationStream implements OpenStream {
   private start?: StreamStart;
   private decoder?: StreamDecoder;
   private subject?: ProbeSubject;
+  /** The phrase settled at `start` (a challenge is consumed then); null when none was named. */
+  private phrase: JobPhrase | null = null;
   /** Mono PCM received so far, grown by doubling up to the longest stream allowed. */
   private pcm = new Int16Array(0);
   private samples = 0;
@@ -238,7 +241,7 @@ export class VerificationStream implements OpenStream {
     this.state = 'starting';
     const start = this.options.parseStart(message);
     const { deps, auth } = this.options;
-    await checkVerificationStart(deps, auth.orgId, start);
+    this.phrase = await checkVerificationStart(deps, auth.orgId, start);
     this.start = start;
     this.subject = await loadProbeSubject(deps, auth.orgId, start.external_id);
     const decoder = openStreamDecoder(start);
@@ -353,7 +356,8 @@ export class VerificationStream implements OpenStream {
   private async probe(engine: StreamEngine, upTo: number): Promise<boolean> {
     const subject = this.subject;
     const rate = this.sampleRate;
-    if (!subject || this.netSpeech < LIMITS.minNetSpeechSeconds) return false;
+    // A phrase is checked on the whole recording: deciding early could cut it short.
+    if (!subject || this.phrase || this.netSpeech < LIMITS.minNetSpeechSeconds) return false;
     if (upTo - this.probedSamples < this.config.STREAM_PROBE_EVERY_S * rate) return false;
     this.probedSamples = upTo;
     // The speaker model embeds the speech as a whole, so a probe analyses all the audio so far.
@@ -424,8 +428,11 @@ export class VerificationStream implements OpenStream {
           language: start.language,
           device_fingerprint: start.device_fingerprint,
           device_type: start.device_type,
+          challenge_id: start.challenge_id,
+          text_id: start.text_id,
         },
         () => wav,
+        { settledPhrase: this.phrase },
       ),
     );
     const payload = await this.waitForOutcome(start.request_uuid, deadline);

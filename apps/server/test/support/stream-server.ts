@@ -79,9 +79,22 @@ export function fakeVoiceEngine(options: { delayMs?: number } = {}) {
         timings: {},
       };
     },
-    verify(bytes: Uint8Array, voiceprints: unknown, opts?: { threshold?: number }) {
+    async verify(
+      bytes: Uint8Array,
+      voiceprints: unknown,
+      opts?: { threshold?: number; phrase?: { expected: string } },
+    ) {
       jobAudio.push(bytes);
-      return verify(bytes, voiceprints, opts);
+      // The recogniser of the fakes hears exactly the phrase it was asked about.
+      const phrase = opts?.phrase
+        ? {
+            expected: opts.phrase.expected,
+            transcript: opts.phrase.expected,
+            matchScore: 1,
+            matched: true,
+          }
+        : null;
+      return { ...(await verify(bytes, voiceprints, opts)), phrase };
     },
   } as unknown as VoiceAnalyzer;
   const streamEngine = {

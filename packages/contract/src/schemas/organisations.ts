@@ -1,4 +1,5 @@
 import { z } from '../zod.js';
+import { CHALLENGE_TTL_SECONDS } from './challenges.js';
 import { recordId, timestamp } from './common.js';
 
 export const E164_PATTERN = /^\+[1-9][0-9]{1,14}$/;
@@ -68,6 +69,17 @@ export const SettingsValuesSchema = z
       description:
         'Fail enrolments whose recording is judged synthetic or replayed (failure_reason deepfake_detected). Default true.',
     }),
+    require_phrase: z.boolean().openapi({
+      description:
+        'Every verification must name a phrase (`challenge_id` or `text_id`; without one it is a 400 `phrase_required` on `challenge_id`), and one whose recording does not say it is `rejected` with failure_reason `phrase_not_matched`. Default false: the phrase is reported and the caller decides. Enrolments are not required to carry a phrase.',
+    }),
+    challenge_ttl_seconds: z
+      .number()
+      .int()
+      .openapi({
+        description: `How long a new challenge can be used, in seconds (${CHALLENGE_TTL_SECONDS.min} to ${CHALLENGE_TTL_SECONDS.max}; default ${CHALLENGE_TTL_SECONDS.default}).`,
+        example: CHALLENGE_TTL_SECONDS.default,
+      }),
   })
   .openapi('SettingsValues');
 
@@ -113,6 +125,16 @@ export const UpdateSettingsBodySchema = z
           .optional()
           .openapi({ description: "0..1; null returns to the spoof model's enrolment default." }),
         reject_deepfake_enrollments: z.boolean().optional(),
+        require_phrase: z.boolean().optional(),
+        challenge_ttl_seconds: z
+          .number()
+          .int()
+          .min(CHALLENGE_TTL_SECONDS.min)
+          .max(CHALLENGE_TTL_SECONDS.max)
+          .optional()
+          .openapi({
+            description: `Seconds, ${CHALLENGE_TTL_SECONDS.min} to ${CHALLENGE_TTL_SECONDS.max}; applies to challenges created afterwards.`,
+          }),
       })
       .openapi({ description: 'The keys to change; keys left out stay unchanged.' }),
   })

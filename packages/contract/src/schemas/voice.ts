@@ -37,6 +37,22 @@ const voiceRequestFields = {
     .max(3)
     .optional()
     .openapi({ description: '0 unknown, 1 mobile phone, 2 desktop or laptop, 3 IP phone.' }),
+  challenge_id: z
+    .string()
+    .regex(
+      UUID_V4_PATTERN,
+      'Must be a challenge_id returned by POST /organisations/{org_id}/challenges',
+    )
+    .optional()
+    .openapi({
+      format: 'uuid',
+      description:
+        'A challenge from `POST /organisations/{org_id}/challenges` for this external_id: the recording must say its `text`, which the result reports as `phrase`. ' +
+        'Used at most once, consumed when this request is accepted, and refused once expired (`challenge_not_found`, `challenge_expired`, `challenge_used`, `challenge_user_mismatch`). Not together with `text_id`.',
+    }),
+  text_id: recordId(
+    'A predefined text of this organisation the recording must say (reported as `phrase`). Reusable, so weaker against a replayed recording than a one-time `challenge_id`; not together with it.',
+  ).optional(),
 };
 
 const externalId = () =>
@@ -146,6 +162,39 @@ const voiceprintUpgraded = () =>
       "True when this verification gave the user's voiceprint a sample of the server's default speaker model: the voiceprint was made with an older model (it is still scored with that model, see `models.speaker`), the result is `verified` and no deepfake was detected. Voiceprints move to a new default model this way without re-enrolment.",
   });
 
+export const PhraseCheckSchema = z
+  .object({
+    expected: z.string().openapi({
+      description:
+        "The text the recording was asked to say (the challenge's or predefined text's text).",
+      example: 'four seven one nine zero two',
+    }),
+    transcript: z.string().openapi({
+      description:
+        'What the speech recogniser heard, as it wrote it (a digit challenge is often written in numerals, e.g. "471 902"); match_score compares normalised words, so "471 902" and "four seven one nine zero two" are the same.',
+      example: '471 902',
+    }),
+    match_score: z.number().min(0).max(1).openapi({
+      description:
+        'How closely the transcript matches the expected text, 0..1: 1 minus the word edit distance divided by the expected words, on normalised words (lowercase, digits spelled as words, punctuation and fillers dropped).',
+      example: 1,
+    }),
+    matched: z.boolean().openapi({
+      description:
+        "True when match_score reaches the recogniser's pass mark: 0.66 for a digit challenge (at most 2 of 6 digits wrong), 0.26 for a predefined text.",
+    }),
+  })
+  .openapi('PhraseCheck', {
+    description:
+      'Whether the recording says the phrase the request named (`challenge_id` or `text_id`), checked by the on-device speech recogniser in the same job as the voice match.',
+  });
+
+const phraseCheck = () =>
+  PhraseCheckSchema.nullable().openapi({
+    description:
+      'The phrase check; null when the request named no phrase (and for requests completed before this field existed).',
+  });
+
 export const VerificationCompletedEventSchema = z
   .object({
     event_type: z.literal('verification.completed'),
@@ -176,11 +225,12 @@ export const VerificationCompletedEventSchema = z
     }),
     failure_reason: z.union([FailureReasonSchema, z.null()]).openapi({
       description:
-        'null, or why the result is not a decision on the voice (e.g. insufficient_speech, low_snr, user_not_found).',
+        'null, or why the result is not a decision on the voice alone (e.g. insufficient_speech, low_snr, user_not_found, phrase_not_matched).',
     }),
     models: ModelsSchema,
     voiceprint_upgraded: voiceprintUpgraded(),
     recording_quality: recordingQuality(),
+    phrase: phraseCheck(),
   })
   .openapi('VerificationCompletedEvent');
 
@@ -215,6 +265,7 @@ export const EnrollmentCompletedEventSchema = z
     }),
     models: ModelsSchema,
     recording_quality: recordingQuality(),
+    phrase: phraseCheck(),
   })
   .openapi('EnrollmentCompletedEvent');
 
@@ -283,6 +334,7 @@ export const RequestRecordSchema = z
         'Verifications: see `verification.completed`; null for enrolments and until completed.',
     }),
     recording_quality: recordingQuality(),
+    phrase: phraseCheck(),
   })
   .openapi('RequestRecord');
 
