@@ -151,8 +151,11 @@ def int8_shared_embedding(fp32: Path, out: Path) -> None:
     del g.initializer[:]
     g.initializer.extend(kept)
     onnx.checker.check_model(model)
+    # As make_variant does: no run-dependent metadata (the exporter's stack traces name this checkout's paths).
     model.producer_version = ""
     model.doc_string = ""
+    for node in model.graph.node:
+        del node.metadata_props[:]
     onnx.save(model, str(out))
     tmp.unlink()
 

@@ -184,6 +184,18 @@ describe(`phrase challenges (${TEST_DIALECT})`, () => {
       } finally {
         c.deps.phraseLanguages = languages;
       }
+      // an engine loaded without its decoder checks no language: the same 503
+      c.deps.phraseLanguages = async () => [];
+      try {
+        expectError(
+          await createChallenge(c, { external_id: 'alice' }),
+          503,
+          undefined,
+          'unavailable',
+        );
+      } finally {
+        c.deps.phraseLanguages = languages;
+      }
     });
 
     it("403 on another organisation's path", async () => {

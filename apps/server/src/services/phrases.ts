@@ -29,13 +29,14 @@ export type PhraseClaim =
 
 /** Whether the recogniser can check phrases in `language` (`en-UK`: its primary subtag `en`). */
 export async function recogniserSpeaks(deps: AppDeps, language: string): Promise<boolean> {
-  if (!deps.phraseLanguages)
+  const languages = deps.phraseLanguages ? await deps.phraseLanguages() : [];
+  if (languages.length === 0)
     throw new ApiError(
       'unavailable',
       'Phrase checks are unavailable on this server: no speech recogniser is loaded',
     );
   const primary = language.split('-')[0]!.toLowerCase();
-  return (await deps.phraseLanguages()).includes(primary);
+  return languages.includes(primary);
 }
 
 async function phraseOfText(deps: AppDeps, orgId: number, textId: number): Promise<JobPhrase> {

@@ -38,7 +38,7 @@ async function loadProbeSubject(
   externalId: string,
 ): Promise<ProbeSubject | undefined> {
   const subject = await loadVerificationSubject(deps, orgId, externalId);
-  if (!subject) return undefined;
+  if (!subject || subject.samples.length === 0) return undefined;
   const { matchThreshold } = await loadDecisionSettings(deps, orgId);
   return { voiceprints: subject.samples, matchThreshold };
 }
