@@ -253,7 +253,7 @@ function runnable(now: string) {
 /**
  * Claims a runnable job, serving organisations in turn: the organisation whose last claim is the
  * oldest (or that never had one) goes next, and within it the oldest job. One organisation with
- * a full queue therefore delays another's job by at most one job per worker thread.
+ * a full queue therefore delays another's job by at most one job per lane of the job runner.
  * On PostgreSQL `FOR UPDATE SKIP LOCKED` lets several processes claim concurrently without
  * blocking; when the chosen organisation's jobs are all locked by other claimers, the oldest
  * unlocked job of any organisation is taken instead. SQLite has a single writer, so the UPDATE
