@@ -33,6 +33,7 @@ export {
   validateManifest,
   selectModel,
   compatibilitySpeakerModels,
+  voiceprintModelId,
   speakerInputScale,
   verifyModelFile,
   sha256File,
