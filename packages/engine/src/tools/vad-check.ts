@@ -196,7 +196,7 @@ async function main() {
       'every <n>': 'take every n-th dev clip (default 1)',
       'reference <name>':
         'scan (the VAD model before the batched one; default) or op15 (the export and loop before that)',
-      'out <file>': 'write the per-clip results as JSON',
+      'out <file>': 'write the summary and the clips whose decisions differ as JSON',
     },
   });
   const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -232,7 +232,19 @@ async function main() {
   if (typeof args.out === 'string') {
     const out = userPath(args.out);
     mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, JSON.stringify({ ...summary, perClip: results }, null, 2) + '\n');
+    writeFileSync(
+      out,
+      JSON.stringify(
+        {
+          ...summary,
+          clipsDiffering: results.filter(
+            (r) => r.framesDisagreeing > 0 || r.netSpeechDifferenceSeconds > 0,
+          ),
+        },
+        null,
+        2,
+      ) + '\n',
+    );
   }
   process.exitCode = summary.passed ? 0 : 1;
 }
