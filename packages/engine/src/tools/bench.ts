@@ -17,7 +17,7 @@
  * plus a 5 s 44.1 kHz stereo MP3 (decode + resample path).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -252,7 +252,11 @@ async function rssChild(spec: string): Promise<void> {
   for (let done = 0; done < verifications; done += 2)
     await Promise.all([engine.verify(clip, voiceprint), engine.verify(clip, voiceprint)]);
   await engine.close();
-  console.log(JSON.stringify({ peakRssMb: mb(process.resourceUsage().maxRSS * 1024) }));
+  // getrusage's maxRSS counts the forked copy of the parent before exec; VmHWM is this process image's own peak.
+  const status = existsSync('/proc/self/status') ? readFileSync('/proc/self/status', 'utf8') : '';
+  const hwm = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
+  const peakKb = hwm ? Number(hwm) : process.resourceUsage().maxRSS;
+  console.log(JSON.stringify({ peakRssMb: mb(peakKb * 1024) }));
 }
 
 /** End-to-end verify against another build of the engine, alternating A/B per request. */
