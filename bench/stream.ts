@@ -2,13 +2,15 @@
  * `npm run bench:stream` — real-time verification over WebSocket beside the posted path, in one run
  * against one `voxkey serve`.
  *
- *   tsx bench/stream.ts [--postgres] [--samples1 8] [--samples8 16] [--speakers 2]
+ *   tsx bench/stream.ts [--postgres] [--samples1 8] [--samples8 16] [--speakers 2] [--clips-per-stream 1] [--label x]
  *
- * Enrols a few speakers from ~5 s Common Voice clips, then for each probe clip:
+ * Enrols a few speakers from ~5 s Common Voice clips, then for each probe (`--clips-per-stream`
+ * clips of one speaker, joined, so that a longer stream gives the early-decision probes audio to work on):
  * - streamed: PCM (the clip decoded here) in 100 ms frames paced in real time, then `end`;
  *   measures the time from the last audio frame to the `result` message (a stream the server
  *   decided early, before its last frame, counts as 0 and is counted apart), and from the first
- *   frame to the first `progress` message;
+ *   frame to the first `progress` message; and the server's CPU time (all its threads, the jobs of
+ *   the decisions included) over the seconds of audio streamed, while only streams run;
  * - posted: POST .../verifications with the same clip, to the arrival of its webhook (the whole
  *   recording is its "last frame").
  * Each at 1 and 8 concurrent requests. Writes bench/results/stream-<date>[-postgres].json.
@@ -21,6 +23,7 @@ import {
   argValue,
   chooseModels,
   cli,
+  cpuSeconds,
   createEnvironment,
   type Dialect,
   hasFlag,
@@ -37,6 +40,8 @@ const dialect: Dialect = hasFlag('--postgres') ? 'postgres' : 'sqlite';
 const SAMPLES_1 = Number(argValue('--samples1', '8'));
 const SAMPLES_8 = Number(argValue('--samples8', '16'));
 const SPEAKERS = Number(argValue('--speakers', '2'));
+const CLIPS_PER_STREAM = Number(argValue('--clips-per-stream', '1'));
+const LABEL = argValue('--label', '');
 const FRAME_S = 0.1;
 
 interface Probe {
@@ -52,7 +57,7 @@ async function main() {
   console.log(
     `bench:stream on ${dialect}; models: ${models.which}; load average ${machineAtStart.loadavg.join(' ')}`,
   );
-  const speakers = fiveSecondClips(SPEAKERS * 4, 3);
+  const speakers = fiveSecondClips(SPEAKERS * 4, 2 + CLIPS_PER_STREAM);
   const environment = await createEnvironment(dialect, {
     VOXKEY_MODELS_DIR: models.dir,
     STREAM_MAX_PER_ORG: '50',
@@ -85,6 +90,7 @@ async function main() {
     const streamUrl = `${server.baseUrl.replace('http:', 'ws:')}/v1/organisations/${orgId}/verifications/stream`;
 
     const probes: Probe[] = [];
+    const clipsPerSpeaker = 2 + CLIPS_PER_STREAM;
     for (const [i, s] of speakers.entries()) {
       if (probes.length >= SPEAKERS * 2) break;
       const requestUuid = randomUUID();
@@ -97,13 +103,19 @@ async function main() {
       if (res.status !== 202)
         throw new Error(`enrolment: ${res.status} ${JSON.stringify(res.body)}`);
       if ((await receiver.waitFor(requestUuid)).body.status !== 'enrolled') continue;
-      for (const clip of s.clips.slice(1)) {
-        const decoded = await decodeAudio(Buffer.from(clip.base64, 'base64'));
-        const pcm = Buffer.alloc(decoded.samples.length * 2);
-        decoded.samples.forEach((v, j) =>
-          pcm.writeInt16LE(Math.round(Math.max(-1, Math.min(1, v)) * 32767), j * 2),
-        );
-        probes.push({ externalId, base64: clip.base64, pcm });
+      for (let first = 1; first + CLIPS_PER_STREAM <= clipsPerSpeaker; first += CLIPS_PER_STREAM) {
+        const clips = s.clips.slice(first, first + CLIPS_PER_STREAM);
+        const parts: Buffer[] = [];
+        for (const clip of clips) {
+          const decoded = await decodeAudio(Buffer.from(clip.base64, 'base64'));
+          const pcm = Buffer.alloc(decoded.samples.length * 2);
+          decoded.samples.forEach((v, j) =>
+            pcm.writeInt16LE(Math.round(Math.max(-1, Math.min(1, v)) * 32767), j * 2),
+          );
+          parts.push(pcm);
+        }
+        // Posted: the first clip (a posted recording is one file); streamed: all of them joined.
+        probes.push({ externalId, base64: clips[0]!.base64, pcm: Buffer.concat(parts) });
       }
     }
     if (probes.length === 0) throw new Error('no speaker could be enrolled');
@@ -133,6 +145,7 @@ async function main() {
       firstFrameToProgressMs: number;
       early: boolean;
       result: string;
+      secondsSent: number;
     }> {
       const probe = next();
       return new Promise((resolve, reject) => {
@@ -140,6 +153,7 @@ async function main() {
         let firstFrameAt = 0;
         let firstProgressAt = 0;
         let lastFrameAt = 0;
+        let bytesSent = 0;
         ws.on('error', reject);
         ws.on('message', (data) => {
           const message = JSON.parse(data.toString());
@@ -153,6 +167,7 @@ async function main() {
               firstFrameToProgressMs: firstProgressAt - firstFrameAt,
               early,
               result: message.result,
+              secondsSent: bytesSent / 2 / 16000,
             });
           }
         });
@@ -174,7 +189,9 @@ async function main() {
             const wait = t0 + i * FRAME_S * 1000 - performance.now();
             if (wait > 0) await new Promise((r) => setTimeout(r, wait));
             if (ws.readyState !== WebSocket.OPEN) return;
-            ws.send(probe.pcm.subarray(offset, offset + frameBytes));
+            const frame = probe.pcm.subarray(offset, offset + frameBytes);
+            ws.send(frame);
+            bytesSent += frame.length;
             if (!firstFrameAt) firstFrameAt = performance.now();
           }
           lastFrameAt = performance.now();
@@ -208,7 +225,10 @@ async function main() {
     for (const concurrency of [1, 8]) {
       const samples = concurrency === 1 ? SAMPLES_1 : SAMPLES_8;
       const posted = await atConcurrency(concurrency, samples, postOnce);
+      const cpuBefore = cpuSeconds(server.pid)!;
       const streamed = await atConcurrency(concurrency, samples, streamOnce);
+      const streamCpuSeconds = cpuSeconds(server.pid)! - cpuBefore;
+      const secondsStreamed = streamed.reduce((sum, s) => sum + s.secondsSent, 0);
       const decidedAtEnd = streamed.filter((s) => !s.early);
       report[`concurrency${concurrency}`] = {
         posted: {
@@ -220,27 +240,35 @@ async function main() {
           decidedBeforeLastFrame: streamed.length - decidedAtEnd.length,
           firstFrameToFirstProgressMs: summarise(streamed.map((s) => s.firstFrameToProgressMs)),
           results: tally(streamed.map((s) => s.result)),
+          secondsStreamed: Math.round(secondsStreamed * 10) / 10,
+          serverCpuSeconds: Math.round(streamCpuSeconds * 100) / 100,
+          serverCpuMsPerStreamedSecond: Math.round((streamCpuSeconds / secondsStreamed) * 1000),
         },
       };
       const r = report[`concurrency${concurrency}`] as any;
       console.log(
         `concurrency ${concurrency}: posted request-to-webhook p50 ${r.posted.requestToWebhookMs.p50} ms p95 ${r.posted.requestToWebhookMs.p95}; ` +
           `streamed last-frame-to-result p50 ${r.streamed.lastFrameToResultMs.p50} ms p95 ${r.streamed.lastFrameToResultMs.p95} (early ${r.streamed.decidedBeforeLastFrame}); ` +
-          `first frame to progress p50 ${r.streamed.firstFrameToFirstProgressMs.p50} ms`,
+          `first frame to progress p50 ${r.streamed.firstFrameToFirstProgressMs.p50} ms; ` +
+          `server CPU ${r.streamed.serverCpuMsPerStreamedSecond} ms per streamed second (${r.streamed.secondsStreamed} s streamed)`,
       );
     }
-    writeResult(`stream-${today()}${dialect === 'postgres' ? '-postgres' : ''}`, {
-      benchmark: 'stream',
-      dialect,
-      startedAt,
-      models: models.which,
-      probes: probes.length,
-      frameSeconds: FRAME_S,
-      pacing: 'real time',
-      ...report,
-      serverRssMiB: { afterWarmup: rssStart, end: rssMiB(server.pid) },
-      machine: { atStart: machineAtStart, atEnd: machine() },
-    });
+    writeResult(
+      `stream-${today()}${dialect === 'postgres' ? '-postgres' : ''}${LABEL && `-${LABEL}`}`,
+      {
+        benchmark: 'stream',
+        dialect,
+        startedAt,
+        models: models.which,
+        probes: probes.length,
+        clipsPerStream: CLIPS_PER_STREAM,
+        frameSeconds: FRAME_S,
+        pacing: 'real time',
+        ...report,
+        serverRssMiB: { afterWarmup: rssStart, end: rssMiB(server.pid) },
+        machine: { atStart: machineAtStart, atEnd: machine() },
+      },
+    );
   } finally {
     await server.stop();
     await receiver.close();

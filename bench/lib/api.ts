@@ -128,13 +128,11 @@ export function fiveSecondClips(
     throw new Error(`only ${chosen.length} speakers have ${perSpeaker} clips of about 5 s`);
   return chosen.map(([speaker, clips]) => ({
     speaker,
-    clips: clips
-      .slice(0, perSpeaker)
-      .map((c) => ({
-        path: c.path,
-        duration: c.duration,
-        base64: readFileSync(path.join(DATASET_DIR, c.path)).toString('base64'),
-      })),
+    clips: clips.slice(0, perSpeaker).map((c) => ({
+      path: c.path,
+      duration: c.duration,
+      base64: readFileSync(path.join(DATASET_DIR, c.path)).toString('base64'),
+    })),
   }));
 }
 

@@ -12,6 +12,7 @@ export default defineConfig({
     report: 'src/tools/report.ts',
     'vad-check': 'src/tools/vad-check.ts',
     'lossless-check': 'src/tools/lossless-check.ts',
+    'phrase-eval': 'src/tools/phrase-eval.ts',
   },
   format: ['esm'],
   dts: { entry: { index: 'src/index.ts', dsp: 'src/dsp.ts' } },

@@ -22,6 +22,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -29,10 +30,10 @@ import numpy as np
 from . import audio_io as io
 from . import metrics
 from .channels import apply_channel
-from .data import WORK
+from .data import DATA_DIR, WORK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DATA = os.environ.get("DATA_DIR", os.path.join(ROOT, "..", "shared", "datasets"))
+DATA = DATA_DIR
 OUT = os.path.join(WORK, "channel-dev")
 CHANNELS = ["none", "opus-6k", "opus-16k", "mp3-32k", "gsm", "g726-16k", "speex"]  # names of channels.CHANNELS
 REAL_EVERY, SPOOF_EVERY = 14, 7
@@ -91,7 +92,7 @@ def report():
     spoof_model = next(m for m in manifest["models"] if m["kind"] == "spoof" and m.get("default"))
     key = spoof_model["sha256"][:12]
     data_key = hashlib.sha1(OUT.encode()).hexdigest()[:8]
-    caches = glob.glob(os.path.join(os.environ.get("TMPDIR", "/tmp"), "voxkey-eval-cache", f"*-{key}-{data_key}.json"))
+    caches = glob.glob(os.path.join(tempfile.gettempdir(), "voxkey-eval-cache", f"*-{key}-{data_key}.json"))
     if not caches:
         sys.exit(f"no eval cache for spoof model {spoof_model['name']} and {OUT}: run npm run eval first")
     cache = json.load(open(caches[0]))

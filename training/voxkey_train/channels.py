@@ -48,7 +48,7 @@ def _c(name, kind, **params):
     return Channel(name, kind, tuple(sorted(params.items())))
 
 
-# The spoof generation stage's codec channels (gen_v4.py draws from these names, in this order).
+# The spoof generation stage's codec channels (spoof_v4/gen.py draws from these names, in this order).
 CODEC_CHANNELS = [_c(f"opus-{b}", "opus", bitrate=b, application="voip") for b in ("6k", "8k", "12k", "16k", "24k", "32k")] + \
                  [_c(f"mp3-{b}", "mp3", bitrate=b) for b in ("32k", "48k", "64k")] + \
                  [_c("gsm", "gsm"), *[_c(f"g726-{b}", "g726", bitrate=b) for b in ("16k", "24k", "32k")], _c("speex", "speex")]
@@ -223,10 +223,10 @@ def noise_bank(data_dir=None) -> NoiseBank:
     """The noise bank, built on first use and cached under $VOXKEY_WORK/cache."""
     global _BANK
     if _BANK is None:
-        from .data import CACHE, DEFAULT_DATA
+        from .data import CACHE, DATA_DIR
         path = os.path.join(CACHE, "noise-bank-v1.npz")
         if not os.path.exists(path):
-            bank = NoiseBank.build(data_dir or os.environ.get("VOXKEY_DATA_DIR", DEFAULT_DATA))
+            bank = NoiseBank.build(data_dir or DATA_DIR)
             os.makedirs(CACHE, exist_ok=True)
             tmp = f"{path[:-4]}.{os.getpid()}.tmp.npz"
             np.savez(tmp, background=bank.background, babble=bank.babble, babble_offsets=bank.babble_offsets)

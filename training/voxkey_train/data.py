@@ -1,4 +1,4 @@
-"""Decode the shared dataset once into a compact cache under training/work/cache/.
+"""Decode the shared dataset once into a compact cache under $VOXKEY_WORK/cache/ (default training/work/cache/).
 
 wave_raw.npy  int16, all clips concatenated (as decoded, 16 kHz)
 wave_mp3.npy  int16, MP3 round trip (ffmpeg/LAME, CBR at one of MP3_BITRATES, chosen per clip) of
@@ -19,7 +19,10 @@ from .audio_io import ffmpeg_mp3_roundtrip, load_audio, to_i16  # noqa: F401  (r
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAIN_DIR = os.path.dirname(HERE)
 ROOT = os.path.dirname(TRAIN_DIR)
+# The locations every module uses (training/README.md, "Environment variables"): the data set (VOXKEY_DATA_DIR, or
+# DATA_DIR, default ../shared/datasets beside the repository) and the work folder (VOXKEY_WORK, default training/work).
 DEFAULT_DATA = os.path.join(ROOT, "..", "shared", "datasets")
+DATA_DIR = os.environ.get("VOXKEY_DATA_DIR") or os.environ.get("DATA_DIR") or DEFAULT_DATA
 WORK = os.environ.get("VOXKEY_WORK", os.path.join(TRAIN_DIR, "work"))  # caches; keep generated audio outside the repo
 CACHE = os.path.join(WORK, "cache")
 # commonvoice is 24 kbit/s; the others widen the codec conditions (LAME low-passes lower at 16k)
@@ -32,8 +35,8 @@ def mp3_bitrate_for(path: str) -> str:
 
 
 def data_dir_arg(p: argparse.ArgumentParser):
-    p.add_argument("--data-dir", default=os.environ.get("VOXKEY_DATA_DIR", DEFAULT_DATA),
-                   help="dataset root (default ../shared/datasets relative to the repo root)")
+    p.add_argument("--data-dir", default=DATA_DIR,
+                   help="dataset root (default $VOXKEY_DATA_DIR, else ../shared/datasets relative to the repo root)")
 
 
 def read_manifest(data_dir):
@@ -53,7 +56,7 @@ def _decode(args):
 def build(data_dir, jobs=2, mp3_on=True):
     """Decode every clip and make the MP3 round trips (mp3_on; ~5,200 ffmpeg runs, most of the time), `jobs`
     processes in parallel; the output does not depend on `jobs`. Without them (--no-mp3, the v4 spoof runs,
-    whose channel versions come from gen_v4.py) every clip's mp3_len is 0 and the raw clip is used."""
+    whose channel versions come from spoof_v4/gen.py) every clip's mp3_len is 0 and the raw clip is used."""
     from multiprocessing import Pool
 
     os.makedirs(CACHE, exist_ok=True)

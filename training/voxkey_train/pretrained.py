@@ -15,7 +15,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO / "models"
 MANIFEST = MODELS / "manifest.json"
-DATA_DIR = Path(os.environ.get("DATA_DIR", REPO.parent / "shared" / "datasets"))
+DATA_DIR = Path(os.environ.get("VOXKEY_DATA_DIR") or os.environ.get("DATA_DIR") or REPO.parent / "shared" / "datasets")  # as data.py
 CACHE = Path(os.environ.get("VOXKEY_IMPORT_CACHE", Path.home() / ".cache" / "voxkey-import"))
 
 

@@ -1,6 +1,6 @@
 """Static int8 quantisation of the CAM++ speaker model: models/voxkey-speaker-v4.onnx -> voxkey-speaker-v4-int8.onnx.
 
-    cd training && $VOXKEY_VENV/bin/python -m voxkey_train.quantise_speaker [--check-only]
+    $VOXKEY_VENV/bin/python -m training.voxkey_train.quantise_speaker [--check-only]   (from the repository root)
 
 One reproducible command (needs node and the engine built, `npm run build`, for the engine's front-end):
 
@@ -12,7 +12,7 @@ One reproducible command (needs node and the engine built, `npm run build`, for 
 3. onnxruntime.quantization: quant_pre_process, then quantize_static (QDQ, per-channel int8 weights, uint8
    activations, MinMax calibration) of the D-TDNN blocks' bottleneck (1x1) and local (k=3) convolutions,
    calibrated on train-split clips' speaker-model input as the engine computes it (decode, Silero VAD, joined
-   speech, Kaldi fbank with CMN: training/engine_speaker_features_dump.mjs). Every other convolution stays in
+   speech, Kaldi fbank with CMN: packages/engine/scripts/dump-speaker-features.mjs). Every other convolution stays in
    float: the 2-D front-end, the first TDNN layer, the transit layers and the embedding layer each cost more
    accuracy than the rest together when quantised, and so do the first 4 dense layers (per-group sensitivity
    in docs/benchmarks.md); the context convolutions run on a handful of columns after step 2, so int8 would
@@ -73,7 +73,7 @@ def engine_features(clips: list[str], work: Path) -> list[np.ndarray]:
     out.mkdir(parents=True, exist_ok=True)
     listing = out / "clips.txt"
     listing.write_text("".join(f"{DATA_DIR / c}\n" for c in clips))
-    dump = REPO / "training" / "engine_speaker_features_dump.mjs"
+    dump = REPO / "packages" / "engine" / "scripts" / "dump-speaker-features.mjs"
     subprocess.run(["node", str(dump), str(out), str(FEATURE_SCALE), str(listing)], check=True)
     return [np.fromfile(out / f"{i}.fbank.f32", dtype=np.float32).reshape(-1, 80) for i in range(len(clips))]
 
@@ -290,7 +290,7 @@ def main() -> None:
 
     import onnxruntime
     quantisation = {
-        "command": "cd training && $VOXKEY_VENV/bin/python -m voxkey_train.quantise_speaker",
+        "command": "$VOXKEY_VENV/bin/python -m training.voxkey_train.quantise_speaker",
         "sourceModel": SOURCE,
         "sourceSha256": sha256(source_path),
         "onnxruntime": onnxruntime.__version__,
@@ -301,7 +301,7 @@ def main() -> None:
             "clips": len(calibration),
             "selection": f"train split, bona fide, >= 2 s, numpy default_rng({CALIBRATION_SEED}) sample; "
                          f"list in {RESULTS.relative_to(REPO)}",
-            "features": "the engine's speaker-model input (training/engine_speaker_features_dump.mjs)",
+            "features": "the engine's speaker-model input (packages/engine/scripts/dump-speaker-features.mjs)",
         },
         "quantisedNodes": {role: len(groups[role]) for role in QUANTISED_ROLES},
         "floatNodes": {role: (names if len(names) <= 12 else f"{len(names)} convolutions")

@@ -61,7 +61,7 @@ def convert(src: str, dst: str) -> float:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--in", dest="src", required=True, help="waveform-input spoof ONNX (export_v4.py)")
+    ap.add_argument("--in", dest="src", required=True, help="waveform-input spoof ONNX (spoof_v4/export.py)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     diff = convert(a.src, a.out)

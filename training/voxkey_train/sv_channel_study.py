@@ -31,7 +31,9 @@ import os
 
 import numpy as np
 
-DATA = os.environ.get("VOXKEY_DATA_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "datasets"))
+from .data import DATA_DIR, WORK
+
+DATA = DATA_DIR
 NARROW_HZ = 4700
 LDA_DIM = 128
 FEATURES = ["minBandwidthKHz", "bandwidthGapKHz", "minDecayHundredDbPerS", "maxSpectralHoleRatio", "minSnrTenDb", "minLogSpeech",
@@ -172,7 +174,7 @@ def main():
     p.add_argument("--channel-cache", required=True)
     p.add_argument("--lowpass-cache", required=True)
     p.add_argument("--train-cache", required=True)
-    p.add_argument("--channel-dir", default=os.path.join(os.environ.get("VOXKEY_WORK", "training/work"), "sv-channel-dev"))
+    p.add_argument("--channel-dir", default=os.path.join(WORK, "sv-channel-dev"))
     p.add_argument("--max-far", type=float, default=0.01)
     p.add_argument("--out")
     p.add_argument("--write-cohort", metavar="F32", help="write the channel-augmented cohort (float32 rows) there and print its manifest spec")

@@ -49,7 +49,7 @@ def load_pools(cache: Cache, exclude_families=(), spoofgen=None):
     fam, bona_chan = {}, []
     for r in idx:
         o, n = int(r["off"]), int(r["len"])
-        if "ch_off" in r:  # v4 (gen_v4.py): every clip also through a user channel; memory-mapped, not copied
+        if "ch_off" in r:  # v4 (spoof_v4/gen.py): every clip also through a user channel; memory-mapped, not copied
             clip = (wave[o: o + n], wave[int(r["ch_off"]): int(r["ch_off"]) + int(r["ch_len"])])
             if r["family"] == "bonafide":
                 bona_chan.append(clip)
@@ -108,7 +108,7 @@ def make_batch(pools, step, seed, bs, rawboost_p=0.0, chan_p=0.0):
     """Balanced batches. Bona fide: half Common Voice, half the other corpora (corpus drawn with
     p ~ sqrt(#clips), its MP3 round trip 60% of the time). Spoof: family uniformly, then an attack
     of that family uniformly, then a clip. chan_p (v4): that share of the crops of BOTH classes comes
-    through a user channel (Opus/MP3/GSM/G.726/Speex, gen_v4.py): for bona fide a train clip's channel
+    through a user channel (Opus/MP3/GSM/G.726/Speex, spoof_v4/gen.py): for bona fide a train clip's channel
     version, for a spoof its own channel version, so a codec is never evidence either way."""
     bona_cv, (corp, other, cw), fam, bona_chan = pools
     fams = sorted(fam)

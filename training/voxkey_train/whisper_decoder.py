@@ -5,7 +5,7 @@ Pre-LN blocks: masked self-attention (fused q/k/v `linear_0`), cross-attention o
 from `linear_0`, fused k/v `linear_1` computed once per recording), GELU MLP; a final layer norm; logits =
 x @ embeddings^T (the projection is tied to the token embeddings). Positions are learned (448 of them).
 
-Cache layout (what the ONNX graphs of training/export_whisper_decoder.py take and return, so the engine's
+Cache layout (what the ONNX graphs of training/voxkey_train/export_whisper_decoder.py take and return, so the engine's
 port keeps it): the self-attention cache `past_kv` is one tensor [L, 2, B, P, D] (layer, key/value, batch,
 past tokens, model width, heads not split) and the cross-attention cache `cross_kv` is [L, 2, B, T, D]
 (T = encoder frames). Greedy decoding with timestamps off (`greedy`) applies the model's `suppress_ids`

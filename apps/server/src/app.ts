@@ -17,6 +17,7 @@ import { readBodyWithinLimit, requireJsonBodies } from './http/middleware/json-b
 import type { AppDeps } from './deps.js';
 import type { AppEnv } from './http/types.js';
 import { billingRouter } from './routes/billing/index.js';
+import { challengesRouter } from './routes/challenges/index.js';
 import { organisationsRouter } from './routes/organisations/index.js';
 import { predefinedTextsRouter } from './routes/predefined-texts/index.js';
 import { tokensRouter } from './routes/tokens/index.js';
@@ -44,6 +45,7 @@ export function createApi() {
     .route('/', predefinedTextsRouter)
     .route('/', billingRouter)
     .route('/', voiceRouter)
+    .route('/', challengesRouter)
     .route('/', webhooksRouter);
 }
 

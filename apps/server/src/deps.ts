@@ -72,6 +72,11 @@ export interface AppDeps {
   engineHealth?: () => 'ok' | 'degraded';
   /** Runs audio pre-checks in the engine's pool; absent where this process has no engine. */
   audioChecker?: Pick<VoiceEngine, 'checkAudio'>;
+  /**
+   * The primary language subtags (`en`) the engine's speech recogniser can check phrases in; absent
+   * where this process has no engine (challenges and phrases are then refused with 503).
+   */
+  phraseLanguages?: () => Promise<readonly string[]>;
   observability: Observability;
   /** Open verification streams (WebSocket); absent where this process serves no API. */
   streams?: StreamRegistry;

@@ -103,6 +103,9 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
   // engine could not start answers 503 (voiceUnavailable) without retrying it on every check.
   const checkEngine = engine || deps.voiceUnavailable ? null : lazyEngine(config);
   deps.audioChecker = engine ?? checkEngine ?? undefined;
+  const loadedEngine = engine;
+  if (loadedEngine) deps.phraseLanguages = async () => loadedEngine.phraseLanguages;
+  else if (checkEngine) deps.phraseLanguages = () => checkEngine.phraseLanguages();
   const streamEngine = engine ?? checkEngine ?? undefined;
   deps.streams = createStreamRegistry(deps, () => streamEngine);
   if (engine) {
@@ -151,9 +154,10 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
 }
 
 /** An engine created on first use (and again after a failed start), for audio checks and stream probes only. */
-function lazyEngine(
-  config: AppConfig,
-): Pick<VoiceEngine, 'checkAudio' | 'verify'> & { close(): Promise<void> } {
+function lazyEngine(config: AppConfig): Pick<VoiceEngine, 'checkAudio' | 'verify'> & {
+  phraseLanguages(): Promise<readonly string[]>;
+  close(): Promise<void>;
+} {
   let started: Promise<VoiceEngine> | null = null;
   const start = () => {
     started ??= createEngine({
@@ -173,6 +177,9 @@ function lazyEngine(
     },
     async verify(...args) {
       return (await start()).verify(...args);
+    },
+    async phraseLanguages() {
+      return (await start()).phraseLanguages;
     },
     async close() {
       const current = started;

@@ -169,7 +169,7 @@ describe(`erasure and retention (${TEST_DIALECT})`, () => {
       .where('request_uuid', '=', old)
       .execute();
 
-    expect(await purgeExpiredRecords(ctx.deps)).toEqual({ jobs: 1, deliveries: 0 });
+    expect(await purgeExpiredRecords(ctx.deps)).toEqual({ jobs: 1, deliveries: 0, challenges: 0 });
     expect(
       (await ctx.request('GET', orgPath(ctx.orgA.id, `/enrollments/${old}`), { token })).status,
     ).toBe(404);
@@ -193,7 +193,7 @@ describe(`erasure and retention (${TEST_DIALECT})`, () => {
       external_id: expect.stringMatching(/^erased:/),
     });
     // Idempotent.
-    expect(await purgeExpiredRecords(ctx.deps)).toEqual({ jobs: 0, deliveries: 0 });
+    expect(await purgeExpiredRecords(ctx.deps)).toEqual({ jobs: 0, deliveries: 0, challenges: 0 });
     expect(ctx.reportedErrors).toEqual([]);
   });
 });

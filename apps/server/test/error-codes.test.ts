@@ -101,6 +101,84 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
       code(await voice('verifications', { external_id: 'sleeper' }), 'user_inactive');
     });
 
+    describe('phrase challenges', () => {
+      const challengeFor = async (externalId: string) => {
+        const res = await ctx.request('POST', orgPath(ctx.orgA.id, '/challenges'), {
+          body: { external_id: externalId },
+        });
+        expect(res.status).toBe(201);
+        return res.body.challenge_id as string;
+      };
+
+      it('challenge_not_found, text_not_found', async () => {
+        await seedUser(ctx, ctx.orgA.id, 'reader');
+        code(
+          await voice('verifications', { external_id: 'reader', challenge_id: randomUUID() }),
+          'challenge_not_found',
+        );
+        code(
+          await voice('verifications', { external_id: 'reader', text_id: 99999 }),
+          'text_not_found',
+        );
+      });
+
+      it('challenge_used, challenge_user_mismatch, challenge_expired', async () => {
+        const challengeId = await challengeFor('reader');
+        code(
+          await voice('enrollments', { external_id: 'someone-else', challenge_id: challengeId }),
+          'challenge_user_mismatch',
+        );
+        expect(
+          (await voice('verifications', { external_id: 'reader', challenge_id: challengeId }))
+            .status,
+        ).toBe(202);
+        code(
+          await voice('verifications', { external_id: 'reader', challenge_id: challengeId }),
+          'challenge_used',
+        );
+        const stale = await challengeFor('reader');
+        await ctx.db
+          .updateTable('challenges')
+          .set({ expires_at: '2000-01-01T00:00:00.000Z' })
+          .where('id', '=', stale)
+          .execute();
+        code(
+          await voice('verifications', { external_id: 'reader', challenge_id: stale }),
+          'challenge_expired',
+        );
+      });
+
+      it('unsupported_language, mutually_exclusive, phrase_required (field codes)', async () => {
+        fieldCode(
+          await ctx.request('POST', orgPath(ctx.orgA.id, '/challenges'), {
+            body: { external_id: 'reader', language: 'de-DE' },
+          }),
+          'language',
+          'unsupported_language',
+        );
+        fieldCode(
+          await voice('verifications', {
+            external_id: 'reader',
+            challenge_id: randomUUID(),
+            text_id: 1,
+          }),
+          'text_id',
+          'mutually_exclusive',
+        );
+        const settings = (require_phrase: boolean) =>
+          ctx.request('PATCH', orgPath(ctx.orgA.id, '/settings'), {
+            body: { org_id: ctx.orgA.id, settings: { require_phrase } },
+          });
+        expect((await settings(true)).status).toBe(200);
+        onTestFinished(async () => void (await settings(false)));
+        fieldCode(
+          await voice('verifications', { external_id: 'reader' }),
+          'challenge_id',
+          'phrase_required',
+        );
+      });
+    });
+
     it('no_callback_url', async () => {
       const res = await ctx.request('POST', orgPath(ctx.orgB.id, '/enrollments'), {
         token: ctx.orgB.token,

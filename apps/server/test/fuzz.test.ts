@@ -710,12 +710,10 @@ function mutations(op: FuzzOperation): Mutation[] {
             body: { kind: 'raw', data } as BodyValue,
           };
         }),
-      fc
-        .uint8Array({ minLength: 1, maxLength: 200 })
-        .map((data) => (r: FuzzRequest) => ({
-          ...tag(r, 'body:random-bytes', [400]),
-          body: { kind: 'raw', data } as BodyValue,
-        })),
+      fc.uint8Array({ minLength: 1, maxLength: 200 }).map((data) => (r: FuzzRequest) => ({
+        ...tag(r, 'body:random-bytes', [400]),
+        body: { kind: 'raw', data } as BodyValue,
+      })),
       // Valid JSON, deeply nested: at the top or inside a field.
       fc
         .tuple(
@@ -765,19 +763,15 @@ function mutations(op: FuzzOperation): Mutation[] {
     );
   } else if (op.method !== 'GET') {
     list.push(
-      fc
-        .jsonValue({ maxDepth: 2 })
-        .map((value) => (r: FuzzRequest) => ({
-          ...tag(r, 'body:unexpected-json'),
-          body: { kind: 'json', value } as BodyValue,
-        })),
-      fc
-        .string({ maxLength: 40 })
-        .map((data) => (r: FuzzRequest) => ({
-          ...tag(r, 'body:unexpected-text'),
-          body: { kind: 'raw', data } as BodyValue,
-          contentType: 'text/plain',
-        })),
+      fc.jsonValue({ maxDepth: 2 }).map((value) => (r: FuzzRequest) => ({
+        ...tag(r, 'body:unexpected-json'),
+        body: { kind: 'json', value } as BodyValue,
+      })),
+      fc.string({ maxLength: 40 }).map((data) => (r: FuzzRequest) => ({
+        ...tag(r, 'body:unexpected-text'),
+        body: { kind: 'raw', data } as BodyValue,
+        contentType: 'text/plain',
+      })),
     );
   }
   return list;

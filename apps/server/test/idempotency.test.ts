@@ -50,6 +50,7 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
     );
     expect(keyed.map((r) => r.operationId).sort()).toEqual([
       'createApiToken',
+      'createChallenge',
       'createPredefinedText',
       'redeliverWebhook',
       'rotateWebhookSecret',

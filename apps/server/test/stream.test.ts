@@ -190,6 +190,53 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
       expect(s.engine.calls.verify).toBeGreaterThan(0);
     });
 
+    it('a challenge is consumed at start, the stream decides only after `end`, and its result reports the phrase', async () => {
+      const created = await s.ctx.request('POST', orgPath(s.ctx.orgA.id, '/challenges'), {
+        token: live,
+        body: { external_id: 'alice' },
+      });
+      expect(created.status).toBe(201);
+      const challengeId = created.body.challenge_id;
+      const client = await open();
+      const requestUuid = randomUUID();
+      client.ws.send(start({ request_uuid: requestUuid, challenge_id: challengeId }));
+      // Confident audio that would decide early without a phrase (see above).
+      await sendPcm(client.ws, tonePcm(8, GENUINE), { frameSeconds: 0.25, paceMs: 5 });
+      await client.next('progress');
+      const challenge = await s.ctx.db
+        .selectFrom('challenges')
+        .selectAll()
+        .where('id', '=', challengeId)
+        .executeTakeFirstOrThrow();
+      expect(challenge.used_by_request).toBe(requestUuid);
+      // Without a phrase a probe decides within about 150 ms; the stream's idle limit here is 1.5 s.
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(client.messages.filter((m) => m.type === 'result')).toEqual([]);
+
+      // The same challenge on another stream is refused at start.
+      const second = await open();
+      second.ws.send(start({ challenge_id: challengeId }));
+      expect(await second.next('error')).toMatchObject({ code: 409, error: 'challenge_used' });
+      expect((await second.closed).code).toBe(4409);
+
+      client.ws.send(JSON.stringify({ type: 'end' }));
+      const result = await client.next('result');
+      expect(result).toMatchObject({
+        result: 'verified',
+        phrase: {
+          expected: created.body.text,
+          transcript: created.body.text,
+          match_score: 1,
+          matched: true,
+        },
+      });
+      const record = await s.ctx.request(
+        'GET',
+        orgPath(s.ctx.orgA.id, `/verifications/${requestUuid}`),
+      );
+      expect(record.body.phrase).toEqual(result.phrase);
+    });
+
     it('a stream with too little speech is inconclusive, like a short recording', async () => {
       const client = await open();
       client.ws.send(start());

@@ -7,7 +7,10 @@
  *    the ones the engine would refuse, printing their problems;
  * 4. enrols a user from the first usable recording (mode `new`) and adds the others to the same
  *    voiceprint (mode `add`), waiting for each signed `enrollment.completed` webhook;
- * 5. verifies the user with another recording and prints the `verification.completed` result.
+ * 5. creates a one-time challenge (six random digits as words) for the person to read aloud, verifies
+ *    the user with a recording that should say it (`challenge_id`) and prints the
+ *    `verification.completed` result, whose `phrase` says whether the recording says the digits: a
+ *    replayed or pre-made recording does not.
  *
  * Configuration comes from the environment (see README.md):
  *   VOXKEY_URL             the server, e.g. http://localhost:8080 (with or without /v1)
@@ -16,7 +19,9 @@
  *   VOXKEY_WEBHOOK_SECRET  the organisation's webhook signing secret (whsec_...)
  *   ENROL_AUDIO            WAV or MP3 files to enrol with, comma-separated (1 to 10; three recommended;
  *                          16 kHz or more, 3 s of speech or more each)
- *   VERIFY_AUDIO           WAV or MP3 file to verify with
+ *   VERIFY_AUDIO           WAV or MP3 file to verify with: the person reading the challenge's digits
+ *                          (in a terminal the script shows the digits and waits for Enter while you
+ *                          record it; otherwise it sends the file as it is)
  *   WEBHOOK_PORT           port of the local webhook receiver (default 3000)
  *   EXTERNAL_ID            your id for the person (default quickstart-<time>)
  *   WAIT_TIMEOUT_MS        how long to wait for each webhook (default 120000)
@@ -25,6 +30,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { createInterface } from 'node:readline/promises';
 import {
   createVoxkeyClient,
   readAudioFile,
@@ -221,13 +227,27 @@ async function main(): Promise<void> {
       `Enrolled "${externalId}" as user ${enrolment!.user_id} with ${enrolment!.samples} recording(s) (quality of the last ${enrolment!.quality_score})`,
     );
 
-    // 5. Verify with another recording.
+    // 5. Verify with a one-time phrase: show the challenge's text, record the person reading it,
+    //    and send the recording with its challenge_id. A challenge is used once and expires (by
+    //    default after 120 s), so a recording made earlier cannot say it.
+    const challenge = await voxkey.challenges.create({ external_id: externalId });
+    console.log(
+      `Challenge for "${externalId}": read aloud "${challenge.text}" (valid until ${challenge.expires_at})`,
+    );
+    if (process.stdin.isTTY) {
+      const prompt = createInterface({ input: process.stdin, output: process.stdout });
+      await prompt.question(
+        `Record the person reading it into ${path.basename(verifyAudio)}, then press Enter... `,
+      );
+      prompt.close();
+    }
     const verifyRequestUuid = randomUUID();
     const eventOfVerification = waitForEvent(verifyRequestUuid, 'verification.completed');
     await voxkey.verifications.create({
       request_uuid: verifyRequestUuid,
       external_id: externalId,
       voice_data: await readAudioFile(verifyAudio),
+      challenge_id: challenge.challenge_id,
     });
     console.log(
       `Verification of "${externalId}" accepted (request_uuid ${verifyRequestUuid}); waiting for the webhook...`,
@@ -235,8 +255,19 @@ async function main(): Promise<void> {
     const verification = (await eventOfVerification) as VerificationEvent;
     console.log(`verification.completed: ${JSON.stringify(verification)}`);
 
-    // Treat `inconclusive` as a rejection, and reject whenever a deepfake was detected.
-    const accepted = verification.result === 'verified' && !verification.deepfake_detected;
+    const phrase = verification.phrase;
+    console.log(
+      phrase
+        ? `Phrase: expected "${phrase.expected}", heard "${phrase.transcript}" (match ${phrase.match_score.toFixed(2)}) -> ${phrase.matched ? 'matched' : 'NOT matched'}`
+        : 'Phrase: not checked',
+    );
+
+    // Treat `inconclusive` as a rejection, and reject whenever a deepfake was detected or the
+    // recording does not say the challenge (a replayed or pre-made recording).
+    const accepted =
+      verification.result === 'verified' &&
+      !verification.deepfake_detected &&
+      phrase?.matched === true;
     console.log(
       `Result: ${verification.result} (match score ${verification.match_score.toFixed(3)}, ` +
         `deepfake detected: ${verification.deepfake_detected ? 'yes' : 'no'}) -> ${accepted ? 'ACCESS GRANTED' : 'ACCESS DENIED'}`,

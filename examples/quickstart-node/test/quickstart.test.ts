@@ -151,11 +151,19 @@ describe('quickstart-node', () => {
         );
       expect(output).toContain(`with ${enrolled.length} recording(s)`);
 
+      const challenge = /^Challenge for "quickstart-alice": read aloud "([a-z ]+)"/m.exec(output);
+      expect(challenge?.[1]?.split(' '), output).toHaveLength(6);
       const verification = jsonAfter(output, 'verification.completed');
       expect(verification).toMatchObject({
         event_type: 'verification.completed',
         external_id: 'quickstart-alice',
       });
+      // The verification recording was made before the challenge existed: it cannot say its digits.
+      expect(verification.phrase).toMatchObject({ expected: challenge![1], matched: false });
+      expect(output).toMatch(
+        /^Phrase: expected "[a-z ]+", heard ".*" \(match \d\.\d{2}\) -> NOT matched$/m,
+      );
+      expect(output).toMatch(/-> ACCESS DENIED$/m);
       expect(['verified', 'rejected', 'inconclusive']).toContain(verification.result);
       expect(verification.match_score).toBeGreaterThanOrEqual(0);
       expect(verification.match_score).toBeLessThanOrEqual(1);

@@ -31,7 +31,8 @@ const statusBox = $('status');
 const level = /** @type {HTMLMeterElement} */ ($('level'));
 const outcome = $('outcome');
 
-/** @typedef {'verified' | 'rejected' | 'deepfake' | 'inconclusive'} Verdict */
+/** @typedef {'verified' | 'rejected' | 'deepfake' | 'phrase' | 'inconclusive'} Verdict */
+/** @typedef {{ expected: string; transcript: string; match_score: number; matched: boolean } | null} PhraseCheck */
 
 /**
  * @param {string} text
@@ -48,7 +49,7 @@ function setStatus(text, phase, verdict) {
   $('log').append(item);
 }
 
-/** @param {{ kind: string; result: string; score?: string; deepfake?: string; samples?: string; requestUuid?: string }} o */
+/** @param {{ kind: string; result: string; score?: string; deepfake?: string; phrase?: PhraseCheck; samples?: string; requestUuid?: string }} o */
 function showOutcome(o) {
   outcome.dataset.kind = o.kind;
   outcome.dataset.result = o.result;
@@ -56,6 +57,12 @@ function showOutcome(o) {
   $('match-score').textContent = o.score ?? '–';
   $('deepfake').textContent = o.deepfake ?? '–';
   $('deepfake').dataset.flag = o.deepfake === 'yes' ? 'true' : 'false';
+  const phrase = $('phrase');
+  phrase.textContent = o.phrase
+    ? `${o.phrase.matched ? 'matched' : 'not matched'}: heard “${o.phrase.transcript}” (match ${o.phrase.match_score.toFixed(2)})`
+    : '–';
+  if (o.phrase) phrase.dataset.matched = String(o.phrase.matched);
+  else delete phrase.dataset.matched;
   $('samples').textContent = o.samples ?? '–';
   $('request-uuid').textContent = o.requestUuid ?? '–';
 }
@@ -150,9 +157,12 @@ async function post(url, wav) {
  * @param {string} externalId
  * @param {Uint8Array<ArrayBuffer>} wav
  * @param {string} [mode]
+ * @param {string} [challengeId] the one-time phrase the recording should say
  */
-async function submitAndWait(kind, externalId, wav, mode) {
-  const query = `external_id=${encodeURIComponent(externalId)}${mode ? `&mode=${mode}` : ''}`;
+async function submitAndWait(kind, externalId, wav, mode, challengeId) {
+  const query =
+    `external_id=${encodeURIComponent(externalId)}${mode ? `&mode=${mode}` : ''}` +
+    (challengeId ? `&challenge_id=${encodeURIComponent(challengeId)}` : '');
   const answer = await post(`/api/${kind}?${query}`, wav);
   const requestUuid = /** @type {string} */ (answer.request_uuid);
   $('request-uuid').textContent = requestUuid;
@@ -219,6 +229,35 @@ async function enrol(externalId, seconds) {
   );
 }
 
+// --------------------------------------------------------------------------------------------
+// The one-time phrase
+// --------------------------------------------------------------------------------------------
+
+const ENROLMENT_PROMPT = $('prompt-text').textContent ?? '';
+
+/**
+ * Asks the backend for a one-time phrase for this user and shows it to read aloud; Voxkey checks
+ * that the verification's recording says it (a replayed or pre-made recording cannot).
+ * @param {string} externalId
+ * @returns {Promise<{ challenge_id: string; text: string; expires_at: string }>}
+ */
+async function showChallenge(externalId) {
+  const response = await fetch(`/api/challenge?external_id=${encodeURIComponent(externalId)}`, {
+    method: 'POST',
+  });
+  const challenge = await response.json();
+  if (!response.ok) throw new Error(challenge.message ?? `HTTP ${response.status}`);
+  $('prompt').dataset.kind = 'challenge';
+  $('prompt-text').textContent = challenge.text;
+  return challenge;
+}
+
+/** Back to the enrolment sentence once a verification is over. */
+function hideChallenge() {
+  $('prompt').dataset.kind = 'enrol';
+  $('prompt-text').textContent = ENROLMENT_PROMPT;
+}
+
 /**
  * Shows a verification's result (the webhook's fields) and what it means for access.
  * @param {any} event
@@ -226,24 +265,33 @@ async function enrol(externalId, seconds) {
  * @param {string} [how] how the decision came, appended to the message
  */
 function showVerification(event, externalId, how = '') {
+  /** @type {PhraseCheck} */
+  const phrase = event.phrase ?? null;
   showOutcome({
     kind: 'verify',
     result: event.result,
     score: Number(event.match_score).toFixed(3),
     deepfake: event.deepfake_detected ? 'yes' : 'no',
+    phrase,
     requestUuid: event.request_uuid,
   });
-  // Grant access only when verified AND no deepfake was detected; inconclusive means "try again".
+  // Grant access only when verified, no deepfake was detected AND the recording says the phrase
+  // shown; inconclusive means "try again".
   /** @type {Verdict} */
   const verdict = event.deepfake_detected
     ? 'deepfake'
-    : event.result === 'verified' || event.result === 'rejected'
-      ? event.result
-      : 'inconclusive';
+    : event.result === 'verified' && phrase?.matched !== true
+      ? 'phrase'
+      : event.result === 'verified' || event.result === 'rejected'
+        ? event.result
+        : 'inconclusive';
   const message = {
     verified: `Verified: this is “${externalId}”.`,
     rejected: `Rejected: the voice does not match “${externalId}”.`,
     deepfake: `Deepfake suspected: access denied, the recording looks synthetic or replayed (result ${event.result}).`,
+    phrase: phrase
+      ? `Phrase not matched: access denied, the recording does not say “${phrase.expected}” (heard “${phrase.transcript}”); a replayed or pre-made recording cannot say a new phrase.`
+      : 'Phrase not checked: access denied, Voxkey did not check the phrase.',
     inconclusive: 'Inconclusive: not enough clear speech to decide; try again.',
   }[verdict];
   setStatus(how ? `${message} ${how}` : message, 'done', verdict);
@@ -254,12 +302,20 @@ function showVerification(event, externalId, how = '') {
  * @param {number} seconds
  */
 async function verify(externalId, seconds) {
-  const wav = await recordWav(seconds, 'Verification');
+  const challenge = await showChallenge(externalId);
+  const wav = await recordWav(seconds, `Verification: read “${challenge.text}”`);
+  hideChallenge();
   setStatus(
     `Recorded ${seconds} s (${Math.round(wav.length / 1024)} KiB WAV at 16 kHz); sending…`,
     'sending',
   );
-  const { event } = await submitAndWait('verify', externalId, wav);
+  const { event } = await submitAndWait(
+    'verify',
+    externalId,
+    wav,
+    undefined,
+    challenge.challenge_id,
+  );
   showVerification(event, externalId);
 }
 
@@ -272,12 +328,14 @@ async function verify(externalId, seconds) {
  * shape `streamVoice` sends to: audio chunks are queued until the socket opens; `result` settles
  * with Voxkey's result message, or fails with the backend's error message.
  * @param {string} externalId
+ * @param {string} challengeId the one-time phrase the person reads
  * @param {(progress: { received_s: number; net_speech_s: number }) => void} onProgress
  */
-function openVerificationStream(externalId, onProgress) {
+function openVerificationStream(externalId, challengeId, onProgress) {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const socket = new WebSocket(
-    `${scheme}//${location.host}/api/verify-stream?external_id=${encodeURIComponent(externalId)}`,
+    `${scheme}//${location.host}/api/verify-stream?external_id=${encodeURIComponent(externalId)}` +
+      `&challenge_id=${encodeURIComponent(challengeId)}`,
   );
   socket.binaryType = 'arraybuffer';
   /** @type {(ArrayBufferView | string)[]} */
@@ -313,15 +371,17 @@ function openVerificationStream(externalId, onProgress) {
 }
 
 /**
- * Streams the microphone until Voxkey is confident or `seconds` pass, showing what Voxkey has heard.
+ * Streams the microphone while the person reads the phrase, for `seconds` (a stream with a phrase
+ * decides once it ends, so the whole phrase is heard), showing what Voxkey has heard.
  * @param {string} externalId
  * @param {number} seconds
  */
 async function verifyWhileSpeaking(externalId, seconds) {
-  setStatus(`Verifying while you speak (at most ${seconds} s)… Speak now.`, 'streaming');
-  const stream = openVerificationStream(externalId, (progress) =>
+  const challenge = await showChallenge(externalId);
+  setStatus(`Verifying while you speak (${seconds} s)… Read “${challenge.text}” now.`, 'streaming');
+  const stream = openVerificationStream(externalId, challenge.challenge_id, (progress) =>
     setStatus(
-      `Voxkey heard ${progress.received_s.toFixed(1)} s, ${progress.net_speech_s.toFixed(1)} s of it speech… Keep speaking.`,
+      `Voxkey heard ${progress.received_s.toFixed(1)} s, ${progress.net_speech_s.toFixed(1)} s of it speech… Keep reading “${challenge.text}”.`,
       'streaming',
     ),
   );
@@ -338,6 +398,7 @@ async function verifyWhileSpeaking(externalId, seconds) {
     throw error;
   } finally {
     level.value = 0;
+    hideChallenge();
   }
   console.info(
     `streamed ${sent.durationSeconds} s at ${sent.captureSampleRate} Hz through the ${sent.capture}`,
@@ -366,6 +427,7 @@ async function run(kind) {
     else if (kind === 'verify') await verify(externalId, seconds);
     else await verifyWhileSpeaking(externalId, seconds);
   } catch (error) {
+    hideChallenge();
     showOutcome({ kind, result: 'error' });
     setStatus(`Error: ${error instanceof Error ? error.message : String(error)}`, 'error');
   } finally {

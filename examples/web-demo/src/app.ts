@@ -7,8 +7,11 @@
  *   POST /api/check                body: a WAV recording -> Voxkey audio pre-check -> { usable, problems, ... }
  *   POST /api/enrol?external_id=X&mode=replace|add
  *                                  body: a WAV recording -> Voxkey enrolment -> { request_uuid }
- *   POST /api/verify?external_id=X body: a WAV recording -> Voxkey verification -> { request_uuid }
- *   GET  /api/verify-stream?external_id=X
+ *   POST /api/challenge?external_id=X
+ *                                  a one-time phrase for X to read -> { challenge_id, text, expires_at }
+ *   POST /api/verify?external_id=X&challenge_id=C
+ *                                  body: a WAV recording -> Voxkey verification -> { request_uuid }
+ *   GET  /api/verify-stream?external_id=X&challenge_id=C
  *                                  WebSocket: the page's microphone as 16 kHz PCM -> Voxkey's verification
  *                                  stream; Voxkey's `progress` and `result` messages come back
  *   GET  /api/events/:request_uuid server-sent events: `waiting`, then `result` with the webhook's event
@@ -168,8 +171,14 @@ export function createDemoApp(options: DemoOptions): Hono {
     const mode = c.req.query('mode') as EnrollmentMode | undefined;
     if (mode !== undefined && !MODES.includes(mode))
       return c.json({ message: 'mode must be new, add or replace' }, 400);
+    // The one-time phrase the page showed before recording; Voxkey checks the recording says it.
+    const challengeId = c.req.query('challenge_id')?.trim() || undefined;
     try {
-      const input = { external_id: externalId, voice_data: recording };
+      const input = {
+        external_id: externalId,
+        voice_data: recording,
+        ...(challengeId ? { challenge_id: challengeId } : {}),
+      };
       const accepted =
         kind === 'enrol'
           ? await voxkey.enrollments.create({ ...input, ...(mode ? { mode } : {}) })
@@ -206,6 +215,28 @@ export function createDemoApp(options: DemoOptions): Hono {
       onError: (c) => c.json({ message: 'the recording is too large' }, 413),
     }),
   );
+  // A one-time phrase (six random digits as words) for the person to read while recording: a
+  // replayed or pre-made recording cannot say it, which the result's `phrase` reports.
+  app.post('/api/challenge', async (c) => {
+    const externalId = c.req.query('external_id')?.trim();
+    if (!externalId) return c.json({ message: 'external_id is required' }, 400);
+    try {
+      const challenge = await voxkey.challenges.create({ external_id: externalId });
+      return c.json(
+        {
+          challenge_id: challenge.challenge_id,
+          text: challenge.text,
+          expires_at: challenge.expires_at,
+        },
+        201,
+      );
+    } catch (error) {
+      const answer = relayed(c, error);
+      if (answer) return answer;
+      console.error('challenge failed:', error);
+      return c.json({ message: 'Voxkey is unavailable, try again' }, 502);
+    }
+  });
   app.post('/api/check', (c) => check(c));
   app.post('/api/enrol', (c) => submit(c, 'enrol'));
   app.post('/api/verify', (c) => submit(c, 'verify'));
@@ -219,6 +250,7 @@ export function createDemoApp(options: DemoOptions): Hono {
     '/api/verify-stream',
     upgradeWebSocket((c) => {
       const externalId = c.req.query('external_id')?.trim();
+      const challengeId = c.req.query('challenge_id')?.trim() || undefined;
       let stream: VerificationStream | undefined;
       let over = false;
       return {
@@ -231,7 +263,10 @@ export function createDemoApp(options: DemoOptions): Hono {
             ws.close(1008);
             return;
           }
-          const live = voxkey.verifications.stream({ external_id: externalId });
+          const live = voxkey.verifications.stream({
+            external_id: externalId,
+            ...(challengeId ? { challenge_id: challengeId } : {}),
+          });
           stream = live;
           void (async () => {
             try {

@@ -1,7 +1,8 @@
 /**
  * The web demo's page in headless Chromium with Voxkey's answers stubbed in the browser (no Voxkey
  * server, no data set): each verification outcome gets its own banner colour and wording, posted
- * and streamed, and the page loads everything it asks for (its favicon included).
+ * and streamed, each verification shows a one-time phrase to read and sends its challenge_id, and
+ * the page loads everything it asks for (its favicon included).
  * Skipped with a notice when Chromium is absent. Screenshots: examples/web-demo/test-results/page-*.png.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,30 +23,48 @@ const RESULTS_DIR = path.join(EXAMPLE_DIR, 'test-results');
 const PAGE_TESTS = 'web-demo page: verdicts and assets (Voxkey stubbed)';
 const HAS_CHROMIUM = chromiumPresentFor(import.meta.url, PAGE_TESTS, CHROMIUM);
 
-/** The four outcomes a verification can show, as the webhook (or the stream's result) carries them. */
+const CHALLENGE = {
+  challenge_id: '3f1e2d4c-5b6a-4798-8a1b-2c3d4e5f6a7b',
+  text: 'four seven one nine zero two',
+  expires_at: '2099-01-01T00:00:00.000Z',
+};
+
+/** The five outcomes a verification can show, as the webhook (or the stream's result) carries them. */
 const OUTCOMES = [
   {
     verdict: 'verified',
     result: 'verified',
     deepfake_detected: false,
+    heard: CHALLENGE.text,
     wording: /^Verified: this is “someone”\./,
   },
   {
     verdict: 'rejected',
     result: 'rejected',
     deepfake_detected: false,
+    heard: CHALLENGE.text,
     wording: /^Rejected: the voice does not match “someone”\./,
   },
   {
     verdict: 'deepfake',
     result: 'verified',
     deepfake_detected: true,
+    heard: CHALLENGE.text,
     wording: /^Deepfake suspected: access denied/,
+  },
+  {
+    verdict: 'phrase',
+    result: 'verified',
+    deepfake_detected: false,
+    heard: 'my voice is my password',
+    wording:
+      /^Phrase not matched: access denied, the recording does not say “four seven one nine zero two” \(heard “my voice is my password”\)/,
   },
   {
     verdict: 'inconclusive',
     result: 'inconclusive',
     deepfake_detected: false,
+    heard: CHALLENGE.text,
     wording: /^Inconclusive: /,
   },
 ] as const;
@@ -59,6 +78,12 @@ const eventOf = (outcome: Outcome, requestUuid: string) => ({
   result: outcome.result,
   match_score: outcome.result === 'verified' ? 0.93 : 0.2,
   deepfake_detected: outcome.deepfake_detected,
+  phrase: {
+    expected: CHALLENGE.text,
+    transcript: outcome.heard,
+    match_score: outcome.heard === CHALLENGE.text ? 1 : 0,
+    matched: outcome.heard === CHALLENGE.text,
+  },
 });
 
 describe.skipIf(!HAS_CHROMIUM)(PAGE_TESTS, () => {
@@ -100,7 +125,9 @@ describe.skipIf(!HAS_CHROMIUM)(PAGE_TESTS, () => {
   });
 
   /** A page on the demo whose backend calls are answered with `outcome`, posted (SSE) and streamed (WebSocket). */
-  async function stubbedPage(outcome: () => Outcome): Promise<{ page: Page; failed: string[] }> {
+  async function stubbedPage(
+    outcome: () => Outcome,
+  ): Promise<{ page: Page; failed: string[]; verifyUrls: string[] }> {
     const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
     const failed: string[] = [];
     page.on('response', (response) => {
@@ -110,9 +137,15 @@ describe.skipIf(!HAS_CHROMIUM)(PAGE_TESTS, () => {
       if (message.type() === 'error') failed.push(`console: ${message.text()}`);
     });
     let requests = 0;
-    await page.route('**/api/verify?*', (route) =>
-      route.fulfill({ status: 202, json: { request_uuid: `posted-${++requests}` } }),
+    /** The URLs the page verified with (posted and streamed): each must name the challenge shown. */
+    const verifyUrls: string[] = [];
+    await page.route('**/api/challenge?*', (route) =>
+      route.fulfill({ status: 201, json: CHALLENGE }),
     );
+    await page.route('**/api/verify?*', (route) => {
+      verifyUrls.push(route.request().url());
+      return route.fulfill({ status: 202, json: { request_uuid: `posted-${++requests}` } });
+    });
     await page.route('**/api/events/*', (route) => {
       const requestUuid = decodeURIComponent(
         new URL(route.request().url()).pathname.split('/').pop()!,
@@ -124,6 +157,7 @@ describe.skipIf(!HAS_CHROMIUM)(PAGE_TESTS, () => {
       });
     });
     await page.routeWebSocket('**/api/verify-stream*', (socket) => {
+      verifyUrls.push(socket.url());
       let answered = false;
       socket.onMessage(() => {
         if (answered) return;
@@ -142,12 +176,18 @@ describe.skipIf(!HAS_CHROMIUM)(PAGE_TESTS, () => {
     await page.waitForSelector('body[data-ready="true"]');
     await page.fill('#external-id', 'someone');
     await page.fill('#seconds', '3');
-    return { page, failed };
+    return { page, failed, verifyUrls };
   }
 
-  /** Runs one verification on the page and reads the banner: verdict, text and colours. */
+  /** Runs one verification on the page and reads the banner: verdict, text and colours, and the phrase shown while recording. */
   async function verifyOn(page: Page, button: 'verify' | 'verify-stream') {
     await page.click(`#${button}`);
+    await page.waitForFunction(
+      () => document.getElementById('prompt')!.dataset.kind === 'challenge',
+      undefined,
+      { timeout: 10_000, polling: 20 },
+    );
+    const prompted = (await page.textContent('#prompt-text'))?.trim();
     await page.waitForFunction(
       () =>
         ['done', 'error'].includes(document.getElementById('status')!.dataset.phase ?? '') &&
@@ -155,22 +195,27 @@ describe.skipIf(!HAS_CHROMIUM)(PAGE_TESTS, () => {
       undefined,
       { timeout: 30_000, polling: 100 },
     );
-    return page.$eval('#status', (el) => ({
+    const banner = await page.$eval('#status', (el) => ({
       phase: (el as HTMLElement).dataset.phase,
       verdict: (el as HTMLElement).dataset.verdict,
       text: el.textContent ?? '',
       background: getComputedStyle(el).backgroundColor,
       border: getComputedStyle(el).borderLeftColor,
     }));
+    const phrase = await page.$eval('#phrase', (el) => ({
+      text: el.textContent ?? '',
+      matched: (el as HTMLElement).dataset.matched,
+    }));
+    return { ...banner, prompted, phrase };
   }
 
   for (const button of ['verify', 'verify-stream'] as const) {
     it(
-      `${button === 'verify' ? 'posted' : 'live-stream'} mode: verified, rejected, deepfake and inconclusive each have their own colour and wording`,
+      `${button === 'verify' ? 'posted' : 'live-stream'} mode: a one-time phrase to read; verified, rejected, deepfake, phrase not matched and inconclusive each have their own colour and wording`,
       { timeout: 120_000 },
       async () => {
         let current: Outcome = OUTCOMES[0];
-        const { page, failed } = await stubbedPage(() => current);
+        const { page, failed, verifyUrls } = await stubbedPage(() => current);
         try {
           const banners = [];
           for (const outcome of OUTCOMES) {
@@ -182,8 +227,20 @@ describe.skipIf(!HAS_CHROMIUM)(PAGE_TESTS, () => {
             expect(banner.phase, banner.text).toBe('done');
             expect(banner.verdict).toBe(outcome.verdict);
             expect(banner.text).toMatch(outcome.wording);
+            // The phrase was shown to read while recording, and its check is in the outcome.
+            expect(banner.prompted).toBe(CHALLENGE.text);
+            const matched = outcome.heard === CHALLENGE.text;
+            expect(banner.phrase).toEqual({
+              text: `${matched ? 'matched' : 'not matched'}: heard “${outcome.heard}” (match ${matched ? '1.00' : '0.00'})`,
+              matched: String(matched),
+            });
             banners.push(banner);
           }
+          expect(verifyUrls).toHaveLength(OUTCOMES.length);
+          for (const verifyUrl of verifyUrls)
+            expect(new URL(verifyUrl).searchParams.get('challenge_id')).toBe(
+              CHALLENGE.challenge_id,
+            );
           expect(new Set(banners.map((b) => b.background)).size, JSON.stringify(banners)).toBe(
             OUTCOMES.length,
           );

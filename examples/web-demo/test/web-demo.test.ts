@@ -66,6 +66,10 @@ interface PageOutcome {
   result: string;
   score: string;
   deepfake: string;
+  /** The phrase check as the page shows it, and whether it matched (data-matched; '' when none). */
+  phrase: { text: string; matched: string };
+  /** The one-time phrase the page showed to read (verifications), as the log recorded it. */
+  prompted: string | null;
   samples: string;
   problems: string[];
   /** The page's log, oldest first. */
@@ -148,6 +152,11 @@ async function useDemo(
       result: await text('#result'),
       score: await text('#match-score'),
       deepfake: await text('#deepfake'),
+      phrase: {
+        text: await text('#phrase'),
+        matched: (await page.getAttribute('#phrase', 'data-matched')) ?? '',
+      },
+      prompted: null,
       samples: await text('#samples'),
       problems: await page.$$eval('#problems li', (items) =>
         items.map((item) => (item as HTMLElement).dataset.code ?? ''),
@@ -155,6 +164,10 @@ async function useDemo(
       log: await page.$$eval('#log li', (items) => items.map((item) => item.textContent ?? '')),
       stream: { ...stream, audio: new Uint8Array(Buffer.concat(streamedAudio)) },
     };
+    outcome.prompted =
+      outcome.log
+        .map((line) => /read “([a-z ]+)”/i.exec(line)?.[1])
+        .find((phrase) => phrase !== undefined) ?? null;
     const summary = {
       ...outcome,
       uploaded: uploaded ? `${(uploaded as Uint8Array).length} bytes` : null,
@@ -223,15 +236,29 @@ function expectSdkRecorder(outcome: PageOutcome, takes: number): void {
   expect(outcome.cspViolations).toEqual([]);
 }
 
-/** The banner's verdict as the page must derive it from the result and the deepfake flag. */
+/**
+ * The banner's verdict as the page must derive it from the result, the deepfake flag and the phrase
+ * check. The fake microphone plays a clip recorded long before the challenge, so it cannot say the
+ * phrase the page showed: the phrase is reported not matched, and a verified voice is denied for it.
+ */
 function expectVerdictShown(outcome: PageOutcome): void {
-  const expected = outcome.deepfake === 'yes' ? 'deepfake' : outcome.result;
+  expect(outcome.prompted, 'the page showed a one-time phrase to read').toMatch(
+    /^([a-z]+ ){5}[a-z]+$/,
+  );
+  expect(outcome.phrase.matched, outcome.phrase.text).toBe('false');
+  const expected =
+    outcome.deepfake === 'yes'
+      ? 'deepfake'
+      : outcome.result === 'verified'
+        ? 'phrase'
+        : outcome.result;
   expect(outcome.verdict, outcome.status).toBe(expected);
   expect(outcome.status).toMatch(
     {
       verified: /^Verified: /,
       rejected: /^Rejected: /,
       deepfake: /^Deepfake suspected: /,
+      phrase: /^Phrase not matched: /,
       inconclusive: /^Inconclusive: /,
     }[expected]!,
   );
@@ -569,6 +596,9 @@ describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', 
       status: 'completed',
       result: outcome.result,
     });
+    // The stream named the phrase the page showed; a stream with a phrase decides after `end`.
+    expect(result.phrase).toMatchObject({ expected: outcome.prompted, matched: false });
+    expect(outcome.stream.texts).toEqual([JSON.stringify({ type: 'end' })]);
     // What the page streamed: 16 kHz mono 16-bit PCM from the microphone, `end` after the seconds asked unless Voxkey decided before.
     const seconds = outcome.stream.audio.length / 32_000;
     expect(seconds).toBeGreaterThan(1);

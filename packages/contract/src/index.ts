@@ -9,6 +9,7 @@ export * from './schemas/users.js';
 export * from './schemas/predefined-texts.js';
 export * from './schemas/billing.js';
 export * from './schemas/voice.js';
+export * from './schemas/challenges.js';
 export * from './schemas/streams.js';
 export * from './routes/index.js';
 export * from './openapi.js';

@@ -3,7 +3,7 @@
 
 Usage (from packages/engine): /usr/bin/python3 scripts/make-fbank-fixtures.py
 
-The float32 references in test/fixtures/fbank/ (written by training/export_fbank_fixtures.py)
+The float32 references in test/fixtures/fbank/ (written by python -m training.voxkey_train.fixtures fbank)
 carry float32 rounding noise of up to ~1e-3 in bins ~80 dB below a frame's peak (torchaudio in
 float32 vs float64 differ by 1.07e-3 on vowel_like.json). These double-precision references
 isolate the algorithm from that noise. Output: test/fixtures/fbank64/<name>.json

@@ -18,7 +18,10 @@ export type { EngineErrorCategory, EngineErrorCode } from './errors.js';
 export { LIMITS, TARGET_SAMPLE_RATE } from './limits.js';
 export { decodeBase64Audio } from './audio/base64.js';
 export { inspectBytes, readAudioHeader, DEFAULT_INTAKE_LIMITS } from './audio/intake.js';
-export type { AudioInfo, IntakeLimits } from './audio/intake.js';
+export type { AudioInfo, AudioInput, IntakeLimits, PcmAudio } from './audio/intake.js';
+export { createStreamDecoder, MAX_STREAM_SAMPLE_RATE } from './audio/stream-decoder.js';
+export type { StreamAudioFormat, StreamDecoder } from './audio/stream-decoder.js';
+export { encodeWav } from './audio/wav.js';
 export type { AudioFormat } from './audio/sniff.js';
 export {
   cosineSimilarity,
@@ -42,6 +45,8 @@ export {
 } from './models/manifest.js';
 export type { Manifest, ModelEntry, ModelKind, LogisticCalibration } from './models/manifest.js';
 export type { RecordingQuality } from './scoring/calibration.js';
+export { MAX_PHRASE_WORDS } from './phrase/check.js';
+export type { PhraseOutcome, PhraseRequest, PhraseVocabulary } from './phrase/check.js';
 export { pullModel } from './models/pull.js';
 export type { PullOptions, PullResult } from './models/pull.js';
 export {

@@ -13,7 +13,7 @@ import {
 import { sigmoid } from '../src/math.js';
 import { audioBytes, FIXTURE_MODELS, rng } from './helpers.js';
 
-// The fixtures: the first 4 s of alice_1.wav as it is and through four channels (training/export_channel_fixtures.py).
+// The fixtures: the first 4 s of alice_1.wav as it is and through four channels (python -m training.voxkey_train.fixtures channel).
 describe('channel quality measures (features/channel-quality.ts) on one recording through four channels', () => {
   let engine: VoiceEngine;
   const q: Record<string, RecordingQuality> = {};

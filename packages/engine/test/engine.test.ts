@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type VoiceEngine } from '../src/runtime/engine.js';
 import { EngineError } from '../src/errors.js';
-import { encodeWav } from '../src/audio/wav.js';
+import { encodeWav, parseWavHeader } from '../src/audio/wav.js';
 import { audioBytes, FIXTURE_MODELS, rng, sine } from './helpers.js';
 
 async function errorCode(p: Promise<unknown>): Promise<string> {
@@ -110,6 +110,35 @@ describe('engine through the Piscina pool (fixture models)', () => {
     ).toBe('corrupt_audio');
     expect(await errorCode(engine.enrol(new Uint8Array(20_000), { audio }))).toBe('corrupt_audio');
     await expect(engine.enrol('UklGRg==' as unknown as Uint8Array)).rejects.toThrow(TypeError);
+  });
+
+  it('takes PCM as it is (audio from a stream): the same analysis as the WAV it would have been wrapped in', async () => {
+    const wav = audioBytes('alice_1.wav');
+    const header = parseWavHeader(wav);
+    const pcm = new Int16Array(
+      wav.slice(header.dataOffset, header.dataOffset + header.dataBytes).buffer,
+    );
+    const audio = { pcm, sampleRate: header.sampleRate };
+    const { voiceprint } = await engine.enrol(audioBytes('alice_2.wav'));
+    const [fromWav, fromPcm] = await Promise.all([
+      engine.verify(wav, voiceprint),
+      engine.verify(audio, voiceprint),
+    ]);
+    expect(fromPcm.audio).toMatchObject({ format: 'pcm', channels: 1, sampleRate: 16000 });
+    expect(fromPcm.matchScore).toBe(fromWav.matchScore);
+    expect(fromPcm.netSpeechSeconds).toBe(fromWav.netSpeechSeconds);
+    const [checkWav, checkPcm] = await Promise.all([
+      engine.checkAudio(wav),
+      engine.checkAudio({ pcm: pcm.subarray(0, 16000), sampleRate: 16000 }),
+    ]);
+    expect(checkPcm.audio.durationSeconds).toBe(1);
+    expect(checkPcm.problems.map((p) => p.code)).toContain('audio_too_short');
+    expect(checkWav.netSpeechSeconds).toBeGreaterThan(checkPcm.netSpeechSeconds);
+    expect(pcm.length).toBeGreaterThan(0); // copied: the caller's samples stay usable
+    const long = { pcm: new Int16Array(16000 * 61), sampleRate: 16000 };
+    expect(await errorCode(engine.verify(long, voiceprint))).toBe('audio_too_long');
+    const short = { pcm: pcm.subarray(0, 16000), sampleRate: 16000 };
+    expect(await errorCode(engine.verify(short, voiceprint))).toBe('audio_too_short');
   });
 
   it('rejects speech-content failures with typed errors', async () => {

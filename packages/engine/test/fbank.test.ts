@@ -38,7 +38,7 @@ describe('Kaldi fbank vs torchaudio.compliance.kaldi.fbank in double precision (
   }
 });
 
-describe('Kaldi fbank vs the float32 training references (training/export_fbank_fixtures.py)', () => {
+describe('Kaldi fbank vs the float32 training references (python -m training.voxkey_train.fixtures fbank)', () => {
   // torchaudio's own float32 and float64 runs differ by up to 1.07e-3 on vowel_like.json, in low
   // bins ~80 dB under the frame peak: the max is bounded at 2e-3, the 99.9th percentile at 1e-3.
   for (const [name, doc] of load('fbank')) {

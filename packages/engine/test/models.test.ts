@@ -126,6 +126,37 @@ describe('model manifest', () => {
         ],
       }),
     ).not.toThrow();
+    // a speech decoder names its encoder, companion files and decoding
+    const decoder = (over: Record<string, unknown> = {}) =>
+      entry({
+        name: 'dec',
+        kind: 'speech-decoder',
+        pairsWith: 'enc',
+        languages: ['en'],
+        crossKv: { file: 'dec-cross-kv.onnx', sha256: payloadSha },
+        vocabulary: { file: 'vocabulary.txt', sha256: payloadSha },
+        decoding: {
+          prompt: [50257, 50362],
+          endOfText: 50256,
+          suppressIds: [1],
+          suppressIdsBegin: [220],
+        },
+        ...over,
+      });
+    expect(() => validateManifest({ models: [decoder()] })).not.toThrow();
+    bad.push(
+      { models: [decoder({ pairsWith: undefined })] },
+      { models: [decoder({ crossKv: { file: '../x.onnx', sha256: payloadSha } })] },
+      { models: [decoder({ vocabulary: { file: 'v.txt', sha256: 'abc' } })] },
+      {
+        models: [
+          decoder({
+            decoding: { prompt: [], endOfText: 1, suppressIds: [], suppressIdsBegin: [] },
+          }),
+        ],
+      },
+      { models: [decoder({ languages: 'en' })] },
+    );
     for (const doc of bad)
       expect(() => validateManifest(doc), JSON.stringify(doc)).toThrow(
         expect.objectContaining({ code: 'manifest_invalid' }),

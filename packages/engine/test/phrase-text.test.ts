@@ -43,7 +43,7 @@ const vocabularyPath = join(
 );
 const vocab = loadVocabulary(vocabularyPath);
 
-describe('phrase text vs the Python reference (training/export_phrase_fixtures.py, voxkey_train/phrase_text.py)', () => {
+describe('phrase text vs the Python reference (python -m training.voxkey_train.fixtures phrase, voxkey_train/phrase_text.py)', () => {
   it('has the fixtures', () => {
     expect(fixtures.decode.length).toBeGreaterThanOrEqual(30);
     expect(fixtures.normalize.length).toBeGreaterThanOrEqual(15);

@@ -14,7 +14,7 @@ const fixtures = readdirSync(dir)
   .filter((f) => f.endsWith('.json'))
   .map((f) => [f, JSON.parse(readFileSync(join(dir, f), 'utf8')) as Fixture] as const);
 
-describe('spoof band features vs the in-graph front-end the models were trained with (training/export_spoof_band_fixtures.py)', () => {
+describe('spoof band features vs the in-graph front-end the models were trained with (python -m training.voxkey_train.fixtures spoof-bands)', () => {
   it('has reference fixtures', () => expect(fixtures.length).toBeGreaterThanOrEqual(3));
   for (const [name, doc] of fixtures) {
     it(`${name}: within 1e-3 (max abs)`, () => {

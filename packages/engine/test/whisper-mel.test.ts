@@ -13,7 +13,7 @@ const fixtures = readdirSync(dir)
   .filter((f) => f.endsWith('.json'))
   .map((f) => [f, JSON.parse(readFileSync(join(dir, f), 'utf8')) as Fixture] as const);
 
-describe("Whisper log-mel vs the numpy rebuild of Whisper's front-end (training/export_whisper_mel_fixtures.py)", () => {
+describe("Whisper log-mel vs the numpy rebuild of Whisper's front-end (python -m training.voxkey_train.fixtures whisper-mel)", () => {
   it('has reference fixtures', () => expect(fixtures.length).toBeGreaterThanOrEqual(3));
   for (const [name, doc] of fixtures) {
     it(`${name}: same frames, within 1e-3 (max abs)`, async () => {

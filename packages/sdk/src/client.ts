@@ -20,6 +20,7 @@ import {
 import type {
   ApiToken,
   AudioCheck,
+  Challenge,
   CreatedApiToken,
   Device,
   EnrollmentRequest,
@@ -95,6 +96,12 @@ export interface CreateAudioCheckInput {
   /** The recording: base64 WAV/MP3, or its bytes (encoded for you). */
   voice_data: VoiceInput;
 }
+export interface CreateChallengeInput {
+  /** The person who will read the phrase; only their enrolment or verification can use it. */
+  external_id: string;
+  /** Language tag like `en-UK` (the default); the recogniser checks English only today. */
+  language?: string;
+}
 export interface CreateTokenInput {
   friendly_name: string;
   /** Default true. */
@@ -123,7 +130,8 @@ export interface VoxkeyClient {
     get(options?: RequestOptions): Promise<OrganisationSettings>;
     /**
      * Changes the given keys (`alert_on_failure`, `callback_url`, `match_threshold`, `deepfake_threshold`,
-     * `reject_deepfake_enrollments`; null thresholds return to the server's defaults); `org_id` is filled in.
+     * `reject_deepfake_enrollments`, `require_phrase`, `challenge_ttl_seconds`; null thresholds return to
+     * the server's defaults); `org_id` is filled in.
      */
     update(settings: SettingsChanges, options?: RequestOptions): Promise<OrganisationSettings>;
   };
@@ -182,6 +190,15 @@ export interface VoxkeyClient {
      * and `problems` (`insufficient_speech`, `silent_audio`, ...) to show the person. Stores nothing, not billed.
      */
     create(input: CreateAudioCheckInput, options?: RequestOptions): Promise<AudioCheck>;
+  };
+  readonly challenges: {
+    /**
+     * A one-time phrase (six random digits as words) for `external_id` to read aloud: show `text`,
+     * then send the recording with `challenge_id` to `verifications.create`, `enrollments.create` or
+     * `verifications.stream`; the result's `phrase` says whether the recording says it. Used once,
+     * expires after the organisation's `challenge_ttl_seconds` (default 120 s).
+     */
+    create(input: CreateChallengeInput, options?: RequestOptions): Promise<Challenge>;
   };
   readonly enrollments: {
     /**
@@ -538,6 +555,17 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
       ),
   };
 
+  const challenges: VoxkeyClient['challenges'] = {
+    create: (input, o) =>
+      call(
+        raw.POST('/organisations/{org_id}/challenges', {
+          params: { path: org() },
+          body: { external_id: input.external_id, language: input.language },
+          ...init(o),
+        }),
+      ),
+  };
+
   const enrollments: VoxkeyClient['enrollments'] = voiceRequestResource({
     kind: 'enrolment',
     create: (body: EnrollmentRequest, o) =>
@@ -622,6 +650,7 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
     subscriptions,
     invoices,
     audioChecks,
+    challenges,
     enrollments,
     verifications,
     webhooks,

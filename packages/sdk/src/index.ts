@@ -2,6 +2,7 @@ export {
   createVoxkeyClient,
   unwrap,
   type AcceptedRequest,
+  type CreateChallengeInput,
   type CreateEnrollmentInput,
   type CreatePredefinedTextInput,
   type CreateTokenInput,

@@ -106,6 +106,8 @@ export function openVerificationStream(
       ? { device_fingerprint: input.device_fingerprint }
       : {}),
     ...(input.device_type !== undefined ? { device_type: input.device_type } : {}),
+    ...(input.challenge_id !== undefined ? { challenge_id: input.challenge_id } : {}),
+    ...(input.text_id !== undefined ? { text_id: input.text_id } : {}),
   };
 
   const messages: StreamMessage[] = [];

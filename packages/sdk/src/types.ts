@@ -49,6 +49,11 @@ export type Subscription = Schemas['Subscription'];
 export type Invoice = Schemas['Invoice'];
 export type Accepted = Schemas['Accepted'];
 export type EnrollmentRequest = Schemas['EnrollmentRequest'];
+/** A one-time phrase to show a person (`challenges.create`): send its `challenge_id` with their recording. */
+export type Challenge = Schemas['Challenge'];
+export type CreateChallengeRequest = Schemas['CreateChallengeRequest'];
+/** Whether a recording says the phrase its request named (`phrase` of the results; null when none was named). */
+export type PhraseCheck = Schemas['PhraseCheck'];
 export type VerificationRequest = Schemas['VerificationRequest'];
 /** `new` (default), `add` (one more recording of an enrolled voiceprint), `replace` (a fresh voiceprint). */
 export type EnrollmentMode = Schemas['EnrollmentMode'];

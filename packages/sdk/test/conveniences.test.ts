@@ -33,6 +33,7 @@ function record(
     models: completed ? { speaker: 'voxkey-speaker-v2', spoof: 'voxkey-spoof-v2' } : null,
     voiceprint_upgraded: completed && kind === 'verification' ? false : null,
     recording_quality: null,
+    phrase: null,
   };
 }
 

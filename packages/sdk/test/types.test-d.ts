@@ -6,6 +6,7 @@ import {
   type AcceptedRequest,
   type AudioCheck,
   type AudioProblem,
+  type Challenge,
   type EnrollmentMode,
   type ApiError,
   type ApiValidationError,
@@ -14,9 +15,11 @@ import {
   type FieldErrorCode,
   type OperationErrorCode,
   type Page,
+  type PhraseCheck,
   type PredefinedText,
   type RequestRecord,
   type User,
+  type VerificationCompletedEvent,
   type VoxkeyEvent,
   type WebhookDelivery,
   type WebhookTestEvent,
@@ -153,6 +156,18 @@ describe('errors and events', () => {
       expectTypeOf(event).toEqualTypeOf<WebhookTestEvent>();
       expectTypeOf(event.organisation_id).toEqualTypeOf<number>();
     }
+  });
+
+  it('challenges.create returns a Challenge; the phrase errors are typed per operation', async () => {
+    expectTypeOf(await vk.challenges.create({ external_id: 'c' })).toEqualTypeOf<Challenge>();
+    expectTypeOf<
+      'challenge_not_found' | 'challenge_expired' | 'challenge_used' | 'challenge_user_mismatch'
+    >().toMatchTypeOf<OperationErrorCode<'createVerification'>>();
+    expectTypeOf<'challenge_used' | 'text_not_found'>().toMatchTypeOf<
+      OperationErrorCode<'createEnrollment'>
+    >();
+    expectTypeOf<RequestRecord['phrase']>().toEqualTypeOf<PhraseCheck | null>();
+    expectTypeOf<VerificationCompletedEvent['phrase']>().toEqualTypeOf<PhraseCheck | null>();
   });
 
   it('webhooks.sendTest returns the queued delivery; its errors include no_callback_url and the idempotency conflicts', async () => {

@@ -27,6 +27,12 @@ const verification: VoxkeyEvent = {
     spectral_hole_ratio: 0.04,
     decay_rate_db_per_s: 512,
   },
+  phrase: {
+    expected: 'four seven one nine zero two',
+    transcript: 'four seven one nine zero two',
+    match_score: 1,
+    matched: true,
+  },
 };
 const enrollment: VoxkeyEvent = {
   event_type: 'enrollment.completed',
@@ -43,6 +49,7 @@ const enrollment: VoxkeyEvent = {
   deepfake_score: 0.03,
   models: { speaker: 'voxkey-speaker-v2', spoof: 'voxkey-spoof-v2' },
   recording_quality: null,
+  phrase: null,
 };
 
 function signed(payload: unknown, options: { secrets?: string[]; at?: Date; id?: string } = {}) {

@@ -49,6 +49,10 @@ export interface OrganisationSettingsTable {
   /** Enrolments' deepfake gate; null = the spoof model's enrolment default. */
   enrollment_deepfake_threshold: number | null;
   reject_deepfake_enrollments: ColumnType<Flag, Flag | undefined, Flag>;
+  /** Verifications must name a phrase, and one not matched is rejected (issue 32). */
+  require_phrase: ColumnType<Flag, Flag | undefined, Flag>;
+  /** Lifetime of new challenges. */
+  challenge_ttl_seconds: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -171,6 +175,40 @@ export interface JobsTable {
   voiceprint_upgraded: Flag | null;
   /** The recording's measured quality (the engine's RecordingQuality as JSON); null when not analysed. */
   recording_quality: string | null;
+  /** The challenge the request consumed, or the predefined text it named (at most one of the two). */
+  challenge_id: ColumnType<string | null, string | null | undefined, string | null>;
+  text_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The phrase the recording must say and how the recogniser decodes it; null when none was named. */
+  phrase_expected: ColumnType<string | null, string | null | undefined, string | null>;
+  phrase_vocabulary: ColumnType<
+    PhraseVocabulary | null,
+    PhraseVocabulary | null | undefined,
+    PhraseVocabulary | null
+  >;
+  /** What the recogniser heard, once completed (erased with the request's personal data). */
+  phrase_transcript: ColumnType<string | null, string | null | undefined, string | null>;
+  phrase_match_score: ColumnType<number | null, number | null | undefined, number | null>;
+  phrase_matched: ColumnType<Flag | null, Flag | null | undefined, Flag | null>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** How the recogniser decodes a phrase: a digit challenge, or any sentence (a predefined text). */
+export type PhraseVocabulary = 'digits' | 'free';
+
+/** A one-time phrase (issue 32): bound to its organisation and external_id, used at most once. */
+export interface ChallengesTable {
+  /** Random UUID v4: the public, unguessable challenge_id. */
+  id: string;
+  org_id: number;
+  external_id: string;
+  text: string;
+  vocabulary: PhraseVocabulary;
+  language: string;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+  /** The request_uuid of the enrolment or verification that used it. */
+  used_by_request: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -287,6 +325,7 @@ export interface DB {
   rate_limit_buckets: RateLimitBucketsTable;
   queue_turns: QueueTurnsTable;
   idempotency_keys: IdempotencyKeysTable;
+  challenges: ChallengesTable;
 }
 
 export type OrganisationRow = Selectable<OrganisationsTable>;
@@ -304,6 +343,7 @@ export type VoiceprintSampleRow = Selectable<VoiceprintSamplesTable>;
 export type WebhookSecretRow = Selectable<WebhookSecretsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
+export type ChallengeRow = Selectable<ChallengesTable>;
 export type NewOrganisation = Insertable<OrganisationsTable>;
 export type OrganisationUpdate = Updateable<OrganisationsTable>;
 export type { ColumnType };

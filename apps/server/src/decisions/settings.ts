@@ -9,6 +9,8 @@ export interface DecisionSettings {
   deepfakeThreshold: number | undefined;
   enrolmentDeepfakeThreshold: number | undefined;
   rejectDeepfakeEnrollments: boolean;
+  /** Verifications must say a phrase (issue 32). */
+  requirePhrase: boolean;
 }
 
 /** Read when a decision is made (a job runs, a stream starts), so a change applies to requests still queued. */
@@ -22,5 +24,6 @@ export async function loadDecisionSettings(
     deepfakeThreshold: row?.deepfake_threshold ?? undefined,
     enrolmentDeepfakeThreshold: row?.enrollment_deepfake_threshold ?? undefined,
     rejectDeepfakeEnrollments: row ? fromFlag(row.reject_deepfake_enrollments) : true,
+    requirePhrase: row ? fromFlag(row.require_phrase) : false,
   };
 }

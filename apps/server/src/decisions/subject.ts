@@ -13,7 +13,7 @@ import { openEmbedding } from '../security/voiceprints.js';
 export interface VerificationSubject {
   user: UserRow;
   voiceprint: VoiceprintRow;
-  /** At least one. */
+  /** At least one for an active user; none for a deactivated one, who is refused before any comparison. */
   samples: Voiceprint[];
 }
 
@@ -29,6 +29,8 @@ export async function loadVerificationSubject(
   if (!user || !voiceprint) return undefined;
   const rows = await listSamples(db, voiceprint.id);
   if (rows.length === 0) return undefined;
+  // Not opened for a deactivated user: the refusal is user_inactive whatever state the samples are in.
+  if (!user.is_active) return { user, voiceprint, samples: [] };
   const samples = rows.map((sample) => ({
     modelId: sample.model_id,
     embedding: openEmbedding(

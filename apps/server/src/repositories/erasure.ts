@@ -51,6 +51,9 @@ export async function eraseJobs(
       quality_score: null,
       recording_quality: null,
       device_mismatch: null,
+      phrase_transcript: null,
+      phrase_match_score: null,
+      phrase_matched: null,
       erased_at: now,
       updated_at: now,
     })

@@ -1,4 +1,4 @@
-import type { AudioInfo, RecordingQuality } from '@voxkey/engine';
+import type { AudioInfo, PhraseOutcome, RecordingQuality } from '@voxkey/engine';
 import { type ExpressionBuilder, sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
 import type {
@@ -8,6 +8,7 @@ import type {
   JobKind,
   JobRow,
   JobStatus,
+  PhraseVocabulary,
   VerificationResult,
 } from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
@@ -26,6 +27,49 @@ export interface NewJob {
   recording: Recording;
   /** Enrolments only. */
   mode?: EnrollmentMode;
+  /** The phrase the recording must say; null when the request named none. */
+  phrase: JobPhrase | null;
+}
+
+/** What a job's recording must say, how the recogniser decodes it, and where it came from. */
+export interface JobPhrase {
+  expected: string;
+  vocabulary: PhraseVocabulary;
+  challengeId: string | null;
+  textId: number | null;
+}
+
+/** The phrase a job was asked to check, for the engine; null when none. */
+export function jobPhrase(row: JobRow): { expected: string; vocabulary: PhraseVocabulary } | null {
+  if (row.phrase_expected === null || row.phrase_vocabulary === null) return null;
+  return { expected: row.phrase_expected, vocabulary: row.phrase_vocabulary };
+}
+
+/** The `phrase` of a request record and of the events: null when none was asked or no outcome is stored. */
+export function phraseFields(outcome: PhraseOutcome | null) {
+  if (!outcome) return null;
+  return {
+    expected: outcome.expected,
+    transcript: outcome.transcript,
+    match_score: outcome.matchScore,
+    matched: outcome.matched,
+  };
+}
+
+function phraseOfRow(row: JobRow) {
+  if (
+    row.phrase_expected === null ||
+    row.phrase_transcript === null ||
+    row.phrase_match_score === null ||
+    row.phrase_matched === null
+  )
+    return null;
+  return phraseFields({
+    expected: row.phrase_expected,
+    transcript: row.phrase_transcript,
+    matchScore: row.phrase_match_score,
+    matched: fromFlag(row.phrase_matched),
+  });
 }
 
 /** A recording as the request side checked it: the file bytes and what the header check found. */
@@ -73,6 +117,7 @@ export function toRequestRecord(row: JobRow) {
     voiceprint_upgraded:
       row.voiceprint_upgraded === null ? null : fromFlag(row.voiceprint_upgraded),
     recording_quality: recordingQualityOfRow(row),
+    phrase: phraseOfRow(row),
   };
 }
 
@@ -101,6 +146,10 @@ export async function insertJob(db: Executor, job: NewJob): Promise<JobRow> {
       ),
       audio_info: JSON.stringify(job.recording.info),
       mode: job.kind === 'enrollment' ? (job.mode ?? 'new') : null,
+      challenge_id: job.phrase?.challengeId ?? null,
+      text_id: job.phrase?.textId ?? null,
+      phrase_expected: job.phrase?.expected ?? null,
+      phrase_vocabulary: job.phrase?.vocabulary ?? null,
       status: 'queued',
       attempts: 0,
       run_after: now,
@@ -261,6 +310,8 @@ export interface JobCompletion {
   models?: { speaker: string; spoof: string } | null;
   voiceprintUpgraded?: boolean | null;
   recordingQuality?: RecordingQuality | null;
+  /** What the recogniser heard of the requested phrase; null when none was asked (or not analysed). */
+  phrase?: PhraseOutcome | null;
   latencyMs: number;
   completedAt: string;
 }
@@ -299,6 +350,9 @@ export async function completeJob(
       voiceprint_upgraded:
         outcome.voiceprintUpgraded == null ? null : toFlag(outcome.voiceprintUpgraded),
       recording_quality: outcome.recordingQuality ? JSON.stringify(outcome.recordingQuality) : null,
+      phrase_transcript: outcome.phrase?.transcript ?? null,
+      phrase_match_score: outcome.phrase?.matchScore ?? null,
+      phrase_matched: outcome.phrase ? toFlag(outcome.phrase.matched) : null,
       latency_ms: outcome.latencyMs,
       completed_at: outcome.completedAt,
       updated_at: nowIso(),

@@ -27,6 +27,8 @@ export function toSettings(row: SettingsRow) {
       deepfake_threshold: row.deepfake_threshold,
       enrollment_deepfake_threshold: row.enrollment_deepfake_threshold,
       reject_deepfake_enrollments: fromFlag(row.reject_deepfake_enrollments),
+      require_phrase: fromFlag(row.require_phrase),
+      challenge_ttl_seconds: row.challenge_ttl_seconds,
     },
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -128,6 +130,8 @@ export function updateSettings(
     deepfakeThreshold?: number | null;
     enrollmentDeepfakeThreshold?: number | null;
     rejectDeepfakeEnrollments?: boolean;
+    requirePhrase?: boolean;
+    challengeTtlSeconds?: number;
   },
 ): Promise<SettingsRow | undefined> {
   return db
@@ -146,6 +150,12 @@ export function updateSettings(
         : {}),
       ...(changes.rejectDeepfakeEnrollments !== undefined
         ? { reject_deepfake_enrollments: toFlag(changes.rejectDeepfakeEnrollments) }
+        : {}),
+      ...(changes.requirePhrase !== undefined
+        ? { require_phrase: toFlag(changes.requirePhrase) }
+        : {}),
+      ...(changes.challengeTtlSeconds !== undefined
+        ? { challenge_ttl_seconds: changes.challengeTtlSeconds }
         : {}),
       updated_at: nowIso(),
     })

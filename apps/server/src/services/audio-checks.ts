@@ -1,5 +1,6 @@
 import type { AudioCheckSchema } from '@voxkey/contract';
 import {
+  type AudioFormat,
   decodeBase64Audio,
   DEFAULT_INTAKE_LIMITS,
   type EngineError,
@@ -42,7 +43,7 @@ export async function checkRecording(
     });
     return {
       usable: check.problems.length === 0,
-      format: check.audio.format,
+      format: check.audio.format as AudioFormat, // file bytes went in, so a file's format comes out
       sample_rate: check.audio.sampleRate,
       duration_s: round(check.audio.durationSeconds, 3),
       net_speech_s: round(check.netSpeechSeconds, 3),

@@ -80,18 +80,21 @@ async function checkQueueCaps(deps: AppDeps, db: Executor, orgId: number): Promi
 /**
  * Inserts the job if the organisation's monthly quota, its share of the queue and the whole
  * queue all have room. Checks and insert run under one lock, so concurrent requests cannot
- * overshoot a limit between the count and the insert.
+ * overshoot a limit between the count and the insert. `settlePhrase` runs in the same transaction
+ * (it consumes the request's challenge), so a challenge is used exactly when its request is stored.
  */
 export function admitJob(
   deps: AppDeps,
   auth: Pick<AuthContext, 'orgId' | 'tokenKind'>,
-  job: jobs.NewJob,
+  settlePhrase: (trx: Executor) => Promise<jobs.NewJob['phrase']>,
+  job: Omit<jobs.NewJob, 'phrase'>,
 ): Promise<JobRow> {
   return deps.database.db.transaction().execute(async (trx) => {
     await jobs.lockJobAdmissions(trx, deps.database.dialect, auth.orgId);
     await checkMonthlyQuota(trx, auth);
     await checkQueueCaps(deps, trx, auth.orgId);
-    return jobs.insertJob(trx, job);
+    const phrase = await settlePhrase(trx);
+    return jobs.insertJob(trx, { ...job, phrase });
   });
 }
 

@@ -1,11 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { DB, UserRow } from '../db/types.js';
+import { deleteChallengesOf } from '../repositories/challenges.js';
 import { eraseJobs, jobsOfUser } from '../repositories/erasure.js';
 import { deleteUser } from '../repositories/users.js';
 
 /**
  * Deletes a user and, in the same transaction, everything that still identifies the person:
- * its voiceprint and devices (by cascade) and its request records and webhook deliveries (erased).
+ * its voiceprint and devices (by cascade), its request records and webhook deliveries (erased) and
+ * its challenges (deleted).
  */
 export function deleteUserCompletely(
   db: Kysely<DB>,
@@ -14,10 +16,12 @@ export function deleteUserCompletely(
 ): Promise<UserRow | undefined> {
   return db.transaction().execute(async (trx) => {
     const user = await deleteUser(trx, orgId, userId);
-    if (user)
+    if (user) {
       await eraseJobs(trx, jobsOfUser(orgId, user.id, user.external_id), {
         inFlightReason: 'user_deleted',
       });
+      await deleteChallengesOf(trx, orgId, user.external_id);
+    }
     return user;
   });
 }

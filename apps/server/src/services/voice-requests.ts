@@ -8,6 +8,7 @@ import {
   inspectBytes,
   isEngineError,
 } from '@voxkey/engine';
+import type { Executor } from '../db/connection.js';
 import type { EnrollmentMode, JobKind } from '../db/types.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { ApiError, type FieldErrorCode } from '../errors.js';
@@ -16,6 +17,7 @@ import * as jobs from '../repositories/jobs.js';
 import { findSettings } from '../repositories/organisations.js';
 import { sealRecording } from '../security/recordings.js';
 import { admitJob } from './job-admission.js';
+import { checkPhraseFields, type JobPhrase, settlePhraseClaim } from './phrases.js';
 import { findUserByExternalId } from '../repositories/users.js';
 import { countSamples, findVoiceprint } from '../repositories/voiceprints.js';
 
@@ -28,6 +30,9 @@ export interface VoiceRequestBody {
   device_type?: number;
   /** Enrolments only. */
   mode?: EnrollmentMode;
+  /** The phrase the recording must say: a one-time challenge or a predefined text (not both). */
+  challenge_id?: string;
+  text_id?: number;
 }
 
 export const ACCEPTED_MESSAGE =
@@ -51,6 +56,9 @@ export function requestFingerprint(
     createHash('sha256').update(audio).digest('hex'),
     // Left out for the default mode, so fingerprints of requests stored before modes existed still match.
     ...(body.mode && body.mode !== 'new' ? [body.mode] : []),
+    // Likewise left out when absent (requests stored before phrases existed).
+    ...(body.challenge_id !== undefined ? [`challenge:${body.challenge_id}`] : []),
+    ...(body.text_id !== undefined ? [`text:${body.text_id}`] : []),
   ]);
   return createHash('sha256').update(canonical).digest('hex');
 }
@@ -177,12 +185,16 @@ export async function requireCallbackUrl(deps: AppDeps, orgId: number): Promise<
   return callbackUrl;
 }
 
-/** The request-side checks of a verification before its audio exists (a stream's `start`). */
+/**
+ * The request-side checks of a verification before its audio exists (a stream's `start`). The
+ * phrase is settled here: a challenge is consumed at `start`, so it cannot expire while the person
+ * speaks; the stream's recording is then accepted with this phrase (acceptRecording's `phrase`).
+ */
 export async function checkVerificationStart(
   deps: AppDeps,
   orgId: number,
   body: Omit<VoiceRequestBody, 'voice_data'>,
-): Promise<void> {
+): Promise<JobPhrase | null> {
   await requireCallbackUrl(deps, orgId);
   if (await jobs.findJobByRequest(deps.database.db, orgId, body.request_uuid)) {
     throw new ApiError(
@@ -191,11 +203,18 @@ export async function checkVerificationStart(
     );
   }
   await checkSubject(deps, orgId, 'verification', body);
+  const claim = await checkPhraseFields(deps, orgId, 'verification', body);
+  return settlePhraseClaim(deps.database.db, orgId, claim, {
+    externalId: body.external_id,
+    requestUuid: body.request_uuid,
+  });
 }
 
 /**
  * Accepts a recording that arrived as bytes (a posted request once its base64 is decoded, or a
- * finished stream): the same checks, job and answer for both.
+ * finished stream): the same checks, job and answer for both. A challenge is consumed in the
+ * transaction that stores the job, unless `settledPhrase` says the phrase was settled before (a
+ * stream's `start`).
  */
 export async function acceptRecording(
   deps: AppDeps,
@@ -203,6 +222,7 @@ export async function acceptRecording(
   kind: JobKind,
   body: Omit<VoiceRequestBody, 'voice_data'>,
   readAudio: () => Uint8Array,
+  options: { settledPhrase?: JobPhrase | null } = {},
 ) {
   const { orgId } = auth;
   const callbackUrl = await requireCallbackUrl(deps, orgId);
@@ -225,9 +245,18 @@ export async function acceptRecording(
 
   const info = checkRecording(audio);
   await checkSubject(deps, orgId, kind, body);
+  const claim =
+    options.settledPhrase === undefined ? await checkPhraseFields(deps, orgId, kind, body) : null;
+  const settlePhrase = (trx: Executor) =>
+    claim
+      ? settlePhraseClaim(trx, orgId, claim, {
+          externalId: body.external_id,
+          requestUuid: body.request_uuid,
+        })
+      : Promise.resolve(options.settledPhrase ?? null);
 
   try {
-    await admitJob(deps, auth, {
+    await admitJob(deps, auth, settlePhrase, {
       orgId,
       kind,
       requestUuid: body.request_uuid,

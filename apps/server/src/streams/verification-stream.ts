@@ -1,4 +1,10 @@
-import { LIMITS, type VoiceEngine, type Voiceprint } from '@voxkey/engine';
+import {
+  encodeWav,
+  LIMITS,
+  type StreamDecoder,
+  type VoiceEngine,
+  type Voiceprint,
+} from '@voxkey/engine';
 import {
   STREAM_CLOSE_CODES,
   type StreamResultMessage,
@@ -10,9 +16,10 @@ import type { AppDeps, AuthContext, OpenStream, StreamSocket } from '../deps.js'
 import { ApiError } from '../errors.js';
 import { findJobByRequest } from '../repositories/jobs.js';
 import { findJobEventPayload } from '../repositories/webhooks.js';
-import { createStreamDecoder, encodeWav, type StreamDecoder } from './audio.js';
+import { openStreamDecoder } from './audio.js';
 import { loadDecisionSettings } from '../decisions/settings.js';
 import { loadVerificationSubject } from '../decisions/subject.js';
+import type { JobPhrase } from '../services/phrases.js';
 import { acceptRecording, checkVerificationStart } from '../services/voice-requests.js';
 
 /** The engine calls a stream makes before its job: speech measurement for progress, probes for an early decision. */
@@ -31,7 +38,7 @@ async function loadProbeSubject(
   externalId: string,
 ): Promise<ProbeSubject | undefined> {
   const subject = await loadVerificationSubject(deps, orgId, externalId);
-  if (!subject) return undefined;
+  if (!subject || subject.samples.length === 0) return undefined;
   const { matchThreshold } = await loadDecisionSettings(deps, orgId);
   return { voiceprints: subject.samples, matchThreshold };
 }
@@ -46,6 +53,13 @@ const MEASURE_EVERY_S = 1;
 const TICK_MS = 1000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+function padWithSilence(samples: Int16Array, length: number): Int16Array {
+  if (samples.length >= length) return samples;
+  const padded = new Int16Array(length);
+  padded.set(samples);
+  return padded;
+}
 
 export interface StreamSessionOptions {
   deps: AppDeps;
@@ -66,6 +80,8 @@ export class VerificationStream implements OpenStream {
   private start?: StreamStart;
   private decoder?: StreamDecoder;
   private subject?: ProbeSubject;
+  /** The phrase settled at `start` (a challenge is consumed then); null when none was named. */
+  private phrase: JobPhrase | null = null;
   /** Mono PCM received so far, grown by doubling up to the longest stream allowed. */
   private pcm = new Int16Array(0);
   private samples = 0;
@@ -225,10 +241,10 @@ export class VerificationStream implements OpenStream {
     this.state = 'starting';
     const start = this.options.parseStart(message);
     const { deps, auth } = this.options;
-    await checkVerificationStart(deps, auth.orgId, start);
+    this.phrase = await checkVerificationStart(deps, auth.orgId, start);
     this.start = start;
     this.subject = await loadProbeSubject(deps, auth.orgId, start.external_id);
-    const decoder = createStreamDecoder(start);
+    const decoder = openStreamDecoder(start);
     this.decoder = decoder;
     await decoder.ready();
     if (this.state !== 'starting') return;
@@ -297,7 +313,8 @@ export class VerificationStream implements OpenStream {
   }
 
   /**
-   * Measures the speech in each new second of audio (incremental VAD in the engine's pool), and once
+   * Measures the speech in each new second of audio (incremental VAD in the engine's pool, which
+   * takes the PCM as it is), and once
    * there is enough speech probes the audio so far every STREAM_PROBE_EVERY_S seconds. One
    * analysis at a time per stream, so a stream never queues more than one engine task.
    */
@@ -312,8 +329,10 @@ export class VerificationStream implements OpenStream {
     const to = this.samples;
     void (async () => {
       try {
-        const window = encodeWav([this.pcm.subarray(from, to)], rate);
-        const check = await engine.checkAudio(window);
+        const check = await engine.checkAudio({
+          pcm: this.pcm.subarray(from, to),
+          sampleRate: rate,
+        });
         if (this.state !== 'streaming') return;
         this.netSpeech += check.netSpeechSeconds;
         this.measuredSamples = to;
@@ -337,11 +356,13 @@ export class VerificationStream implements OpenStream {
   private async probe(engine: StreamEngine, upTo: number): Promise<boolean> {
     const subject = this.subject;
     const rate = this.sampleRate;
-    if (!subject || this.netSpeech < LIMITS.minNetSpeechSeconds) return false;
+    // A phrase is checked on the whole recording: deciding early could cut it short.
+    if (!subject || this.phrase || this.netSpeech < LIMITS.minNetSpeechSeconds) return false;
     if (upTo - this.probedSamples < this.config.STREAM_PROBE_EVERY_S * rate) return false;
     this.probedSamples = upTo;
+    // The speaker model embeds the speech as a whole, so a probe analyses all the audio so far.
     const analysis = await engine.verify(
-      encodeWav([this.pcm.subarray(0, upTo)], rate),
+      { pcm: this.pcm.subarray(0, upTo), sampleRate: rate },
       subject.voiceprints,
       { threshold: subject.matchThreshold },
     );
@@ -381,7 +402,7 @@ export class VerificationStream implements OpenStream {
     // A stream shorter than the shortest recording is padded with silence, so it ends `inconclusive`
     // (too little speech) like a short recording instead of being refused.
     const minSamples = Math.ceil(LIMITS.minDurationSeconds * rate);
-    const wav = encodeWav([this.pcm.subarray(0, this.samples)], rate, minSamples);
+    const wav = encodeWav(padWithSilence(this.pcm.subarray(0, this.samples), minSamples), rate);
     this.pcm = new Int16Array(0);
     const { deps, auth } = this.options;
     deps.observability.logger.info(
@@ -407,8 +428,11 @@ export class VerificationStream implements OpenStream {
           language: start.language,
           device_fingerprint: start.device_fingerprint,
           device_type: start.device_type,
+          challenge_id: start.challenge_id,
+          text_id: start.text_id,
         },
         () => wav,
+        { settledPhrase: this.phrase },
       ),
     );
     const payload = await this.waitForOutcome(start.request_uuid, deadline);

@@ -2,10 +2,10 @@ import type {
   EnrollmentCompletedEventSchema,
   VerificationCompletedEventSchema,
 } from '@voxkey/contract';
-import type { RecordingQuality } from '@voxkey/engine';
+import type { PhraseOutcome, RecordingQuality } from '@voxkey/engine';
 import type { z } from 'zod';
 import type { EnrollmentMode, FailureReason, JobRow, VerificationResult } from '../db/types.js';
-import type { JobCompletion } from '../repositories/jobs.js';
+import { type JobCompletion, phraseFields } from '../repositories/jobs.js';
 import { recordingQualityFields } from '../repositories/recording-quality.js';
 
 export type EnrollmentCompletedEvent = z.infer<typeof EnrollmentCompletedEventSchema>;
@@ -35,6 +35,8 @@ export type EnrolmentOutcome = Timing & {
   models: Models;
   /** The recording as measured (stored with the sample); null when it could not be analysed. */
   recordingQuality: RecordingQuality | null;
+  /** The phrase check; null when the request named no phrase or the audio could not be analysed. */
+  phrase: PhraseOutcome | null;
 } & (
     | {
         status: 'enrolled';
@@ -61,6 +63,8 @@ export interface VerificationOutcome extends Timing {
   models: Models;
   /** The recording as measured; null when it could not be analysed. */
   recordingQuality: RecordingQuality | null;
+  /** The phrase check; null when the request named no phrase or the audio could not be analysed. */
+  phrase: PhraseOutcome | null;
   /** A sample of the default speaker model to add to the voiceprint (an upgrade from an older model). */
   upgradeSample: {
     modelId: string;
@@ -99,6 +103,7 @@ export function enrollmentCompleted(
       deepfakeThreshold: outcome.deepfakeThreshold,
       models: outcome.models,
       recordingQuality: outcome.recordingQuality,
+      phrase: outcome.phrase,
       latencyMs: outcome.latencyMs,
       completedAt: outcome.completedAt,
     },
@@ -119,6 +124,7 @@ export function enrollmentCompleted(
       recording_quality: outcome.recordingQuality
         ? recordingQualityFields(outcome.recordingQuality)
         : null,
+      phrase: phraseFields(outcome.phrase),
     },
   };
 }
@@ -142,6 +148,7 @@ export function verificationCompleted(
       models: outcome.models,
       voiceprintUpgraded: outcome.upgradeSample !== null,
       recordingQuality: outcome.recordingQuality,
+      phrase: outcome.phrase,
       latencyMs: outcome.latencyMs,
       completedAt: outcome.completedAt,
     },
@@ -163,6 +170,7 @@ export function verificationCompleted(
       recording_quality: outcome.recordingQuality
         ? recordingQualityFields(outcome.recordingQuality)
         : null,
+      phrase: phraseFields(outcome.phrase),
     },
   };
 }

@@ -3,6 +3,7 @@ import { MAX_VOICEPRINT_SAMPLES } from '@voxkey/contract';
 import {
   type EngineError,
   isEngineError,
+  type PhraseOutcome,
   type RecordingQuality,
   type VerificationAnalysis,
   type VoiceEngine,
@@ -12,7 +13,7 @@ import type { EnrollmentMode, FailureReason, JobRow } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
 import { loadDecisionSettings } from '../decisions/settings.js';
 import { loadVerificationSubject } from '../decisions/subject.js';
-import { completeJob, jobRecording, releaseJob } from '../repositories/jobs.js';
+import { completeJob, jobPhrase, jobRecording, releaseJob } from '../repositories/jobs.js';
 import { findUserByExternalId, insertUser, upsertDevice } from '../repositories/users.js';
 import {
   countSamples,
@@ -85,13 +86,30 @@ async function decisionSettings(deps: AppDeps, engine: VoiceAnalyzer, orgId: num
   };
 }
 
-/** The recording as the request side stored it; its header was checked there, so the engine does not check it again. */
+/**
+ * The recording as the request side stored it (its header was checked there, so the engine does not
+ * check it again), with the phrase the engine is to check in it.
+ */
 function recordingOf(deps: AppDeps, job: JobRow) {
   const recording = jobRecording(job);
   if (!recording) throw new Error(`job ${job.id} has no recording`);
   const bytes = openRecording(deps.sealer, job.org_id, job.request_uuid, recording.bytes);
-  return { bytes, options: recording.info ? { audio: recording.info } : {} };
+  const phrase = jobPhrase(job);
+  return {
+    bytes,
+    options: {
+      ...(recording.info ? { audio: recording.info } : {}),
+      ...(phrase ? { phrase } : {}),
+    },
+  };
 }
+
+/** The engine's phrase outcome with its score rounded like the other scores; null when none. */
+const phraseOf = (outcome: PhraseOutcome | null | undefined): PhraseOutcome | null =>
+  outcome ? { ...outcome, matchScore: round(outcome.matchScore, 4) } : null;
+
+/** Whether a phrase check passed; one the engine did not report counts as not matched. */
+const phraseMatched = (outcome: PhraseOutcome | null | undefined) => outcome?.matched === true;
 
 /** The user and voiceprint an enrolment builds on (add, replace), with its sample count. */
 async function currentVoiceprint(db: Executor, job: JobRow) {
@@ -113,6 +131,7 @@ async function analyseEnrolment(
     models: modelsOf(engine),
     deepfakeThreshold: null as number | null,
     recordingQuality: null as RecordingQuality | null,
+    phrase: null as PhraseOutcome | null,
   };
   // A failed request leaves the voiceprint as it was: its sample count is reported unchanged.
   const failed = (
@@ -147,6 +166,7 @@ async function analyseEnrolment(
     common.deepfakeThreshold = settings.enrolmentDeepfakeThreshold;
     const analysis = await engine.enrol(bytes, options);
     common.recordingQuality = analysis.recordingQuality ?? null;
+    common.phrase = phraseOf(analysis.phrase);
     const timings = numericTimings(analysis.timings);
     const qualityScore = round(analysis.qualityScore, 3);
     const deepfakeScore = deepfakeScoreOf(analysis.spoof.bonafideProbability);
@@ -155,6 +175,10 @@ async function analyseEnrolment(
       deepfakeScore >= settings.enrolmentDeepfakeThreshold
     ) {
       return { outcome: failed('deepfake_detected', { qualityScore, deepfakeScore }), timings };
+    }
+    // The caller asked for a live recording: a voiceprint is never built from one that does not say the phrase.
+    if (options.phrase && !phraseMatched(analysis.phrase)) {
+      return { outcome: failed('phrase_not_matched', { qualityScore, deepfakeScore }), timings };
     }
     const outcome: EnrolmentOutcome = {
       ...common,
@@ -191,19 +215,28 @@ async function analyseVerification(
     | 'models'
     | 'upgradeSample'
     | 'recordingQuality'
+    | 'phrase'
   >;
+  const phraseAsked = jobPhrase(job) !== null;
   const verification = (fields: Fields, analysis?: VerificationAnalysis): JobOutcome => {
     const deepfakeDetected =
       fields.deepfakeScore !== null && fields.deepfakeScore >= settings.deepfakeThreshold;
-    // Only a passed, genuine-looking verification may give the voiceprint a sample of the default model.
+    const phrase = phraseOf(analysis?.phrase);
+    const decided = withPhraseRequirement(fields, phrase, settings.requirePhrase);
+    // Only a passed, genuine-looking, live (when a phrase was asked) verification may give the
+    // voiceprint a sample of the default model.
     const upgrade =
-      analysis?.upgradeSample && fields.result === 'verified' && !deepfakeDetected
+      analysis?.upgradeSample &&
+      decided.result === 'verified' &&
+      !deepfakeDetected &&
+      (!phraseAsked || phraseMatched(phrase))
         ? analysis.upgradeSample
         : null;
     return {
       kind: 'verification',
       outcome: {
-        ...fields,
+        ...decided,
+        phrase,
         matchScore: round(fields.matchScore, 4),
         deepfakeDetected,
         matchThreshold: settings.matchThreshold,
@@ -278,6 +311,20 @@ async function analyseVerification(
   }
 }
 
+/**
+ * `require_phrase`: a verification whose recording did not say its phrase (or that named none, when
+ * the setting was turned on after it was accepted) is `rejected` with `phrase_not_matched`, whatever
+ * the voice scored. An `inconclusive` result keeps its own reason: the audio allowed no decision.
+ */
+function withPhraseRequirement<T extends Pick<VerificationOutcome, 'result' | 'failureReason'>>(
+  fields: T,
+  phrase: PhraseOutcome | null,
+  requirePhrase: boolean,
+): T {
+  if (!requirePhrase || fields.result === 'inconclusive' || phraseMatched(phrase)) return fields;
+  return { ...fields, result: 'rejected', failureReason: 'phrase_not_matched' };
+}
+
 /** The outcome of a job that kept failing for reasons outside the recording. */
 async function failedAfterRetries(
   deps: AppDeps,
@@ -301,6 +348,7 @@ async function failedAfterRetries(
         deepfakeThreshold: null,
         models,
         recordingQuality: null,
+        phrase: null,
         ...finishedNow(job),
       },
     };
@@ -321,6 +369,7 @@ async function failedAfterRetries(
       deepfakeThreshold: settings.deepfakeThreshold,
       models,
       recordingQuality: null,
+      phrase: null,
       upgradeSample: null,
       ...finishedNow(job),
     },

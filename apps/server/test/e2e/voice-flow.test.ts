@@ -114,6 +114,7 @@ describe.skipIf(!datasetPresentFor(import.meta.url, 'enrolment and verification 
           spectral_hole_ratio: expect.any(Number),
           decay_rate_db_per_s: expect.any(Number),
         },
+        phrase: null,
       });
       const users = await api('GET', orgPath('/users?filter=external_id=alice'));
       expect(users.body.results).toHaveLength(1);
@@ -173,6 +174,7 @@ describe.skipIf(!datasetPresentFor(import.meta.url, 'enrolment and verification 
         'models',
         'voiceprint_upgraded',
         'recording_quality',
+        'phrase',
       ];
       expect(Object.keys(call.body).sort()).toEqual([...specFields, ...additive].sort());
       expect(call.body.event_type).toBe('verification.completed');

@@ -59,6 +59,8 @@ export async function createTestContext(configOverrides: Record<string, string> 
       deliveryQueued: () => void signalled.deliveries++,
     },
     observability: { logger: createLogger('silent'), metrics: createMetrics() },
+    // What the bundled speech recogniser checks (a test may remove it: a server without one).
+    phraseLanguages: async () => ['en'],
   };
   const app = createApp(deps, { reportError: (err) => errors.push(err) });
 

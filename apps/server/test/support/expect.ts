@@ -97,10 +97,12 @@ export function expectResource(body: any, kind: ResourceKind): void {
     expect(Object.keys(body.settings).sort()).toEqual([
       'alert_on_failure',
       'callback_url',
+      'challenge_ttl_seconds',
       'deepfake_threshold',
       'enrollment_deepfake_threshold',
       'match_threshold',
       'reject_deepfake_enrollments',
+      'require_phrase',
     ]);
   if (kind === 'plan')
     expect(Object.keys(body.details).sort()).toEqual([

@@ -67,6 +67,7 @@ async function seedJob(
     language: 'en-UK',
     deviceFingerprint: null,
     deviceType: null,
+    phrase: null,
     recording: {
       bytes: new Uint8Array([0, 0, 0]),
       info: { format: 'wav', sampleRate: 16000, channels: 1, durationSeconds: 4, bytes: 3 },

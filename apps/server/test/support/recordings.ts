@@ -18,6 +18,76 @@ export const datasetPresentFor = (testFile: string, tests: string) =>
     present: HAS_DATASET,
   });
 
+/** What each real dev clip says (`texts.csv`: path, lang, text), for the phrase-check tests. */
+export const TEXTS_CSV = path.join(DATASET_DIR, 'texts.csv');
+
+/** Whether `tests` in `testFile` can run: the data set's transcripts are here; otherwise the skip is recorded. */
+export const spokenTextsPresentFor = (testFile: string, tests: string) =>
+  prerequisite({
+    testFile,
+    tests,
+    missing: `the development data set's transcripts (${path.resolve(TEXTS_CSV)})`,
+    present: existsSync(TEXTS_CSV),
+  });
+
+/** A real clip and what it says. */
+export interface SpokenClip {
+  path: string;
+  corpus: string;
+  speaker: string;
+  lang: string;
+  text: string;
+  duration: number;
+}
+
+/** Splits one CSV line with double-quoted fields (texts.csv quotes texts with commas). */
+function csvFields(line: string): string[] {
+  const fields: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i]!;
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else field += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') {
+      fields.push(field);
+      field = '';
+    } else field += ch;
+  }
+  fields.push(field);
+  return fields;
+}
+
+/** Every real dev clip whose words are known, with its corpus, speaker and duration. */
+export function spokenClips(): SpokenClip[] {
+  const clips = new Map(manifest().map((clip) => [clip.path, clip]));
+  const [, ...rows] = readFileSync(TEXTS_CSV, 'utf8').trim().split(/\r?\n/);
+  return rows.flatMap((row) => {
+    const [clipPath, lang, text] = csvFields(row);
+    const clip = clips.get(clipPath!);
+    if (!clip || !text) return [];
+    return [
+      {
+        path: clipPath!,
+        corpus: clip.corpus,
+        speaker: clip.speaker,
+        lang: lang!,
+        text,
+        duration: clip.duration,
+      },
+    ];
+  });
+}
+
+/** A clip's file as base64 (for voice_data). */
+export const clipBase64 = (clipPath: string) =>
+  readFileSync(path.join(DATASET_DIR, clipPath)).toString('base64');
+
 interface Clip {
   path: string;
   corpus: string;

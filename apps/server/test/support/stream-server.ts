@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { StreamServerMessageSchema } from '@voxkey/contract';
+import type { AudioInput, PcmAudio } from '@voxkey/engine';
 import { WebSocket } from 'ws';
 import { attachWebSockets } from '../../src/http/websocket.js';
 import { insertSample, insertVoiceprint } from '../../src/repositories/voiceprints.js';
@@ -15,19 +16,29 @@ import { orgPath, seedUser } from './fixtures.js';
 /** The peak of a 16-bit WAV's samples (0..1): the fakes below tell "speakers" apart by loudness. */
 export function wavPeak(bytes: Uint8Array): { peak: number; seconds: number } {
   const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const rate = view.readUInt32LE(24);
+  const samples = new Int16Array((view.length - 44) >> 1);
+  for (let i = 0; i < samples.length; i++) samples[i] = view.readInt16LE(44 + 2 * i);
+  return pcmPeak({ pcm: samples, sampleRate: view.readUInt32LE(24) });
+}
+
+/** The same for PCM, which a stream's probes hand the engine. */
+function pcmPeak({ pcm, sampleRate }: PcmAudio): { peak: number; seconds: number } {
+  const scale = pcm instanceof Int16Array ? 1 / 32768 : 1;
   let peak = 0;
   let voiced = 0;
-  for (let i = 44; i + 1 < view.length; i += 2) {
-    const v = Math.abs(view.readInt16LE(i)) / 32768;
+  for (const sample of pcm) {
+    const v = Math.abs(sample) * scale;
     if (v > peak) peak = v;
     if (v > 0.05) voiced++;
   }
-  return { peak, seconds: voiced / rate };
+  return { peak, seconds: voiced / sampleRate };
 }
 
+const peakOf = (audio: AudioInput) =>
+  audio instanceof Uint8Array ? wavPeak(audio) : pcmPeak(audio);
+
 /** Genuine audio is loud (peak > 0.4), an impostor's quiet: the same rule in the job's analyzer and the stream's probes. */
-const scoreOf = (bytes: Uint8Array) => (wavPeak(bytes).peak > 0.4 ? 0.97 : 0.1);
+const scoreOf = (audio: AudioInput) => (peakOf(audio).peak > 0.4 ? 0.97 : 0.1);
 
 /** A stand-in engine that reads loudness as identity and voiced samples as speech, so streams decide without models. */
 export function fakeVoiceEngine(options: { delayMs?: number } = {}) {
@@ -36,14 +47,14 @@ export function fakeVoiceEngine(options: { delayMs?: number } = {}) {
   const jobAudio: Uint8Array[] = [];
   const wait = () => new Promise((r) => setTimeout(r, options.delayMs ?? 0));
   const verify = async (
-    bytes: Uint8Array,
+    audio: AudioInput,
     _voiceprints: unknown,
     opts?: { threshold?: number },
   ) => {
     calls.verify++;
     await wait();
-    const { seconds } = wavPeak(bytes);
-    const matchScore = scoreOf(bytes);
+    const { seconds } = peakOf(audio);
+    const matchScore = scoreOf(audio);
     const threshold = opts?.threshold ?? 0.85;
     const enough = seconds >= 3;
     return {
@@ -68,17 +79,30 @@ export function fakeVoiceEngine(options: { delayMs?: number } = {}) {
         timings: {},
       };
     },
-    verify(bytes: Uint8Array, voiceprints: unknown, opts?: { threshold?: number }) {
+    async verify(
+      bytes: Uint8Array,
+      voiceprints: unknown,
+      opts?: { threshold?: number; phrase?: { expected: string } },
+    ) {
       jobAudio.push(bytes);
-      return verify(bytes, voiceprints, opts);
+      // The recogniser of the fakes hears exactly the phrase it was asked about.
+      const phrase = opts?.phrase
+        ? {
+            expected: opts.phrase.expected,
+            transcript: opts.phrase.expected,
+            matchScore: 1,
+            matched: true,
+          }
+        : null;
+      return { ...(await verify(bytes, voiceprints, opts)), phrase };
     },
   } as unknown as VoiceAnalyzer;
   const streamEngine = {
     verify,
-    async checkAudio(bytes: Uint8Array) {
+    async checkAudio(audio: AudioInput) {
       calls.checkAudio++;
       await wait();
-      return { netSpeechSeconds: wavPeak(bytes).seconds, problems: [] };
+      return { netSpeechSeconds: peakOf(audio).seconds, problems: [] };
     },
   } as unknown as StreamEngine;
   return { analyzer, streamEngine, calls, jobAudio };

@@ -1,4 +1,5 @@
 import { billingRoutes } from './billing.js';
+import { challengeRoutes } from './challenges.js';
 import { organisationRoutes } from './organisations.js';
 import { predefinedTextRoutes } from './predefined-texts.js';
 import { tokenRoutes } from './tokens.js';
@@ -7,6 +8,7 @@ import { voiceRoutes } from './voice.js';
 import { webhookRoutes } from './webhooks.js';
 
 export * from './billing.js';
+export * from './challenges.js';
 export * from './organisations.js';
 export * from './predefined-texts.js';
 export * from './tokens.js';
@@ -22,5 +24,6 @@ export const apiRoutes = {
   ...predefinedTextRoutes,
   ...billingRoutes,
   ...voiceRoutes,
+  ...challengeRoutes,
   ...webhookRoutes,
 };

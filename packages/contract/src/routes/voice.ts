@@ -44,7 +44,8 @@ export const createEnrollment = createRoute({
   description:
     'Accepted once durably queued; the result arrives as an `enrollment.completed` webhook. ' +
     '409 when no callback URL is configured, when the external_id is already enrolled (mode `new`) or being enrolled, when the voiceprint already holds the maximum of samples (mode `add`), or when request_uuid was used with a different body. ' +
-    '404 when mode is `add` and the external_id has no voiceprint.',
+    '404 when mode is `add` and the external_id has no voiceprint. ' +
+    'With `challenge_id` or `text_id` the recording must say that phrase: the result reports `phrase`, and an enrolment whose recording does not say it fails with `phrase_not_matched` (nothing is stored).',
   tags,
   request: { params: OrgPathParams, body: jsonBody(EnrollmentRequestSchema) },
   responses: {
@@ -64,7 +65,9 @@ export const createVerification = createRoute({
   'x-voxkey-retry': 'safe',
   summary: 'Verify a user by voice',
   description:
-    'Accepted once durably queued; the result arrives as a `verification.completed` webhook. 404 when the external_id is not enrolled; 403 when the user is deactivated.',
+    'Accepted once durably queued; the result arrives as a `verification.completed` webhook. 404 when the external_id is not enrolled; 403 when the user is deactivated. ' +
+    'With `challenge_id` (a one-time phrase from `POST .../challenges`, consumed when the request is accepted) or `text_id` (a predefined text), the result reports `phrase`: whether the recording says it. ' +
+    'With the organisation setting `require_phrase`, a verification without either is a 400 (`phrase_required` on `challenge_id`) and one whose phrase does not match is `rejected` with `phrase_not_matched`.',
   tags,
   request: { params: OrgPathParams, body: jsonBody(VerificationRequestSchema) },
   responses: {

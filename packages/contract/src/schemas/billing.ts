@@ -54,12 +54,10 @@ export const InvoiceSchema = z
       monthly_verifications: z.number().int(),
       overage_calls: z.number().int(),
     }),
-    file_ref: z
-      .string()
-      .openapi({
-        description: 'Reference to the invoice document.',
-        example: 'invoices/1/2026-10-0001.json',
-      }),
+    file_ref: z.string().openapi({
+      description: 'Reference to the invoice document.',
+      example: 'invoices/1/2026-10-0001.json',
+    }),
     created_at: timestamp(),
     updated_at: timestamp(),
   })

@@ -81,20 +81,29 @@ const VoiceRequestRateLimitedErrorSchema = errorBody('VoiceRequestRateLimitedErr
   'quota_exceeded',
 ]);
 const UnavailableErrorSchema = errorBody('UnavailableError', ['unavailable']);
+const PHRASE_CONFLICT_CODES = [
+  'challenge_expired',
+  'challenge_used',
+  'challenge_user_mismatch',
+] as const;
+const PHRASE_NOT_FOUND_CODES = ['challenge_not_found', 'text_not_found'] as const;
 const EnrollmentConflictErrorSchema = errorBody('EnrollmentConflictError', [
   'no_callback_url',
   'already_enrolled',
   'enrollment_in_progress',
   'voiceprint_full',
   'request_uuid_reused',
+  ...PHRASE_CONFLICT_CODES,
 ]);
 const EnrollmentNotFoundErrorSchema = errorBody('EnrollmentNotFoundError', [
   'not_found',
   'user_not_enrolled',
+  ...PHRASE_NOT_FOUND_CODES,
 ]);
 const VerificationConflictErrorSchema = errorBody('VerificationConflictError', [
   'no_callback_url',
   'request_uuid_reused',
+  ...PHRASE_CONFLICT_CODES,
 ]);
 const VerificationForbiddenErrorSchema = errorBody('VerificationForbiddenError', [
   'forbidden',
@@ -103,6 +112,7 @@ const VerificationForbiddenErrorSchema = errorBody('VerificationForbiddenError',
 const VerificationNotFoundErrorSchema = errorBody('VerificationNotFoundError', [
   'not_found',
   'user_not_enrolled',
+  ...PHRASE_NOT_FOUND_CODES,
 ]);
 
 const rateLimitHeaders = {
@@ -245,15 +255,23 @@ const voiceRequestErrorResponses = {
   ),
 } as const;
 
+/** 503 of a route that needs the speech recogniser (creating a challenge). */
+export const unavailableResponse = {
+  503: errorResponse(
+    'Voice processing is unavailable on this server (for example, no model is installed).',
+    UnavailableErrorSchema,
+  ),
+} as const;
+
 /** Errors of createEnrollment beyond the common ones. */
 export const enrollmentErrorResponses = {
   ...voiceRequestErrorResponses,
   404: errorResponse(
-    'No such resource, or (mode `add`) no voiceprint for this external_id.',
+    'No such resource, (mode `add`) no voiceprint for this external_id, or no such challenge_id or text_id in this organisation.',
     EnrollmentNotFoundErrorSchema,
   ),
   409: errorResponse(
-    'No callback URL is configured, the external_id is enrolled (mode `new`) or being enrolled, its voiceprint holds the maximum of recordings (mode `add`), or request_uuid was used for another request.',
+    'No callback URL is configured, the external_id is enrolled (mode `new`) or being enrolled, its voiceprint holds the maximum of recordings (mode `add`), request_uuid was used for another request, or the challenge expired, was used, or belongs to another external_id.',
     EnrollmentConflictErrorSchema,
   ),
 } as const;
@@ -277,11 +295,11 @@ export const verificationErrorResponses = {
     VerificationForbiddenErrorSchema,
   ),
   404: errorResponse(
-    'No such resource, or no enrolled user with this external_id.',
+    'No such resource, no enrolled user with this external_id, or no such challenge_id or text_id in this organisation.',
     VerificationNotFoundErrorSchema,
   ),
   409: errorResponse(
-    'No callback URL is configured, or request_uuid was used for another request.',
+    'No callback URL is configured, request_uuid was used for another request, or the challenge expired, was used, or belongs to another external_id.',
     VerificationConflictErrorSchema,
   ),
 } as const;
@@ -292,13 +310,11 @@ export const ID_PATTERN = /^[1-9][0-9]{0,9}$/;
 export const isRecordId = (value: string) => ID_PATTERN.test(value) && Number(value) <= MAX_ID;
 
 export const timestamp = (description?: string) =>
-  z
-    .string()
-    .openapi({
-      format: 'date-time',
-      example: '2026-01-31T12:00:00.000Z',
-      ...(description ? { description } : {}),
-    });
+  z.string().openapi({
+    format: 'date-time',
+    example: '2026-01-31T12:00:00.000Z',
+    ...(description ? { description } : {}),
+  });
 
 export const recordId = (description = 'Record identifier.') =>
   z.number().int().positive().max(MAX_ID).openapi({ description, example: 1 });

@@ -24,6 +24,15 @@ export const ERROR_CODES = {
     meaning:
       'No enrolled user has this external_id, so there is nothing to verify against or add a recording to.',
   },
+  challenge_not_found: {
+    status: 404,
+    meaning:
+      "No challenge with this challenge_id in this organisation (an unknown id, a mistyped one and another organisation's all look the same).",
+  },
+  text_not_found: {
+    status: 404,
+    meaning: 'No predefined text with this text_id in this organisation.',
+  },
   no_callback_url: {
     status: 409,
     meaning:
@@ -57,6 +66,21 @@ export const ERROR_CODES = {
     status: 409,
     meaning:
       'A request with this Idempotency-Key is still being processed; retry after `Retry-After` seconds to get its response.',
+  },
+  challenge_expired: {
+    status: 409,
+    meaning:
+      "The challenge expired before a request used it (its lifetime is the organisation's `challenge_ttl_seconds`); create a new one.",
+  },
+  challenge_used: {
+    status: 409,
+    meaning:
+      'The challenge was already used by another enrolment or verification; each challenge is used at most once, so create a new one.',
+  },
+  challenge_user_mismatch: {
+    status: 409,
+    meaning:
+      'The challenge was created for another external_id; a challenge can only be used by the person it was created for.',
   },
   already_exists: {
     status: 409,
@@ -154,6 +178,12 @@ export const FIELD_ERROR_CODES = {
   audio_too_short: 'The recording is shorter than the minimum duration.',
   audio_too_long: 'The recording is longer than the maximum duration.',
   audio_too_large: 'The decoded recording is larger than the maximum file size.',
+  unsupported_language:
+    "The speech recogniser cannot check phrases in this language (a challenge's `language`, or the language of the predefined text named by `text_id`).",
+  phrase_required:
+    'The organisation requires a phrase on every verification (`require_phrase`): send `challenge_id` or `text_id`.',
+  mutually_exclusive:
+    'Two fields that exclude each other were both sent (`challenge_id` and `text_id`).',
 } as const satisfies Record<string, string>;
 
 export type FieldErrorCode = keyof typeof FIELD_ERROR_CODES;

@@ -23,6 +23,8 @@ export const FAILURE_REASONS = {
     'Enrolment (mode `add`): the voiceprint reached its maximum number of recordings meanwhile.',
   deepfake_detected:
     'Enrolment: the recording was judged synthetic or replayed and the organisation rejects such enrolments.',
+  phrase_not_matched:
+    'The recording does not say the phrase it was asked to say (`phrase.matched` is false): a verification of an organisation with `require_phrase` is `rejected`, and an enrolment that carried a challenge_id or text_id fails.',
   low_snr:
     'Verification `inconclusive`: the recording is too noisy (its signal-to-noise ratio is below the minimum).',
   low_quality: 'Verification `inconclusive` for a reason the engine did not name.',

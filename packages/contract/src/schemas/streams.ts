@@ -26,16 +26,10 @@ export const StreamStartSchema = VerificationRequestSchema.omit({ voice_data: tr
   .extend({
     type: z.literal('start'),
     format: StreamAudioFormatSchema,
-    sample_rate: z
-      .number()
-      .int()
-      .min(1)
-      .max(192_000)
-      .default(16_000)
-      .openapi({
-        description:
-          'Samples per second of `pcm_s16le` audio (mono). Other formats carry their own rate; it is checked from the audio.',
-      }),
+    sample_rate: z.number().int().min(1).max(192_000).default(16_000).openapi({
+      description:
+        'Samples per second of `pcm_s16le` audio (mono). Other formats carry their own rate; it is checked from the audio.',
+    }),
   })
   .openapi('StreamStartMessage', {
     description:
@@ -86,21 +80,15 @@ export const StreamErrorCodeSchema = z.enum(streamErrorCodeNames).openapi('Strea
 export const StreamErrorMessageSchema = z
   .object({
     type: z.literal('error'),
-    code: z
-      .number()
-      .int()
-      .openapi({
-        description: 'The HTTP status of `error`; the close code that follows is 4000 + it.',
-        example: 400,
-      }),
+    code: z.number().int().openapi({
+      description: 'The HTTP status of `error`; the close code that follows is 4000 + it.',
+      example: 400,
+    }),
     error: z.union([ErrorCodeSchema, StreamErrorCodeSchema]),
     message: z.string(),
-    errors: z
-      .array(FieldErrorSchema)
-      .optional()
-      .openapi({
-        description: 'With `validation_failed`: one entry per faulty field of the `start` message.',
-      }),
+    errors: z.array(FieldErrorSchema).optional().openapi({
+      description: 'With `validation_failed`: one entry per faulty field of the `start` message.',
+    }),
   })
   .openapi('StreamErrorMessage', {
     description:
@@ -147,8 +135,8 @@ export const STREAM_PROTOCOL_DESCRIPTION = [
   '`GET /v1/organisations/{org_id}/verifications/stream` upgraded to a WebSocket verifies a caller while they speak; the finished verification is an ordinary request record (`GET .../verifications/{request_uuid}`), billed like a posted one, and fires the same signed `verification.completed` webhook.',
   '',
   "- **Authentication** before the upgrade completes: `Authorization: Bearer <token>`, or for browsers the subprotocol list `Sec-WebSocket-Protocol: voxkey.v1, bearer.<token>` (the server answers `voxkey.v1`; the header wins when both are present). A bad token, another organisation, a rate-limited or over-quota organisation, or too many open streams is refused with the REST API's HTTP status and JSON error body, before any frame is read.",
-  '- **First message** (text): `{"type":"start","external_id":"...","request_uuid":"<uuid v4>","format":"pcm_s16le"|"wav"|"mp3"|"opus","sample_rate":16000,"language"?,"device_fingerprint"?,"device_type"?}` — validated like `POST .../verifications` (same field errors, `user_not_enrolled`, `user_inactive`, `request_uuid_reused`...). `pcm_s16le` is mono 16-bit little-endian at `sample_rate` (16000 to 48000); `wav`, `mp3` and `opus` (Ogg Opus) are sent as the bytes of a file, in any split.',
+  '- **First message** (text): `{"type":"start","external_id":"...","request_uuid":"<uuid v4>","format":"pcm_s16le"|"wav"|"mp3"|"opus","sample_rate":16000,"language"?,"device_fingerprint"?,"device_type"?,"challenge_id"?,"text_id"?}` — validated like `POST .../verifications` (same field errors, `user_not_enrolled`, `user_inactive`, `request_uuid_reused`, the challenge codes...). A `challenge_id` is checked and consumed at `start` (so it cannot expire while the person speaks; a stream that then fails or is abandoned has used it up). `pcm_s16le` is mono 16-bit little-endian at `sample_rate` (16000 to 48000); `wav`, `mp3` and `opus` (Ogg Opus) are sent as the bytes of a file, in any split.',
   '- **Then binary messages** of audio (each at most 64 KiB), and optionally `{"type":"end"}` when the caller stops speaking.',
-  '- **Server messages** (text, JSON): `{"type":"progress","received_s","net_speech_s"}` at least once a second while audio arrives; `{"type":"result","final":true, ...}` with exactly the fields of the `verification.completed` webhook, once the engine is confident (a probe every 1.5 s of new audio once there are 3 s of speech, deciding when the match score is at least 0.1 away from the threshold) or after `end`; then the server closes with 1000. A stream that ends with too little speech is `inconclusive`, as a short recording is.',
+  '- **Server messages** (text, JSON): `{"type":"progress","received_s","net_speech_s"}` at least once a second while audio arrives; `{"type":"result","final":true, ...}` with exactly the fields of the `verification.completed` webhook, once the engine is confident (a probe every 1.5 s of new audio once there are 3 s of speech, deciding when the match score is at least 0.1 away from the threshold) or after `end` (a stream that names a phrase always decides after `end`, so the whole phrase is heard); then the server closes with 1000. A stream that ends with too little speech is `inconclusive`, as a short recording is.',
   '- **Errors**: `{"type":"error","code":<http status>,"error":"<code>","message":"...","errors"?:[...]}`, then a close with code 4000 + that status (4400, 4403, 4404, 4408, 4409, 4413, 4429, 4503). Stream-only codes: `stream_protocol_error` (400: audio before `start`, a second `start`, unknown message, non-audio bytes) and `stream_timeout` (408: idle 10 s, open over 120 s, or not reading). Over 60 s or 10 MB of audio is `audio_too_long` / `payload_too_large`. A server shutting down finishes each stream\'s decision on the audio so far and closes with 1001.',
 ].join('\n');

@@ -28,12 +28,10 @@ export const CreateApiTokenBodySchema = z
 
 export const CreatedApiTokenSchema = z
   .object({
-    bearer: z
-      .string()
-      .openapi({
-        description: 'The raw token. Shown only here, once.',
-        example: 'vk_live_3q2T...',
-      }),
+    bearer: z.string().openapi({
+      description: 'The raw token. Shown only here, once.',
+      example: 'vk_live_3q2T...',
+    }),
     token: ApiTokenSchema,
   })
   .openapi('CreatedApiToken');

@@ -33,14 +33,9 @@ export const DeviceSchema = z
     id: recordId(),
     user_id: recordId('The user the device was used by.'),
     fingerprint: z.string().openapi({ example: 'a1b2c3d4' }),
-    type: z
-      .number()
-      .int()
-      .min(0)
-      .max(3)
-      .openapi({
-        description: '0 unknown, 1 mobile phone, 2 desktop or laptop, 3 IP or desk phone.',
-      }),
+    type: z.number().int().min(0).max(3).openapi({
+      description: '0 unknown, 1 mobile phone, 2 desktop or laptop, 3 IP or desk phone.',
+    }),
     last_used: timestamp(),
     created_at: timestamp(),
     updated_at: timestamp(),

@@ -7,7 +7,8 @@ import { sniffFormat, type AudioFormat } from './sniff.js';
 import { decodeWav, parseWavHeader } from './wav.js';
 
 export interface AudioInfo {
-  format: AudioFormat;
+  /** `pcm`: samples handed over already decoded (`PcmAudio`). */
+  format: AudioFormat | 'pcm';
   sampleRate: number;
   channels: number;
   durationSeconds: number;
@@ -41,7 +42,11 @@ export function inspectBytes(
       { limitBytes: limits.maxFileBytes },
     );
   }
-  const info = readAudioHeader(bytes);
+  return inspectInfo(readAudioHeader(bytes), limits);
+}
+
+/** Sample rate and duration against the limits. */
+function inspectInfo(info: AudioInfo, limits: IntakeLimits): AudioInfo {
   if (info.sampleRate < LIMITS.minSampleRate) {
     throw new EngineError(
       'sample_rate_too_low',
@@ -143,4 +148,78 @@ export async function decodeAudio(
     samples,
     timings: { decodeMs: t1 - t0, resampleMs: t2 - t1 },
   };
+}
+
+/**
+ * Mono samples already decoded (a stream's audio): full-scale 16-bit, or float in [-1, 1], at
+ * `sampleRate` (16 to 192 kHz). The engine skips decoding, and resampling at 16 kHz.
+ */
+export interface PcmAudio {
+  pcm: Int16Array | Float32Array;
+  sampleRate: number;
+}
+
+/** What the engine analyses: a recording file's bytes (WAV or MP3), or PCM. */
+export type AudioInput = Uint8Array | PcmAudio;
+
+export const isPcmAudio = (audio: AudioInput): audio is PcmAudio => !(audio instanceof Uint8Array);
+
+/** The header check of PCM: its sample rate and duration against the limits; throws `EngineError`. */
+export function inspectPcm(
+  audio: PcmAudio,
+  limits: IntakeLimits = DEFAULT_INTAKE_LIMITS,
+): AudioInfo {
+  if (!Number.isInteger(audio.sampleRate) || audio.sampleRate > LIMITS.maxSampleRate)
+    throw new EngineError(
+      'unsupported_format',
+      `sample rate ${audio.sampleRate} Hz is not an integer up to ${LIMITS.maxSampleRate} Hz`,
+      { sampleRate: audio.sampleRate },
+    );
+  return inspectInfo(pcmInfo(audio), limits);
+}
+
+/** Format, rate and duration of PCM (nothing to read: it is all in hand). */
+export function pcmInfo(audio: PcmAudio): AudioInfo {
+  return {
+    format: 'pcm',
+    sampleRate: audio.sampleRate,
+    channels: 1,
+    durationSeconds: audio.pcm.length / audio.sampleRate,
+    bytes: audio.pcm.byteLength,
+  };
+}
+
+/** `inspectBytes` or `inspectPcm`, by the input's form. */
+export function inspectInput(
+  audio: AudioInput,
+  limits: IntakeLimits = DEFAULT_INTAKE_LIMITS,
+): AudioInfo {
+  return isPcmAudio(audio) ? inspectPcm(audio, limits) : inspectBytes(audio, limits);
+}
+
+/** `decodeAudio` for file bytes; PCM is only converted to float (and resampled when not at 16 kHz). */
+export async function decodeInput(
+  audio: AudioInput,
+  limits: IntakeLimits = DEFAULT_INTAKE_LIMITS,
+  checked?: AudioInfo,
+): Promise<DecodedRecording> {
+  if (!isPcmAudio(audio)) return decodeAudio(audio, limits, checked);
+  const info = checked ?? inspectPcm(audio, limits);
+  const t0 = performance.now();
+  const float = audio.pcm instanceof Float32Array ? audio.pcm : int16ToFloat(audio.pcm);
+  const t1 = performance.now();
+  const samples = await resample(float, audio.sampleRate, TARGET_SAMPLE_RATE);
+  const t2 = performance.now();
+  return {
+    info,
+    samples,
+    timings: { decodeMs: t1 - t0, resampleMs: t2 - t1 },
+  };
+}
+
+/** The same scale as a 16-bit WAV's samples (wav.ts). */
+function int16ToFloat(pcm: Int16Array): Float32Array {
+  const out = new Float32Array(pcm.length);
+  for (let i = 0; i < pcm.length; i++) out[i] = pcm[i]! / 32768;
+  return out;
 }

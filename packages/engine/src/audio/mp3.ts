@@ -1,5 +1,6 @@
 import { MPEGDecoder } from 'mpg123-decoder';
 import { EngineError } from '../errors.js';
+import { downmixToMono } from './downmix.js';
 import type { DecodedAudio } from './wav.js';
 
 let decoderPromise: Promise<MPEGDecoder> | null = null;
@@ -43,17 +44,7 @@ export async function decodeMp3(bytes: Uint8Array, maxFrames = Infinity): Promis
         throw new EngineError('corrupt_audio', 'corrupt MP3: sample rate changes mid-stream');
       channels = Math.max(channels, r.channelData.length);
       const n = r.samplesDecoded;
-      const mono = new Float32Array(n);
-      const ch = r.channelData;
-      const inv = 1 / ch.length;
-      for (let c = 0; c < ch.length; c++) {
-        const data = ch[c]!;
-        for (let i = 0; i < n; i++) mono[i]! += data[i]!;
-      }
-      for (let i = 0; i < n; i++) {
-        const v = mono[i]! * inv;
-        mono[i] = Number.isFinite(v) ? Math.max(-1, Math.min(1, v)) : 0;
-      }
+      const mono = downmixToMono(r.channelData, n);
       chunks.push(mono);
       total += n;
     }

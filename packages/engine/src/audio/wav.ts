@@ -148,9 +148,12 @@ export function decodeWav(b: Uint8Array, maxFrames = Infinity): DecodedAudio {
   return { samples: out, sampleRate: info.sampleRate, channels };
 }
 
-/** Encode mono or interleaved multi-channel float samples as a WAV file (tests, eval caches, examples). */
+/**
+ * Encode mono or interleaved multi-channel samples as a WAV file: float samples in any of the
+ * encodings below (tests, eval caches, examples), or 16-bit samples as they are (a stream's audio).
+ */
 export function encodeWav(
-  samples: Float32Array,
+  samples: Float32Array | Int16Array,
   sampleRate: number,
   opts: {
     channels?: number;
@@ -162,6 +165,8 @@ export function encodeWav(
   const channels = opts.channels ?? 1;
   const bits = opts.bitsPerSample ?? (opts.float ? 32 : 16);
   const float = opts.float ?? false;
+  if (samples instanceof Int16Array && (bits !== 16 || float))
+    throw new RangeError('16-bit samples are written as 16-bit PCM');
   const bps = bits / 8;
   const fmtSize = opts.extensible ? 40 : 16;
   const dataBytes = samples.length * bps;
@@ -195,6 +200,10 @@ export function encodeWav(
   w(d, 'data');
   v.setUint32(d + 4, dataBytes, true);
   let p = d + 8;
+  if (samples instanceof Int16Array) {
+    for (let i = 0; i < samples.length; i++, p += 2) v.setInt16(p, samples[i]!, true);
+    return buf;
+  }
   for (let i = 0; i < samples.length; i++, p += bps) {
     const x = Math.max(-1, Math.min(1, samples[i]!));
     if (float) v.setFloat32(p, samples[i]!, true);

@@ -5,7 +5,14 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { EngineError } from '../errors.js';
 import { PACKAGE_DIR } from '../package-dir.js';
 
-export type ModelKind = 'speaker' | 'spoof' | 'vad' | 'speech-encoder';
+export type ModelKind = 'speaker' | 'spoof' | 'vad' | 'speech-encoder' | 'speech-decoder';
+const MODEL_KINDS: readonly ModelKind[] = [
+  'speaker',
+  'spoof',
+  'vad',
+  'speech-encoder',
+  'speech-decoder',
+];
 
 export interface LogisticCalibration {
   type: 'logistic';
@@ -107,6 +114,73 @@ export function spoofEncoderName(entry: ModelEntry): string | null {
   return spoofInput(entry) === 'whisper-hidden-states' ? String(entry.input.encoder) : null;
 }
 
+/** A companion file of a model entry (a decoder's cross-attention graph, a vocabulary), checked by sha256 like the model. */
+export interface ModelFileRef {
+  file: string;
+  sha256: string;
+}
+
+/** How a speech decoder turns the encoder's output into tokens (greedy, timestamps off). */
+export interface DecodingConfig {
+  /** Tokens the decoder starts from (Whisper: start of transcript, no timestamps). */
+  prompt: number[];
+  endOfText: number;
+  /** Never generated. */
+  suppressIds: number[];
+  /** Not generated as the first token. */
+  suppressIdsBegin: number[];
+}
+
+/** A speech-decoder entry's parts (`kind: 'speech-decoder'`): its step graph is the entry's own file. */
+export interface SpeechDecoderParts {
+  /** The speech encoder whose final output (`encoder_out`) it reads. */
+  encoder: string;
+  crossKv: ModelFileRef;
+  vocabulary: ModelFileRef;
+  decoding: DecodingConfig;
+  /** Primary language subtags it can check (e.g. ["en"]). */
+  languages: string[];
+}
+
+const isFileRef = (x: unknown): x is ModelFileRef =>
+  !!x &&
+  typeof x === 'object' &&
+  typeof (x as ModelFileRef).file === 'string' &&
+  !(x as ModelFileRef).file.includes('..') &&
+  !isAbsolute((x as ModelFileRef).file) &&
+  /^[0-9a-f]{64}$/i.test(String((x as ModelFileRef).sha256));
+const isIdList = (x: unknown): x is number[] =>
+  Array.isArray(x) && x.every((v) => Number.isInteger(v) && v >= 0);
+
+function speechDecoderProblem(m: ModelEntry): string | null {
+  if (typeof m.pairsWith !== 'string') return 'pairsWith must name the speech encoder it reads';
+  if (!isFileRef(m.crossKv)) return 'crossKv must be {"file": name, "sha256": 64 hex digits}';
+  if (!isFileRef(m.vocabulary)) return 'vocabulary must be {"file": name, "sha256": 64 hex digits}';
+  const d = m.decoding as Partial<DecodingConfig> | undefined;
+  if (
+    !d ||
+    !isIdList(d.prompt) ||
+    d.prompt.length === 0 ||
+    !Number.isInteger(d.endOfText) ||
+    !isIdList(d.suppressIds) ||
+    !isIdList(d.suppressIdsBegin)
+  )
+    return 'decoding must be {"prompt": ids, "endOfText": id, "suppressIds": ids, "suppressIdsBegin": ids}';
+  if (!Array.isArray(m.languages) || !m.languages.every((l) => typeof l === 'string'))
+    return 'languages must list the primary language subtags it checks (e.g. ["en"])';
+  return null;
+}
+
+export function speechDecoderParts(entry: ModelEntry): SpeechDecoderParts {
+  return {
+    encoder: String(entry.pairsWith),
+    crossKv: entry.crossKv as ModelFileRef,
+    vocabulary: entry.vocabulary as ModelFileRef,
+    decoding: entry.decoding as DecodingConfig,
+    languages: entry.languages as string[],
+  };
+}
+
 /** Repository root `models/` (packages/engine -> ../../models). */
 export function defaultModelsDir(): string {
   return process.env.VOXKEY_MODELS_DIR ?? resolve(PACKAGE_DIR, '..', '..', 'models');
@@ -164,8 +238,8 @@ export function validateManifest(doc: unknown, path = 'manifest'): Manifest {
     }
     if (!/^[0-9a-f]{64}$/i.test(m.sha256))
       throw invalid(path, `${where}.sha256 must be 64 hex digits`);
-    if (!['speaker', 'spoof', 'vad', 'speech-encoder'].includes(m.kind))
-      throw invalid(path, `${where}.kind must be speaker, spoof, vad or speech-encoder`);
+    if (!MODEL_KINDS.includes(m.kind))
+      throw invalid(path, `${where}.kind must be one of ${MODEL_KINDS.join(', ')}`);
     if (typeof m.bundled !== 'boolean') throw invalid(path, `${where}.bundled must be a boolean`);
     if (m.file.includes('..') || isAbsolute(m.file))
       throw invalid(path, `${where}.file must be a plain file name inside the models folder`);
@@ -215,6 +289,10 @@ export function validateManifest(doc: unknown, path = 'manifest'): Manifest {
         path,
         `${where}.input.encoder must name the speech-encoder model whose hidden states it reads`,
       );
+    }
+    if (m.kind === 'speech-decoder') {
+      const problem = speechDecoderProblem(m);
+      if (problem) throw invalid(path, `${where}.${problem}`);
     }
     if (
       m.voiceprintModel !== undefined &&
@@ -330,7 +408,10 @@ export async function sha256File(path: string): Promise<string> {
 }
 
 /** Throws model_integrity when the file's sha256 differs from the manifest's. */
-export async function verifyModelFile(entry: ModelEntry, modelsDir: string): Promise<string> {
+export async function verifyModelFile(
+  entry: Pick<ModelEntry, 'name' | 'file' | 'sha256'>,
+  modelsDir: string,
+): Promise<string> {
   const path = join(modelsDir, entry.file);
   const actual = await sha256File(path);
   if (actual.toLowerCase() !== entry.sha256.toLowerCase()) {

@@ -2,9 +2,10 @@ import type * as ort from 'onnxruntime-node';
 import { embedSpeech, type SpeakerModelIo } from '../models/embedding.js';
 import { EngineError } from '../errors.js';
 import {
-  decodeAudio,
+  decodeInput,
   DEFAULT_INTAKE_LIMITS,
   type AudioInfo,
+  type AudioInput,
   type IntakeLimits,
 } from '../audio/intake.js';
 import { LIMITS } from '../limits.js';
@@ -14,6 +15,8 @@ import type { RecordingQuality } from '../scoring/calibration.js';
 import { scoreSpoof, type SpoofModelIo, type SpoofScore } from '../models/spoof.js';
 import { concatSegments, detectSpeech } from '../features/vad.js';
 import { encodeSpeech } from '../models/speech-encoder.js';
+import { checkPhrase, PHRASE_PAD_SAMPLES, type PhraseChecker } from './phrase-check.js';
+import type { PhraseOutcome, PhraseRequest } from '../phrase/check.js';
 import { measureChannelQuality, type ChannelQuality } from '../features/channel-quality.js';
 
 export interface LoadedSpeakerModel {
@@ -29,8 +32,10 @@ export interface LoadedModels {
   defaultSpeaker: string;
   spoof: ort.InferenceSession;
   spoofIo: SpoofModelIo;
-  /** Whisper's encoder, run once per recording when a model reads its hidden states. */
+  /** Whisper's encoder, run once per recording when a model reads its hidden states or a phrase is checked. */
   speechEncoder?: ort.InferenceSession;
+  /** Whisper's decoder and vocabulary, when phrase checks are served. */
+  phraseChecker?: PhraseChecker;
 }
 
 export interface AnalyseOptions {
@@ -43,6 +48,8 @@ export interface AnalyseOptions {
   checked?: AudioInfo;
   /** Speaker models to embed the speech with (default: the default model); the first gives `embedding`. */
   speakerModels?: string[];
+  /** Check that the recording says this text (the decoder runs only then). */
+  phrase?: PhraseRequest;
 }
 
 /** Throws when the caller gave up (abort or timeout); called between stages. */
@@ -57,6 +64,8 @@ export interface AnalysisTimings {
   /** the speech encoder (0 when no model reads it) */
   encoderMs: number;
   spoofMs: number;
+  /** the phrase check's decoding (0 when no phrase is asked) */
+  phraseMs: number;
   workerMs: number;
 }
 
@@ -76,7 +85,18 @@ export interface Analysis {
   clippingRatio: number;
   peak: number;
   spoof: SpoofScore;
+  /** The phrase check's outcome, or null when no phrase was asked. */
+  phrase: PhraseOutcome | null;
   timings: AnalysisTimings;
+}
+
+function requirePhraseChecker(models: LoadedModels): PhraseChecker {
+  if (!models.phraseChecker || !models.speechEncoder)
+    throw new EngineError(
+      'model_missing',
+      'phrase checks need the speech decoder, which is not loaded (see models/manifest.json)',
+    );
+  return models.phraseChecker;
 }
 
 /** What the calibration's channel terms read of an analysed recording. */
@@ -89,16 +109,16 @@ export function recordingQualityOf(
 const SEGMENT_SECONDS = 20;
 const MIN_HALF_SECONDS = 2;
 
-/** Everything from file bytes to embedding and spoof score; runs inside a pool worker. */
+/** Everything from file bytes (or PCM) to embedding and spoof score; runs inside a pool worker. */
 export async function analyse(
-  bytes: Uint8Array,
+  audio: AudioInput,
   models: LoadedModels,
   opts: AnalyseOptions,
   checkpoint: Checkpoint = noCheckpoint,
 ): Promise<Analysis> {
   const t0 = performance.now();
   const limits = opts.limits ?? DEFAULT_INTAKE_LIMITS;
-  const decoded = await decodeAudio(bytes, limits, opts.checked);
+  const decoded = await decodeInput(audio, limits, opts.checked);
   checkpoint();
   const samples = decoded.samples;
   const stats = signalStats(samples);
@@ -177,14 +197,28 @@ export async function analyse(
   // onnxruntime-node runs sessions synchronously on this thread, so running the spoof model
   // "concurrently" with VAD would only interleave them; sequential keeps the stage timings honest.
   const tEncoder = performance.now();
+  const phraseChecker = opts.phrase ? requirePhraseChecker(models) : undefined;
+  // One encoder run serves both readers: with a phrase asked, the recording is encoded with trailing
+  // silence (the decoder needs it) and the spoof model reads the recording's own frames of that run.
   const encoded =
-    models.spoofIo.input === 'whisper-hidden-states' && models.speechEncoder
-      ? await encodeSpeech(models.speechEncoder, samples, checkpoint)
+    (models.spoofIo.input === 'whisper-hidden-states' || phraseChecker) && models.speechEncoder
+      ? await encodeSpeech(
+          models.speechEncoder,
+          samples,
+          checkpoint,
+          phraseChecker ? { padToSamples: PHRASE_PAD_SAMPLES, final: true } : {},
+        )
       : undefined;
   const encoderMs = performance.now() - tEncoder;
   const tSpoof = performance.now();
   const spoof = await scoreSpoof(models.spoof, models.spoofIo, samples, checkpoint, encoded);
   const spoofMs = performance.now() - tSpoof;
+  const tPhrase = performance.now();
+  const phrase =
+    opts.phrase && phraseChecker && encoded?.final
+      ? await checkPhrase(phraseChecker, encoded.final, opts.phrase, checkpoint)
+      : null;
+  const phraseMs = phrase ? performance.now() - tPhrase : 0;
   const embeddings: Record<string, Float32Array> = {};
   for (const [name, list] of partEmbeddings) {
     for (const e of list) {
@@ -209,6 +243,7 @@ export async function analyse(
     clippingRatio: stats.clippingRatio,
     peak: stats.peak,
     spoof,
+    phrase,
     timings: {
       decodeMs: decoded.timings.decodeMs,
       resampleMs: decoded.timings.resampleMs,
@@ -216,6 +251,7 @@ export async function analyse(
       embedMs,
       encoderMs,
       spoofMs,
+      phraseMs,
       workerMs: performance.now() - t0,
     },
   };

@@ -1,7 +1,14 @@
 import { headerProblems, type AudioCheck as SignalCheck } from './audio-check.js';
-import { readAudioHeader, type IntakeLimits } from '../audio/intake.js';
+import {
+  isPcmAudio,
+  pcmInfo,
+  readAudioHeader,
+  type AudioInput,
+  type IntakeLimits,
+} from '../audio/intake.js';
 import { EngineError } from '../errors.js';
 import type { WorkerTask } from './worker.js';
+import { forWorker } from './worker-input.js';
 
 export interface AudioCheck extends SignalCheck {
   timings: SignalCheck['timings'] & { queueMs: number; totalMs: number };
@@ -18,19 +25,12 @@ type RunTask = (
  * and short enough to be accepted is decoded and measured in a worker.
  */
 export async function checkSignalTask(
-  bytes: Uint8Array,
+  input: AudioInput,
   limits: IntakeLimits,
   run: RunTask,
 ): Promise<AudioCheck> {
   const t0 = performance.now();
-  if (bytes.length > limits.maxFileBytes) {
-    throw new EngineError(
-      'audio_too_large',
-      `audio exceeds the ${limits.maxFileBytes} byte limit`,
-      { limitBytes: limits.maxFileBytes },
-    );
-  }
-  const audio = readAudioHeader(bytes);
+  const audio = isPcmAudio(input) ? pcmInfo(input) : readFileHeader(input, limits);
   const header = headerProblems(audio, limits);
   if (header.some((problem) => problem.code !== 'audio_too_short')) {
     const elapsed = performance.now() - t0;
@@ -43,15 +43,27 @@ export async function checkSignalTask(
       timings: { decodeMs: 0, vadMs: 0, workerMs: 0, queueMs: 0, totalMs: elapsed },
     };
   }
-  const buffer = bytes.slice().buffer as ArrayBuffer;
+  const { audio: carried, transfer } = forWorker(input, false);
   // A short recording is still measured, so the person learns how much speech it held.
   const { value, queueMs } = await run(
-    { kind: 'check', audio: buffer, limits: { ...limits, minDurationSeconds: 0 } },
-    buffer,
+    { kind: 'check', audio: carried, limits: { ...limits, minDurationSeconds: 0 } },
+    transfer,
   );
   return {
     ...value,
     problems: [...header, ...value.problems],
     timings: { ...value.timings, queueMs, totalMs: performance.now() - t0 },
   };
+}
+
+/** A file that is not audio throws (`invalid_input`), as one over the size limit does. */
+function readFileHeader(bytes: Uint8Array, limits: IntakeLimits) {
+  if (bytes.length > limits.maxFileBytes) {
+    throw new EngineError(
+      'audio_too_large',
+      `audio exceeds the ${limits.maxFileBytes} byte limit`,
+      { limitBytes: limits.maxFileBytes },
+    );
+  }
+  return readAudioHeader(bytes);
 }

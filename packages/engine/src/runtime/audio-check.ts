@@ -1,6 +1,11 @@
 import type * as ort from 'onnxruntime-node';
 import type { Checkpoint } from './analysis.js';
-import { decodeAudio, type AudioInfo, type IntakeLimits } from '../audio/intake.js';
+import {
+  decodeInput,
+  type AudioInfo,
+  type AudioInput,
+  type IntakeLimits,
+} from '../audio/intake.js';
 import { LIMITS } from '../limits.js';
 import { estimateSnrDb, signalStats } from '../scoring/quality.js';
 import { detectSpeech } from '../features/vad.js';
@@ -52,13 +57,13 @@ export function headerProblems(info: AudioInfo, limits: IntakeLimits): AudioProb
  * thresholds are the ones `analyse` gates on (and `decideVerification` for SNR).
  */
 export async function checkSignal(
-  bytes: Uint8Array,
+  audio: AudioInput,
   vad: ort.InferenceSession,
   limits: IntakeLimits,
   checkpoint: Checkpoint,
 ): Promise<AudioCheck> {
   const t0 = performance.now();
-  const decoded = await decodeAudio(bytes, limits);
+  const decoded = await decodeInput(audio, limits);
   checkpoint();
   const stats = signalStats(decoded.samples);
   const tVad = performance.now();

@@ -11,7 +11,9 @@ import { EngineError } from '../errors.js';
 import {
   DEFAULT_INTAKE_LIMITS,
   inspectBytes,
+  inspectInput,
   type AudioInfo,
+  type AudioInput,
   type IntakeLimits,
 } from '../audio/intake.js';
 import {
@@ -22,6 +24,7 @@ import {
   loadManifest,
   selectModel,
   speakerInputScale,
+  speechDecoderParts,
   spoofEncoderName,
   spoofInput,
   verifyModelFile,
@@ -44,6 +47,9 @@ import { scoreProbe, type ModelScoring } from '../scoring/probe-score.js';
 import type { RecordingQuality } from '../scoring/calibration.js';
 import { planVoiceprint } from '../models/voiceprint-models.js';
 import type { SpeakerModelRef, WorkerConfig, WorkerTask } from './worker.js';
+import { MAX_PHRASE_WORDS, type PhraseOutcome, type PhraseRequest } from '../phrase/check.js';
+import { phraseWords } from '../phrase/normalise.js';
+import { assertAudioInput, forWorker } from './worker-input.js';
 
 export interface EngineOptions {
   /** Folder holding the model files (default: the repository's `models/`, or $VOXKEY_MODELS_DIR). */
@@ -54,6 +60,11 @@ export interface EngineOptions {
   speakerModel?: string;
   /** Spoof model name from the manifest (default: its `default: true` spoof model). */
   spoofModel?: string;
+  /**
+   * Speech decoder for phrase checks (default: the manifest's `default: true` speech-decoder when its files
+   * are present; `false`: no phrase checks, and the decoder is not loaded).
+   */
+  phraseDecoder?: string | false;
   /** Pool threads (default: max(1, floor(cores / intraOpThreads))). */
   threads?: number;
   /** onnxruntime intra-op threads per worker (default 1). threads x intraOpThreads should not exceed the cores. */
@@ -106,6 +117,8 @@ export interface EnrolmentAnalysis {
   /** Measured quality (speech, SNR, bandwidth, codec holes, reverberation): store it with the voiceprint sample. */
   recordingQuality: RecordingQuality;
   spoof: SpoofResult;
+  /** Whether the recording says the phrase asked for, or null when none was. */
+  phrase: PhraseOutcome | null;
   audio: AudioInfo;
   timings: EngineTimings;
 }
@@ -134,6 +147,8 @@ export interface VerificationAnalysis {
   inconclusiveReason?: string;
   /** Its stable code (`low_snr`). */
   inconclusiveCode?: VerificationDecision['inconclusiveCode'];
+  /** Whether the recording says the phrase asked for, or null when none was. */
+  phrase: PhraseOutcome | null;
   audio: AudioInfo;
   timings: EngineTimings;
 }
@@ -146,6 +161,7 @@ export interface ClipEmbedding {
   netSpeechSeconds: number;
   snrDb: number;
   recordingQuality: RecordingQuality;
+  phrase: PhraseOutcome | null;
   timings: EngineTimings;
 }
 
@@ -169,26 +185,31 @@ export interface AnalyseCallOptions {
    * `bytes` is detached (empty) afterwards. Default false: the engine transfers a copy.
    */
   transfer?: boolean;
+  /** Check that the recording says this text (needs `phraseLanguages` to be non-empty). */
+  phrase?: PhraseRequest;
 }
 
 export interface VoiceEngine {
   /** The header check with this engine's limits: synchronous, no sample decoding; throws `EngineError`. */
   inspectAudio(bytes: Uint8Array): AudioInfo;
-  /** Recording file bytes (WAV or MP3) -> voiceprint, quality and spoof result. */
-  enrol(bytes: Uint8Array, opts?: AnalyseCallOptions): Promise<EnrolmentAnalysis>;
+  /** Recording file bytes (WAV or MP3), or PCM -> voiceprint, quality and spoof result. */
+  enrol(input: AudioInput, opts?: AnalyseCallOptions): Promise<EnrolmentAnalysis>;
   /**
-   * Recording file bytes (WAV or MP3) compared with a stored voiceprint, or with every sample of one
-   * (`scoreAgainstSamples`; `rule` defaults to `DEFAULT_SAMPLE_SCORING_RULE`).
+   * Recording file bytes (WAV or MP3), or PCM, compared with a stored voiceprint, or with every
+   * sample of one (`scoreAgainstSamples`; `rule` defaults to `DEFAULT_SAMPLE_SCORING_RULE`).
    */
   verify(
-    bytes: Uint8Array,
+    input: AudioInput,
     voiceprint: Voiceprint | Voiceprint[],
     opts?: AnalyseCallOptions & { threshold?: number; rule?: SampleScoringRule },
   ): Promise<VerificationAnalysis>;
   /** Audio pre-check: format, speech, noise and clipping, and the problems that would fail an enrolment or verification. */
-  checkAudio(bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<AudioCheck>;
+  checkAudio(input: AudioInput, opts?: { signal?: AbortSignal }): Promise<AudioCheck>;
   /** Evaluation/bench helper: file bytes (WAV/MP3) -> embedding + spoof score, gating off. */
-  embedBytes(bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<ClipEmbedding>;
+  embedBytes(
+    bytes: Uint8Array,
+    opts?: { signal?: AbortSignal; phrase?: PhraseRequest },
+  ): Promise<ClipEmbedding>;
   /** The default speaker model's voiceprint model id (`voiceprintModelId`): enrolments record it, and voiceprints are upgraded to it. */
   readonly speakerModelId: string;
   readonly spoofModelId: string;
@@ -196,6 +217,10 @@ export interface VoiceEngine {
   /** Every speaker model served, the default first, then those kept for older voiceprints. */
   readonly speakerModels: readonly ModelEntry[];
   readonly spoofModel: ModelEntry;
+  /** The speech decoder that checks phrases, or null when none is loaded. */
+  readonly phraseDecoder: ModelEntry | null;
+  /** Primary language subtags whose phrases can be checked (e.g. ['en']); empty without a decoder. */
+  readonly phraseLanguages: readonly string[];
   readonly defaultThreshold: number;
   /** deepfake score (1 - bona-fide probability) at or above which a recording counts as a deepfake by default. */
   readonly defaultDeepfakeThreshold: number;
@@ -215,22 +240,43 @@ function assertBytes(bytes: Uint8Array): void {
     );
 }
 
-/** A buffer holding exactly these bytes that can be transferred to a worker. */
-function transferable(bytes: Uint8Array, handOver: boolean): ArrayBuffer {
-  if (
-    handOver &&
-    bytes.byteOffset === 0 &&
-    bytes.byteLength === bytes.buffer.byteLength &&
-    bytes.buffer instanceof ArrayBuffer
-  )
-    return bytes.buffer;
-  return bytes.slice().buffer as ArrayBuffer;
-}
-
 /** How one speaker model's scores become match scores, and its default threshold. */
 interface SpeakerScoring extends ModelScoring {
   entry: ModelEntry;
   defaultThreshold: number;
+}
+
+/** The speech decoder to load: the named one, else the default one when its files are present, else none. */
+function selectPhraseDecoder(
+  manifest: Awaited<ReturnType<typeof loadManifest>>,
+  modelsDir: string,
+  choice: string | false | undefined,
+): ModelEntry | null {
+  if (choice === false) return null;
+  if (choice) return selectModel(manifest, 'speech-decoder', modelsDir, choice);
+  const fallback = manifest.models.find((m) => m.kind === 'speech-decoder' && m.default);
+  if (!fallback) return null;
+  try {
+    return selectModel(manifest, 'speech-decoder', modelsDir);
+  } catch (e) {
+    // A deployment without the decoder's file still serves everything but phrase checks.
+    if (e instanceof EngineError && e.code === 'model_missing') return null;
+    throw e;
+  }
+}
+
+function assertPhraseRequest(phrase: PhraseRequest): void {
+  if (
+    !phrase ||
+    typeof phrase.expected !== 'string' ||
+    (phrase.vocabulary !== 'digits' && phrase.vocabulary !== 'free')
+  )
+    throw new TypeError("phrase must be { expected: string, vocabulary: 'digits' | 'free' }");
+  const words = phraseWords(phrase.expected).length;
+  if (words === 0 || words > MAX_PHRASE_WORDS)
+    throw new TypeError(
+      `phrase.expected must have 1 to ${MAX_PHRASE_WORDS} words once normalised, got ${words}`,
+    );
 }
 
 export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngine> {
@@ -247,13 +293,35 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     ...compatibilitySpeakerModels(manifest, modelsDir, speakerEntry),
   ];
   const spoofEntry = selectModel(manifest, 'spoof', modelsDir, opts.spoofModel);
-  const encoderName = spoofEncoderName(spoofEntry);
+  const decoderEntry = selectPhraseDecoder(manifest, modelsDir, opts.phraseDecoder);
+  const decoderParts = decoderEntry ? speechDecoderParts(decoderEntry) : null;
+  const encoderName = spoofEncoderName(spoofEntry) ?? decoderParts?.encoder ?? null;
+  if (decoderParts && encoderName !== decoderParts.encoder)
+    throw new EngineError(
+      'model_invalid',
+      `the speech decoder ${decoderEntry!.name} reads ${decoderParts.encoder}, but the spoof model ${spoofEntry.name} reads ${encoderName}; one encoder run serves both`,
+    );
   const encoderEntry =
     encoderName === null ? null : selectModel(manifest, 'speech-encoder', modelsDir, encoderName);
   const [spoofPath, ...speakerPaths] = await Promise.all(
     [spoofEntry, ...speakerEntries].map((entry) => verifyModelFile(entry, modelsDir)),
   );
   const encoderPath = encoderEntry ? await verifyModelFile(encoderEntry, modelsDir) : null;
+  const phraseDecoder =
+    decoderEntry && decoderParts
+      ? {
+          stepPath: await verifyModelFile(decoderEntry, modelsDir),
+          crossKvPath: await verifyModelFile(
+            { name: `${decoderEntry.name} cross-kv`, ...decoderParts.crossKv },
+            modelsDir,
+          ),
+          vocabularyPath: await verifyModelFile(
+            { name: `${decoderEntry.name} vocabulary`, ...decoderParts.vocabulary },
+            modelsDir,
+          ),
+          decoding: decoderParts.decoding,
+        }
+      : null;
 
   // Load once here to fail early with a clear error and to resolve the I/O names.
   const ioOf = async (path: string, entry: ModelEntry) => {
@@ -306,6 +374,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     speakers: speakerRefs,
     spoof: { path: spoofPath!, ...spoofIo, input: spoofInput(spoofEntry) },
     ...(encoderPath ? { speechEncoder: { path: encoderPath } } : {}),
+    ...(phraseDecoder ? { phraseDecoder } : {}),
     intraOpThreads,
     testHooks: opts.testHooks ?? false,
   };
@@ -321,17 +390,29 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   const enrolmentSpoofThreshold = spoofEntry.enrolmentThreshold ?? spoofThreshold;
 
   async function analyseBytes(
-    bytes: Uint8Array,
+    input: AudioInput,
     options: AnalyseOptions,
     call: AnalyseCallOptions,
   ) {
     const t0 = performance.now();
-    assertBytes(bytes);
-    const audio = call.audio ?? inspectBytes(bytes, options.limits);
-    const buffer = transferable(bytes, call.transfer ?? false);
+    assertAudioInput(input);
+    const audio = call.audio ?? inspectInput(input, options.limits);
+    if (call.phrase) {
+      assertPhraseRequest(call.phrase);
+      if (!phraseDecoder)
+        throw new EngineError(
+          'model_missing',
+          'phrase checks need a speech decoder, and none is loaded',
+        );
+    }
+    const { audio: carried, transfer } = forWorker(input, call.transfer ?? false);
     const { value, queueMs } = await runner.run<Analysis>(
-      { kind: 'analyse', audio: buffer, options: { ...options, checked: audio } },
-      { signal: call.signal, transfer: buffer },
+      {
+        kind: 'analyse',
+        audio: carried,
+        options: { ...options, checked: audio, ...(call.phrase ? { phrase: call.phrase } : {}) },
+      },
+      { signal: call.signal, transfer },
     );
     return {
       analysis: value,
@@ -352,6 +433,8 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     speakerModel: speakerEntry,
     speakerModels: speakerEntries,
     spoofModel: spoofEntry,
+    phraseDecoder: decoderEntry,
+    phraseLanguages: decoderParts?.languages ?? [],
     defaultThreshold,
     defaultDeepfakeThreshold: 1 - spoofThreshold,
     defaultEnrolmentDeepfakeThreshold: 1 - enrolmentSpoofThreshold,
@@ -386,6 +469,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
           bonafideProbability,
           deepfakeDetected: bonafideProbability < enrolmentSpoofThreshold,
         },
+        phrase: a.phrase,
         audio,
         timings,
       };
@@ -475,14 +559,15 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         netSpeechSeconds: a.netSpeechSeconds,
         snrDb: a.snrDb,
         recordingQuality: recordingQualityOf(a),
+        phrase: a.phrase,
         audio,
         timings,
       };
     },
 
-    async checkAudio(bytes, o = {}) {
-      assertBytes(bytes);
-      return checkSignalTask(bytes, limits, (task, transfer) =>
+    async checkAudio(input, o = {}) {
+      assertAudioInput(input);
+      return checkSignalTask(input, limits, (task, transfer) =>
         runner.run(task, { signal: o.signal, transfer }),
       );
     },
@@ -500,6 +585,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         netSpeechSeconds: a.netSpeechSeconds,
         snrDb: a.snrDb,
         recordingQuality: recordingQualityOf(a),
+        phrase: a.phrase,
         timings,
       };
     },

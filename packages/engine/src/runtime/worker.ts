@@ -1,10 +1,13 @@
 import { workerData } from 'node:worker_threads';
 import { analyse, type AnalyseOptions, type LoadedModels } from './analysis.js';
 import { checkSignal } from './audio-check.js';
-import type { IntakeLimits } from '../audio/intake.js';
+import type { AudioInput, IntakeLimits } from '../audio/intake.js';
 import { EngineError, type SerializedEngineError } from '../errors.js';
 import { openSession, resolveIo, type ModelRef } from '../models/sessions.js';
 import type { SpoofInput } from '../models/spoof.js';
+import type { DecodingConfig } from '../models/manifest.js';
+import { loadVocabulary } from '../phrase/vocabulary.js';
+import type { PhraseChecker } from './phrase-check.js';
 
 export interface SpeakerModelRef extends ModelRef {
   name: string;
@@ -17,15 +20,22 @@ export interface WorkerConfig {
   /** Every speaker model to serve; the first is the default. */
   speakers: SpeakerModelRef[];
   spoof: ModelRef & { input: SpoofInput };
-  /** The speech encoder (Whisper's), when the spoof model reads its hidden states. */
+  /** The speech encoder (Whisper's), when the spoof model reads its hidden states or phrases are checked. */
   speechEncoder?: ModelRef;
+  /** The speech decoder, when phrases are checked. */
+  phraseDecoder?: {
+    stepPath: string;
+    crossKvPath: string;
+    vocabularyPath: string;
+    decoding: DecodingConfig;
+  };
   intraOpThreads: number;
   testHooks?: boolean;
 }
 
 export type WorkerTask = (
-  | { kind: 'analyse'; audio: ArrayBuffer; options: AnalyseOptions }
-  | { kind: 'check'; audio: ArrayBuffer; limits: IntakeLimits }
+  | { kind: 'analyse'; audio: AudioInput; options: AnalyseOptions }
+  | { kind: 'check'; audio: AudioInput; limits: IntakeLimits }
   | { kind: 'warmup' }
   | { kind: 'crash' }
   | { kind: 'sleep'; ms: number }
@@ -43,12 +53,13 @@ export type WorkerReply<T> = { ok: true; value: T } | { ok: false; error: Serial
 const config = workerData as WorkerConfig;
 
 async function loadModels(): Promise<LoadedModels> {
-  const [vad, spoof, speechEncoder, ...speakerSessions] = await Promise.all([
+  const [vad, spoof, speechEncoder, phraseChecker, ...speakerSessions] = await Promise.all([
     openSession(config.vadPath, 1, 'silero-vad'),
     openSession(config.spoof.path, config.intraOpThreads),
     config.speechEncoder
       ? openSession(config.speechEncoder.path, config.intraOpThreads, 'speech-encoder')
       : undefined,
+    loadPhraseChecker(),
     ...config.speakers.map((ref) => openSession(ref.path, config.intraOpThreads, ref.name)),
   ]);
   const speakers = new Map(
@@ -67,6 +78,22 @@ async function loadModels(): Promise<LoadedModels> {
     spoof,
     spoofIo: { ...resolveIo(spoof, config.spoof), input: config.spoof.input },
     speechEncoder,
+    phraseChecker,
+  };
+}
+
+async function loadPhraseChecker(): Promise<PhraseChecker | undefined> {
+  const ref = config.phraseDecoder;
+  if (!ref) return undefined;
+  const [step, crossKv] = await Promise.all([
+    openSession(ref.stepPath, config.intraOpThreads, 'speech-decoder'),
+    openSession(ref.crossKvPath, config.intraOpThreads, 'speech-decoder cross-kv'),
+  ]);
+  const vocabulary = loadVocabulary(ref.vocabularyPath);
+  return {
+    decoder: { step, crossKv, decoding: ref.decoding },
+    vocabulary,
+    digitTokens: vocabulary.digitTokens(),
   };
 }
 
@@ -113,12 +140,12 @@ export default async function run(task: WorkerTask): Promise<WorkerReply<unknown
       case 'analyse':
         return {
           ok: true,
-          value: await analyse(new Uint8Array(task.audio), models, task.options, checkpoint),
+          value: await analyse(task.audio, models, task.options, checkpoint),
         };
       case 'check':
         return {
           ok: true,
-          value: await checkSignal(new Uint8Array(task.audio), models.vad, task.limits, checkpoint),
+          value: await checkSignal(task.audio, models.vad, task.limits, checkpoint),
         };
       case 'warmup':
         await analyse(warmupAudio(), models, {
@@ -126,6 +153,9 @@ export default async function run(task: WorkerTask): Promise<WorkerReply<unknown
           consistency: false,
           limits: { maxFileBytes: 1e6, maxDurationSeconds: 2, minDurationSeconds: 0 },
           speakerModels: [...models.speakers.keys()],
+          ...(models.phraseChecker
+            ? { phrase: { expected: 'one two three', vocabulary: 'digits' as const } }
+            : {}),
         });
         return { ok: true, value: null };
       case 'crash':

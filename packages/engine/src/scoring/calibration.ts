@@ -91,7 +91,7 @@ export interface QualityTerms {
   /**
    * Added as `enrolSamplesLog * ln(samples)` when a probe is compared with the mean of several enrolment
    * samples: that mean is closer to everyone who records alike, so without it the single-recording
-   * decision lets more impostors through at 3 or 5 samples (training/sv_study.py multi fits it).
+   * decision lets more impostors through at 3 or 5 samples (python -m training.voxkey_train.sv_study multi fits it).
    */
   enrolSamplesLog?: number;
   /** Terms in the measured quality of both recordings (bandwidth, codec holes, reverberation, SNR, speech). */

@@ -47,6 +47,7 @@ import {
 import { decodeWav, encodeWav } from '../audio/wav.js';
 import { median, num, parseArgs, percentile, userPath } from './args.js';
 import { summariseProfiles } from './profile.js';
+import { benchPhraseCheck } from './bench-phrase.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PKG = resolve(HERE, '..');
@@ -513,6 +514,7 @@ async function main() {
     console.error(`  end-to-end ${name}: median ${median(ts).toFixed(1)} ms`);
   }
   const enrolMs = await timeIt(Math.min(runs, 10), () => one.enrol(clips['10s-wav16k']!));
+  const phraseCheck = await benchPhraseCheck(one, voiceprint, runs);
   await one.close();
   const otherBuild = typeof args.vs === 'string' ? userPath(args.vs) : undefined;
   const vsChoices = {
@@ -616,6 +618,7 @@ async function main() {
     stagesMedianMs: stages,
     endToEndVerify: e2e,
     enrol10sMedianMs: enrolMs,
+    ...(phraseCheck ? { phraseCheck5s: phraseCheck } : {}),
     throughput5s: throughput,
     memory: {
       peakRssMb,
@@ -692,6 +695,10 @@ async function main() {
     );
   }
   console.log(`enrol (10 s, with consistency halves): ${f(enrolMs)} ms median`);
+  if (phraseCheck)
+    console.log(
+      `phrase check (5 s real English WAV, alternating): verify with phrase ${f(phraseCheck.withPhraseMs)} ms, without ${f(phraseCheck.withoutPhraseMs)} ms, added ${f(phraseCheck.addedMs)} ms median (last run: encoder ${f(phraseCheck.encoderMs)} ms, decoding ${f(phraseCheck.decodeMs)} ms, matched ${phraseCheck.matched})`,
+    );
   console.log(
     `throughput (5 s clips): ${Object.entries(throughput)
       .map(([k, v]) => `${k} ${v.toFixed(1)}`)

@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
 
-/** A plain CSV (no quoted commas, as the data set's lists are) as rows keyed by the header. */
+/** A CSV file (RFC 4180: quoted fields may hold commas, quotes and line breaks) as rows keyed by its header. */
 export function readCsv(path: string): Record<string, string>[] {
-  const [header, ...lines] = readFileSync(path, 'utf8').trim().split(/\r?\n/);
-  const cols = header!.split(',');
-  return lines.map((l) => {
-    const v = l.split(',');
-    return Object.fromEntries(cols.map((c, i) => [c, v[i] ?? '']));
-  });
+  return parse(readFileSync(path, 'utf8'), {
+    columns: true,
+    skip_empty_lines: true,
+  }) as Record<string, string>[];
 }

@@ -130,6 +130,8 @@ async function main() {
       'channel-terms':
         "with --write-calibration: fit the calibration's channel terms (measured quality of both recordings; the impostor-score tail at 1 - max-far levelled across conditions) too",
       'cm <trials.csv>': 'spoof (countermeasure) trials',
+      'phrase-encoding':
+        "score every clip as a verification with a phrase check encodes it (silence appended up to 10 s, the spoof model reading the recording's own frames)",
       'out <file>': 'result file (default bench/results/engine-eval-<speaker model>.json)',
       'threads <n>': 'inference threads (default: all cores)',
       'models-dir <dir>': 'models directory (default ./models)',
@@ -210,8 +212,9 @@ async function main() {
   ];
   const channelClips = [...new Set(channelTrials.flatMap((t) => [t.enrol!, t.test!]))];
 
+  const phraseEncoding = Boolean(args['phrase-encoding']);
   // The VAD decides which samples are embedded, so its build is part of the key.
-  const key = `${engine.speakerModel.sha256.slice(0, 12)}-${engine.spoofModel.sha256.slice(0, 12)}-vad-${vad}`;
+  const key = `${engine.speakerModel.sha256.slice(0, 12)}-${engine.spoofModel.sha256.slice(0, 12)}-vad-${vad}${phraseEncoding ? '-phrase' : ''}`;
   const cacheDir =
     typeof args['cache-dir'] === 'string'
       ? userPath(args['cache-dir'])
@@ -245,6 +248,7 @@ async function main() {
             await (clip.startsWith(CHANNEL_KEY)
               ? loadClip(channelDir, clip.slice(CHANNEL_KEY.length))
               : loadClip(datasetDir, clip)),
+            phraseEncoding ? { phrase: { expected: 'one', vocabulary: 'digits' } } : {},
           );
           const q = r.recordingQuality;
           cache[clip] = {
@@ -605,7 +609,7 @@ async function main() {
       const manifestPath = defaultManifestPath(modelsDir);
       const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
       const entry = m.models.find((x: { name: string }) => x.name === engine.speakerModel.name);
-      // The enrolment-samples term comes from training/sv_study.py multi and is kept.
+      // The enrolment-samples term comes from training/voxkey_train/sv_study.py multi and is kept.
       const quality = {
         ...(qualityW ? { testLogDuration: Number(qualityW.toFixed(6)) } : {}),
         ...(entry.calibration?.quality?.enrolSamplesLog

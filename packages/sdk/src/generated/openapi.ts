@@ -282,7 +282,7 @@ export interface paths {
         put?: never;
         /**
          * Enrol a user by voice
-         * @description Accepted once durably queued; the result arrives as an `enrollment.completed` webhook. 409 when no callback URL is configured, when the external_id is already enrolled (mode `new`) or being enrolled, when the voiceprint already holds the maximum of samples (mode `add`), or when request_uuid was used with a different body. 404 when mode is `add` and the external_id has no voiceprint.
+         * @description Accepted once durably queued; the result arrives as an `enrollment.completed` webhook. 409 when no callback URL is configured, when the external_id is already enrolled (mode `new`) or being enrolled, when the voiceprint already holds the maximum of samples (mode `add`), or when request_uuid was used with a different body. 404 when mode is `add` and the external_id has no voiceprint. With `challenge_id` or `text_id` the recording must say that phrase: the result reports `phrase`, and an enrolment whose recording does not say it fails with `phrase_not_matched` (nothing is stored).
          */
         post: operations["createEnrollment"];
         delete?: never;
@@ -302,7 +302,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a user by voice
-         * @description Accepted once durably queued; the result arrives as a `verification.completed` webhook. 404 when the external_id is not enrolled; 403 when the user is deactivated.
+         * @description Accepted once durably queued; the result arrives as a `verification.completed` webhook. 404 when the external_id is not enrolled; 403 when the user is deactivated. With `challenge_id` (a one-time phrase from `POST .../challenges`, consumed when the request is accepted) or `text_id` (a predefined text), the result reports `phrase`: whether the recording says it. With the organisation setting `require_phrase`, a verification without either is a 400 (`phrase_required` on `challenge_id`) and one whose phrase does not match is `rejected` with `phrase_not_matched`.
          */
         post: operations["createVerification"];
         delete?: never;
@@ -359,6 +359,26 @@ export interface paths {
          * @description Answers synchronously with what the engine sees in the recording (format, speech, noise, clipping) and the problems that would make an enrolment or verification fail, so an app can ask the person to record again. Stores nothing and is not billed. Bad base64 or a file that is not WAV/MP3 is a 400 on voice_data.
          */
         post: operations["createAudioCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organisations/{org_id}/challenges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a one-time phrase for a person to read
+         * @description Prompted-phrase liveness: show `text` to the person, record them reading it, and send the recording with `challenge_id` to `POST .../verifications` or `POST .../enrollments` (or a stream's `start`). The result reports `phrase` (what the on-device speech recogniser heard and whether it matches), so a replayed or pre-made recording of the person fails the phrase even when the voice matches. A challenge belongs to this organisation and external_id, is used at most once (consumed when the request is accepted) and expires after the organisation's `challenge_ttl_seconds` (default 120 s). It does not stop a real-time voice clone that can read the phrase aloud (see the README, Security).
+         */
+        post: operations["createChallenge"];
         delete?: never;
         options?: never;
         head?: never;
@@ -520,12 +540,13 @@ export interface components {
             match_threshold: number;
             /** @description The threshold applied: the organisation's deepfake_threshold, else the spoof model's default. */
             deepfake_threshold: number;
-            /** @description null, or why the result is not a decision on the voice (e.g. insufficient_speech, low_snr, user_not_found). */
+            /** @description null, or why the result is not a decision on the voice alone (e.g. insufficient_speech, low_snr, user_not_found, phrase_not_matched). */
             failure_reason: components["schemas"]["FailureReason"] | null;
             models: components["schemas"]["Models"];
             /** @description True when this verification gave the user's voiceprint a sample of the server's default speaker model: the voiceprint was made with an older model (it is still scored with that model, see `models.speaker`), the result is `verified` and no deepfake was detected. Voiceprints move to a new default model this way without re-enrolment. */
             voiceprint_upgraded: boolean;
             recording_quality: components["schemas"]["RecordingQuality"];
+            phrase: components["schemas"]["PhraseCheck"];
         };
         /** @enum {string} */
         VerificationResult: "verified" | "rejected" | "inconclusive";
@@ -539,6 +560,7 @@ export interface components {
          *     - `voiceprint_not_found`: Enrolment (mode `add`): the user or their voiceprint was deleted after the request was accepted.
          *     - `max_samples_reached`: Enrolment (mode `add`): the voiceprint reached its maximum number of recordings meanwhile.
          *     - `deepfake_detected`: Enrolment: the recording was judged synthetic or replayed and the organisation rejects such enrolments.
+         *     - `phrase_not_matched`: The recording does not say the phrase it was asked to say (`phrase.matched` is false): a verification of an organisation with `require_phrase` is `rejected`, and an enrolment that carried a challenge_id or text_id fails.
          *     - `low_snr`: Verification `inconclusive`: the recording is too noisy (its signal-to-noise ratio is below the minimum).
          *     - `low_quality`: Verification `inconclusive` for a reason the engine did not name.
          *     - `processing_error`: A server-side fault that outlasted the retries (see the server logs); not a verdict on the audio.
@@ -568,7 +590,7 @@ export interface components {
          *     - `internal`: A server-side fault that outlasted the retries (see the server logs); not a verdict on the audio.
          * @enum {string}
          */
-        FailureReason: "user_not_found" | "user_inactive" | "user_deleted" | "already_enrolled" | "voiceprint_not_found" | "max_samples_reached" | "deepfake_detected" | "low_snr" | "low_quality" | "processing_error" | "invalid_base64" | "unsupported_format" | "corrupt_audio" | "sample_rate_too_low" | "audio_too_short" | "audio_too_long" | "audio_too_large" | "silent_audio" | "clipped_audio" | "insufficient_speech" | "voiceprint_model_mismatch" | "invalid_voiceprint" | "model_missing" | "model_integrity" | "model_invalid" | "manifest_invalid" | "model_not_found" | "download_failed" | "queue_full" | "timeout" | "aborted" | "engine_closed" | "worker_crashed" | "internal";
+        FailureReason: "user_not_found" | "user_inactive" | "user_deleted" | "already_enrolled" | "voiceprint_not_found" | "max_samples_reached" | "deepfake_detected" | "phrase_not_matched" | "low_snr" | "low_quality" | "processing_error" | "invalid_base64" | "unsupported_format" | "corrupt_audio" | "sample_rate_too_low" | "audio_too_short" | "audio_too_long" | "audio_too_large" | "silent_audio" | "clipped_audio" | "insufficient_speech" | "voiceprint_model_mismatch" | "invalid_voiceprint" | "model_missing" | "model_integrity" | "model_invalid" | "manifest_invalid" | "model_not_found" | "download_failed" | "queue_full" | "timeout" | "aborted" | "engine_closed" | "worker_crashed" | "internal";
         /** @description The models that processed the recording. */
         Models: {
             /**
@@ -610,6 +632,26 @@ export interface components {
              */
             decay_rate_db_per_s: number;
         } | null;
+        /** @description The phrase check; null when the request named no phrase (and for requests completed before this field existed). */
+        PhraseCheck: {
+            /**
+             * @description The text the recording was asked to say (the challenge's or predefined text's text).
+             * @example four seven one nine zero two
+             */
+            expected: string;
+            /**
+             * @description What the speech recogniser heard, as it wrote it (a digit challenge is often written in numerals, e.g. "471 902"); match_score compares normalised words, so "471 902" and "four seven one nine zero two" are the same.
+             * @example 471 902
+             */
+            transcript: string;
+            /**
+             * @description How closely the transcript matches the expected text, 0..1: 1 minus the word edit distance divided by the expected words, on normalised words (lowercase, digits spelled as words, punctuation and fillers dropped).
+             * @example 1
+             */
+            match_score: number;
+            /** @description True when match_score reaches the recogniser's pass mark: 0.66 for a digit challenge (at most 2 of 6 digits wrong), 0.26 for a predefined text. */
+            matched: boolean;
+        } | null;
         EnrollmentCompletedEvent: {
             /** @enum {string} */
             event_type: "enrollment.completed";
@@ -636,6 +678,7 @@ export interface components {
             deepfake_score: number | null;
             models: components["schemas"]["Models"];
             recording_quality: components["schemas"]["RecordingQuality"];
+            phrase: components["schemas"]["PhraseCheck"];
         };
         /**
          * @description `new` (default): enrol a new user, 409 when the external_id is enrolled or being enrolled. `add`: the recording becomes one more sample of the user's voiceprint (404 when there is none, 409 when it holds 10 samples); a failed sample leaves the voiceprint as it was. `replace`: a fresh voiceprint from this recording; the old one keeps working until the new one is stored; works whether or not the user exists (also the way to move a user to a new speaker model).
@@ -679,6 +722,16 @@ export interface components {
             device_fingerprint?: string;
             /** @description 0 unknown, 1 mobile phone, 2 desktop or laptop, 3 IP phone. */
             device_type?: number;
+            /**
+             * Format: uuid
+             * @description A challenge from `POST /organisations/{org_id}/challenges` for this external_id: the recording must say its `text`, which the result reports as `phrase`. Used at most once, consumed when this request is accepted, and refused once expired (`challenge_not_found`, `challenge_expired`, `challenge_used`, `challenge_user_mismatch`). Not together with `text_id`.
+             */
+            challenge_id?: string;
+            /**
+             * @description A predefined text of this organisation the recording must say (reported as `phrase`). Reusable, so weaker against a replayed recording than a one-time `challenge_id`; not together with it.
+             * @example 1
+             */
+            text_id?: number;
             /**
              * @description Must equal the external_id used at enrolment. Required by this service.
              * @example customer-42
@@ -756,6 +809,8 @@ export interface components {
          *     - `user_inactive`: (403) The user is deactivated and cannot be verified.
          *     - `not_found`: (404) No such resource (or route) in this organisation.
          *     - `user_not_enrolled`: (404) No enrolled user has this external_id, so there is nothing to verify against or add a recording to.
+         *     - `challenge_not_found`: (404) No challenge with this challenge_id in this organisation (an unknown id, a mistyped one and another organisation's all look the same).
+         *     - `text_not_found`: (404) No predefined text with this text_id in this organisation.
          *     - `no_callback_url`: (409) The organisation has no callback URL, so a voice request's result (or a test event) could not be delivered.
          *     - `already_enrolled`: (409) This external_id is already enrolled; enrol with mode `add` or `replace`, or delete the user.
          *     - `voiceprint_full`: (409) The voiceprint already holds the maximum number of recordings (10); enrol with mode `replace` to start again.
@@ -763,6 +818,9 @@ export interface components {
          *     - `request_uuid_reused`: (409) This request_uuid was already used for a different request (a replay with the same body is answered again instead).
          *     - `idempotency_key_reused`: (409) This Idempotency-Key was already used in the last 24 hours with another request (a different body or operation); use a new key per request.
          *     - `idempotency_key_in_progress`: (409) A request with this Idempotency-Key is still being processed; retry after `Retry-After` seconds to get its response.
+         *     - `challenge_expired`: (409) The challenge expired before a request used it (its lifetime is the organisation's `challenge_ttl_seconds`); create a new one.
+         *     - `challenge_used`: (409) The challenge was already used by another enrolment or verification; each challenge is used at most once, so create a new one.
+         *     - `challenge_user_mismatch`: (409) The challenge was created for another external_id; a challenge can only be used by the person it was created for.
          *     - `already_exists`: (409) A predefined text with this (language, text_code) pair already exists in the organisation.
          *     - `payload_too_large`: (413) The request body is larger than the server accepts.
          *     - `unsupported_media_type`: (415) The request has a body that is not `application/json`.
@@ -773,7 +831,7 @@ export interface components {
          *     - `unavailable`: (503) The server cannot do this now (e.g. voice processing without an installed model).
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "unauthorized" | "forbidden" | "user_inactive" | "not_found" | "user_not_enrolled" | "no_callback_url" | "already_enrolled" | "voiceprint_full" | "enrollment_in_progress" | "request_uuid_reused" | "idempotency_key_reused" | "idempotency_key_in_progress" | "already_exists" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "queue_full" | "quota_exceeded" | "internal_error" | "unavailable";
+        ErrorCode: "validation_failed" | "unauthorized" | "forbidden" | "user_inactive" | "not_found" | "user_not_enrolled" | "challenge_not_found" | "text_not_found" | "no_callback_url" | "already_enrolled" | "voiceprint_full" | "enrollment_in_progress" | "request_uuid_reused" | "idempotency_key_reused" | "idempotency_key_in_progress" | "challenge_expired" | "challenge_used" | "challenge_user_mismatch" | "already_exists" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "queue_full" | "quota_exceeded" | "internal_error" | "unavailable";
         /**
          * @description The error codes only a stream can have, beside `ErrorCode` (which a stream uses with the same meaning).
          *
@@ -818,9 +876,12 @@ export interface components {
          *     - `audio_too_short`: The recording is shorter than the minimum duration.
          *     - `audio_too_long`: The recording is longer than the maximum duration.
          *     - `audio_too_large`: The decoded recording is larger than the maximum file size.
+         *     - `unsupported_language`: The speech recogniser cannot check phrases in this language (a challenge's `language`, or the language of the predefined text named by `text_id`).
+         *     - `phrase_required`: The organisation requires a phrase on every verification (`require_phrase`): send `challenge_id` or `text_id`.
+         *     - `mutually_exclusive`: Two fields that exclude each other were both sent (`challenge_id` and `text_id`).
          * @enum {string}
          */
-        FieldErrorCode: "required" | "unknown_field" | "invalid_type" | "invalid_value" | "invalid_format" | "invalid_uuid" | "invalid_json" | "too_short" | "too_long" | "out_of_range" | "invalid_filter" | "invalid_sort" | "contains_nul" | "too_deeply_nested" | "must_match_path" | "must_be_in_future" | "too_many_errors" | "outlives_creator" | "callback_url_not_allowed" | "invalid_base64" | "unsupported_audio_format" | "corrupt_audio" | "sample_rate_too_low" | "audio_too_short" | "audio_too_long" | "audio_too_large";
+        FieldErrorCode: "required" | "unknown_field" | "invalid_type" | "invalid_value" | "invalid_format" | "invalid_uuid" | "invalid_json" | "too_short" | "too_long" | "out_of_range" | "invalid_filter" | "invalid_sort" | "contains_nul" | "too_deeply_nested" | "must_match_path" | "must_be_in_future" | "too_many_errors" | "outlives_creator" | "callback_url_not_allowed" | "invalid_base64" | "unsupported_audio_format" | "corrupt_audio" | "sample_rate_too_low" | "audio_too_short" | "audio_too_long" | "audio_too_large" | "unsupported_language" | "phrase_required" | "mutually_exclusive";
         CreatedApiToken: {
             /**
              * @description The raw token. Shown only here, once.
@@ -1000,6 +1061,13 @@ export interface components {
             enrollment_deepfake_threshold: number | null;
             /** @description Fail enrolments whose recording is judged synthetic or replayed (failure_reason deepfake_detected). Default true. */
             reject_deepfake_enrollments: boolean;
+            /** @description Every verification must name a phrase (`challenge_id` or `text_id`; without one it is a 400 `phrase_required` on `challenge_id`), and one whose recording does not say it is `rejected` with failure_reason `phrase_not_matched`. Default false: the phrase is reported and the caller decides. Enrolments are not required to carry a phrase. */
+            require_phrase: boolean;
+            /**
+             * @description How long a new challenge can be used, in seconds (30 to 600; default 120).
+             * @example 120
+             */
+            challenge_ttl_seconds: number;
         };
         UpdateSettingsRequest: {
             /** @description Must equal the organisation in the path. */
@@ -1019,6 +1087,9 @@ export interface components {
                 /** @description 0..1; null returns to the spoof model's enrolment default. */
                 enrollment_deepfake_threshold?: number | null;
                 reject_deepfake_enrollments?: boolean;
+                require_phrase?: boolean;
+                /** @description Seconds, 30 to 600; applies to challenges created afterwards. */
+                challenge_ttl_seconds?: number;
             };
         };
         UserList: {
@@ -1266,11 +1337,11 @@ export interface components {
         };
         EnrollmentNotFoundError: components["schemas"]["Error"] & {
             /** @enum {string} */
-            error?: "not_found" | "user_not_enrolled";
+            error?: "not_found" | "user_not_enrolled" | "challenge_not_found" | "text_not_found";
         };
         EnrollmentConflictError: components["schemas"]["Error"] & {
             /** @enum {string} */
-            error?: "no_callback_url" | "already_enrolled" | "enrollment_in_progress" | "voiceprint_full" | "request_uuid_reused";
+            error?: "no_callback_url" | "already_enrolled" | "enrollment_in_progress" | "voiceprint_full" | "request_uuid_reused" | "challenge_expired" | "challenge_used" | "challenge_user_mismatch";
         };
         VoiceRequestRateLimitedError: components["schemas"]["Error"] & {
             /** @enum {string} */
@@ -1300,6 +1371,16 @@ export interface components {
             /** @description 0 unknown, 1 mobile phone, 2 desktop or laptop, 3 IP phone. */
             device_type?: number;
             /**
+             * Format: uuid
+             * @description A challenge from `POST /organisations/{org_id}/challenges` for this external_id: the recording must say its `text`, which the result reports as `phrase`. Used at most once, consumed when this request is accepted, and refused once expired (`challenge_not_found`, `challenge_expired`, `challenge_used`, `challenge_user_mismatch`). Not together with `text_id`.
+             */
+            challenge_id?: string;
+            /**
+             * @description A predefined text of this organisation the recording must say (reported as `phrase`). Reusable, so weaker against a replayed recording than a one-time `challenge_id`; not together with it.
+             * @example 1
+             */
+            text_id?: number;
+            /**
              * @description The caller's identifier for the person.
              * @example customer-42
              */
@@ -1312,11 +1393,11 @@ export interface components {
         };
         VerificationNotFoundError: components["schemas"]["Error"] & {
             /** @enum {string} */
-            error?: "not_found" | "user_not_enrolled";
+            error?: "not_found" | "user_not_enrolled" | "challenge_not_found" | "text_not_found";
         };
         VerificationConflictError: components["schemas"]["Error"] & {
             /** @enum {string} */
-            error?: "no_callback_url" | "request_uuid_reused";
+            error?: "no_callback_url" | "request_uuid_reused" | "challenge_expired" | "challenge_used" | "challenge_user_mismatch";
         };
         VerificationRequest: {
             /** @description Base64-encoded WAV or MP3, at least 16 kHz, at least 3 s of speech (5 s recommended). */
@@ -1337,6 +1418,16 @@ export interface components {
             device_fingerprint?: string;
             /** @description 0 unknown, 1 mobile phone, 2 desktop or laptop, 3 IP phone. */
             device_type?: number;
+            /**
+             * Format: uuid
+             * @description A challenge from `POST /organisations/{org_id}/challenges` for this external_id: the recording must say its `text`, which the result reports as `phrase`. Used at most once, consumed when this request is accepted, and refused once expired (`challenge_not_found`, `challenge_expired`, `challenge_used`, `challenge_user_mismatch`). Not together with `text_id`.
+             */
+            challenge_id?: string;
+            /**
+             * @description A predefined text of this organisation the recording must say (reported as `phrase`). Reusable, so weaker against a replayed recording than a one-time `challenge_id`; not together with it.
+             * @example 1
+             */
+            text_id?: number;
             /**
              * @description Must equal the external_id used at enrolment. Required by this service.
              * @example customer-42
@@ -1383,6 +1474,7 @@ export interface components {
             /** @description Verifications: see `verification.completed`; null for enrolments and until completed. */
             voiceprint_upgraded: boolean | null;
             recording_quality: components["schemas"]["RecordingQuality"];
+            phrase: components["schemas"]["PhraseCheck"];
         };
         /** @enum {string} */
         JobStatus: "queued" | "processing" | "completed" | "failed";
@@ -1427,6 +1519,40 @@ export interface components {
         AudioCheckRequest: {
             /** @description Base64-encoded WAV or MP3, at least 16 kHz, at least 3 s of speech (5 s recommended). */
             voice_data: string;
+        };
+        Challenge: {
+            /**
+             * Format: uuid
+             * @description Send it as `challenge_id` with the enrolment or verification (or a stream's `start`) of the recording that says `text`.
+             * @example 3f1e2d4c-5b6a-4798-8a1b-2c3d4e5f6a7b
+             */
+            challenge_id: string;
+            /**
+             * @description What to show the person and ask them to read aloud: six random digits spelled as words.
+             * @example four seven one nine zero two
+             */
+            text: string;
+            /** @example en-UK */
+            language: string;
+            /**
+             * Format: date-time
+             * @description After this the challenge is refused (`challenge_expired`); the lifetime is the organisation's `challenge_ttl_seconds` (default 120).
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            expires_at: string;
+        };
+        CreateChallengeRequest: {
+            /**
+             * @description The person who will read the phrase: only an enrolment or verification of this external_id can use the challenge.
+             * @example customer-42
+             */
+            external_id: string;
+            /**
+             * @description Language of the phrase, in the format of predefined texts (default en-UK). Only languages the speech recogniser can check are accepted (English today); others are a 400 `unsupported_language` on `language`.
+             * @default en-UK
+             * @example en-UK
+             */
+            language?: string;
         };
         WebhookSecret: {
             /**
@@ -3825,7 +3951,7 @@ export interface operations {
                     "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
-            /** @description No such resource, or (mode `add`) no voiceprint for this external_id. */
+            /** @description No such resource, (mode `add`) no voiceprint for this external_id, or no such challenge_id or text_id in this organisation. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3834,7 +3960,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnrollmentNotFoundError"];
                 };
             };
-            /** @description No callback URL is configured, the external_id is enrolled (mode `new`) or being enrolled, its voiceprint holds the maximum of recordings (mode `add`), or request_uuid was used for another request. */
+            /** @description No callback URL is configured, the external_id is enrolled (mode `new`) or being enrolled, its voiceprint holds the maximum of recordings (mode `add`), request_uuid was used for another request, or the challenge expired, was used, or belongs to another external_id. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3946,7 +4072,7 @@ export interface operations {
                     "application/json": components["schemas"]["VerificationForbiddenError"];
                 };
             };
-            /** @description No such resource, or no enrolled user with this external_id. */
+            /** @description No such resource, no enrolled user with this external_id, or no such challenge_id or text_id in this organisation. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3955,7 +4081,7 @@ export interface operations {
                     "application/json": components["schemas"]["VerificationNotFoundError"];
                 };
             };
-            /** @description No callback URL is configured, or request_uuid was used for another request. */
+            /** @description No callback URL is configured, request_uuid was used for another request, or the challenge expired, was used, or belongs to another external_id. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4315,6 +4441,132 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableError"];
+                };
+            };
+        };
+    };
+    createChallenge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to repeat: within 24 hours, the same key with the same request replays the first successful response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is a 409 `idempotency_key_reused`. Keys are scoped to the organisation. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Organisation identifier. */
+                org_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateChallengeRequest"];
+            };
+        };
+        responses: {
+            /** @description The challenge. */
+            201: {
+                headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Challenge"];
+                };
+            };
+            /** @description The request failed validation; `errors` has one entry per faulty field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Token invalid, expired or disabled. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description The token may not act on this organisation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description No such resource in this organisation. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description The `Idempotency-Key` was used with another request, or its first request is still being processed. */
+            409: {
+                headers: {
+                    /** @description With `idempotency_key_in_progress`: seconds to wait before repeating. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyConflictError"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            /** @description Internal error; the message never carries internals. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description Voice processing is unavailable on this server (for example, no model is installed). */
+            503: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -39,6 +39,7 @@ export const retryPolicies: Readonly<Record<string, RetryPolicy>> = {
   'GET /organisations/{org_id}/enrollments/{request_uuid}': 'safe',
   'GET /organisations/{org_id}/verifications/{request_uuid}': 'safe',
   'POST /organisations/{org_id}/audio-checks': 'safe',
+  'POST /organisations/{org_id}/challenges': 'idempotency-key',
   'POST /organisations/{org_id}/webhook-secret': 'idempotency-key',
   'GET /organisations/{org_id}/webhook-deliveries': 'safe',
   'POST /organisations/{org_id}/webhook-deliveries/{delivery_id}/redeliver': 'idempotency-key',

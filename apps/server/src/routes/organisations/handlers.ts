@@ -42,6 +42,8 @@ export const updateSettingsHandler: AppRouteHandler<typeof updateSettings> = asy
     deepfake_threshold,
     enrollment_deepfake_threshold,
     reject_deepfake_enrollments,
+    require_phrase,
+    challenge_ttl_seconds,
   } = body.settings;
   if (callback_url) await assertCallbackUrlAllowed(callback_url, c.get('deps').config);
   const row = await organisations.updateSettings(c.get('deps').database.db, c.get('auth').orgId, {
@@ -51,6 +53,8 @@ export const updateSettingsHandler: AppRouteHandler<typeof updateSettings> = asy
     deepfakeThreshold: deepfake_threshold,
     enrollmentDeepfakeThreshold: enrollment_deepfake_threshold,
     rejectDeepfakeEnrollments: reject_deepfake_enrollments,
+    requirePhrase: require_phrase,
+    challengeTtlSeconds: challenge_ttl_seconds,
   });
   if (!row) throw ApiError.notFound('Settings');
   return c.json(organisations.toSettings(row), 200);

