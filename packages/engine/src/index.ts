@@ -36,6 +36,7 @@ export {
   validateManifest,
   selectModel,
   compatibilitySpeakerModels,
+  voiceprintModelId,
   speakerInputScale,
   verifyModelFile,
   sha256File,

@@ -30,6 +30,34 @@ const present = prerequisite({
 describe.skipIf(!present)(
   'bundled default models in models/ (skipped until they are present)',
   () => {
+    it('a variant that shares an embedding space (voiceprintModel) verifies the voiceprints of that model and makes voiceprints it verifies', async () => {
+      const manifest = await loadManifest(defaultManifestPath());
+      const variant = manifest.models.find((m) => m.kind === 'speaker' && m.voiceprintModel);
+      if (!variant) return;
+      const [a, b] = await Promise.all([
+        createEngine({ threads: 1, speakerModel: variant.name }),
+        createEngine({ threads: 1, speakerModel: variant.voiceprintModel }),
+      ]);
+      try {
+        expect(a.speakerModelId).toBe(variant.voiceprintModel);
+        expect(a.speakerModels.map((m) => m.name)).not.toContain(variant.voiceprintModel);
+        const byShared = (await b.enrol(audioBytes('alice_1.wav'))).voiceprint;
+        const byVariant = (await a.enrol(audioBytes('alice_1.wav'))).voiceprint;
+        expect(byVariant.modelId).toBe(byShared.modelId);
+        for (const [engine, voiceprint] of [
+          [a, byShared],
+          [b, byVariant],
+        ] as const) {
+          const r = await engine.verify(audioBytes('alice_1_44k_stereo.mp3'), voiceprint);
+          expect(r.speakerModelId).toBe(variant.voiceprintModel);
+          expect(r.upgradeSample).toBeUndefined();
+          expect(r.cosine).toBeGreaterThan(0.8);
+        }
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+
     it('load with their manifest sha256 and run enrol/verify end to end', async () => {
       const engine = await createEngine({ threads: 1 });
       try {

@@ -66,6 +66,8 @@ describe('model manifest', () => {
       { models: [entry(), entry()] },
       { models: [entry({ calibration: { type: 'logistic', a: 'x' } })] },
       { models: [entry({ kind: 'spoof', input: { features: 'mel-80' } })] },
+      { models: [entry({ voiceprintModel: 'not-in-the-manifest' })] },
+      { models: [entry({ kind: 'spoof', voiceprintModel: 'x' })] },
     ];
     const neutral = {
       netSpeechSeconds: 3,

@@ -45,3 +45,26 @@ describe('Silero VAD as one Scan call', () => {
     expect(Math.min(...p)).toBeLessThan(0.2);
   });
 });
+
+describe('Silero VAD batched (encoder and decoder over a block of chunks, one ONNX LSTM)', () => {
+  it('gives the Scan model probabilities to float rounding, across call blocks and a partial last chunk', async () => {
+    const [batched, scan] = await Promise.all([
+      openSession(sileroModelPath('batched'), 1),
+      openSession(sileroModelPath('scan'), 1),
+    ]);
+    for (const [seconds, seed] of [
+      [5, 1],
+      [20.3, 2],
+      [0.02, 3],
+    ] as const) {
+      const samples = syntheticSpeech(seconds, seed);
+      let checkpoints = 0;
+      const fast = await speechProbabilities(batched, samples, () => checkpoints++);
+      const reference = await speechProbabilities(scan, samples);
+      expect(fast.length).toBe(reference.length);
+      for (let i = 0; i < fast.length; i++)
+        expect(Math.abs(fast[i]! - reference[i]!)).toBeLessThan(1e-4);
+      expect(checkpoints).toBe(Math.ceil(fast.length / 256) - 1);
+    }
+  });
+});

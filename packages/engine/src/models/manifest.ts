@@ -67,6 +67,11 @@ export interface ModelEntry {
    * after an upgrade (each voiceprint is scored with the model its samples were made with).
    */
   compatibility?: boolean;
+  /**
+   * speaker: the model whose embedding space this one shares (e.g. its int8 variant): voiceprint samples
+   * record that model's name, so voiceprints made with either verify with either. Absent: its own name.
+   */
+  voiceprintModel?: string;
   /** speaker: match-score acceptance threshold; spoof: bona fide probability below which audio is flagged. */
   defaultThreshold?: number;
   /** spoof: bona fide probability below which an enrolment is refused (lower: refuses only when very sure). */
@@ -289,10 +294,27 @@ export function validateManifest(doc: unknown, path = 'manifest'): Manifest {
       const problem = speechDecoderProblem(m);
       if (problem) throw invalid(path, `${where}.${problem}`);
     }
+    if (
+      m.voiceprintModel !== undefined &&
+      (m.kind !== 'speaker' || typeof m.voiceprintModel !== 'string')
+    )
+      throw invalid(
+        path,
+        `${where}.voiceprintModel must be a speaker model's name (speaker models only)`,
+      );
     if (names.has(m.name)) throw invalid(path, `duplicate model name ${m.name}`);
     names.add(m.name);
     m.input ??= {};
     m.output ??= {};
+  }
+  for (const m of (doc as Manifest).models) {
+    if (m.voiceprintModel === undefined) continue;
+    const shared = (doc as Manifest).models.find((x) => x.name === m.voiceprintModel);
+    if (!shared || shared.kind !== 'speaker' || shared.voiceprintModel !== undefined)
+      throw invalid(
+        path,
+        `${m.name}.voiceprintModel must name a speaker model of the manifest that has no voiceprintModel itself`,
+      );
   }
   return doc as Manifest;
 }
@@ -359,7 +381,12 @@ export function selectModel(
   );
 }
 
-/** The speaker models loaded beside the default for older voiceprints: `compatibility: true` and present. */
+/** The model name voiceprint samples record for embeddings of this speaker model (its `voiceprintModel`, else its name). */
+export function voiceprintModelId(entry: ModelEntry): string {
+  return entry.voiceprintModel ?? entry.name;
+}
+
+/** The speaker models loaded beside the default for older voiceprints: `compatibility: true`, present, another embedding space. */
 export function compatibilitySpeakerModels(
   manifest: Manifest,
   modelsDir: string,
@@ -369,7 +396,7 @@ export function compatibilitySpeakerModels(
     (m) =>
       m.kind === 'speaker' &&
       m.compatibility === true &&
-      m.name !== defaultModel.name &&
+      voiceprintModelId(m) !== voiceprintModelId(defaultModel) &&
       existsSync(join(modelsDir, m.file)),
   );
 }

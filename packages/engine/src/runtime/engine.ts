@@ -18,6 +18,7 @@ import {
 } from '../audio/intake.js';
 import {
   compatibilitySpeakerModels,
+  voiceprintModelId,
   defaultManifestPath,
   defaultModelsDir,
   loadManifest,
@@ -40,7 +41,7 @@ import {
   type VerificationResult,
 } from '../scoring/scoring.js';
 import { createTaskRunner } from './task-runner.js';
-import { sileroModelPath } from '../features/vad.js';
+import { sileroModelPath, type SileroVariant } from '../features/vad.js';
 import { loadCohort } from '../scoring/score-norm.js';
 import { scoreProbe, type ModelScoring } from '../scoring/probe-score.js';
 import type { RecordingQuality } from '../scoring/calibration.js';
@@ -82,6 +83,8 @@ export interface EngineOptions {
   limits?: Partial<IntakeLimits>;
   /** Enables the `crash`/`sleep` worker tasks used by the engine's own tests. */
   testHooks?: boolean;
+  /** Silero VAD build (default `batched`; `scan` is the one before it, for side-by-side benches). */
+  vad?: SileroVariant;
 }
 
 export interface Voiceprint {
@@ -207,7 +210,7 @@ export interface VoiceEngine {
     bytes: Uint8Array,
     opts?: { signal?: AbortSignal; phrase?: PhraseRequest },
   ): Promise<ClipEmbedding>;
-  /** The default speaker model: enrolments use it, and voiceprints are upgraded to it. */
+  /** The default speaker model's voiceprint model id (`voiceprintModelId`): enrolments record it, and voiceprints are upgraded to it. */
   readonly speakerModelId: string;
   readonly spoofModelId: string;
   readonly speakerModel: ModelEntry;
@@ -283,6 +286,8 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     (opts.modelsDir ? join(opts.modelsDir, 'manifest.json') : defaultManifestPath(modelsDir));
   const manifest = await loadManifest(manifestPath);
   const speakerEntry = selectModel(manifest, 'speaker', modelsDir, opts.speakerModel);
+  // Voiceprints, scoring and the worker's sessions go by the embedding space: a variant shares its model's.
+  const speakerId = voiceprintModelId(speakerEntry);
   const speakerEntries = [
     speakerEntry,
     ...compatibilitySpeakerModels(manifest, modelsDir, speakerEntry),
@@ -333,12 +338,12 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   for (const [i, entry] of speakerEntries.entries()) {
     const path = speakerPaths[i]!;
     speakerRefs.push({
-      name: entry.name,
+      name: voiceprintModelId(entry),
       path,
       inputScale: speakerInputScale(entry),
       ...(await ioOf(path, entry)),
     });
-    scorers.set(entry.name, {
+    scorers.set(voiceprintModelId(entry), {
       entry,
       // Score normalisation cohort named by the model's manifest entry (null when none).
       cohort: await loadCohort(entry, modelsDir),
@@ -348,7 +353,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   }
 
   // The VAD too: a worker whose model fails to load would take the process down, not fail cleanly.
-  const vadPath = sileroModelPath();
+  const vadPath = sileroModelPath(opts.vad);
   await (await openSession(vadPath, 1, 'silero-vad')).release();
 
   const intraOpThreads = Math.max(1, Math.floor(opts.intraOpThreads ?? 1));
@@ -379,7 +384,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     taskTimeoutMs,
     workerConfig,
   });
-  const defaultThreshold = scorers.get(speakerEntry.name)!.defaultThreshold;
+  const defaultThreshold = scorers.get(speakerId)!.defaultThreshold;
   const loadedSpeakers = new Set(scorers.keys());
   const spoofThreshold = spoofEntry.defaultThreshold ?? 0.5;
   const enrolmentSpoofThreshold = spoofEntry.enrolmentThreshold ?? spoofThreshold;
@@ -423,7 +428,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   }
 
   const engine: VoiceEngine = {
-    speakerModelId: speakerEntry.name,
+    speakerModelId: speakerId,
     spoofModelId: spoofEntry.name,
     speakerModel: speakerEntry,
     speakerModels: speakerEntries,
@@ -448,7 +453,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
       } = await analyseBytes(bytes, { gating: true, consistency: true, limits }, o);
       const bonafideProbability = a.spoof.bonafideProbability;
       return {
-        voiceprint: { modelId: speakerEntry.name, embedding: a.embedding },
+        voiceprint: { modelId: speakerId, embedding: a.embedding },
         qualityScore: qualityScore({
           netSpeechSeconds: a.netSpeechSeconds,
           snrDb: a.snrDb,
@@ -488,14 +493,12 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         if (!sample.embedding.every(Number.isFinite))
           throw new EngineError('invalid_voiceprint', 'voiceprint embedding has non-finite values');
       }
-      const plan = planVoiceprint(samples, speakerEntry.name, loadedSpeakers);
+      const plan = planVoiceprint(samples, speakerId, loadedSpeakers);
       const scoring = scorers.get(plan.scoringModel)!;
       const threshold = o.threshold ?? scoring.defaultThreshold;
       if (!(threshold >= 0 && threshold <= 1)) throw new RangeError('threshold must be in [0, 1]');
       const upgradeWith =
-        plan.collectUpgradeSample && plan.scoringModel !== speakerEntry.name
-          ? [speakerEntry.name]
-          : [];
+        plan.collectUpgradeSample && plan.scoringModel !== speakerId ? [speakerId] : [];
       const {
         analysis: a,
         audio,
@@ -537,8 +540,8 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
         ...(plan.collectUpgradeSample
           ? {
               upgradeSample: {
-                modelId: speakerEntry.name,
-                embedding: a.embeddings[speakerEntry.name]!,
+                modelId: speakerId,
+                embedding: a.embeddings[speakerId]!,
               },
             }
           : {}),

@@ -5,6 +5,9 @@
  * folder) and adds a summary (time per stage, top functions by self time) to the result.
  * --vs: also times end-to-end verification against another build of the engine (its dist/index.js,
  * e.g. of the previous commit), interleaved request by request in this run: medians and ratios.
+ * --vs-speaker-model / --vs-spoof-model / --vs-vad: the same against this build with other models (any of
+ * them together: "today's defaults", e.g. `--vs-speaker-model voxkey-speaker-v4 --vs-spoof-model
+ * voxkey-spoof-v4 --vs-vad scan`), plus each stage that changes timed in alternation with its counterpart.
  * The result records the machine's load (load averages sampled through the run, and the share of CPU
  * time the whole machine spent busy and at nice > 0, i.e. training jobs) so a noisy run shows.
  *
@@ -14,7 +17,7 @@
  * plus a 5 s 44.1 kHz stereo MP3 (decode + resample path).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -35,7 +38,12 @@ import {
 import { openSession, resolveIo } from '../models/sessions.js';
 import { scoreSpoof } from '../models/spoof.js';
 import { encodeSpeech } from '../models/speech-encoder.js';
-import { concatSegments, detectSpeech, sileroModelPath } from '../features/vad.js';
+import {
+  concatSegments,
+  detectSpeech,
+  sileroModelPath,
+  type SileroVariant,
+} from '../features/vad.js';
 import { decodeWav, encodeWav } from '../audio/wav.js';
 import { median, num, parseArgs, percentile, userPath } from './args.js';
 import { summariseProfiles } from './profile.js';
@@ -220,6 +228,38 @@ function runProfiled(args: Record<string, string | true>, out: string): void {
   }
 }
 
+/**
+ * Peak RSS of a fresh process holding one 2-worker engine with these choices (every model it loads, in both
+ * workers) after `verifications` 5 s verifications: comparable between configurations, unlike this process's.
+ */
+function peakRssOf(choices: Partial<EngineOptions>, verifications: number): number {
+  const child = spawnSync(
+    process.execPath,
+    [process.argv[1]!, '--rss-child', JSON.stringify({ choices, verifications })],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  if (child.status !== 0) throw new Error(`bench: the RSS child failed (${child.status})`);
+  return JSON.parse(child.stdout.trim().split('\n').at(-1)!).peakRssMb;
+}
+
+async function rssChild(spec: string): Promise<void> {
+  const { choices, verifications } = JSON.parse(spec) as {
+    choices: Partial<EngineOptions>;
+    verifications: number;
+  };
+  const engine = await createEngine({ ...choices, threads: 2 });
+  const clip = encodeWav(speechClip(5), 16000);
+  const { voiceprint } = await engine.enrol(encodeWav(speechClip(10), 16000));
+  for (let done = 0; done < verifications; done += 2)
+    await Promise.all([engine.verify(clip, voiceprint), engine.verify(clip, voiceprint)]);
+  await engine.close();
+  // getrusage's maxRSS counts the forked copy of the parent before exec; VmHWM is this process image's own peak.
+  const status = existsSync('/proc/self/status') ? readFileSync('/proc/self/status', 'utf8') : '';
+  const hwm = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
+  const peakKb = hwm ? Number(hwm) : process.resourceUsage().maxRSS;
+  console.log(JSON.stringify({ peakRssMb: mb(peakKb * 1024) }));
+}
+
 /** End-to-end verify against another build of the engine, alternating A/B per request. */
 /** The other side of a side-by-side run: another build of the engine, or this build with another speaker model. */
 interface Other {
@@ -265,6 +305,8 @@ async function compareWith(
 }
 
 async function main() {
+  const childAt = process.argv.indexOf('--rss-child');
+  if (childAt > 0) return rssChild(process.argv[childAt + 1]!);
   const args = parseArgs(process.argv.slice(2), {
     name: 'npm run bench --',
     description:
@@ -283,7 +325,9 @@ async function main() {
       'vs-speaker-model <name>':
         'the same, against this build with another speaker model as the default (e.g. the previous one); also times that model alone and its 2-worker throughput',
       'vs-spoof-model <name>':
-        'time this spoof model beside the default one, in alternation, per clip (and end to end, unless --vs or --vs-speaker-model is given)',
+        'time this spoof model beside the default one, in alternation, per clip (and end to end with the other --vs-* choices, unless --vs is given)',
+      'vs-vad <variant>':
+        'time this Silero VAD build (scan: the one before batched) beside the engine one, in alternation, per clip (and end to end with the other --vs-* choices)',
     },
   });
   const runs = num(args.runs, 30);
@@ -320,6 +364,9 @@ async function main() {
   );
   // Per stage, in this thread, 1 intra-op thread (what one pool worker does).
   const vad = await openSession(sileroModelPath(), 1);
+  const vsVadVariant =
+    typeof args['vs-vad'] === 'string' ? (args['vs-vad'] as SileroVariant) : undefined;
+  const vsVad = vsVadVariant ? await openSession(sileroModelPath(vsVadVariant), 1) : undefined;
   const speaker = await openSession(join(modelsDir, speakerEntry.file), 1);
   const spoof = await openSession(join(modelsDir, spoofEntry.file), 1);
   const speakerIo = resolveIo(speaker, {
@@ -382,16 +429,41 @@ async function main() {
     const s: Record<string, number> = {};
     s.base64DecodeMs = await timeIt(runs, () => Buffer.from(b64[name]!, 'base64'));
     s.decodeAndResampleMs = await timeIt(runs, () => decodeAudio(bytes));
-    s.vadMs = await timeIt(runs, () => detectSpeech(vad, decoded.samples));
+    const audioSeconds = decoded.samples.length / 16000;
+    if (vsVad) {
+      const paired = await timePaired(
+        runs,
+        () => detectSpeech(vad, decoded.samples),
+        () => detectSpeech(vsVad, decoded.samples),
+      );
+      Object.assign(s, {
+        vadMs: paired.aMs,
+        vsVadMs: paired.bMs,
+        vadMsPerAudioSecond: paired.aMs / audioSeconds,
+        vsVadMsPerAudioSecond: paired.bMs / audioSeconds,
+        vadVsRatio: paired.ratio,
+      });
+    } else {
+      s.vadMs = await timeIt(runs, () => detectSpeech(vad, decoded.samples));
+      s.vadMsPerAudioSecond = s.vadMs / audioSeconds;
+    }
     s.fbankMs = await timeIt(runs, () => fbankCmn(speech));
     const feats = fbankCmn(speech, speakerInputScale(speakerEntry));
-    s.embedModelMs = await timeIt(runs, () =>
-      embedFeatures(speaker, speakerIo, feats.data, feats.frames),
-    );
     if (vsSpeaker) {
       const vsFeats = fbankCmn(speech, speakerInputScale(vsSpeaker.entry));
-      s.vsEmbedModelMs = await timeIt(runs, () =>
-        embedFeatures(vsSpeaker.session, vsSpeaker.io, vsFeats.data, vsFeats.frames),
+      const paired = await timePaired(
+        runs,
+        () => embedFeatures(speaker, speakerIo, feats.data, feats.frames),
+        () => embedFeatures(vsSpeaker.session, vsSpeaker.io, vsFeats.data, vsFeats.frames),
+      );
+      Object.assign(s, {
+        embedModelMs: paired.aMs,
+        vsEmbedModelMs: paired.bMs,
+        embedVsRatio: paired.ratio,
+      });
+    } else {
+      s.embedModelMs = await timeIt(runs, () =>
+        embedFeatures(speaker, speakerIo, feats.data, feats.frames),
       );
     }
     if (vsSpoof) {
@@ -416,6 +488,7 @@ async function main() {
     spoof.release(),
     vsSpeaker?.session.release(),
     vsSpoof?.session.release(),
+    vsVad?.release(),
     encoder?.release(),
     vsEncoder?.release(),
   ]);
@@ -444,6 +517,11 @@ async function main() {
   const phraseCheck = await benchPhraseCheck(one, voiceprint, runs);
   await one.close();
   const otherBuild = typeof args.vs === 'string' ? userPath(args.vs) : undefined;
+  const vsChoices = {
+    ...(vsName ? { speakerModel: vsName } : {}),
+    ...(vsSpoofName ? { spoofModel: vsSpoofName } : {}),
+    ...(vsVadVariant ? { vad: vsVadVariant } : {}),
+  };
   const other: Other | undefined = otherBuild
     ? {
         label: otherBuild,
@@ -452,41 +530,33 @@ async function main() {
             (await import(pathToFileURL(resolve(otherBuild)).href)) as typeof import('../index.js')
           ).createEngine({ ...engineOpts, threads: 1 }),
       }
-    : vsName
+    : Object.keys(vsChoices).length > 0
       ? {
-          label: `speaker model ${vsName}`,
-          create: () => createEngine({ ...engineOpts, speakerModel: vsName, threads: 1 }),
+          label: Object.entries(vsChoices)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', '),
+          create: () => createEngine({ ...engineOpts, ...vsChoices, threads: 1 }),
         }
-      : vsSpoofName
-        ? {
-            label: `spoof model ${vsSpoofName}`,
-            create: () => createEngine({ ...engineOpts, spoofModel: vsSpoofName, threads: 1 }),
-          }
-        : undefined;
+      : undefined;
   const comparison = other ? await compareWith(other, engineOpts, clips, runs) : undefined;
 
   // Throughput: a burst of 5 s verifications with 1 and 2 workers.
   const throughput: Record<string, number> = {};
-  for (const [threads, speakerModel] of [
+  const vsLabel = other && !otherBuild ? other.label : undefined;
+  for (const [threads, choices] of [
     [1, undefined],
     [2, undefined],
-    ...(vsName ? [[2, vsName] as const] : []),
+    ...(vsLabel ? [[2, vsChoices] as const] : []),
   ] as const) {
-    const engine = await createEngine({
-      ...engineOpts,
-      threads,
-      ...(speakerModel ? { speakerModel } : {}),
-    });
-    const enrolled = speakerModel
-      ? (await engine.enrol(clips['10s-wav16k']!)).voiceprint
-      : voiceprint;
+    const engine = await createEngine({ ...engineOpts, threads, ...choices });
+    const enrolled = choices ? (await engine.enrol(clips['10s-wav16k']!)).voiceprint : voiceprint;
     const n = Math.max(20, runs * 2);
     const t = performance.now();
     await Promise.all(
       Array.from({ length: n }, () => engine.verify(clips['5s-wav16k']!, enrolled)),
     );
     throughput[
-      `${threads}-worker${threads > 1 ? 's' : ''} clips/s${speakerModel ? ` (${speakerModel})` : ''}`
+      `${threads}-worker${threads > 1 ? 's' : ''} clips/s${choices ? ` (${vsLabel})` : ''}`
     ] = n / ((performance.now() - t) / 1000);
     await engine.close();
   }
@@ -510,6 +580,13 @@ async function main() {
   }
   await engine.close();
   const peakRssMb = mb(process.resourceUsage().maxRSS * 1024);
+  const modelChoices = {
+    modelsDir,
+    ...(engineOpts.speakerModel ? { speakerModel: engineOpts.speakerModel } : {}),
+    ...(engineOpts.spoofModel ? { spoofModel: engineOpts.spoofModel } : {}),
+  };
+  const enginePeakRssMb = peakRssOf(modelChoices, 40);
+  const vsEnginePeakRssMb = vsLabel ? peakRssOf({ ...modelChoices, ...vsChoices }, 40) : undefined;
   const first = rss.find((r) => r.runs >= 100) ?? rss[0]!;
   const last = rss.at(-1)!;
 
@@ -532,6 +609,11 @@ async function main() {
     ...(vsSpoof
       ? { vsSpoofModel: { name: vsSpoof.entry.name, sha256: vsSpoof.entry.sha256 } }
       : {}),
+    ...(vsSpeaker
+      ? { vsSpeakerModel: { name: vsSpeaker.entry.name, sha256: vsSpeaker.entry.sha256 } }
+      : {}),
+    vad: 'batched',
+    ...(vsVadVariant ? { vsVad: vsVadVariant } : {}),
     runsPerPoint: runs,
     stagesMedianMs: stages,
     endToEndVerify: e2e,
@@ -540,6 +622,10 @@ async function main() {
     throughput5s: throughput,
     memory: {
       peakRssMb,
+      enginePeakRssMb,
+      ...(vsEnginePeakRssMb !== undefined ? { vsEnginePeakRssMb, vsEngine: vsLabel } : {}),
+      enginePeakRssNote:
+        'a fresh process with one 2-worker engine (all its models in both workers) after 40 verifications; peakRssMb is this whole bench process',
       rssSamples: rss,
       rssGrowthMbFrom100ToEnd: Math.round((last.rssMb - first.rssMb) * 10) / 10,
     },
@@ -575,6 +661,39 @@ async function main() {
           .join('; '),
     );
   }
+  if (vsSpeaker) {
+    console.log(
+      `\nspeaker model alone, ${speakerEntry.name} vs ${vsSpeaker.entry.name} (alternating, one thread): ` +
+        Object.entries(stages)
+          .map(
+            ([n, s]) =>
+              `${n} ${f(s.embedModelMs!)} vs ${f(s.vsEmbedModelMs!)} ms (ratio ${s.embedVsRatio!.toFixed(2)})`,
+          )
+          .join('; '),
+    );
+  }
+  if (vsVad) {
+    console.log(
+      `\nVAD per second of audio, batched vs ${vsVadVariant} (alternating, one thread): ` +
+        Object.entries(stages)
+          .map(
+            ([n, s]) =>
+              `${n} ${s.vadMsPerAudioSecond!.toFixed(2)} vs ${s.vsVadMsPerAudioSecond!.toFixed(2)} ms/s (ratio ${s.vadVsRatio!.toFixed(2)})`,
+          )
+          .join('; '),
+    );
+  }
+  if (comparison) {
+    console.log(
+      `\nend-to-end verify, this build's defaults vs ${comparison.other} (alternating, one worker): ` +
+        Object.entries(comparison.endToEndVerify)
+          .map(
+            ([n, c]) =>
+              `${n} ${f(c.thisMedianMs)} vs ${f(c.otherMedianMs)} ms (ratio ${c.medianRatio.toFixed(2)})`,
+          )
+          .join('; '),
+    );
+  }
   console.log(`enrol (10 s, with consistency halves): ${f(enrolMs)} ms median`);
   if (phraseCheck)
     console.log(
@@ -589,7 +708,10 @@ async function main() {
     `load average (1/5/15 min) at start ${loadAtStart.join(' / ')}, at end ${result.machine.loadAverageAtEnd.join(' / ')} (other jobs share these cores)`,
   );
   console.log(
-    `peak RSS ${peakRssMb} MB; RSS after ${first.runs} runs ${first.rssMb} MB, after ${last.runs} runs ${last.rssMb} MB`,
+    `peak RSS of one 2-worker engine process (every model it loads): ${enginePeakRssMb} MB${vsEnginePeakRssMb !== undefined ? ` vs ${vsEnginePeakRssMb} MB (${vsLabel})` : ''}`,
+  );
+  console.log(
+    `peak RSS (this bench process) ${peakRssMb} MB; RSS after ${first.runs} runs ${first.rssMb} MB, after ${last.runs} runs ${last.rssMb} MB`,
   );
   console.log(`written ${out}`);
 }

@@ -97,7 +97,7 @@ export async function buildCohort(
   }
   const buf = Buffer.alloc(rowsOut.length * dim * 4);
   rowsOut.forEach((r, k) => r.forEach((x, i) => buf.writeFloatLE(x, (k * dim + i) * 4)));
-  const file = `${engine.speakerModelId}-cohort.f32`;
+  const file = `${engine.speakerModel.name}-cohort.f32`;
   writeFileSync(join(modelsDir, file), buf);
   return {
     method: 'as-norm',

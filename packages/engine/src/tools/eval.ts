@@ -20,6 +20,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEngine, type VoiceEngine } from '../runtime/engine.js';
+import type { SileroVariant } from '../features/vad.js';
 import { EngineError } from '../errors.js';
 import { defaultManifestPath, defaultModelsDir, loadManifest } from '../models/manifest.js';
 import {
@@ -137,6 +138,7 @@ async function main() {
       'speaker-model <name>': 'speaker model from the manifest (default: its default)',
       'spoof-model <name>': 'spoof model from the manifest (default: its default)',
       'limit <n>': 'score at most n trials of each list',
+      'vad <variant>': 'Silero VAD build: batched (the engine default) or scan (the one before it)',
       'cache-dir <dir>': 'per-clip score cache (default: the OS temp directory)',
       'no-cache': 'ignore the per-clip score cache',
       'write-calibration':
@@ -173,10 +175,12 @@ async function main() {
   const threads = num(args.threads, availableParallelism());
   const limit = num(args.limit, Infinity);
   const t0 = performance.now();
+  const vad: SileroVariant = args.vad === 'scan' ? 'scan' : 'batched';
   const engine: VoiceEngine = await createEngine({
     modelsDir,
     speakerModel: typeof args['speaker-model'] === 'string' ? args['speaker-model'] : undefined,
     spoofModel: typeof args['spoof-model'] === 'string' ? args['spoof-model'] : undefined,
+    vad,
     threads,
     maxQueue: 1024,
     taskTimeoutMs: 120_000,
@@ -209,7 +213,8 @@ async function main() {
   const channelClips = [...new Set(channelTrials.flatMap((t) => [t.enrol!, t.test!]))];
 
   const phraseEncoding = Boolean(args['phrase-encoding']);
-  const key = `${engine.speakerModel.sha256.slice(0, 12)}-${engine.spoofModel.sha256.slice(0, 12)}${phraseEncoding ? '-phrase' : ''}`;
+  // The VAD decides which samples are embedded, so its build is part of the key.
+  const key = `${engine.speakerModel.sha256.slice(0, 12)}-${engine.spoofModel.sha256.slice(0, 12)}-vad-${vad}${phraseEncoding ? '-phrase' : ''}`;
   const cacheDir =
     typeof args['cache-dir'] === 'string'
       ? userPath(args['cache-dir'])
@@ -228,7 +233,7 @@ async function main() {
   const todo = [...clips, ...channelClips.map((c) => CHANNEL_KEY + c)].filter((c) => !cache[c]?.q);
   const failed: Record<string, string> = {};
   console.error(
-    `eval: ${clips.length + channelClips.length} clips (${todo.length} to embed, ${clips.length + channelClips.length - todo.length} cached), ${sv.length} SV trials, ${channelTrials.length} channel trials, ${cm.length} CM trials, speaker ${engine.speakerModelId}, spoof ${engine.spoofModelId}, ${threads} threads`,
+    `eval: ${clips.length + channelClips.length} clips (${todo.length} to embed, ${clips.length + channelClips.length - todo.length} cached), ${sv.length} SV trials, ${channelTrials.length} channel trials, ${cm.length} CM trials, speaker ${engine.speakerModel.name}, spoof ${engine.spoofModelId}, ${threads} threads`,
   );
   let done = 0;
   let next = 0;
@@ -277,12 +282,12 @@ async function main() {
     if (typeof args['cohort-topk'] === 'string') spec.topK = num(args['cohort-topk'], spec.topK);
     const manifestPath = defaultManifestPath(modelsDir);
     const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
-    m.models.find((x: { name: string }) => x.name === engine.speakerModelId).scoreNormalization =
+    m.models.find((x: { name: string }) => x.name === engine.speakerModel.name).scoreNormalization =
       spec;
     writeFileSync(manifestPath, JSON.stringify(m, null, 2) + '\n');
     engine.speakerModel.scoreNormalization = spec;
     console.error(
-      `wrote cohort ${spec.file} (${spec.count} speakers, top-${spec.topK}) for ${engine.speakerModelId} into ${manifestPath}`,
+      `wrote cohort ${spec.file} (${spec.count} speakers, top-${spec.topK}) for ${engine.speakerModel.name} into ${manifestPath}`,
     );
   }
   await engine.close();
@@ -336,7 +341,8 @@ async function main() {
   const result: Record<string, unknown> = {
     command: `npm run eval -- ${process.argv.slice(2).join(' ')}`,
     date: new Date().toISOString(),
-    speakerModel: { name: engine.speakerModelId, sha256: engine.speakerModel.sha256 },
+    speakerModel: { name: engine.speakerModel.name, sha256: engine.speakerModel.sha256 },
+    vad,
     spoofModel: { name: engine.spoofModelId, sha256: engine.spoofModel.sha256 },
     dataset: datasetDir,
     clips: {
@@ -602,7 +608,7 @@ async function main() {
     if (args['write-calibration']) {
       const manifestPath = defaultManifestPath(modelsDir);
       const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
-      const entry = m.models.find((x: { name: string }) => x.name === engine.speakerModelId);
+      const entry = m.models.find((x: { name: string }) => x.name === engine.speakerModel.name);
       // The enrolment-samples term comes from training/voxkey_train/sv_study.py multi and is kept.
       const quality = {
         ...(qualityW ? { testLogDuration: Number(qualityW.toFixed(6)) } : {}),
@@ -621,7 +627,7 @@ async function main() {
       entry.thresholdNote = `match_score >= ${decision.threshold} keeps FAR <= ${decision.maxFar} in every dev block${channelSet.length ? ' (clean and channel dev sets)' : ''} (worst: ${decision.worstBlock}); slope a fitted by logistic regression on all dev trials${cohort ? ', scores AS-normed against the cohort' : ''}${channelTerms ? '; channel terms in the measured quality of both recordings (npm run eval -- --channel-terms)' : ''}`;
       writeFileSync(manifestPath, JSON.stringify(m, null, 2) + '\n');
       console.error(
-        `wrote calibration a=${decision.a.toFixed(6)} b=${decision.b.toFixed(6)} (worst block ${decision.worstBlock}) for ${engine.speakerModelId} into ${manifestPath}`,
+        `wrote calibration a=${decision.a.toFixed(6)} b=${decision.b.toFixed(6)} (worst block ${decision.worstBlock}) for ${engine.speakerModel.name} into ${manifestPath}`,
       );
     }
   }
@@ -764,7 +770,7 @@ async function main() {
   const out =
     typeof args.out === 'string'
       ? userPath(args.out)
-      : join(REPO_ROOT, 'bench', 'results', `engine-eval-${engine.speakerModelId}.json`);
+      : join(REPO_ROOT, 'bench', 'results', `engine-eval-${engine.speakerModel.name}.json`);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
 

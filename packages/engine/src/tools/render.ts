@@ -169,6 +169,9 @@ export interface BenchResult {
   speakerModel: { name: string; sha256: string };
   spoofModel: { name: string; sha256: string };
   vsSpoofModel?: { name: string; sha256: string };
+  vsSpeakerModel?: { name: string; sha256: string };
+  vad?: string;
+  vsVad?: string;
   runsPerPoint: number;
   stagesMedianMs: Record<string, Record<string, number>>;
   endToEndVerify: Record<string, { medianMs: number; p90Ms: number; rtf: number }>;
@@ -176,6 +179,9 @@ export interface BenchResult {
   throughput5s: Record<string, number>;
   memory: {
     peakRssMb: number;
+    enginePeakRssMb?: number;
+    vsEnginePeakRssMb?: number;
+    vsEngine?: string;
     rssSamples: { runs: number; rssMb: number }[];
     rssGrowthMbFrom100ToEnd: number;
   };
@@ -218,7 +224,23 @@ export function renderBench(r: BenchResult): string {
       )
         .map(
           ([name, s]) =>
-            `${name} ${f1(s.embedModelMs)} vs ${f1(s.vsEmbedModelMs)} (${r.comparison?.other ?? 'other'})`,
+            `${name} ${f1(s.embedModelMs)} vs ${f1(s.vsEmbedModelMs)}` +
+            (s.embedVsRatio !== undefined ? ` (ratio ${s.embedVsRatio.toFixed(2)})` : ''),
+        )
+        .join(
+          '; ',
+        )}, \`${r.speakerModel.name}\` vs \`${r.vsSpeakerModel?.name ?? r.comparison?.other ?? 'other'}\`${Object.values(r.stagesMedianMs).some((s) => s.embedVsRatio !== undefined) ? ', alternating call by call' : ''}.`,
+    );
+  }
+  if (r.vsVad) {
+    lines.push('');
+    lines.push(
+      `Voice activity (Silero VAD) per second of audio, \`${r.vad ?? 'batched'}\` vs \`${r.vsVad}\` alternating call by call (one thread, ms/s): ${Object.entries(
+        r.stagesMedianMs,
+      )
+        .map(
+          ([name, s]) =>
+            `${name} ${s.vadMsPerAudioSecond!.toFixed(2)} vs ${s.vsVadMsPerAudioSecond!.toFixed(2)} (ratio ${s.vadVsRatio!.toFixed(2)})`,
         )
         .join('; ')}.`,
     );
@@ -259,8 +281,15 @@ export function renderBench(r: BenchResult): string {
       .join('; ')}.`,
   );
   const s = r.memory.rssSamples;
+  if (r.memory.enginePeakRssMb !== undefined)
+    lines.push(
+      `Peak RSS of a process holding one 2-worker engine (every model it loads, in both workers) after 40 verifications: ${r.memory.enginePeakRssMb} MB` +
+        (r.memory.vsEnginePeakRssMb !== undefined
+          ? ` vs ${r.memory.vsEnginePeakRssMb} MB with ${r.memory.vsEngine} (${r.memory.enginePeakRssMb - r.memory.vsEnginePeakRssMb >= 0 ? '+' : ''}${(r.memory.enginePeakRssMb - r.memory.vsEnginePeakRssMb).toFixed(1)} MB).`
+          : '.'),
+    );
   lines.push(
-    `Memory (process RSS, includes the worker threads): peak ${r.memory.peakRssMb} MB; ${s.map((x) => `${x.rssMb} MB after ${x.runs}`).join(', ')} runs ` +
+    `Memory (this bench process's RSS, includes the worker threads): peak ${r.memory.peakRssMb} MB; ${s.map((x) => `${x.rssMb} MB after ${x.runs}`).join(', ')} runs ` +
       `(growth from 100 runs to the end: ${r.memory.rssGrowthMbFrom100ToEnd} MB).`,
   );
   lines.push('');

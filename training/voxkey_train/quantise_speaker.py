@@ -1,0 +1,327 @@
+"""Static int8 quantisation of the CAM++ speaker model: models/voxkey-speaker-v4.onnx -> voxkey-speaker-v4-int8.onnx.
+
+    $VOXKEY_VENV/bin/python -m training.voxkey_train.quantise_speaker [--check-only]   (from the repository root)
+
+One reproducible command (needs node and the engine built, `npm run build`, for the engine's front-end):
+
+1. The float model's float16-stored weights are cast back to float32 (exactly: they are float16 values).
+2. An exact rewrite of every CAM layer's context path: CAM++ adds the segment means (100-frame average pooling)
+   to the utterance mean, broadcasts that to every frame and only then runs two 1x1 convolutions and a sigmoid
+   on it. Those are per-frame operations, so they run on the segment columns first and the mask is broadcast
+   after: same result (bit for bit on the dev clips checked) at a fraction of the cost.
+3. onnxruntime.quantization: quant_pre_process, then quantize_static (QDQ, per-channel int8 weights, uint8
+   activations, MinMax calibration) of the D-TDNN blocks' bottleneck (1x1) and local (k=3) convolutions,
+   calibrated on train-split clips' speaker-model input as the engine computes it (decode, Silero VAD, joined
+   speech, Kaldi fbank with CMN: packages/engine/scripts/dump-speaker-features.mjs). Every other convolution stays in
+   float: the 2-D front-end, the first TDNN layer, the transit layers and the embedding layer each cost more
+   accuracy than the rest together when quantised, and so do the first 4 dense layers (per-group sensitivity
+   in docs/benchmarks.md); the context convolutions run on a handful of columns after step 2, so int8 would
+   gain nothing there.
+4. Check: every dev bona fide clip through the float model and the int8 model (the engine's features);
+   the lowest cosine must be >= 0.995, else nothing is written (exit 1).
+5. models/voxkey-speaker-v4-int8.onnx (float weights stored as float16 like the source), the manifest entry's
+   `quantisation` block and training/results/quantise-voxkey-speaker-v4-int8.json (clips, nodes, cosines).
+
+--check-only rebuilds the file and compares it with the committed one.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .pretrained import DATA_DIR, MANIFEST, MODELS, REPO, fp16_weights, ort_session, sha256
+
+SOURCE = "voxkey-speaker-v4"
+TARGET = "voxkey-speaker-v4-int8"
+MIN_COSINE = 0.995
+CALIBRATION_CLIPS = 200
+CALIBRATION_SEED = 33
+FEATURE_SCALE = 1  # kaldi-fbank-80-cmn-unit-scale, the source entry's input.features
+SEGMENT_FRAMES = 100  # CAM++ seg_len
+RESULTS = REPO / "training" / "results" / f"quantise-{TARGET}.json"
+
+
+def manifest_rows() -> list[dict]:
+    import csv
+    with open(DATA_DIR / "manifest.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def calibration_clips(rows: list[dict]) -> list[str]:
+    """A seeded sample of train-split bona fide clips of at least 2 s (paths relative to the data set)."""
+    train = sorted(r["path"] for r in rows if r["split"] == "train" and r["kind"] == "bonafide" and float(r["duration_s"]) >= 2)
+    picked = np.random.default_rng(CALIBRATION_SEED).choice(len(train), CALIBRATION_CLIPS, replace=False)
+    return [train[i] for i in sorted(picked)]
+
+
+def dev_clips(rows: list[dict]) -> list[str]:
+    return sorted(r["path"] for r in rows if r["split"] == "dev" and r["kind"] == "bonafide")
+
+
+def engine_features(clips: list[str], work: Path) -> list[np.ndarray]:
+    """The speaker model's input [T, 80] for each clip, computed by the engine's own front-end."""
+    out = work / f"feats-{hashlib.sha1(chr(10).join(clips).encode()).hexdigest()[:12]}"
+    out.mkdir(parents=True, exist_ok=True)
+    listing = out / "clips.txt"
+    listing.write_text("".join(f"{DATA_DIR / c}\n" for c in clips))
+    dump = REPO / "packages" / "engine" / "scripts" / "dump-speaker-features.mjs"
+    subprocess.run(["node", str(dump), str(out), str(FEATURE_SCALE), str(listing)], check=True)
+    return [np.fromfile(out / f"{i}.fbank.f32", dtype=np.float32).reshape(-1, 80) for i in range(len(clips))]
+
+
+def float32_weights(model):
+    """Undo fp16_weights: each float16 initializer followed by a Cast to float becomes a float32 initializer."""
+    from onnx import numpy_helper
+    graph = model.graph
+    inits = {i.name: i for i in graph.initializer}
+    folded, kept = {}, []
+    for node in graph.node:
+        source = inits.get(node.input[0]) if node.op_type == "Cast" and node.input else None
+        if source is not None and source.data_type == 10:  # FLOAT16
+            folded[node.output[0]] = numpy_helper.from_array(numpy_helper.to_array(source).astype(np.float32), node.output[0])
+        else:
+            kept.append(node)
+    used = {name for node in kept for name in node.input}
+    initializers = [i for i in graph.initializer if i.name in used and i.data_type != 10] + list(folded.values())
+    del graph.node[:]
+    graph.node.extend(kept)
+    del graph.initializer[:]
+    graph.initializer.extend(initializers)
+    return model
+
+
+def segment_context(model) -> int:
+    """Step 2 of the module doc: the CAM context convolutions on segment columns, the mask broadcast after."""
+    import onnx
+    from onnx import helper, numpy_helper
+    graph = model.graph
+    producer = {o: n for n in graph.node for o in n.output}
+    consumers: dict[str, list] = {}
+    for n in graph.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+    graph.initializer.extend([
+        numpy_helper.from_array(np.array([1, 1, 1, SEGMENT_FRAMES], dtype=np.int64), "cam_segment_repeat"),
+        numpy_helper.from_array(np.array([0, 0, -1], dtype=np.int64), "cam_segment_flatten"),
+        numpy_helper.from_array(np.array([-1], dtype=np.int64), "cam_segment_axis"),
+    ])
+
+    def only_consumer(name: str, op: str):
+        (node,) = consumers[name]
+        if node.op_type != op:
+            raise SystemExit(f"unexpected CAM layer: {node.name} is {node.op_type}, expected {op}")
+        return node
+
+    dead, inserted, rewritten = set(), {}, 0
+    for add in list(graph.node):
+        if add.op_type != "Add":
+            continue
+        mean, broadcast = (producer.get(x) for x in add.input)
+        if not mean or not broadcast or mean.op_type != "ReduceMean" or broadcast.op_type != "Slice":
+            continue
+        flat = producer[broadcast.input[0]]
+        repeat = producer[flat.input[0]]
+        unsqueeze = producer[repeat.input[0]]
+        pool = producer[unsqueeze.input[0]]
+        kernel = next(a for a in pool.attribute if a.name == "kernel_shape").ints[0]
+        if (flat.op_type, repeat.op_type, unsqueeze.op_type, pool.op_type, kernel) != (
+                "Reshape", "Expand", "Unsqueeze", "AveragePool", SEGMENT_FRAMES):
+            raise SystemExit(f"unexpected CAM context path at {add.name}")
+        conv1 = only_consumer(add.output[0], "Conv")
+        relu = only_consumer(conv1.output[0], "Relu")
+        conv2 = only_consumer(relu.output[0], "Conv")
+        sigmoid = only_consumer(conv2.output[0], "Sigmoid")
+        mul = only_consumer(sigmoid.output[0], "Mul")
+        add.input[1] = pool.output[0]
+        for node in (unsqueeze, repeat, flat, broadcast):
+            if all(c in (unsqueeze, repeat, flat, broadcast, add) for c in consumers.get(node.output[0], [])):
+                dead.add(node.name)
+        mask = sigmoid.output[0]
+        inserted[sigmoid.name] = [
+            helper.make_node("Unsqueeze", [mask, "cam_segment_axis"], [mask + "_segments"], name=mask + "_unsqueeze"),
+            helper.make_node("Expand", [mask + "_segments", "cam_segment_repeat"], [mask + "_repeated"], name=mask + "_expand"),
+            helper.make_node("Reshape", [mask + "_repeated", "cam_segment_flatten"], [mask + "_flat"], name=mask + "_flatten"),
+            helper.make_node("Slice", [mask + "_flat", *broadcast.input[1:]], [mask + "_frames"], name=mask + "_slice"),
+        ]
+        mul.input[list(mul.input).index(mask)] = mask + "_frames"
+        rewritten += 1
+    nodes = []
+    for node in graph.node:
+        if node.name in dead:
+            continue
+        nodes.append(node)
+        nodes.extend(inserted.get(node.name, []))
+    del graph.node[:]
+    graph.node.extend(nodes)
+    del graph.value_info[:]
+    onnx.checker.check_model(model)
+    return rewritten
+
+
+def conv_groups(model) -> dict[str, list[str]]:
+    """The convolutions by role, from the weight shapes of CAM++ (feat_dim 80, growth 32, bottleneck 128)."""
+    weights = {i.name: list(i.dims) for i in model.graph.initializer}
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    groups: dict[str, list[str]] = {}
+    dense_seen = {"bottleneck": 0, "local": 0}
+    for index, node in enumerate(convs):
+        shape = weights[node.input[1]]
+        if len(shape) == 4:
+            role = "front-end (2-D)"
+        elif index == len(convs) - 1:
+            role = "embedding"
+        elif shape in ([64, 128, 1], [32, 64, 1]):
+            role = "cam-context"
+        elif shape[0] == 128 and shape[2] == 1:
+            role = "bottleneck"
+        elif shape == [32, 128, 3]:
+            role = "local"
+        elif shape[2] == 5:
+            role = "tdnn-first"
+        else:
+            role = "transit"
+        if role in dense_seen:
+            dense_seen[role] += 1
+            if dense_seen[role] <= FLOAT_DENSE_LAYERS:
+                role = f"first-dense-layers-{role}"
+        groups.setdefault(role, []).append(node.name)
+    return groups
+
+
+QUANTISED_ROLES = ("bottleneck", "local")
+# The first dense layers of block 1 stay float: with them in int8 the shortest dev clips fell just under the
+# cosine limit (0.9943 at worst), with them in float 0.9962 (the sensitivity study in docs/benchmarks.md).
+FLOAT_DENSE_LAYERS = 4
+
+
+def embed(session, feats: list[np.ndarray]) -> np.ndarray:
+    name = session.get_inputs()[0].name
+    return np.stack([session.run(None, {name: f[None]})[0][0] for f in feats])
+
+
+def main() -> None:
+    import onnx
+    from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check-only", action="store_true", help="rebuild and compare with the committed file")
+    ap.add_argument("--work", default=os.environ.get("VOXKEY_WORK", tempfile.gettempdir()) + "/voxkey-quantise-speaker")
+    a = ap.parse_args()
+    work = Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
+    source_path = MODELS / f"{SOURCE}.onnx"
+    target_path = MODELS / f"{TARGET}.onnx"
+    rows = manifest_rows()
+    calibration = calibration_clips(rows)
+    dev = dev_clips(rows)
+    t0 = time.time()
+    calibration_feats = engine_features(calibration, work)
+    dev_feats = engine_features(dev, work)
+    print(f"features: {len(calibration)} calibration clips, {len(dev)} dev clips ({time.time() - t0:.0f} s)")
+
+    names = ("float32.onnx", "segments.onnx", "pre.onnx", "int8.onnx")
+    float_path, rewritten_path, pre_path, quant_path = (work / name for name in names)
+    model = float32_weights(onnx.load(str(source_path)))
+    onnx.save(model, str(float_path))
+    rewritten = segment_context(model)
+    onnx.save(model, str(rewritten_path))
+    quant_pre_process(str(rewritten_path), str(pre_path), skip_symbolic_shape=True)
+    groups = conv_groups(onnx.load(str(pre_path)))
+    excluded = [name for role, names in groups.items() if role not in QUANTISED_ROLES for name in names]
+
+    class Calibration(CalibrationDataReader):
+        def __init__(self):
+            self.items = iter([{"feats": f[None]} for f in calibration_feats])
+
+        def get_next(self):
+            return next(self.items, None)
+
+    quantize_static(str(pre_path), str(quant_path), Calibration(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, op_types_to_quantize=["Conv"],
+                    nodes_to_exclude=excluded, calibrate_method=CalibrationMethod.MinMax)
+    quantised = fp16_weights(onnx.load(str(quant_path)))
+    quantised.producer_version = ""
+    quantised.doc_string = ""
+    for node in quantised.graph.node:
+        del node.metadata_props[:]
+    built = work / f"{TARGET}.onnx"
+    onnx.save(quantised, str(built))
+
+    reference = embed(ort_session(source_path), dev_feats)
+    exact = embed(ort_session(rewritten_path), dev_feats)
+    candidate = embed(ort_session(built), dev_feats)
+
+    def cosines(x: np.ndarray) -> np.ndarray:
+        return (x * reference).sum(1) / np.linalg.norm(x, axis=1) / np.linalg.norm(reference, axis=1)
+
+    cos = cosines(candidate)
+    rewrite_cos = cosines(exact)
+    worst = np.argsort(cos)[:5]
+    summary = {
+        "devClips": len(dev),
+        "minCosine": round(float(cos.min()), 6),
+        "p1Cosine": round(float(np.percentile(cos, 1)), 6),
+        "meanCosine": round(float(cos.mean()), 6),
+        "segmentRewriteMinCosine": round(float(rewrite_cos.min()), 7),
+        "worstClips": [{"clip": dev[i], "cosine": round(float(cos[i]), 6), "frames": int(dev_feats[i].shape[0])} for i in worst],
+    }
+    print(json.dumps(summary, indent=2))
+    if cos.min() < MIN_COSINE:
+        print(f"QUANTISATION REJECTED: lowest dev cosine {cos.min():.5f} < {MIN_COSINE}", file=sys.stderr)
+        sys.exit(1)
+
+    digest = sha256(built)
+    print(f"{built.name}: {built.stat().st_size:,} bytes, sha256 {digest}")
+    if a.check_only:
+        committed = sha256(target_path)
+        print(f"rebuilt file is {'identical to' if committed == digest else 'DIFFERENT from'} the committed one ({committed})")
+        sys.exit(0 if committed == digest else 2)
+    target_path.write_bytes(built.read_bytes())
+
+    import onnxruntime
+    quantisation = {
+        "command": "$VOXKEY_VENV/bin/python -m training.voxkey_train.quantise_speaker",
+        "sourceModel": SOURCE,
+        "sourceSha256": sha256(source_path),
+        "onnxruntime": onnxruntime.__version__,
+        "method": "quantize_static, QDQ, per-channel int8 weights, uint8 activations, MinMax calibration",
+        "rewrite": f"CAM context path on segment columns ({rewritten} layers; exact: lowest dev cosine "
+                   f"{summary['segmentRewriteMinCosine']})",
+        "calibration": {
+            "clips": len(calibration),
+            "selection": f"train split, bona fide, >= 2 s, numpy default_rng({CALIBRATION_SEED}) sample; "
+                         f"list in {RESULTS.relative_to(REPO)}",
+            "features": "the engine's speaker-model input (packages/engine/scripts/dump-speaker-features.mjs)",
+        },
+        "quantisedNodes": {role: len(groups[role]) for role in QUANTISED_ROLES},
+        "floatNodes": {role: (names if len(names) <= 12 else f"{len(names)} convolutions")
+                       for role, names in groups.items() if role not in QUANTISED_ROLES},
+        "devCheck": {k: summary[k] for k in ("devClips", "minCosine", "p1Cosine", "meanCosine")},
+    }
+    RESULTS.write_text(json.dumps({**quantisation, "sha256": digest, "calibrationClips": calibration,
+                                   "quantisedNodeNames": {r: groups[r] for r in QUANTISED_ROLES},
+                                   "floatNodeNames": {r: n for r, n in groups.items() if r not in QUANTISED_ROLES},
+                                   "dev": summary}, indent=2) + "\n")
+    doc = json.loads(MANIFEST.read_text())
+    entry = next((m for m in doc["models"] if m["name"] == TARGET), None)
+    if entry is None:
+        print(f"note: {TARGET} has no manifest entry yet: add one (see models/README.md), then run again")
+    else:
+        entry["sha256"] = digest
+        entry["quantisation"] = quantisation
+        MANIFEST.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    print(f"wrote {target_path}, {RESULTS.relative_to(REPO)}" + ("" if entry is None else f", {MANIFEST.relative_to(REPO)}"))
+
+
+if __name__ == "__main__":
+    main()
