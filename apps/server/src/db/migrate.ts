@@ -12,8 +12,8 @@ import * as idempotencyKeys from './migrations/2026-11-25T0611_idempotency_keys.
 import * as voiceprintUpgrades from './migrations/2026-11-27T0400_voiceprint_upgrades.js';
 import * as enrollmentDeepfakeThreshold from './migrations/2026-11-27T0430_enrollment_deepfake_threshold.js';
 import * as sampleRecordingQuality from './migrations/2026-11-27T2200_sample_recording_quality.js';
-import * as phraseChallenges from './migrations/2026-11-30T1200_phrase_challenges.js';
-import * as claimIndexes from './migrations/2026-11-30T1300_claim_indexes.js';
+import * as phraseChallenges from './migrations/2026-11-28T0100_phrase_challenges.js';
+import * as claimIndexes from './migrations/2026-11-28T0200_claim_indexes.js';
 import type { DB } from './types.js';
 
 /** Migrations in order; names are timestamps so they sort by creation. */
@@ -31,8 +31,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T0400_voiceprint_upgrades': voiceprintUpgrades,
   '2026-11-27T0430_enrollment_deepfake_threshold': enrollmentDeepfakeThreshold,
   '2026-11-27T2200_sample_recording_quality': sampleRecordingQuality,
-  '2026-11-30T1200_phrase_challenges': phraseChallenges,
-  '2026-11-30T1300_claim_indexes': claimIndexes,
+  '2026-11-28T0100_phrase_challenges': phraseChallenges,
+  '2026-11-28T0200_claim_indexes': claimIndexes,
 };
 
 function createMigrator(db: Kysely<DB>): Migrator {
