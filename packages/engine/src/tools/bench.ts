@@ -618,7 +618,12 @@ async function main() {
     stagesMedianMs: stages,
     endToEndVerify: e2e,
     enrol10sMedianMs: enrolMs,
-    ...(phraseCheck ? { phraseCheck5s: phraseCheck } : {}),
+    ...(phraseCheck
+      ? {
+          phraseCheck5s: phraseCheck.sentence,
+          ...(phraseCheck.digits ? { phraseCheckDigits: phraseCheck.digits } : {}),
+        }
+      : {}),
     throughput5s: throughput,
     memory: {
       peakRssMb,
@@ -696,9 +701,14 @@ async function main() {
   }
   console.log(`enrol (10 s, with consistency halves): ${f(enrolMs)} ms median`);
   if (phraseCheck)
-    console.log(
-      `phrase check (5 s real English WAV, alternating): verify with phrase ${f(phraseCheck.withPhraseMs)} ms, without ${f(phraseCheck.withoutPhraseMs)} ms, added ${f(phraseCheck.addedMs)} ms median (last run: encoder ${f(phraseCheck.encoderMs)} ms, decoding ${f(phraseCheck.decodeMs)} ms, matched ${phraseCheck.matched})`,
-    );
+    for (const [label, cost] of [
+      ['5 s real English sentence, free decoding', phraseCheck.sentence],
+      ['5.6 s real digit string, digit challenge', phraseCheck.digits],
+    ] as const)
+      if (cost)
+        console.log(
+          `phrase check (${label}, alternating): verify with phrase ${f(cost.withPhraseMs)} ms, without ${f(cost.withoutPhraseMs)} ms, added ${f(cost.addedMs)} ms median (last run: encoder ${f(cost.encoderMs)} ms, decoding ${f(cost.decodeMs)} ms, matched ${cost.matched})`,
+        );
   console.log(
     `throughput (5 s clips): ${Object.entries(throughput)
       .map(([k, v]) => `${k} ${v.toFixed(1)}`)
