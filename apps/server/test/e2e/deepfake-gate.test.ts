@@ -8,6 +8,7 @@ import {
   type LosslessRecording,
 } from '../support/recordings.js';
 import {
+  callApi,
   createServerEnvironment,
   REPO_MODELS,
   runCli,
@@ -38,18 +39,8 @@ describe.skipIf(
   let org: { id: number; token: string };
   let recordings: LosslessRecording[];
 
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${server.baseUrl}/organisations/${org.id}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${org.token}`,
-        ...(body ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  };
+  const api = (method: string, path: string, body?: unknown) =>
+    callApi(server.baseUrl, org.token, method, `/organisations/${org.id}${path}`, body);
   const submit = async (
     resource: 'enrollments' | 'verifications',
     audio: Uint8Array,

@@ -11,6 +11,7 @@ import {
   spokenTextsPresentFor,
 } from '../support/recordings.js';
 import {
+  callApi,
   createServerEnvironment,
   REPO_MODELS,
   runCli,
@@ -40,18 +41,8 @@ describe.skipIf(!spokenTextsPresentFor(import.meta.url, 'phrase checks on real s
     let sentences: { said: SpokenClip; other: SpokenClip };
     const externalId = 'phrase-speaker';
 
-    const api = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${server.baseUrl}/organisations/${org.id}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${org.token}`,
-          ...(body ? { 'content-type': 'application/json' } : {}),
-        },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : undefined };
-    };
+    const api = (method: string, path: string, body?: unknown) =>
+      callApi(server.baseUrl, org.token, method, `/organisations/${org.id}${path}`, body);
     const submit = async (
       resource: 'enrollments' | 'verifications',
       clip: SpokenClip,

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DIALECT } from '../support/database.js';
 import { DATASET_DIR, datasetPresentFor } from '../support/recordings.js';
 import {
+  callApi,
   createServerEnvironment,
   ENGINE_FIXTURE_MODELS,
   runCli,
@@ -69,18 +70,8 @@ describe.skipIf(!datasetPresentFor(import.meta.url, 'verification streams end to
     let speakers: Buffer[][];
     let genuineScore = 0;
 
-    const api = async (method: string, urlPath: string, body?: unknown) => {
-      const res = await fetch(`${server.baseUrl}${urlPath}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${org.token}`,
-          ...(body ? { 'content-type': 'application/json' } : {}),
-        },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : undefined };
-    };
+    const api = (method: string, urlPath: string, body?: unknown) =>
+      callApi(server.baseUrl, org.token, method, urlPath, body);
     const webhookFor = async (requestUuid: string) =>
       (
         await receiver.waitFor(

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DIALECT } from '../support/database.js';
 import { datasetPresentFor, speakerRecordings } from '../support/recordings.js';
 import {
+  callApi,
   createServerEnvironment,
   runCli,
   type ServerEnvironment,
@@ -22,22 +23,8 @@ describe.skipIf(!datasetPresentFor(import.meta.url, 'enrolment and verification 
     let recordings: string[][];
     let failNext = 0;
 
-    const api = async (method: string, path: string, body?: unknown, token = org.token) => {
-      const res = await fetch(`${server.baseUrl}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body ? { 'content-type': 'application/json' } : {}),
-        },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const text = await res.text();
-      return {
-        status: res.status,
-        headers: res.headers,
-        body: text ? JSON.parse(text) : undefined,
-      };
-    };
+    const api = (method: string, path: string, body?: unknown, token = org.token) =>
+      callApi(server.baseUrl, token, method, path, body);
     const orgPath = (suffix = '') => `/organisations/${org.id}${suffix}`;
     const resultFor = (requestUuid: string) =>
       receiver.waitFor((calls) =>

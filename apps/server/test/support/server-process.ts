@@ -65,6 +65,32 @@ export async function runCli<T = any>(environment: ServerEnvironment, args: stri
   return JSON.parse(stdout) as T;
 }
 
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** One JSON call to a running server's API with a bearer token (the body parsed when there is one). */
+export async function callApi(
+  baseUrl: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<ApiResponse> {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
 export interface ServerProcess {
   /** The API base URL (`.../v1`) of `serve`; the health origin (no `/v1`) of `worker`. */
   baseUrl: string;
