@@ -109,6 +109,20 @@ describe.skipIf(!present)('phrase check with the bundled Whisper decoder', () =>
     expect(Math.abs(withPhrase.spoofLogit - plain.spoofLogit)).toBeLessThan(5);
   });
 
+  it('verifies without the deepfake check when asked (a stream probe): no encoder run, no spoof score', async () => {
+    const { voiceprint } = await engine.enrol(audioBytes('alice_1.wav'));
+    const full = await engine.verify(audioBytes('alice_2.wav'), voiceprint);
+    const voiceOnly = await engine.verify(audioBytes('alice_2.wav'), voiceprint, {
+      spoofCheck: false,
+    });
+    expect(voiceOnly.matchScore).toBe(full.matchScore);
+    expect(voiceOnly.result).toBe(full.result);
+    expect(voiceOnly.deepfakeDetected).toBe(false);
+    expect(voiceOnly.bonafideProbability).toBeNaN();
+    expect(full.timings.encoderMs).toBeGreaterThan(1);
+    expect(voiceOnly.timings.encoderMs).toBeLessThan(1);
+  });
+
   it('refuses a malformed phrase request', async () => {
     await expect(
       engine.embedBytes(audioBytes('alice_1.wav'), {

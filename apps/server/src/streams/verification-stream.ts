@@ -360,11 +360,12 @@ export class VerificationStream implements OpenStream {
     if (!subject || this.phrase || this.netSpeech < LIMITS.minNetSpeechSeconds) return false;
     if (upTo - this.probedSamples < this.config.STREAM_PROBE_EVERY_S * rate) return false;
     this.probedSamples = upTo;
-    // The speaker model embeds the speech as a whole, so a probe analyses all the audio so far.
+    // The speaker model embeds the speech as a whole, so a probe analyses all the audio so far; it only
+    // times the decision (the job verifies the recording in full, deepfake check included), so no spoof check.
     const analysis = await engine.verify(
       { pcm: this.pcm.subarray(0, upTo), sampleRate: rate },
       subject.voiceprints,
-      { threshold: subject.matchThreshold },
+      { threshold: subject.matchThreshold, spoofCheck: false },
     );
     this.netSpeech = Math.max(this.netSpeech, analysis.netSpeechSeconds);
     if (

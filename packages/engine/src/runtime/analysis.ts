@@ -50,6 +50,8 @@ export interface AnalyseOptions {
   speakerModels?: string[];
   /** Check that the recording says this text (the decoder runs only then). */
   phrase?: PhraseRequest;
+  /** false: no deepfake check (neither the speech encoder, unless a phrase needs it, nor the spoof model). Default true. */
+  spoofCheck?: boolean;
 }
 
 /** Throws when the caller gave up (abort or timeout); called between stages. */
@@ -105,6 +107,13 @@ export function recordingQualityOf(
 ): RecordingQuality {
   return { netSpeechSeconds: a.netSpeechSeconds, snrDb: a.snrDb, ...a.channelQuality };
 }
+
+/** The spoof score of an analysis made without the deepfake check: no evidence either way. */
+const SPOOF_NOT_CHECKED: SpoofScore = {
+  bonafideProbability: Number.NaN,
+  meanLogit: Number.NaN,
+  windows: 0,
+};
 
 const SEGMENT_SECONDS = 20;
 const MIN_HALF_SECONDS = 2;
@@ -200,8 +209,10 @@ export async function analyse(
   const phraseChecker = opts.phrase ? requirePhraseChecker(models) : undefined;
   // One encoder run serves both readers: with a phrase asked, the recording is encoded with trailing
   // silence (the decoder needs it) and the spoof model reads the recording's own frames of that run.
+  const spoofCheck = opts.spoofCheck !== false;
   const encoded =
-    (models.spoofIo.input === 'whisper-hidden-states' || phraseChecker) && models.speechEncoder
+    ((spoofCheck && models.spoofIo.input === 'whisper-hidden-states') || phraseChecker) &&
+    models.speechEncoder
       ? await encodeSpeech(
           models.speechEncoder,
           samples,
@@ -211,7 +222,9 @@ export async function analyse(
       : undefined;
   const encoderMs = performance.now() - tEncoder;
   const tSpoof = performance.now();
-  const spoof = await scoreSpoof(models.spoof, models.spoofIo, samples, checkpoint, encoded);
+  const spoof = spoofCheck
+    ? await scoreSpoof(models.spoof, models.spoofIo, samples, checkpoint, encoded)
+    : SPOOF_NOT_CHECKED;
   const spoofMs = performance.now() - tSpoof;
   const tPhrase = performance.now();
   const phrase =

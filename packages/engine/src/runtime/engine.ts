@@ -201,7 +201,16 @@ export interface VoiceEngine {
   verify(
     input: AudioInput,
     voiceprint: Voiceprint | Voiceprint[],
-    opts?: AnalyseCallOptions & { threshold?: number; rule?: SampleScoringRule },
+    opts?: AnalyseCallOptions & {
+      threshold?: number;
+      rule?: SampleScoringRule;
+      /**
+       * false: skip the deepfake check, for a caller that reads only the voice match (a stream's early-decision
+       * probe, whose decision is then made by a full verification): `deepfakeDetected` is false and
+       * `bonafideProbability` NaN. Default true.
+       */
+      spoofCheck?: boolean;
+    },
   ): Promise<VerificationAnalysis>;
   /** Audio pre-check: format, speech, noise and clipping, and the problems that would fail an enrolment or verification. */
   checkAudio(input: AudioInput, opts?: { signal?: AbortSignal }): Promise<AudioCheck>;
@@ -510,6 +519,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
           consistency: false,
           limits,
           speakerModels: [plan.scoringModel, ...upgradeWith],
+          spoofCheck: o.spoofCheck ?? true,
         },
         o,
       );
