@@ -50,3 +50,37 @@ export const percentile = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
 };
+
+/**
+ * Two functions timed in alternation (the machine is noisy): medians, and the medians of the per-pair ratios a/b
+ * and differences a - b.
+ */
+export async function timePaired(
+  runs: number,
+  a: () => Promise<unknown>,
+  b: () => Promise<unknown>,
+): Promise<{ aMs: number; bMs: number; ratio: number; differenceMs: number }> {
+  await a();
+  await b();
+  const ta: number[] = [];
+  const tb: number[] = [];
+  const ratios: number[] = [];
+  const differences: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t1 = performance.now();
+    await a();
+    const t2 = performance.now();
+    await b();
+    const t3 = performance.now();
+    ta.push(t2 - t1);
+    tb.push(t3 - t2);
+    ratios.push((t2 - t1) / (t3 - t2));
+    differences.push(t2 - t1 - (t3 - t2));
+  }
+  return {
+    aMs: median(ta),
+    bMs: median(tb),
+    ratio: median(ratios),
+    differenceMs: median(differences),
+  };
+}

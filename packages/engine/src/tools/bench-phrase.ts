@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { decodeWav, encodeWav } from '../audio/wav.js';
-import type { Voiceprint, VoiceEngine } from '../runtime/engine.js';
+import type { VerificationAnalysis, Voiceprint, VoiceEngine } from '../runtime/engine.js';
 import type { PhraseRequest } from '../phrase/check.js';
 import { PACKAGE_DIR } from '../package-dir.js';
-import { median } from './args.js';
+import { timePaired } from './args.js';
 
 /** A real English recording (Harvard sentences), cut to 5 s, and what those 5 s say. */
 const CLIP = join(PACKAGE_DIR, 'test', 'fixtures', 'audio', 'alice_1.wav');
@@ -34,28 +34,19 @@ async function timePhrase(
   clip: Uint8Array,
   phrase: PhraseRequest,
 ): Promise<PhraseCost> {
-  let last = await engine.verify(clip, voiceprint, { phrase });
-  await engine.verify(clip, voiceprint);
-  const withMs: number[] = [];
-  const withoutMs: number[] = [];
-  const added: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t1 = performance.now();
-    last = await engine.verify(clip, voiceprint, { phrase });
-    const t2 = performance.now();
-    await engine.verify(clip, voiceprint);
-    const t3 = performance.now();
-    withMs.push(t2 - t1);
-    withoutMs.push(t3 - t2);
-    added.push(t2 - t1 - (t3 - t2));
-  }
+  let last: VerificationAnalysis | undefined;
+  const paired = await timePaired(
+    runs,
+    async () => (last = await engine.verify(clip, voiceprint, { phrase })),
+    () => engine.verify(clip, voiceprint),
+  );
   return {
-    withPhraseMs: median(withMs),
-    withoutPhraseMs: median(withoutMs),
-    addedMs: median(added),
-    encoderMs: last.timings.encoderMs,
-    decodeMs: last.timings.phraseMs,
-    matched: last.phrase?.matched ?? false,
+    withPhraseMs: paired.aMs,
+    withoutPhraseMs: paired.bMs,
+    addedMs: paired.differenceMs,
+    encoderMs: last!.timings.encoderMs,
+    decodeMs: last!.timings.phraseMs,
+    matched: last!.phrase?.matched ?? false,
   };
 }
 

@@ -45,7 +45,7 @@ import {
   type SileroVariant,
 } from '../features/vad.js';
 import { decodeWav, encodeWav } from '../audio/wav.js';
-import { median, num, parseArgs, percentile, userPath } from './args.js';
+import { median, num, parseArgs, percentile, timePaired, userPath } from './args.js';
 import { summariseProfiles } from './profile.js';
 import { benchPhraseCheck } from './bench-phrase.js';
 
@@ -104,30 +104,6 @@ async function timeIt(runs: number, fn: () => Promise<unknown> | unknown): Promi
     ts.push(performance.now() - t);
   }
   return median(ts);
-}
-
-/** Two functions timed in alternation (the machine is noisy): medians and the median of per-pair ratios a/b. */
-async function timePaired(
-  runs: number,
-  a: () => Promise<unknown>,
-  b: () => Promise<unknown>,
-): Promise<{ aMs: number; bMs: number; ratio: number }> {
-  await a();
-  await b();
-  const ta: number[] = [];
-  const tb: number[] = [];
-  const ratios: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t1 = performance.now();
-    await a();
-    const t2 = performance.now();
-    await b();
-    const t3 = performance.now();
-    ta.push(t2 - t1);
-    tb.push(t3 - t2);
-    ratios.push((t2 - t1) / (t3 - t2));
-  }
-  return { aMs: median(ta), bMs: median(tb), ratio: median(ratios) };
 }
 
 const mb = (b: number) => Math.round((b / 1048576) * 10) / 10;
