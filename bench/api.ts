@@ -21,7 +21,7 @@ import { client, fiveSecondClips, measureAudioChecks, startReceiver } from './li
 import {
   argValue,
   chooseModels,
-  cli,
+  createBenchOrganisation,
   createEnvironment,
   type Dialect,
   hasFlag,
@@ -63,28 +63,8 @@ async function main() {
   const receiver = await startReceiver();
   const server = await startServer(environment, {}, 'api', [], SERVER_BIN);
   try {
-    const org = await cli(environment, [
-      'org',
-      'create',
-      '--name',
-      'Bench',
-      '--email',
-      'bench@example.com',
-      '--plan',
-      '4',
-      '--callback-url',
-      receiver.url,
-    ]);
-    const live = await cli(environment, [
-      'token',
-      'create',
-      '--org',
-      String(org.organisation.id),
-      '--name',
-      'bench',
-    ]);
-    const orgId: number = org.organisation.id;
-    const call = client(`${server.baseUrl}/v1`, live.bearer);
+    const { orgId, bearer } = await createBenchOrganisation(environment, 'Bench', receiver.url);
+    const call = client(`${server.baseUrl}/v1`, bearer);
     const rssStart = rssMiB(server.pid);
 
     // Enrol speakers until SPEAKERS are enrolled; a clip with too little speech (Common Voice has

@@ -26,7 +26,7 @@ import { client, fiveSecondClips, startReceiver } from './lib/api.js';
 import {
   argValue,
   chooseModels,
-  cli,
+  createBenchOrganisation,
   createEnvironment,
   type Dialect,
   FIXTURE_MODELS,
@@ -61,27 +61,8 @@ async function main() {
   const api = `${server.baseUrl}/v1`;
   try {
     const organisation = async (name: string): Promise<HostileOrganisation> => {
-      const created = await cli(environment, [
-        'org',
-        'create',
-        '--name',
-        name,
-        '--email',
-        `${name.toLowerCase()}@example.com`,
-        '--plan',
-        '4',
-        '--callback-url',
-        receiver.url,
-      ]);
-      const live = await cli(environment, [
-        'token',
-        'create',
-        '--org',
-        String(created.organisation.id),
-        '--name',
-        'hostile',
-      ]);
-      return { id: created.organisation.id, token: live.bearer };
+      const { orgId, bearer } = await createBenchOrganisation(environment, name, receiver.url);
+      return { id: orgId, token: bearer };
     };
     const flooder = await organisation('Flooder');
     const steady = await organisation('Steady');

@@ -23,7 +23,7 @@ import { type LoadResult, runLoad, seedUsers, startBareServer } from './lib/load
 import {
   argValue,
   chooseModels,
-  cli,
+  createBenchOrganisation,
   createEnvironment,
   type Dialect,
   hasFlag,
@@ -68,30 +68,10 @@ async function runDialect(
     console.log(`[${dialect}] ${line(r)}`);
   };
   try {
-    const org = await cli(environment, [
-      'org',
-      'create',
-      '--name',
-      'Load',
-      '--email',
-      'load@example.com',
-      '--plan',
-      '4',
-      '--callback-url',
-      receiver.url,
-    ]);
-    const orgId: number = org.organisation.id;
-    const live = await cli(environment, [
-      'token',
-      'create',
-      '--org',
-      String(orgId),
-      '--name',
-      'load',
-    ]);
-    const headers = { authorization: `Bearer ${live.bearer}`, 'content-type': 'application/json' };
+    const { orgId, bearer } = await createBenchOrganisation(environment, 'Load', receiver.url);
+    const headers = { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' };
     const api = `${server.baseUrl}/v1/organisations/${orgId}`;
-    const call = client(`${server.baseUrl}/v1`, live.bearer);
+    const call = client(`${server.baseUrl}/v1`, bearer);
     await seedUsers(environment, orgId, 100);
     const text = await call('POST', `/organisations/${orgId}/predefined-texts`, {
       org_id: orgId,

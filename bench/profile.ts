@@ -24,7 +24,7 @@ import { runLoad, seedUsers } from './lib/load.js';
 import {
   argValue,
   chooseModels,
-  cli,
+  createBenchOrganisation,
   createEnvironment,
   hasFlag,
   machine,
@@ -46,28 +46,8 @@ async function driveVoice(
 ) {
   const receiver = await startReceiver();
   try {
-    const org = await cli(environment, [
-      'org',
-      'create',
-      '--name',
-      'Profile',
-      '--email',
-      'profile@example.com',
-      '--plan',
-      '4',
-      '--callback-url',
-      receiver.url,
-    ]);
-    const orgId: number = org.organisation.id;
-    const live = await cli(environment, [
-      'token',
-      'create',
-      '--org',
-      String(orgId),
-      '--name',
-      'profile',
-    ]);
-    const call = client(`${baseUrl}/v1`, live.bearer);
+    const { orgId, bearer } = await createBenchOrganisation(environment, 'Profile', receiver.url);
+    const call = client(`${baseUrl}/v1`, bearer);
     let enrolled: { externalId: string; probes: string[] } | null = null;
     for (const [i, s] of fiveSecondClips(8, 3).entries()) {
       const requestUuid = randomUUID();
@@ -133,26 +113,8 @@ async function driveReads(
   environment: Awaited<ReturnType<typeof createEnvironment>>,
 ) {
   {
-    const org = await cli(environment, [
-      'org',
-      'create',
-      '--name',
-      'Profile',
-      '--email',
-      'profile@example.com',
-      '--plan',
-      '4',
-    ]);
-    const orgId: number = org.organisation.id;
-    const live = await cli(environment, [
-      'token',
-      'create',
-      '--org',
-      String(orgId),
-      '--name',
-      'profile',
-    ]);
-    const headers = { authorization: `Bearer ${live.bearer}`, 'content-type': 'application/json' };
+    const { orgId, bearer } = await createBenchOrganisation(environment, 'Profile');
+    const headers = { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' };
     await seedUsers(environment, orgId, 100);
     const api = `${baseUrl}/v1/organisations/${orgId}`;
     const created = await fetch(`${api}/predefined-texts`, {

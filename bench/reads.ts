@@ -18,7 +18,7 @@ import path from 'node:path';
 import { type LoadResult, runLoad, seedUsers, startBareServer } from './lib/load.js';
 import {
   argValue,
-  cli,
+  createBenchOrganisation,
   createEnvironment,
   type Dialect,
   hasFlag,
@@ -62,26 +62,8 @@ async function main() {
   const bare = await startBareServer();
   const servers: ServerProcess[] = [];
   try {
-    const org = await cli(environment, [
-      'org',
-      'create',
-      '--name',
-      'Reads',
-      '--email',
-      'reads@example.com',
-      '--plan',
-      '4',
-    ]);
-    const orgId: number = org.organisation.id;
-    const live = await cli(environment, [
-      'token',
-      'create',
-      '--org',
-      String(orgId),
-      '--name',
-      'reads',
-    ]);
-    const headers = { authorization: `Bearer ${live.bearer}`, 'content-type': 'application/json' };
+    const { orgId, bearer } = await createBenchOrganisation(environment, 'Reads');
+    const headers = { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' };
     await seedUsers(environment, orgId, 100);
 
     const targets: Target[] = [];

@@ -15,7 +15,7 @@ import { seedUsers } from './lib/load.js';
 import {
   argValue,
   chooseModels,
-  cli,
+  createBenchOrganisation,
   createEnvironment,
   type Dialect,
   hasFlag,
@@ -63,28 +63,8 @@ async function main() {
   const latencies: Record<string, number[]> = {};
   let networkErrors = 0;
   try {
-    const org = await cli(environment, [
-      'org',
-      'create',
-      '--name',
-      'Soak',
-      '--email',
-      'soak@example.com',
-      '--plan',
-      '4',
-      '--callback-url',
-      receiver.url,
-    ]);
-    const orgId: number = org.organisation.id;
-    const live = await cli(environment, [
-      'token',
-      'create',
-      '--org',
-      String(orgId),
-      '--name',
-      'soak',
-    ]);
-    const call = client(`${server.baseUrl}/v1`, live.bearer);
+    const { orgId, bearer } = await createBenchOrganisation(environment, 'Soak', receiver.url);
+    const call = client(`${server.baseUrl}/v1`, bearer);
     await seedUsers(environment, orgId, 100);
     const text = await call('POST', `/organisations/${orgId}/predefined-texts`, {
       org_id: orgId,

@@ -22,7 +22,7 @@ import { client, fiveSecondClips, startReceiver } from './lib/api.js';
 import {
   argValue,
   chooseModels,
-  cli,
+  createBenchOrganisation,
   cpuSeconds,
   createEnvironment,
   type Dialect,
@@ -65,28 +65,8 @@ async function main() {
   const receiver = await startReceiver();
   const server = await startServer(environment, {}, 'stream');
   try {
-    const org = await cli(environment, [
-      'org',
-      'create',
-      '--name',
-      'Bench',
-      '--email',
-      'bench@example.com',
-      '--plan',
-      '4',
-      '--callback-url',
-      receiver.url,
-    ]);
-    const live = await cli(environment, [
-      'token',
-      'create',
-      '--org',
-      String(org.organisation.id),
-      '--name',
-      'bench',
-    ]);
-    const orgId: number = org.organisation.id;
-    const call = client(`${server.baseUrl}/v1`, live.bearer);
+    const { orgId, bearer } = await createBenchOrganisation(environment, 'Bench', receiver.url);
+    const call = client(`${server.baseUrl}/v1`, bearer);
     const streamUrl = `${server.baseUrl.replace('http:', 'ws:')}/v1/organisations/${orgId}/verifications/stream`;
 
     const probes: Probe[] = [];
@@ -149,7 +129,7 @@ async function main() {
     }> {
       const probe = next();
       return new Promise((resolve, reject) => {
-        const ws = new WebSocket(streamUrl, ['voxkey.v1', `bearer.${live.bearer}`]);
+        const ws = new WebSocket(streamUrl, ['voxkey.v1', `bearer.${bearer}`]);
         let firstFrameAt = 0;
         let firstProgressAt = 0;
         let lastFrameAt = 0;
