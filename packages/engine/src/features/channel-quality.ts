@@ -32,7 +32,7 @@ const hann = Float64Array.from(
 );
 const db = (p: number) => 10 * Math.log10(p + 1e-12);
 
-function percentile(sorted: number[], q: number): number {
+function percentile(sorted: ArrayLike<number>, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.floor(q * sorted.length)))]!;
 }
 
@@ -54,34 +54,34 @@ export function measureChannelQuality(
   }
   const buffers = realFftBuffers();
   const frame = new Float64Array(FFT_SIZE);
-  const speechFrames: number[] = [];
+  let speechFrameCount = 0;
+  for (let f = 0; f < frames; f++) speechFrameCount += inSpeech[f]!;
+  // The speech frames' spectra are kept for the hole pass: at most 60 s of audio, 15 MB.
+  const speechSpectra = new Float64Array(speechFrameCount * POWER_BINS);
   const speechLtas = new Float64Array(POWER_BINS);
   const pauseLtas = new Float64Array(POWER_BINS);
   let pauses = 0;
+  let speech = 0;
   const decayLow = Math.ceil(DECAY_LOW_HZ / BIN_HZ);
   const decayHigh = Math.floor(DECAY_HIGH_HZ / BIN_HZ);
   const bandEnergyDb = new Float64Array(frames);
-  const spectrumOf = (f: number) => {
+  for (let f = 0; f < frames; f++) {
     for (let i = 0; i < FFT_SIZE; i++) frame[i] = samples[f * HOP + i]! * hann[i]!;
     powerSpectrum(frame, buffers);
-    return buffers.power;
-  };
-  for (let f = 0; f < frames; f++) {
-    spectrumOf(f);
     let e = 0;
     for (let k = decayLow; k <= decayHigh; k++) e += buffers.power[k]!;
     bandEnergyDb[f] = db(e);
     if (inSpeech[f]) {
-      speechFrames.push(f);
+      speechSpectra.set(buffers.power, speech++ * POWER_BINS);
       for (let k = 0; k < POWER_BINS; k++) speechLtas[k]! += buffers.power[k]!;
     } else {
       pauses++;
       for (let k = 0; k < POWER_BINS; k++) pauseLtas[k]! += buffers.power[k]!;
     }
   }
-  if (speechFrames.length === 0)
+  if (speech === 0)
     return { bandwidthHz: 0, spectralHoleRatio: 0, decayRateDbPerS: decayRate(bandEnergyDb) };
-  const speechDb = Array.from(speechLtas, (p) => db(p / speechFrames.length));
+  const speechDb = Array.from(speechLtas, (p) => db(p / speech));
   // Too few pauses to know the floor: the speech level alone decides.
   const floorDb = pauses >= 5 ? Array.from(pauseLtas, (p) => db(p / pauses)) : null;
   const refDb = percentile(
@@ -99,30 +99,58 @@ export function measureChannelQuality(
     if (count >= 0.75 * EDGE_BINS) top = k;
   }
   const bandwidthHz = top * BIN_HZ;
-  // a second pass over the speech frames (recomputed, not kept: a 60 s recording would hold megabytes of spectra)
   const holes = holeRatio(
-    speechFrames.map((f) => () => spectrumOf(f)),
+    speechSpectra,
     Math.round(300 / BIN_HZ),
     Math.max(top, Math.round(1000 / BIN_HZ)),
   );
   return { bandwidthHz, spectralHoleRatio: holes, decayRateDbPerS: decayRate(bandEnergyDb) };
 }
 
-function holeRatio(spectra: (() => Float64Array)[], low: number, high: number): number {
+/**
+ * `spectra`: the speech frames' power spectra, POWER_BINS values each, one after the other. A cell is a hole
+ * when its level is more than HOLE_DB below its frame's median level in [low, high]; compared as powers
+ * (the dB scale is monotonic), with the median found by selection, not a sort.
+ */
+function holeRatio(spectra: Float64Array, low: number, high: number): number {
   let holes = 0;
   let cells = 0;
-  const cell = new Array<number>(high - low + 1);
-  for (const spectrum of spectra) {
-    const p = spectrum();
-    for (let k = low; k <= high; k++) cell[k - low] = db(p[k]!);
-    const median = percentile(
-      [...cell].sort((x, y) => x - y),
-      0.5,
-    );
-    for (const c of cell) if (c < median - HOLE_DB) holes++;
-    cells += cell.length;
+  const width = high - low + 1;
+  const scratch = new Float64Array(width);
+  const holeFactor = 10 ** (-HOLE_DB / 10);
+  for (let at = 0; at < spectra.length; at += POWER_BINS) {
+    const cell = spectra.subarray(at + low, at + high + 1);
+    scratch.set(cell);
+    const median = selectKth(scratch, Math.floor(width / 2));
+    const below = (median + 1e-12) * holeFactor - 1e-12;
+    for (let k = 0; k < width; k++) if (cell[k]! < below) holes++;
+    cells += width;
   }
   return cells ? holes / cells : 0;
+}
+
+/** The k-th smallest value of `xs` (0-based; reorders `xs`): Hoare's selection. */
+function selectKth(xs: Float64Array, k: number): number {
+  let lo = 0;
+  let hi = xs.length - 1;
+  while (lo < hi) {
+    const pivot = xs[(lo + hi) >> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (xs[i]! < pivot) i++;
+      while (xs[j]! > pivot) j--;
+      if (i <= j) {
+        const t = xs[i]!;
+        xs[i++] = xs[j]!;
+        xs[j--] = t;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return xs[k]!;
+  }
+  return xs[k]!;
 }
 
 /** Minus the 5th percentile of least-squares slopes of the 500-4000 Hz energy over 6 frames, where it is within 35 dB of its peak. */
