@@ -11,8 +11,9 @@ CTranslate2 variables read by the project's reader (voxkey_train/ct2.py), the de
   -> `cross_kv` [4, 2, B, T, 384], the cross-attention keys and values of every layer, once per recording
   (weights stored as float16, cast back to float32 on load: 2.4 MB);
 - `voxkey-whisper-tiny-en-decoder.onnx`: `tokens` [B, S] int64 (the prompt 50257 50362 first, then one token a
-  step), `past_kv` [4, 2, B, P, 384] float32 (P = 0 at the first step), `cross_kv` -> `logits` [B, 51864] of the
-  last token and `present_kv` [4, 2, B, P + S, 384] (the next step's past_kv). Variant int8 (the default):
+  step), `past_kv` [4, 2, B, P, 384] float32 (P = 0 at the first step), `cross_kv`, `logit_positions` [K] int64
+  (positions of `tokens`: the last when generating, several when a draft is checked in one call) -> `logits`
+  [B, K, 51864] and `present_kv` [4, 2, B, P + S, 384] (the next step's past_kv). Variant int8 (the default):
   onnxruntime's dynamic quantisation of every MatMul (int8 weights, per output channel), and the token
   embedding, which Whisper ties to the output projection, stored once: the lookup gathers rows of the
   projection's int8 matrix and scales them by the row's scale.
@@ -64,14 +65,16 @@ class CrossKvGraph(torch.nn.Module):
 
 class StepGraph(torch.nn.Module):
     """decoder.step with the projection as its own [D, V] weight (a MatMul the quantiser sees; the int8
-    variant then feeds the embedding lookup from it, so the file holds the matrix once)."""
+    variant then feeds the embedding lookup from it, so the file holds the matrix once). `logit_positions`
+    [K] picks the positions of `tokens` whose next-token logits are returned: the last one when generating,
+    every one when a draft (the expected text) is checked in one call."""
 
     def __init__(self, decoder: WhisperDecoder):
         super().__init__()
         self.decoder = decoder
         self.proj_t = torch.nn.Parameter(decoder.embeddings.T.contiguous().clone())
 
-    def forward(self, tokens, past_kv, cross_kv):
+    def forward(self, tokens, past_kv, cross_kv, logit_positions):
         d = self.decoder
         p, s = past_kv.shape[3], tokens.shape[1]
         x = torch.nn.functional.embedding(tokens, d.embeddings) + d.positions[p:p + s]
@@ -82,7 +85,8 @@ class StepGraph(torch.nn.Module):
         for i, block in enumerate(d.blocks):
             x, k, val = block(x, past_kv[i, 0], past_kv[i, 1], cross_kv[i, 0], cross_kv[i, 1], mask)
             present.append(torch.stack([k, val]))
-        return torch.matmul(d.ln(x[:, -1]), self.proj_t), torch.stack(present)
+        picked = torch.index_select(x, 1, logit_positions)
+        return torch.matmul(d.ln(picked), self.proj_t), torch.stack(present)
 
 
 def export(decoder: WhisperDecoder, work: Path, opset: int) -> tuple[Path, Path]:
@@ -95,10 +99,14 @@ def export(decoder: WhisperDecoder, work: Path, opset: int) -> tuple[Path, Path]
                       dynamic_shapes={"encoder_out": {0: B, 1: T}}, opset_version=opset, dynamo=True,
                       external_data=False, verbose=False)
     S, P = torch.export.Dim("S", min=1, max=224), torch.export.Dim("P", min=0, max=446)
-    example = (torch.randint(0, 50000, (2, 3)), torch.randn(L, 2, 2, 4, D), torch.randn(L, 2, 2, 50, D))
+    K = torch.export.Dim("K", min=1, max=224)
+    example = (torch.randint(0, 50000, (2, 3)), torch.randn(L, 2, 2, 4, D), torch.randn(L, 2, 2, 50, D),
+               torch.tensor([0, 2], dtype=torch.int64))
     torch.onnx.export(StepGraph(decoder).eval(), example, str(step_path),
-                      input_names=["tokens", "past_kv", "cross_kv"], output_names=["logits", "present_kv"],
-                      dynamic_shapes={"tokens": {0: B, 1: S}, "past_kv": {2: B, 3: P}, "cross_kv": {2: B, 3: T}},
+                      input_names=["tokens", "past_kv", "cross_kv", "logit_positions"],
+                      output_names=["logits", "present_kv"],
+                      dynamic_shapes={"tokens": {0: B, 1: S}, "past_kv": {2: B, 3: P}, "cross_kv": {2: B, 3: T},
+                                      "logit_positions": {0: K}},
                       opset_version=opset, dynamo=True, external_data=False, verbose=False)
     return cross_path, step_path
 
@@ -187,9 +195,12 @@ def english_dev_clips(n: int) -> list[Path]:
 
 
 def onnx_step_fn(session):
+    """The step graph as greedy_decode's step function: the last position's logits [B, V]."""
     def fn(tokens, past, cross):
-        logits, present = session.run(["logits", "present_kv"], {"tokens": tokens, "past_kv": past, "cross_kv": cross})
-        return logits, present
+        last = np.array([tokens.shape[1] - 1], np.int64)
+        logits, present = session.run(["logits", "present_kv"], {"tokens": tokens, "past_kv": past, "cross_kv": cross,
+                                                                 "logit_positions": last})
+        return logits[:, 0], present
     return fn
 
 

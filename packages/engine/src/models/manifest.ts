@@ -124,6 +124,8 @@ export interface ModelFileRef {
 export interface DecodingConfig {
   /** Tokens the decoder starts from (Whisper: start of transcript, no timestamps). */
   prompt: number[];
+  /** Whisper's `<|startofprev|>`: preceding text (DecodeOptions.context) goes between it and `prompt`. */
+  startOfPrevious?: number;
   endOfText: number;
   /** Never generated. */
   suppressIds: number[];
@@ -163,7 +165,8 @@ function speechDecoderProblem(m: ModelEntry): string | null {
     d.prompt.length === 0 ||
     !Number.isInteger(d.endOfText) ||
     !isIdList(d.suppressIds) ||
-    !isIdList(d.suppressIdsBegin)
+    !isIdList(d.suppressIdsBegin) ||
+    (d.startOfPrevious !== undefined && !isIdList([d.startOfPrevious]))
   )
     return 'decoding must be {"prompt": ids, "endOfText": id, "suppressIds": ids, "suppressIdsBegin": ids}';
   if (!Array.isArray(m.languages) || !m.languages.every((l) => typeof l === 'string'))

@@ -4,7 +4,7 @@ import { phraseWords } from './normalise.js';
  * The phrase match score (port of training/voxkey_train/phrase_text.py `match_score`):
  * 1 - word edit distance(normalised expected, normalised heard) / max(expected words, 1), clipped to [0, 1].
  * Substitutions, insertions and deletions cost 1. training/results/phrase-check.md: 6-digit challenges
- * decoded digits-only pass at >= 0.66 (at most 2 of 6 digits wrong); free sentences at >= 0.26.
+ * decoded digits-only pass at >= 0.66 (at most 2 of 6 digits wrong); free sentences at >= 0.3 (phrase/check.ts).
  */
 
 /** Levenshtein distance between two word sequences. */
@@ -49,4 +49,43 @@ export function matchScore(expected: string, heard: string, options: MatchOption
   const hyp = phraseWords(heard);
   const dist = options.window ? windowWordEditDistance(ref, hyp) : wordEditDistance(ref, hyp);
   return Math.min(1, Math.max(0, 1 - dist / Math.max(ref.length, 1)));
+}
+
+/**
+ * How many of the heard words a reading may keep when what follows them is a repetition loop. Given the
+ * expected text as context, Whisper sometimes says the text and then says it again until the token budget
+ * ("it is a good point it is a good point it is a"): where words[s:] repeats with a period p at least twice
+ * (the last word may be cut short by the budget), words[0 .. s + p) and every longer prefix whose rest is
+ * still that loop are readings. Always includes words.length (the words as heard).
+ */
+export function loopReadingLengths(words: readonly string[]): number[] {
+  const n = words.length;
+  const lengths = new Set<number>([n]);
+  const same = (i: number, j: number) =>
+    words[i] === words[j] || (i === n - 1 && words[j]!.startsWith(words[i]!));
+  for (let p = 1; 2 * p <= n; p++) {
+    // the earliest start of a periodic tail; every later start is one too
+    let start = n - p;
+    while (start > 0 && same(start - 1 + p, start - 1)) start--;
+    for (let s = start; s + 2 * p <= n; s++) lengths.add(s + p);
+  }
+  return [...lengths].sort((a, b) => a - b);
+}
+
+/** matchScore with a trailing repetition loop forgiven: the best score over the loop readings of what was heard. */
+export function loopTolerantMatchScore(expected: string, heard: string): number {
+  const ref = phraseWords(expected);
+  const hyp = phraseWords(heard);
+  // One edit-distance table gives the distance of ref to every prefix of hyp (its last row).
+  let prev = Array.from({ length: hyp.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= ref.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= hyp.length; j++)
+      cur.push(
+        Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1)),
+      );
+    prev = cur;
+  }
+  const best = Math.min(...loopReadingLengths(hyp).map((length) => prev[length]!));
+  return Math.min(1, Math.max(0, 1 - best / Math.max(ref.length, 1)));
 }

@@ -34,6 +34,10 @@ const UTF8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 const BYTE_OF: ReadonlyMap<string, number> = new Map(
   bytesToUnicode().map((c, b) => [c, b] as const),
 );
+const CHAR_OF_BYTE = bytesToUnicode();
+const UTF8_ENCODER = new TextEncoder();
+/** GPT-2's pre-tokenizer: BPE never merges across these pieces (contractions, letters, numbers, other). */
+const GPT2_PIECES = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
 
 export class WhisperVocabulary {
   /** Token i's bytes; undefined for ids without a token (an empty line) and for special tokens. */
@@ -60,6 +64,45 @@ export class WhisperVocabulary {
       }
       return out;
     });
+  }
+
+  /** Ordinary token string -> id; an id is also the token's merge rank (GPT-2 numbers tokens in merge order). */
+  private ranks?: Map<string, number>;
+
+  /**
+   * Text -> token ids, as Whisper's tokenizer (tiktoken's byte-level BPE over GPT-2's pieces): within each
+   * piece, the adjacent pair whose join has the lowest rank is merged until no join is a token.
+   */
+  encode(text: string): number[] {
+    const ranks = (this.ranks ??= new Map(
+      this.tokens
+        .slice(0, WHISPER_FIRST_SPECIAL)
+        .map((token, id) => [token, id] as const)
+        .filter(([token]) => token !== ''),
+    ));
+    const ids: number[] = [];
+    for (const [piece] of text.matchAll(GPT2_PIECES)) {
+      const parts = Array.from(UTF8_ENCODER.encode(piece), (b) => CHAR_OF_BYTE[b]!);
+      for (;;) {
+        let best = -1;
+        let bestRank = Infinity;
+        for (let i = 0; i + 1 < parts.length; i++) {
+          const rank = ranks.get(parts[i]! + parts[i + 1]!);
+          if (rank !== undefined && rank < bestRank) {
+            bestRank = rank;
+            best = i;
+          }
+        }
+        if (best < 0) break;
+        parts.splice(best, 2, parts[best]! + parts[best + 1]!);
+      }
+      for (const part of parts) {
+        const id = ranks.get(part);
+        if (id === undefined) throw new Error(`vocabulary: no token for ${JSON.stringify(part)}`);
+        ids.push(id);
+      }
+    }
+    return ids;
   }
 
   /** Number of ids (ordinary and special). */

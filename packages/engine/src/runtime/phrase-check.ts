@@ -10,6 +10,7 @@ import {
   type PhraseRequest,
 } from '../phrase/check.js';
 import type { WhisperVocabulary } from '../phrase/vocabulary.js';
+import { DIGIT_WORDS, phraseWords } from '../phrase/normalise.js';
 
 /** What a worker holds to check phrases: the decoder's two graphs and the tokenizer's vocabulary. */
 export interface PhraseChecker {
@@ -34,8 +35,36 @@ export async function checkPhrase(
     {
       maxNewTokens: phraseTokenBudget(request.expected),
       ...(request.vocabulary === 'digits' ? { allowed: checker.digitTokens } : {}),
+      ...phraseHints(checker.vocabulary, request),
     },
     checkpoint,
   );
   return phraseOutcome(request, checker.vocabulary.decode(tokens));
+}
+
+/** A digit challenge's words as the digits Whisper writes ("three five one" -> "3 5 1"). */
+function asDigits(expected: string): string {
+  return phraseWords(expected)
+    .map((word) => DIGIT_WORDS.indexOf(word as (typeof DIGIT_WORDS)[number]))
+    .filter((digit) => digit >= 0)
+    .join(' ');
+}
+
+/**
+ * What the decoder is told of the expected text: the text as shown, as its preceding text (context), and
+ * the tokens it should then produce as the first call's draft (a digit challenge's as digits, the form a
+ * digits-only decode writes).
+ */
+function phraseHints(
+  vocabulary: WhisperVocabulary,
+  request: PhraseRequest,
+): { context: number[]; draft: number[] } {
+  const shown = ' ' + request.expected.trim();
+  return {
+    context: vocabulary.encode(shown),
+    draft:
+      request.vocabulary === 'digits'
+        ? vocabulary.encode(' ' + asDigits(request.expected))
+        : vocabulary.encode(shown),
+  };
 }

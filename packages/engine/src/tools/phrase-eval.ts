@@ -5,8 +5,9 @@
  * clip is analysed as a verification with its own text as the phrase (a digit string as a digit challenge,
  * decoded digits-only; anything else as a free sentence). Prints the word error rate per corpus, language and
  * age group, and at the engine's pass thresholds the share of clips whose own text matches (genuine) and of
- * other clips' texts of similar length that match the same recording (impostor: up to 20 per clip, seeded,
- * a different normalised text within 2 words of the length; digit strings against digit strings).
+ * other clips' texts of similar length that match the same recording (impostor: --impostors per English clip,
+ * seeded, a different normalised text within 2 words of the length, from the same group; digit strings against
+ * digit strings). The decoder reads the expected text (its context), so each impostor text is a decode of its own.
  * Writes bench/results/phrase-eval.json.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,7 +21,6 @@ import { DIGIT_WORDS, normalizePhrase, phraseWords } from '../phrase/normalise.j
 import { median, num, parseArgs, userPath } from './args.js';
 import { readCsv } from './csv.js';
 
-const IMPOSTORS_PER_CLIP = 20;
 const LENGTH_TOLERANCE = 2;
 
 const args = parseArgs(process.argv.slice(2), {
@@ -32,6 +32,9 @@ const args = parseArgs(process.argv.slice(2), {
       'speechocean762 sentence clips per speaker (default 4; every digit string is kept)',
     'other-languages <n>': 'Common Voice clips per non-English language (default 5)',
     'threads <n>': 'engine worker threads',
+    'impostors <n>':
+      "other clips' texts decoded against each English recording (default 4; each is a full decode, as the decoder reads the expected text)",
+    'only-english': 'skip the Common Voice clips in other languages',
     'seed <n>': 'sampling seed (default 32)',
     'out <file>': 'result file (default bench/results/phrase-eval.json)',
   },
@@ -42,7 +45,8 @@ const dataDir =
     ? userPath(args['data-dir'])
     : resolve(repo, '..', 'shared', 'datasets');
 const perSpeaker = num(args['per-speaker'], 4);
-const otherLanguages = num(args['other-languages'], 5);
+const otherLanguages = args['only-english'] ? 0 : num(args['other-languages'], 5);
+const impostorsPerClip = num(args.impostors, 4);
 const random = seededRandom(num(args.seed, 32));
 
 interface Clip {
@@ -102,65 +106,115 @@ interface Heard extends Clip {
   errors: number;
   words: number;
   phraseMs: number;
+  /** Match scores of other clips' texts, each decoded as that text's check would be (the decoder reads the expected text). */
+  impostorScores: number[];
+  impostors: { text: string; transcript: string }[];
 }
 
 const clips = sample();
+const wordCount = (c: Clip) => phraseWords(c.text).length;
+const adultPool = clips.filter(
+  (c) =>
+    c.lang === 'en' &&
+    c.vocabulary === 'free' &&
+    (c.group === 'adult' || c.corpus === 'commonvoice'),
+);
+const childPool = clips.filter(
+  (c) => c.corpus === 'speechocean762' && c.group === 'child' && c.vocabulary === 'free',
+);
+const digitPool = clips.filter((c) => c.vocabulary === 'digits');
+const poolOf = (c: Clip): Clip[] =>
+  c.lang !== 'en'
+    ? []
+    : c.vocabulary === 'digits'
+      ? digitPool
+      : c.corpus === 'speechocean762' && c.group === 'child'
+        ? childPool
+        : adultPool;
+
+/** Other clips' texts this recording could be mistaken for: similar length, another text, same kind. */
+function impostorTexts(clip: Clip): string[] {
+  const own = normalizePhrase(clip.text);
+  const words = wordCount(clip);
+  const candidates = poolOf(clip).filter(
+    (o) => normalizePhrase(o.text) !== own && Math.abs(wordCount(o) - words) <= LENGTH_TOLERANCE,
+  );
+  return shuffle(candidates)
+    .slice(0, impostorsPerClip)
+    .map((o) => o.text);
+}
+
+interface Task {
+  clip: Clip;
+  expected: string;
+  index: number;
+}
+const tasks: Task[] = clips.flatMap((clip, index) => [
+  { clip, expected: clip.text, index },
+  ...impostorTexts(clip).map((expected) => ({ clip, expected, index })),
+]);
 const engine = await createEngine({
   threads: num(args.threads, availableParallelism()),
   maxQueue: 1024,
   taskTimeoutMs: 120_000,
 });
 console.error(
-  `eval:phrase: ${clips.length} clips, decoder ${engine.phraseDecoder?.name ?? 'none'}, ${engine.stats().threads} threads`,
+  `eval:phrase: ${clips.length} clips, ${tasks.length - clips.length} impostor decodes, decoder ${engine.phraseDecoder?.name ?? 'none'}, ${engine.stats().threads} threads`,
 );
-const heard: Heard[] = [];
+const byClip = new Map<number, Heard>();
+const impostorsOf = new Map<number, { text: string; transcript: string; matchScore: number }[]>();
 const failed: Record<string, string> = {};
 let next = 0;
+let done = 0;
 await Promise.all(
   Array.from({ length: engine.stats().threads + 1 }, async () => {
-    while (next < clips.length) {
-      const clip = clips[next++]!;
+    while (next < tasks.length) {
+      const { clip, expected, index } = tasks[next++]!;
       try {
         const r = await engine.embedBytes(new Uint8Array(readFileSync(join(dataDir, clip.path))), {
-          phrase: { expected: clip.text, vocabulary: clip.vocabulary },
+          phrase: { expected, vocabulary: clip.vocabulary },
         });
-        const ref = phraseWords(clip.text);
-        heard.push({
-          ...clip,
-          transcript: r.phrase!.transcript,
-          matchScore: r.phrase!.matchScore,
-          errors: wordEditDistance(ref, phraseWords(r.phrase!.transcript)),
-          words: ref.length,
-          phraseMs: r.timings.encoderMs + r.timings.phraseMs,
-        });
+        if (expected !== clip.text)
+          impostorsOf.set(index, [
+            ...(impostorsOf.get(index) ?? []),
+            { text: expected, transcript: r.phrase!.transcript, matchScore: r.phrase!.matchScore },
+          ]);
+        else {
+          const ref = phraseWords(clip.text);
+          byClip.set(index, {
+            ...clip,
+            transcript: r.phrase!.transcript,
+            matchScore: r.phrase!.matchScore,
+            errors: wordEditDistance(ref, phraseWords(r.phrase!.transcript)),
+            words: ref.length,
+            phraseMs: r.timings.encoderMs + r.timings.phraseMs,
+            impostorScores: [],
+            impostors: [],
+          });
+        }
       } catch (e) {
-        failed[clip.path] = String(e);
+        failed[`${clip.path} as ${JSON.stringify(expected)}`] = String(e);
       }
-      if (heard.length % 100 === 0 && heard.length)
-        console.error(`  ${heard.length}/${clips.length}`);
+      if (++done % 200 === 0) console.error(`  ${done}/${tasks.length}`);
     }
   }),
 );
 await engine.close();
+const heard: Heard[] = [...byClip.entries()]
+  .sort(([a], [b]) => a - b)
+  .map(([index, h]) => {
+    const impostors = impostorsOf.get(index) ?? [];
+    return {
+      ...h,
+      impostorScores: impostors.map((i) => i.matchScore),
+      impostors: impostors.map(({ text, transcript }) => ({ text, transcript })),
+    };
+  });
 
-/** Other clips' texts this recording could be mistaken for: similar length, another text, same kind. */
-function impostorScores(clip: Heard, pool: Heard[]): number[] {
-  const own = normalizePhrase(clip.text);
-  const candidates = pool.filter(
-    (o) =>
-      o.vocabulary === clip.vocabulary &&
-      normalizePhrase(o.text) !== own &&
-      Math.abs(o.words - clip.words) <= LENGTH_TOLERANCE,
-  );
-  return shuffle(candidates)
-    .slice(0, IMPOSTORS_PER_CLIP)
-    .map((o) => matchScore(o.text, clip.transcript));
-}
-
-function block(name: string, members: Heard[], pool: Heard[]) {
+function block(name: string, members: Heard[]) {
   if (!members.length) return null;
   const threshold = PHRASE_PASS[members[0]!.vocabulary];
-  const impostor = members.flatMap((c) => impostorScores(c, pool));
+  const impostor = members.flatMap((c) => c.impostorScores);
   const words = members.reduce((n, c) => n + c.words, 0);
   const errors = members.reduce((n, c) => n + c.errors, 0);
   return {
@@ -173,6 +227,14 @@ function block(name: string, members: Heard[], pool: Heard[]) {
     impostorPass: impostor.length
       ? impostor.filter((s) => s >= threshold).length / impostor.length
       : null,
+    /** Genuine and impostor pass rates at other thresholds, to choose the pass threshold from. */
+    atThresholds: [0.2, 0.3, 0.4, 0.5, 0.6, 0.66, 0.7, 0.8].map((t) => ({
+      threshold: t,
+      genuinePass: members.filter((c) => c.matchScore >= t).length / members.length,
+      impostorPass: impostor.length
+        ? impostor.filter((s) => s >= t).length / impostor.length
+        : null,
+    })),
   };
 }
 
@@ -184,31 +246,23 @@ const adultSentences = [
   ...cvEn,
 ];
 const rows = [
-  block(
-    'adult English sentences (speechocean762 adult + Common Voice en)',
-    adultSentences,
-    adultSentences,
-  ),
+  block('adult English sentences (speechocean762 adult + Common Voice en)', adultSentences),
   block(
     'speechocean762 adult sentences',
     so.filter((c) => c.group === 'adult' && c.vocabulary === 'free'),
-    adultSentences,
   ),
-  block('Common Voice en', cvEn, adultSentences),
+  block('Common Voice en', cvEn),
   block(
     'speechocean762 child sentences',
-    so.filter((c) => c.group === 'child' && c.vocabulary === 'free'),
     so.filter((c) => c.group === 'child' && c.vocabulary === 'free'),
   ),
   block(
     'speechocean762 digit strings, adult',
     so.filter((c) => c.group === 'adult' && c.vocabulary === 'digits'),
-    so.filter((c) => c.vocabulary === 'digits'),
   ),
   block(
     'speechocean762 digit strings, child',
     so.filter((c) => c.group === 'child' && c.vocabulary === 'digits'),
-    so.filter((c) => c.vocabulary === 'digits'),
   ),
 ].filter((r) => r !== null);
 const languages = [...new Set(heard.map((c) => c.lang))].sort();
@@ -228,6 +282,11 @@ console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
 for (const r of rows)
   console.log(
     `| ${r.block} | ${r.clips} | ${pct(r.wer)} | ${r.threshold} | ${pct(r.genuinePass)} | ${r.impostorPass === null ? '-' : `${(100 * r.impostorPass).toFixed(2)}%`} (${r.impostorPairs}) |`,
+  );
+console.log('\nown text / other texts matching at other thresholds:');
+for (const r of rows)
+  console.log(
+    `  ${r.block}: ${r.atThresholds.map((t) => `${t.threshold} ${pct(t.genuinePass)}/${t.impostorPass === null ? '-' : (100 * t.impostorPass).toFixed(2) + '%'}`).join(', ')}`,
   );
 console.log(
   `\nWER per language (free decoding, English-only recogniser): ${perLanguage.map((l) => `${l.lang} ${pct(l.wer)} (${l.clips})`).join(', ')}`,
@@ -251,15 +310,18 @@ writeFileSync(
       blocks: rows,
       perLanguage,
       failed,
-      clips: heard.map(({ path, lang, group, vocabulary, text, transcript, matchScore: s }) => ({
-        path,
-        lang,
-        group,
-        vocabulary,
-        text,
-        transcript,
-        matchScore: Number(s.toFixed(4)),
-      })),
+      clips: heard.map(
+        ({ path, lang, group, vocabulary, text, transcript, matchScore: s, impostors }) => ({
+          path,
+          lang,
+          group,
+          vocabulary,
+          text,
+          transcript,
+          matchScore: Number(s.toFixed(4)),
+          impostors,
+        }),
+      ),
     },
     null,
     2,

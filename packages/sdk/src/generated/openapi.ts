@@ -649,7 +649,7 @@ export interface components {
              * @example 1
              */
             match_score: number;
-            /** @description True when match_score reaches the recogniser's pass mark: 0.66 for a digit challenge (at most 2 of 6 digits wrong), 0.26 for a predefined text. */
+            /** @description True when match_score reaches the recogniser's pass mark: 0.66 for a digit challenge (at most 2 of 6 digits wrong), 0.3 for a predefined text. */
             matched: boolean;
         } | null;
         EnrollmentCompletedEvent: {
