@@ -7,26 +7,16 @@ import { phraseWords } from './normalise.js';
  * decoded digits-only pass at >= 0.66 (at most 2 of 6 digits wrong); free sentences at >= 0.3 (phrase/check.ts).
  */
 
-/** Levenshtein distance between two word sequences. */
-export function wordEditDistance(a: readonly string[], b: readonly string[]): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++)
-      cur.push(
-        Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)),
-      );
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
-
 /**
- * Edit distance of `ref` to the best-matching contiguous stretch of `hyp` (words before and after it are
- * free): forgives Whisper's repetition loops and extra words around the phrase.
+ * The word edit distance of `ref` to every prefix of `hyp` (entry j: to hyp[0 .. j)), the last row of the
+ * Levenshtein table; with `freeStart`, words of `hyp` before the match cost nothing.
  */
-export function windowWordEditDistance(ref: readonly string[], hyp: readonly string[]): number {
-  let prev: number[] = new Array<number>(hyp.length + 1).fill(0);
+function prefixEditDistances(
+  ref: readonly string[],
+  hyp: readonly string[],
+  freeStart = false,
+): number[] {
+  let prev = Array.from({ length: hyp.length + 1 }, (_, j) => (freeStart ? 0 : j));
   for (let i = 1; i <= ref.length; i++) {
     const cur = [i];
     for (let j = 1; j <= hyp.length; j++)
@@ -35,7 +25,20 @@ export function windowWordEditDistance(ref: readonly string[], hyp: readonly str
       );
     prev = cur;
   }
-  return prev.reduce((best, d) => Math.min(best, d));
+  return prev;
+}
+
+/** Levenshtein distance between two word sequences. */
+export function wordEditDistance(a: readonly string[], b: readonly string[]): number {
+  return prefixEditDistances(a, b)[b.length]!;
+}
+
+/**
+ * Edit distance of `ref` to the best-matching contiguous stretch of `hyp` (words before and after it are
+ * free): forgives Whisper's repetition loops and extra words around the phrase.
+ */
+export function windowWordEditDistance(ref: readonly string[], hyp: readonly string[]): number {
+  return Math.min(...prefixEditDistances(ref, hyp, true));
 }
 
 export interface MatchOptions {
@@ -76,16 +79,7 @@ export function loopReadingLengths(words: readonly string[]): number[] {
 export function loopTolerantMatchScore(expected: string, heard: string): number {
   const ref = phraseWords(expected);
   const hyp = phraseWords(heard);
-  // One edit-distance table gives the distance of ref to every prefix of hyp (its last row).
-  let prev = Array.from({ length: hyp.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= ref.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= hyp.length; j++)
-      cur.push(
-        Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1)),
-      );
-    prev = cur;
-  }
-  const best = Math.min(...loopReadingLengths(hyp).map((length) => prev[length]!));
+  const toPrefix = prefixEditDistances(ref, hyp);
+  const best = Math.min(...loopReadingLengths(hyp).map((length) => toPrefix[length]!));
   return Math.min(1, Math.max(0, 1 - best / Math.max(ref.length, 1)));
 }
