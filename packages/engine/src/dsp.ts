@@ -46,7 +46,13 @@ export {
   WHISPER_VOCABULARY_FILE,
 } from './phrase/vocabulary.js';
 export { normalizePhrase, phraseWords, DIGIT_WORDS, FILLER_WORDS } from './phrase/normalise.js';
-export { matchScore, wordEditDistance, windowWordEditDistance } from './phrase/match.js';
+export {
+  loopReadingLengths,
+  loopTolerantMatchScore,
+  matchScore,
+  wordEditDistance,
+  windowWordEditDistance,
+} from './phrase/match.js';
 export type { MatchOptions } from './phrase/match.js';
 export {
   generateDigitChallenge,

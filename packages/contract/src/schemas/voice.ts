@@ -176,7 +176,7 @@ export const PhraseCheckSchema = z
     }),
     match_score: z.number().min(0).max(1).openapi({
       description:
-        'How closely the transcript matches the expected text, 0..1: 1 minus the word edit distance divided by the expected words, on normalised words (lowercase, digits spelled as words, punctuation and fillers dropped).',
+        'How closely the transcript matches the expected text, 0..1: 1 minus the word edit distance divided by the expected words, on normalised words (lowercase, digits spelled as words, punctuation and fillers dropped); a trailing repetition of the transcript (the text said again until the recogniser stopped) is not counted.',
       example: 1,
     }),
     matched: z.boolean().openapi({

@@ -168,7 +168,7 @@ function speechDecoderProblem(m: ModelEntry): string | null {
     !isIdList(d.suppressIdsBegin) ||
     (d.startOfPrevious !== undefined && !isIdList([d.startOfPrevious]))
   )
-    return 'decoding must be {"prompt": ids, "endOfText": id, "suppressIds": ids, "suppressIdsBegin": ids}';
+    return 'decoding must be {"prompt": ids, "endOfText": id, "suppressIds": ids, "suppressIdsBegin": ids, "startOfPrevious"?: id}';
   if (!Array.isArray(m.languages) || !m.languages.every((l) => typeof l === 'string'))
     return 'languages must list the primary language subtags it checks (e.g. ["en"])';
   return null;

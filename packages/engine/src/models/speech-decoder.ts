@@ -90,6 +90,10 @@ function keepPositions(kv: ort.Tensor, keep: number): ort.Tensor {
 
 /** Whisper keeps at most this many tokens of preceding text (n_text_ctx / 2 - 1): the latest ones. */
 const MAX_CONTEXT_TOKENS = 223;
+/** The decoder's positions (Whisper's n_text_ctx): prompt and generated tokens together. */
+const MAX_POSITIONS = 448;
+/** Draft tokens checked in the first call: each returns a row of 51,864 logits (96 rows: 20 MB). */
+const MAX_DRAFT_TOKENS = 96;
 
 const int64 = (ids: readonly number[]) => BigInt64Array.from(ids, BigInt);
 
@@ -99,8 +103,9 @@ const int64 = (ids: readonly number[]) => BigInt64Array.from(ids, BigInt);
  * With a `draft` (the tokens the recording is expected to say), the first call feeds the prompt and the whole
  * draft and reads the logits after every draft token: the draft's tokens are kept for as long as each is
  * what greedy decoding would have chosen there, and decoding goes on one token a step from the first that is
- * not. The result is greedy decoding's (up to float rounding between one call and many), in one call
- * instead of one a token when the recording says the expected text.
+ * not. The result is greedy decoding's, except that the int8 graph quantises its activations per call, so a
+ * near tie can break differently in one call over many positions than in many calls (docs/decisions.md,
+ * "Phrase check"); it takes one call instead of one a token when the recording says the expected text.
  * Returns the generated ids without the prompt and the end-of-text.
  */
 export async function decodeTokens(
@@ -115,15 +120,16 @@ export async function decodeTokens(
   });
   const crossKv = crossOut.cross_kv!;
   const [layers, pair, , , dim] = crossKv.dims as number[];
+  // Everything the decoder reads fits its 448 positions: the context gives way (its latest tokens kept).
+  const contextRoom = Math.max(
+    0,
+    Math.min(MAX_CONTEXT_TOKENS, MAX_POSITIONS - 1 - decoding.prompt.length - options.maxNewTokens),
+  );
   const prompt =
-    options.context && decoding.startOfPrevious !== undefined
-      ? [
-          decoding.startOfPrevious,
-          ...options.context.slice(-MAX_CONTEXT_TOKENS),
-          ...decoding.prompt,
-        ]
+    options.context?.length && decoding.startOfPrevious !== undefined && contextRoom > 0
+      ? [decoding.startOfPrevious, ...options.context.slice(-contextRoom), ...decoding.prompt]
       : decoding.prompt;
-  const draft = (options.draft ?? []).slice(0, options.maxNewTokens);
+  const draft = (options.draft ?? []).slice(0, Math.min(options.maxNewTokens, MAX_DRAFT_TOKENS));
   const fed = [...prompt, ...draft];
   checkpoint?.();
   const first = await decoder.step.run({

@@ -1,7 +1,8 @@
 import { phraseWords } from './normalise.js';
 
 /**
- * The phrase match score (port of training/voxkey_train/phrase_text.py `match_score`):
+ * The phrase match score: `matchScore` is the port of training/voxkey_train/phrase_text.py `match_score`;
+ * the engine scores with `loopTolerantMatchScore` (below; engine only), which also forgives a trailing loop:
  * 1 - word edit distance(normalised expected, normalised heard) / max(expected words, 1), clipped to [0, 1].
  * Substitutions, insertions and deletions cost 1. training/results/phrase-check.md: 6-digit challenges
  * decoded digits-only pass at >= 0.66 (at most 2 of 6 digits wrong); free sentences at >= 0.3 (phrase/check.ts).

@@ -59,12 +59,12 @@ function phraseHints(
   vocabulary: WhisperVocabulary,
   request: PhraseRequest,
 ): { context: number[]; draft: number[] } {
-  const shown = ' ' + request.expected.trim();
+  const context = vocabulary.encode(' ' + request.expected.trim());
   return {
-    context: vocabulary.encode(shown),
+    context,
     draft:
       request.vocabulary === 'digits'
         ? vocabulary.encode(' ' + asDigits(request.expected))
-        : vocabulary.encode(shown),
+        : context,
   };
 }

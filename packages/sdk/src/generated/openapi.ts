@@ -645,7 +645,7 @@ export interface components {
              */
             transcript: string;
             /**
-             * @description How closely the transcript matches the expected text, 0..1: 1 minus the word edit distance divided by the expected words, on normalised words (lowercase, digits spelled as words, punctuation and fillers dropped).
+             * @description How closely the transcript matches the expected text, 0..1: 1 minus the word edit distance divided by the expected words, on normalised words (lowercase, digits spelled as words, punctuation and fillers dropped); a trailing repetition of the transcript (the text said again until the recogniser stopped) is not counted.
              * @example 1
              */
             match_score: number;
