@@ -112,7 +112,14 @@ interface Heard extends Clip {
 }
 
 const clips = sample();
-const wordCount = (c: Clip) => phraseWords(c.text).length;
+/** Each sampled text's normalised form and word count, worked out once (impostor picking compares every pair). */
+const textShape = new Map(
+  clips.map((c) => [
+    c.text,
+    { normalised: normalizePhrase(c.text), words: phraseWords(c.text).length },
+  ]),
+);
+const shapeOf = (c: Clip) => textShape.get(c.text)!;
 const adultPool = clips.filter(
   (c) =>
     c.lang === 'en' &&
@@ -134,10 +141,11 @@ const poolOf = (c: Clip): Clip[] =>
 
 /** Other clips' texts this recording could be mistaken for: similar length, another text, same kind. */
 function impostorTexts(clip: Clip): string[] {
-  const own = normalizePhrase(clip.text);
-  const words = wordCount(clip);
+  const own = shapeOf(clip);
   const candidates = poolOf(clip).filter(
-    (o) => normalizePhrase(o.text) !== own && Math.abs(wordCount(o) - words) <= LENGTH_TOLERANCE,
+    (o) =>
+      shapeOf(o).normalised !== own.normalised &&
+      Math.abs(shapeOf(o).words - own.words) <= LENGTH_TOLERANCE,
   );
   return shuffle(candidates)
     .slice(0, impostorsPerClip)
