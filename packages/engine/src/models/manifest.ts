@@ -114,6 +114,33 @@ export function spoofEncoderName(entry: ModelEntry): string | null {
   return spoofInput(entry) === 'whisper-hidden-states' ? String(entry.input.encoder) : null;
 }
 
+/**
+ * How many of its encoder's hidden states a spoof model reads (the second axis of its input shape: the first
+ * that many), or null when it reads the audio itself.
+ */
+export function spoofEncoderStates(entry: ModelEntry): number | null {
+  if (spoofInput(entry) !== 'whisper-hidden-states') return null;
+  const states = entry.input.shape?.[1];
+  return typeof states === 'number' && Number.isInteger(states) && states > 0 ? states : null;
+}
+
+/**
+ * A speech encoder's graph that stops after its first `states` hidden states (import_whisper.py `prefixes`):
+ * the same nodes and weights, the later layers left out, so a spoof model that reads no more pays for no more.
+ */
+export interface EncoderPrefix extends ModelFileRef {
+  states: number;
+}
+
+/** The encoder prefix a spoof model reading `states` hidden states runs: the shortest that has them, if any. */
+export function encoderPrefixFor(encoder: ModelEntry, states: number | null): EncoderPrefix | null {
+  if (states === null || !Array.isArray(encoder.prefixes)) return null;
+  const fits = (encoder.prefixes as EncoderPrefix[])
+    .filter((p) => Number.isInteger(p.states) && p.states >= states)
+    .sort((a, b) => a.states - b.states);
+  return fits[0] ?? null;
+}
+
 /** A companion file of a model entry (a decoder's cross-attention graph, a vocabulary), checked by sha256 like the model. */
 export interface ModelFileRef {
   file: string;

@@ -16,6 +16,8 @@ export interface SpoofModelIo {
   inputName: string;
   outputName: string;
   input?: SpoofInput;
+  /** whisper-hidden-states: how many of the encoder's hidden states it reads (the first ones); default all. */
+  encoderStates?: number;
 }
 
 /** A recording shorter than 4 s, repeated until it fills 4 s. */
@@ -133,12 +135,13 @@ async function scoreSpoofEncoded(
       'this spoof model reads the speech encoder, which is not loaded',
     );
   if (encoded.frames === 0) return spoofScore(0, 0);
-  const input = new ort.Tensor('float32', encoded.hiddenStates, [
-    1,
-    encoded.layers,
-    encoded.frames,
-    encoded.dim,
-  ]);
+  // [layers, frames, dim]: the first states are a prefix of the array (a whole encoder run has more)
+  const states = Math.min(io.encoderStates ?? encoded.layers, encoded.layers);
+  const input = new ort.Tensor(
+    'float32',
+    encoded.hiddenStates.subarray(0, states * encoded.frames * encoded.dim),
+    [1, states, encoded.frames, encoded.dim],
+  );
   const out = await session.run({ [io.inputName]: input });
   return spoofScore(finiteLogitSum(out[io.outputName]!.data as Float32Array, 1), 1);
 }

@@ -34,6 +34,8 @@ export interface LoadedModels {
   spoofIo: SpoofModelIo;
   /** Whisper's encoder, run once per recording when a model reads its hidden states or a phrase is checked. */
   speechEncoder?: ort.InferenceSession;
+  /** The encoder's graph up to the hidden states the spoof model reads: run instead when no phrase is checked. */
+  speechEncoderPrefix?: ort.InferenceSession;
   /** Whisper's decoder and vocabulary, when phrase checks are served. */
   phraseChecker?: PhraseChecker;
 }
@@ -207,14 +209,17 @@ export async function analyse(
   // "concurrently" with VAD would only interleave them; sequential keeps the stage timings honest.
   const tEncoder = performance.now();
   const phraseChecker = opts.phrase ? requirePhraseChecker(models) : undefined;
-  // One encoder run serves both readers: with a phrase asked, the recording is encoded with trailing
-  // silence (the decoder needs it) and the spoof model reads the recording's own frames of that run.
+  // One encoder run serves both readers: with a phrase asked, the whole encoder runs on the recording with
+  // trailing silence (the decoder needs it) and the spoof model reads the recording's own frames of that run;
+  // without one, only the layers the spoof model reads run.
   const spoofCheck = opts.spoofCheck !== false;
+  const encoder = phraseChecker
+    ? models.speechEncoder
+    : (models.speechEncoderPrefix ?? models.speechEncoder);
   const encoded =
-    ((spoofCheck && models.spoofIo.input === 'whisper-hidden-states') || phraseChecker) &&
-    models.speechEncoder
+    ((spoofCheck && models.spoofIo.input === 'whisper-hidden-states') || phraseChecker) && encoder
       ? await encodeSpeech(
-          models.speechEncoder,
+          encoder,
           samples,
           checkpoint,
           phraseChecker ? { padToSamples: PHRASE_PAD_SAMPLES, final: true } : {},

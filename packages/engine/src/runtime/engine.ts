@@ -26,6 +26,8 @@ import {
   speakerInputScale,
   speechDecoderParts,
   spoofEncoderName,
+  spoofEncoderStates,
+  encoderPrefixFor,
   spoofInput,
   verifyModelFile,
   type ModelEntry,
@@ -316,6 +318,18 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     [spoofEntry, ...speakerEntries].map((entry) => verifyModelFile(entry, modelsDir)),
   );
   const encoderPath = encoderEntry ? await verifyModelFile(encoderEntry, modelsDir) : null;
+  const encoderStates = spoofEncoderStates(spoofEntry);
+  const encoderPrefix = encoderEntry ? encoderPrefixFor(encoderEntry, encoderStates) : null;
+  const encoderPrefixPath =
+    encoderEntry && encoderPrefix
+      ? await verifyModelFile(
+          {
+            name: `${encoderEntry.name} (${encoderPrefix.states} hidden states)`,
+            ...encoderPrefix,
+          },
+          modelsDir,
+        )
+      : null;
   const phraseDecoder =
     decoderEntry && decoderParts
       ? {
@@ -381,8 +395,16 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   const workerConfig: WorkerConfig = {
     vadPath,
     speakers: speakerRefs,
-    spoof: { path: spoofPath!, ...spoofIo, input: spoofInput(spoofEntry) },
+    spoof: {
+      path: spoofPath!,
+      ...spoofIo,
+      input: spoofInput(spoofEntry),
+      ...(encoderStates ? { encoderStates } : {}),
+    },
     ...(encoderPath ? { speechEncoder: { path: encoderPath } } : {}),
+    ...(encoderPrefixPath && encoderPrefix
+      ? { speechEncoderPrefix: { path: encoderPrefixPath, states: encoderPrefix.states } }
+      : {}),
     ...(phraseDecoder ? { phraseDecoder } : {}),
     intraOpThreads,
     testHooks: opts.testHooks ?? false,

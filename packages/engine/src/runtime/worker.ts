@@ -19,9 +19,11 @@ export interface WorkerConfig {
   vadPath: string;
   /** Every speaker model to serve; the first is the default. */
   speakers: SpeakerModelRef[];
-  spoof: ModelRef & { input: SpoofInput };
+  spoof: ModelRef & { input: SpoofInput; encoderStates?: number };
   /** The speech encoder (Whisper's), when the spoof model reads its hidden states or phrases are checked. */
   speechEncoder?: ModelRef;
+  /** Its graph up to the hidden states the spoof model reads, run when no phrase is checked (manifest `prefixes`). */
+  speechEncoderPrefix?: ModelRef & { states: number };
   /** The speech decoder, when phrases are checked. */
   phraseDecoder?: {
     stepPath: string;
@@ -53,15 +55,23 @@ export type WorkerReply<T> = { ok: true; value: T } | { ok: false; error: Serial
 const config = workerData as WorkerConfig;
 
 async function loadModels(): Promise<LoadedModels> {
-  const [vad, spoof, speechEncoder, phraseChecker, ...speakerSessions] = await Promise.all([
-    openSession(config.vadPath, 1, 'silero-vad'),
-    openSession(config.spoof.path, config.intraOpThreads),
-    config.speechEncoder
-      ? openSession(config.speechEncoder.path, config.intraOpThreads, 'speech-encoder')
-      : undefined,
-    loadPhraseChecker(),
-    ...config.speakers.map((ref) => openSession(ref.path, config.intraOpThreads, ref.name)),
-  ]);
+  const [vad, spoof, speechEncoder, speechEncoderPrefix, phraseChecker, ...speakerSessions] =
+    await Promise.all([
+      openSession(config.vadPath, 1, 'silero-vad'),
+      openSession(config.spoof.path, config.intraOpThreads),
+      config.speechEncoder
+        ? openSession(config.speechEncoder.path, config.intraOpThreads, 'speech-encoder')
+        : undefined,
+      config.speechEncoderPrefix
+        ? openSession(
+            config.speechEncoderPrefix.path,
+            config.intraOpThreads,
+            'speech-encoder prefix',
+          )
+        : undefined,
+      loadPhraseChecker(),
+      ...config.speakers.map((ref) => openSession(ref.path, config.intraOpThreads, ref.name)),
+    ]);
   const speakers = new Map(
     config.speakers.map((ref, i) => {
       const session = speakerSessions[i]!;
@@ -76,8 +86,13 @@ async function loadModels(): Promise<LoadedModels> {
     speakers,
     defaultSpeaker: config.speakers[0]!.name,
     spoof,
-    spoofIo: { ...resolveIo(spoof, config.spoof), input: config.spoof.input },
+    spoofIo: {
+      ...resolveIo(spoof, config.spoof),
+      input: config.spoof.input,
+      ...(config.spoof.encoderStates ? { encoderStates: config.spoof.encoderStates } : {}),
+    },
     speechEncoder,
+    ...(speechEncoderPrefix ? { speechEncoderPrefix } : {}),
     phraseChecker,
   };
 }

@@ -32,6 +32,8 @@ import {
   selectModel,
   speakerInputScale,
   spoofEncoderName,
+  spoofEncoderStates,
+  encoderPrefixFor,
   spoofInput,
   type ModelEntry,
 } from '../models/manifest.js';
@@ -352,6 +354,7 @@ async function main() {
   const spoofIo = {
     ...resolveIo(spoof, { inputName: spoofEntry.input.name, outputName: spoofEntry.output.name }),
     input: spoofInput(spoofEntry),
+    encoderStates: spoofEncoderStates(spoofEntry) ?? undefined,
   };
   const vsName =
     typeof args['vs-speaker-model'] === 'string' ? args['vs-speaker-model'] : undefined;
@@ -370,18 +373,21 @@ async function main() {
   const vsSpoof = vsSpoofName
     ? await openModel('spoof', vsSpoofName).then((m) => ({
         ...m,
-        io: { ...m.io, input: spoofInput(m.entry) },
+        io: {
+          ...m.io,
+          input: spoofInput(m.entry),
+          encoderStates: spoofEncoderStates(m.entry) ?? undefined,
+        },
       }))
     : undefined;
-  // The spoof check as the worker runs it: the speech encoder first when the model reads its hidden states.
+  // The spoof check as the worker runs it without a phrase: the speech encoder first when the model reads
+  // its hidden states (its graph up to the states the model reads, when the manifest has one).
   const openEncoder = async (entry: ModelEntry) => {
     const name = spoofEncoderName(entry);
-    return name === null
-      ? undefined
-      : openSession(
-          join(modelsDir, selectModel(manifest, 'speech-encoder', modelsDir, name).file),
-          1,
-        );
+    if (name === null) return undefined;
+    const encoderEntry = selectModel(manifest, 'speech-encoder', modelsDir, name);
+    const prefix = encoderPrefixFor(encoderEntry, spoofEncoderStates(entry));
+    return openSession(join(modelsDir, (prefix ?? encoderEntry).file), 1);
   };
   const [encoder, vsEncoder] = await Promise.all([
     openEncoder(spoofEntry),
