@@ -101,6 +101,31 @@ def make_variant(fp32_path: Path, variant: str, out_path: Path) -> None:
     onnx.save(model, str(out_path))
 
 
+def stacked_prefix(model_path: Path, stacked_output: str, states: int, out_path: Path) -> None:
+    """The part of a model that computes only the first `states` entries of a stacked output (a Concat of
+    per-layer tensors, e.g. an encoder's `hidden_states`): the same nodes and weights up to there, the rest of
+    the graph left out, its one output keeping the name. onnxruntime runs every node of a graph whatever
+    outputs are asked for, so skipping layers takes a graph without them."""
+    import onnx
+    from onnx.utils import Extractor
+    model = onnx.load(str(model_path))
+    stack = next(n for n in model.graph.node if stacked_output in n.output)
+    if stack.op_type != "Concat" or not 0 < states <= len(stack.input):
+        fail(f"{stacked_output} is not a Concat of at least {states} tensors")
+    parts = list(stack.input[:states])
+    prefix = Extractor(model).extract_model([i.name for i in model.graph.input], parts)
+    prefix.graph.node.append(onnx.helper.make_node("Concat", parts, [stacked_output], axis=next(a.i for a in stack.attribute if a.name == "axis")))
+    full = next(o for o in model.graph.output if o.name == stacked_output)
+    del prefix.graph.output[:]
+    prefix.graph.output.append(full)
+    shape = prefix.graph.output[0].type.tensor_type.shape.dim
+    shape[1].ClearField("dim_param")
+    shape[1].dim_value = states
+    prefix.producer_name, prefix.producer_version, prefix.doc_string = model.producer_name, "", ""
+    onnx.checker.check_model(prefix)
+    onnx.save(prefix, str(out_path))
+
+
 def fp16_weights(model):
     """Large float32 weights stored as float16, each followed by a Cast back to float32: half the file,
     while onnxruntime folds the casts when it loads the model, so inference still runs in float32."""

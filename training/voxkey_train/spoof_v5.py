@@ -5,9 +5,13 @@
     python -m voxkey_train.spoof_v5 select                      # leave-one-family-out and leave-one-corpus-out
     python -m voxkey_train.spoof_v5 export                      # the chosen head -> models/voxkey-spoof-v5.onnx
 
+    --states N (features) encodes only up to the first N hidden states (the encoder's prefix graph), and
+    --layers N (select, export) gives the head the first N: a head that reads fewer layers lets the engine skip
+    the rest of the encoder when no phrase is checked.
+
 Features: for each recording, the encoder (models/voxkey-whisper-tiny-en-encoder.onnx, fed as whisper.py says)
-gives the hidden states of every layer; their mean and standard deviation over time, layer by layer, are the
-head's input ([layers, 2 * D], flattened). The head standardises them and applies a linear layer or a small MLP:
+gives the hidden states of every layer (or of the first N); their mean and standard deviation over time, layer
+by layer, are the head's input ([layers, 2 * D], flattened). The head standardises them and applies a linear layer or a small MLP:
 the ONNX file takes the hidden states and does the pooling itself, so the engine runs the encoder once and
 hands its output to both this head and the phrase decoder.
 
@@ -51,9 +55,16 @@ def load(path: Path) -> np.ndarray:
     return np.ascontiguousarray(y.mean(1))
 
 
-def encoder_session():
+def encoder_session(states: int = 0):
+    """The shipped encoder; with `states` (1-5), its graph up to the first that many hidden states only."""
     entry = next(m for m in json.loads((MODELS / "manifest.json").read_text())["models"] if m["name"] == ENCODER)
-    return ort_session(MODELS / entry["file"])
+    if not states:
+        return ort_session(MODELS / entry["file"])
+    import tempfile
+    from .pretrained import stacked_prefix
+    path = Path(tempfile.mkdtemp()) / f"encoder-{states}-states.onnx"
+    stacked_prefix(MODELS / entry["file"], "hidden_states", states, path)
+    return ort_session(path)
 
 
 def hidden_states(session, samples: np.ndarray) -> np.ndarray:
@@ -100,15 +111,15 @@ def channel_subset(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r["path"] in keep]
 
 
-def extract(version: str, limit: int | None, shard: int, shards: int) -> None:
+def extract(version: str, limit: int | None, shard: int, shards: int, states: int = 0) -> None:
     rows = manifest_rows()
     if version == "channel":
         from . import channels
         rows = channel_subset([r for r in rows if r.get("split") == "train" and not r.get("lossless_of")])
     rows = rows[shard::shards][:limit]
-    out = WORK / f"features-{version}-{shard}of{shards}.npz"
+    out = WORK / (f"features-{version}-s{states}-{shard}of{shards}.npz" if states else f"features-{version}-{shard}of{shards}.npz")
     WORK.mkdir(parents=True, exist_ok=True)
-    session = encoder_session()
+    session = encoder_session(states)
     feats, paths, chans = [], [], []
     for i, r in enumerate(rows):
         x = load(DATA_DIR / r["path"])
@@ -135,31 +146,43 @@ def main() -> None:
     f.add_argument("--limit", type=int)
     f.add_argument("--shard", type=int, default=0)
     f.add_argument("--shards", type=int, default=1)
+    f.add_argument("--states", type=int, default=0, help="encode only up to the first N hidden states (default: all)")
     s = sub.add_parser("select")
     s.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "cm-v5-selection.json"))
     s.add_argument("--candidates", default=",".join(CANDIDATES), help="comma-separated heads to compare")
+    s.add_argument("--layers", type=int, default=ENCODER_STATES, help="hidden states the head reads: the first N (of 5)")
     e = sub.add_parser("export")
     e.add_argument("--name", default="voxkey-spoof-v5")
     e.add_argument("--head", default="linear", choices=sorted(CANDIDATES))
     e.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "cm-voxkey-spoof-v5.json"))
+    e.add_argument("--layers", type=int, default=ENCODER_STATES, help="hidden states the head reads: the first N (of 5)")
     args = ap.parse_args()
     if args.cmd == "features":
-        extract(args.version, args.limit, args.shard, args.shards)
+        extract(args.version, args.limit, args.shard, args.shards, args.states)
     elif args.cmd == "select":
-        select(Path(args.out), args.candidates.split(","))
+        select(Path(args.out), args.candidates.split(","), args.layers)
     elif args.cmd == "export":
-        export(args.name, args.head, Path(args.out))
+        export(args.name, args.head, Path(args.out), args.layers)
 
 
 
 # ------------------------------------------------------------------ selection and training
-def load_features(version: str) -> dict[str, np.ndarray]:
-    """{path: pooled features} from every shard of a version."""
+ENCODER_STATES = 5  # the embedding's output and each of tiny.en's 4 layers
+
+
+def load_features(version: str, layers: int = ENCODER_STATES) -> dict[str, np.ndarray]:
+    """{path: pooled features of the first `layers` hidden states} from every shard of a version."""
     out: dict[str, np.ndarray] = {}
-    for shard in sorted(WORK.glob(f"features-{version}-*of*.npz")):
+    # features of every hidden state, or else those of the fewest states that include the first `layers`
+    stored = {ENCODER_STATES: sorted(WORK.glob(f"features-{version}-[0-9]*of*.npz"))}
+    for n in range(layers, ENCODER_STATES):
+        stored[n] = sorted(WORK.glob(f"features-{version}-s{n}-*of*.npz"))
+    states = next((n for n in sorted(stored, key=lambda n: (n != ENCODER_STATES, n)) if stored[n]), ENCODER_STATES)
+    for shard in stored[states]:
         z = np.load(shard)
+        width = z["feats"].shape[1] // states * layers
         # (the first extraction run named the lossless clips with a doubled folder)
-        out.update(zip((p.replace("lossless/lossless/", "lossless/") for p in z["paths"].tolist()), z["feats"]))
+        out.update(zip((p.replace("lossless/lossless/", "lossless/") for p in z["paths"].tolist()), z["feats"][:, :width]))
     return out
 
 
@@ -249,10 +272,10 @@ def threshold_for(real_scores_by_corpus: dict[str, np.ndarray], max_flagged: flo
     return float(min(np.sort(b)[int(np.floor(max_flagged * len(b)))] for b in blocks))
 
 
-def select(out_path: Path, candidates: list[str]) -> None:
+def select(out_path: Path, candidates: list[str], layers: int = ENCODER_STATES) -> None:
     from .metrics import eer
     rows = labelled_rows()
-    feats, chan = load_features("asis"), load_features("channel")
+    feats, chan = load_features("asis", layers), load_features("channel", layers)
     print(f"features: {len(feats)} as-is, {len(chan)} through channels")
     dev = [r for r in rows if r["split"] == "dev" and r["path"] in feats and not r.get("lossless_of")]
     real_dev = [r for r in dev if r["label"] == 1]
@@ -328,12 +351,12 @@ def dev_blocks(rows, feats: dict, scores_of) -> dict[str, np.ndarray]:
     return {name: scores_of(paths) for name, paths in blocks.items()}
 
 
-def export(name: str, candidate: str, out_json: Path) -> None:
+def export(name: str, candidate: str, out_json: Path, layers: int = ENCODER_STATES) -> None:
     import torch
     from .metrics import eer, min_dcf
     from .pretrained import make_variant, sha256
     rows = labelled_rows()
-    feats, chan = load_features("asis"), load_features("channel")
+    feats, chan = load_features("asis", layers), load_features("channel", layers)
     head = Head(**CANDIDATES[candidate]).fit(*training_set(rows, feats, chan, lambda r: False))
 
     def scores_of(paths):
@@ -351,7 +374,7 @@ def export(name: str, candidate: str, out_json: Path) -> None:
     flips = {f"{label}": int(((lossless < t) != (coded < t)).sum()) for label, t in (("verification", t_verify), ("enrolment", t_enrol))}
     sigmoid = lambda z: float(1 / (1 + np.exp(-z)))  # noqa: E731
     summary = {
-        "model": name, "head": candidate,
+        "model": name, "head": candidate, "encoder_states": layers,
         "dev_eer": eer(dev_scores, labels)[0], "dev_min_dcf": min_dcf(dev_scores, labels),
         "verification_threshold": sigmoid(t_verify), "enrolment_threshold": sigmoid(t_enrol),
         "dev_spoofs_passing_at_verification": float((spoof_scores >= t_verify).mean()),
@@ -364,7 +387,7 @@ def export(name: str, candidate: str, out_json: Path) -> None:
     work = WORK / "export"
     work.mkdir(parents=True, exist_ok=True)
     raw = work / f"{name}.raw.onnx"
-    example = torch.randn(2, 5, 150, feats[next(iter(feats))].shape[0] // 10)
+    example = torch.randn(2, layers, 150, feats[next(iter(feats))].shape[0] // (2 * layers))
     torch.onnx.export(head_graph(head), (example,), str(raw), input_names=["hidden_states"], output_names=["logit"],
                       dynamic_shapes={"hidden_states": {0: torch.export.Dim("B", min=1, max=64), 2: torch.export.Dim("T", min=1, max=100_000)}},
                       opset_version=18, dynamo=True, external_data=False, verbose=False)
@@ -373,7 +396,7 @@ def export(name: str, candidate: str, out_json: Path) -> None:
     import onnxruntime as ort
     session = ort.InferenceSession(str(target), providers=["CPUExecutionProvider"])
     probe = [r["path"] for r in dev[:8]]
-    enc = encoder_session()
+    enc = encoder_session(0 if layers == ENCODER_STATES else layers)
     got = np.array([session.run(["logit"], {"hidden_states": hidden_states(enc, load(DATA_DIR / p))[None]})[0][0] for p in probe])
     worst = float(np.abs(got - scores_of(probe)).max())
     print(f"ONNX head vs training head on {len(probe)} dev clips (from audio): max |logit diff| = {worst:.2e}")
