@@ -157,6 +157,10 @@ def main() -> None:
     e.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "cm-voxkey-spoof-v5.json"))
     e.add_argument("--layers", type=int, default=ENCODER_STATES, help="hidden states the head reads: the first N (of 5)")
     args = ap.parse_args()
+    if args.cmd == "features" and not 0 <= args.states < ENCODER_STATES:
+        ap.error(f"--states takes 1-{ENCODER_STATES - 1} (0 or none: every hidden state)")
+    if args.cmd in ("select", "export") and not 0 < args.layers <= ENCODER_STATES:
+        ap.error(f"--layers takes 1-{ENCODER_STATES}")
     if args.cmd == "features":
         extract(args.version, args.limit, args.shard, args.shards, args.states)
     elif args.cmd == "select":

@@ -1,3 +1,5 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeInput, DEFAULT_INTAKE_LIMITS } from '../src/audio/intake.js';
@@ -14,6 +16,7 @@ import {
 } from '../src/models/manifest.js';
 import { openSession, resolveIo } from '../src/models/sessions.js';
 import { encodeSpeech } from '../src/models/speech-encoder.js';
+import { createEngine } from '../src/runtime/engine.js';
 import { scoreSpoof } from '../src/models/spoof.js';
 import { prerequisite } from '../../../scripts/test-prerequisites.mjs';
 import { audioBytes } from './helpers.js';
@@ -105,5 +108,39 @@ describe.skipIf(!present)('the bundled encoder prefix', () => {
       await scoreSpoof(head, io, samples, undefined, first),
     ];
     expect(fromFirst.meanLogit).toBeCloseTo(fromAll.meanLogit, 4);
+  }, 60_000);
+
+  it('without its prefix file the engine warns and serves the spoof model from the whole encoder', async () => {
+    const { encoder } = bundled!;
+    const manifest = JSON.parse(readFileSync(defaultManifestPath(), 'utf8')) as {
+      models: ModelEntry[];
+    };
+    for (const m of manifest.models)
+      if (m.name === encoder.name)
+        m.prefixes = (m.prefixes as { file: string }[]).map((p) => ({ ...p, file: 'absent.onnx' }));
+    const manifestPath = join(mkdtempSync(join(tmpdir(), 'voxkey-prefix-')), 'manifest.json');
+    writeFileSync(manifestPath, JSON.stringify(manifest));
+    const warnings: string[] = [];
+    const onWarning = (w: Error & { code?: string }) => warnings.push(w.code ?? '');
+    process.on('warning', onWarning);
+    const engine = await createEngine({
+      threads: 1,
+      modelsDir: defaultModelsDir(),
+      manifestPath,
+      phraseDecoder: false,
+    });
+    try {
+      const r = await engine.verify(
+        audioBytes('alice_1.wav'),
+        (await engine.enrol(audioBytes('alice_2.wav'))).voiceprint,
+      );
+      expect(r.bonafideProbability).toBeGreaterThan(0);
+      expect(r.deepfakeDetected).toBe(false);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toContain('VOXKEY_ENCODER_PREFIX_MISSING');
+    } finally {
+      process.off('warning', onWarning);
+      await engine.close();
+    }
   }, 60_000);
 });

@@ -126,6 +126,33 @@ describe('model manifest', () => {
         ],
       }),
     ).not.toThrow();
+    // an encoder's prefixes are files like any companion file, with a positive number of states
+    const prefix = { states: 3, file: 'enc-3.onnx', sha256: payloadSha };
+    bad.push({
+      models: [
+        entry({ name: 'enc', kind: 'speech-encoder', prefixes: [{ ...prefix, states: 0 }] }),
+      ],
+    });
+    bad.push({
+      models: [
+        entry({
+          name: 'enc',
+          kind: 'speech-encoder',
+          prefixes: [{ ...prefix, file: '../x.onnx' }],
+        }),
+      ],
+    });
+    bad.push({
+      models: [
+        entry({ name: 'enc', kind: 'speech-encoder', prefixes: [{ states: 3, file: 'x.onnx' }] }),
+      ],
+    });
+    bad.push({ models: [entry({ kind: 'spoof', prefixes: [prefix] })] });
+    expect(() =>
+      validateManifest({
+        models: [entry({ name: 'enc', kind: 'speech-encoder', prefixes: [prefix] })],
+      }),
+    ).not.toThrow();
     // a speech decoder names its encoder, companion files and decoding
     const decoder = (over: Record<string, unknown> = {}) =>
       entry({

@@ -320,6 +320,21 @@ export function validateManifest(doc: unknown, path = 'manifest'): Manifest {
         `${where}.input.encoder must name the speech-encoder model whose hidden states it reads`,
       );
     }
+    if (
+      m.prefixes !== undefined &&
+      (m.kind !== 'speech-encoder' ||
+        !Array.isArray(m.prefixes) ||
+        !m.prefixes.every(
+          (p) =>
+            isFileRef(p) &&
+            Number.isInteger((p as EncoderPrefix).states) &&
+            (p as EncoderPrefix).states > 0,
+        ))
+    )
+      throw invalid(
+        path,
+        `${where}.prefixes must be a list of {"states": positive integer, "file": name, "sha256": 64 hex digits} (speech encoders only)`,
+      );
     if (m.kind === 'speech-decoder') {
       const problem = speechDecoderProblem(m);
       if (problem) throw invalid(path, `${where}.${problem}`);

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   recordingQualityOf,
@@ -317,9 +318,21 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   const [spoofPath, ...speakerPaths] = await Promise.all(
     [spoofEntry, ...speakerEntries].map((entry) => verifyModelFile(entry, modelsDir)),
   );
-  const encoderPath = encoderEntry ? await verifyModelFile(encoderEntry, modelsDir) : null;
   const encoderStates = spoofEncoderStates(spoofEntry);
-  const encoderPrefix = encoderEntry ? encoderPrefixFor(encoderEntry, encoderStates) : null;
+  let encoderPrefix = encoderEntry ? encoderPrefixFor(encoderEntry, encoderStates) : null;
+  // The prefix only saves time: without its file the whole encoder serves the spoof model.
+  if (encoderPrefix && !existsSync(join(modelsDir, encoderPrefix.file))) {
+    process.emitWarning(
+      `${encoderEntry!.name}: ${encoderPrefix.file} is missing; the spoof check runs the whole encoder`,
+      { code: 'VOXKEY_ENCODER_PREFIX_MISSING' },
+    );
+    encoderPrefix = null;
+  }
+  // Without a phrase decoder the whole encoder never runs when a prefix serves the spoof model.
+  const encoderPath =
+    encoderEntry && (decoderEntry || !encoderPrefix)
+      ? await verifyModelFile(encoderEntry, modelsDir)
+      : null;
   const encoderPrefixPath =
     encoderEntry && encoderPrefix
       ? await verifyModelFile(

@@ -162,17 +162,23 @@ export default async function run(task: WorkerTask): Promise<WorkerReply<unknown
           ok: true,
           value: await checkSignal(task.audio, models.vad, task.limits, checkpoint),
         };
-      case 'warmup':
-        await analyse(warmupAudio(), models, {
+      case 'warmup': {
+        const warmup: AnalyseOptions = {
           gating: false,
           consistency: false,
           limits: { maxFileBytes: 1e6, maxDurationSeconds: 2, minDurationSeconds: 0 },
           speakerModels: [...models.speakers.keys()],
-          ...(models.phraseChecker
-            ? { phrase: { expected: 'one two three', vocabulary: 'digits' as const } }
-            : {}),
-        });
+        };
+        // both encoder graphs: the prefix serves recordings without a phrase, the whole encoder the rest
+        if (models.speechEncoderPrefix || !models.phraseChecker)
+          await analyse(warmupAudio(), models, warmup);
+        if (models.phraseChecker)
+          await analyse(warmupAudio(), models, {
+            ...warmup,
+            phrase: { expected: 'one two three', vocabulary: 'digits' },
+          });
         return { ok: true, value: null };
+      }
       case 'crash':
         if (config.testHooks) process.exit(3);
         break;
