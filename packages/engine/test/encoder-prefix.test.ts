@@ -143,4 +143,23 @@ describe.skipIf(!present)('the bundled encoder prefix', () => {
       await engine.close();
     }
   }, 60_000);
+
+  it('refuses a spoof model that reads more hidden states than its encoder gives', async () => {
+    const { spoof } = bundled!;
+    const manifest = JSON.parse(readFileSync(defaultManifestPath(), 'utf8')) as {
+      models: ModelEntry[];
+    };
+    for (const m of manifest.models)
+      if (m.name === spoof.name) m.input = { ...m.input, shape: ['B', 9, 'T', 384] };
+    const manifestPath = join(mkdtempSync(join(tmpdir(), 'voxkey-prefix-')), 'manifest.json');
+    writeFileSync(manifestPath, JSON.stringify(manifest));
+    await expect(
+      createEngine({
+        threads: 1,
+        modelsDir: defaultModelsDir(),
+        manifestPath,
+        phraseDecoder: false,
+      }),
+    ).rejects.toMatchObject({ code: 'model_invalid' });
+  }, 60_000);
 });

@@ -319,6 +319,12 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     [spoofEntry, ...speakerEntries].map((entry) => verifyModelFile(entry, modelsDir)),
   );
   const encoderStates = spoofEncoderStates(spoofEntry);
+  const encoderGives = (encoderEntry?.output.shape as unknown[] | undefined)?.[1];
+  if (encoderStates && typeof encoderGives === 'number' && encoderStates > encoderGives)
+    throw new EngineError(
+      'model_invalid',
+      `the spoof model ${spoofEntry.name} reads ${encoderStates} hidden states, but ${encoderEntry!.name} gives ${encoderGives}`,
+    );
   let encoderPrefix = encoderEntry ? encoderPrefixFor(encoderEntry, encoderStates) : null;
   // The prefix only saves time: without its file the whole encoder serves the spoof model.
   if (encoderPrefix && !existsSync(join(modelsDir, encoderPrefix.file))) {
