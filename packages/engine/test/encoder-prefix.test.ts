@@ -79,6 +79,17 @@ const present = prerequisite({
   present: bundled !== null,
 });
 
+/** A copy of the bundled manifest, each entry passed through `edit` (the files stay in models/). */
+function bundledManifestWith(edit: (entry: ModelEntry) => void): string {
+  const manifest = JSON.parse(readFileSync(defaultManifestPath(), 'utf8')) as {
+    models: ModelEntry[];
+  };
+  manifest.models.forEach(edit);
+  const path = join(mkdtempSync(join(tmpdir(), 'voxkey-prefix-')), 'manifest.json');
+  writeFileSync(path, JSON.stringify(manifest));
+  return path;
+}
+
 describe.skipIf(!present)('the bundled encoder prefix', () => {
   it('gives the whole encoder’s first hidden states, so the spoof score is the same from either', async () => {
     const { spoof, encoder, prefix } = bundled!;
@@ -112,14 +123,10 @@ describe.skipIf(!present)('the bundled encoder prefix', () => {
 
   it('without its prefix file the engine warns and serves the spoof model from the whole encoder', async () => {
     const { encoder } = bundled!;
-    const manifest = JSON.parse(readFileSync(defaultManifestPath(), 'utf8')) as {
-      models: ModelEntry[];
-    };
-    for (const m of manifest.models)
+    const manifestPath = bundledManifestWith((m) => {
       if (m.name === encoder.name)
         m.prefixes = (m.prefixes as { file: string }[]).map((p) => ({ ...p, file: 'absent.onnx' }));
-    const manifestPath = join(mkdtempSync(join(tmpdir(), 'voxkey-prefix-')), 'manifest.json');
-    writeFileSync(manifestPath, JSON.stringify(manifest));
+    });
     const warnings: string[] = [];
     const onWarning = (w: Error & { code?: string }) => warnings.push(w.code ?? '');
     process.on('warning', onWarning);
@@ -146,13 +153,9 @@ describe.skipIf(!present)('the bundled encoder prefix', () => {
 
   it('refuses a spoof model that reads more hidden states than its encoder gives', async () => {
     const { spoof } = bundled!;
-    const manifest = JSON.parse(readFileSync(defaultManifestPath(), 'utf8')) as {
-      models: ModelEntry[];
-    };
-    for (const m of manifest.models)
+    const manifestPath = bundledManifestWith((m) => {
       if (m.name === spoof.name) m.input = { ...m.input, shape: ['B', 9, 'T', 384] };
-    const manifestPath = join(mkdtempSync(join(tmpdir(), 'voxkey-prefix-')), 'manifest.json');
-    writeFileSync(manifestPath, JSON.stringify(manifest));
+    });
     await expect(
       createEngine({
         threads: 1,
