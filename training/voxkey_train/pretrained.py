@@ -126,16 +126,17 @@ def stacked_prefix(model_path: Path, stacked_output: str, states: int, out_path:
     onnx.save(prefix, str(out_path))
 
 
-def fp16_weights(model):
+def fp16_weights(model, keep: set[str] = frozenset()):
     """Large float32 weights stored as float16, each followed by a Cast back to float32: half the file,
-    while onnxruntime folds the casts when it loads the model, so inference still runs in float32."""
+    while onnxruntime folds the casts when it loads the model, so inference still runs in float32.
+    `keep`: initializers left float32 (quantisation scales, which must stay constants of their Q/DQ nodes)."""
     import onnx
     from onnx import helper, numpy_helper
     graph = model.graph
     kept, casts = [], []
     for init in graph.initializer:
         array = numpy_helper.to_array(init)
-        if array.dtype != np.float32 or array.size < 1024:
+        if array.dtype != np.float32 or array.size < 1024 or init.name in keep:
             kept.append(init)
             continue
         half = numpy_helper.from_array(array.astype(np.float16), init.name + "__fp16")
@@ -179,6 +180,13 @@ def check_or_write(built: Path, target: Path, check_only: bool, manifest_sha: st
     """--check-only: the rebuilt file must be byte-identical to the committed one (exit 2 otherwise)."""
     digest = sha256(built)
     print(f"{built.name}: {built.stat().st_size:,} bytes, sha256 {digest}")
+    if check_only and not target.exists() and manifest_sha is not None:
+        # a model that is built, not committed (the manifest's `build`): the build must give the pinned bytes
+        print(f"{target.name} is not committed: the rebuilt file is {'identical to' if digest == manifest_sha else 'DIFFERENT from'} "
+              f"the manifest's sha256 ({manifest_sha})")
+        if digest != manifest_sha:
+            sys.exit(2)
+        return
     if check_only:
         committed = sha256(target)
         print(f"rebuilt file is {'identical to' if committed == digest else 'DIFFERENT from'} the committed {target.name} ({committed})")

@@ -42,9 +42,12 @@ function setup(models: Record<string, unknown>[]) {
 }
 
 describe('model manifest', () => {
-  it('the repository manifest is valid and its pullable entries use HTTPS', async () => {
+  it('the repository manifest is valid; an entry not bundled is pulled over HTTPS or names its build command', async () => {
     const m = await loadManifest(REPO_MANIFEST);
-    for (const e of m.models.filter((x) => !x.bundled)) expect(e.url).toMatch(/^https:\/\//);
+    for (const e of m.models.filter((x) => !x.bundled)) {
+      if (e.url === undefined) expect(e.build, e.name).toMatch(/^\S+/);
+      else expect(e.url).toMatch(/^https:\/\//);
+    }
   });
   it('the fixture manifest selects defaults and verifies sha256', async () => {
     const m = await loadManifest(join(FIXTURE_MODELS, 'manifest.json'));
@@ -203,6 +206,20 @@ describe('model manifest', () => {
     expect(() => selectModel(m, 'speaker', dir)).toThrow(/models pull pullable/);
     expect(() => selectModel(m, 'speaker', dir, 'pullable')).toThrow(
       expect.objectContaining({ code: 'model_missing' }),
+    );
+  });
+  it('names the build command of a model that is built rather than bundled, and refuses an empty one', async () => {
+    const build = 'python -m training.voxkey_train.import_whisper';
+    const { dir, manifestPath } = setup([entry({ bundled: false, build })]);
+    const m = await loadManifest(manifestPath);
+    expect(() => selectModel(m, 'speaker', dir, 'pullable')).toThrow(
+      expect.objectContaining({
+        code: 'model_missing',
+        message: expect.stringContaining(`build it with \`${build}\``),
+      }),
+    );
+    expect(() => validateManifest({ models: [entry({ build: ' ' })] })).toThrow(
+      expect.objectContaining({ code: 'manifest_invalid' }),
     );
   });
 });

@@ -59,6 +59,8 @@ export interface ModelEntry {
   default?: boolean;
   /** HTTPS download address for pullable models. */
   url?: string;
+  /** The command that builds a model which is neither bundled nor downloadable (for example an import). */
+  build?: string;
   input: { name?: string; shape?: (number | string)[]; [k: string]: unknown };
   output: { name?: string; embeddingSize?: number; [k: string]: unknown };
   calibration?: LogisticCalibration;
@@ -139,6 +141,46 @@ export function encoderPrefixFor(encoder: ModelEntry, states: number | null): En
     .filter((p) => Number.isInteger(p.states) && p.states >= states)
     .sort((a, b) => a.states - b.states);
   return fits[0] ?? null;
+}
+
+/** What serves a spoof model that reads a speech encoder's hidden states. */
+export interface SpoofEncoder {
+  entry: ModelEntry;
+  /** How many hidden states the spoof model reads (null: none, the encoder serves a decoder only). */
+  states: number | null;
+  /** The encoder's graph up to those states, when the manifest lists one and its file is present. */
+  prefix: EncoderPrefix | null;
+}
+
+/**
+ * The speech encoder `encoderName` (by default the one the spoof model reads) and the prefix graph that serves
+ * the spoof model when no phrase is checked; null when there is no encoder to run.
+ */
+export function resolveSpoofEncoder(
+  manifest: Manifest,
+  modelsDir: string,
+  spoofEntry: ModelEntry,
+  encoderName: string | null = spoofEncoderName(spoofEntry),
+): SpoofEncoder | null {
+  if (encoderName === null) return null;
+  const entry = selectModel(manifest, 'speech-encoder', modelsDir, encoderName);
+  const states = spoofEncoderStates(spoofEntry);
+  const gives = (entry.output.shape as unknown[] | undefined)?.[1];
+  if (states && typeof gives === 'number' && states > gives)
+    throw new EngineError(
+      'model_invalid',
+      `the spoof model ${spoofEntry.name} reads ${states} hidden states, but ${entry.name} gives ${gives}`,
+    );
+  const prefix = encoderPrefixFor(entry, states);
+  // The prefix only saves time: without its file the whole encoder serves the spoof model.
+  if (prefix && !existsSync(join(modelsDir, prefix.file))) {
+    process.emitWarning(
+      `${entry.name}: ${prefix.file} is missing; the spoof check runs the whole encoder`,
+      { code: 'VOXKEY_ENCODER_PREFIX_MISSING' },
+    );
+    return { entry, states, prefix: null };
+  }
+  return { entry, states, prefix };
 }
 
 /** A companion file of a model entry (a decoder's cross-attention graph, a vocabulary), checked by sha256 like the model. */
@@ -275,6 +317,8 @@ export function validateManifest(doc: unknown, path = 'manifest'): Manifest {
       throw invalid(path, `${where}.file must be a plain file name inside the models folder`);
     if (m.url !== undefined && (typeof m.url !== 'string' || !/^https?:\/\//.test(m.url)))
       throw invalid(path, `${where}.url must be an http(s) URL`);
+    if (m.build !== undefined && (typeof m.build !== 'string' || !m.build.trim()))
+      throw invalid(path, `${where}.build must be a non-empty command`);
     if (
       m.calibration &&
       (m.calibration.type !== 'logistic' ||
@@ -405,7 +449,8 @@ export function selectModel(
       throw new EngineError(
         'model_missing',
         `model file ${m.file} for ${name} is not in ${modelsDir}` +
-          (m.url ? `; run \`npx voxkey models pull ${name}\`` : ''),
+          (m.url ? `; run \`npx voxkey models pull ${name}\`` : '') +
+          (m.build ? `; build it with \`${m.build}\`` : ''),
         { name },
       );
     }

@@ -1,5 +1,4 @@
 import { availableParallelism } from 'node:os';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   recordingQualityOf,
@@ -27,8 +26,7 @@ import {
   speakerInputScale,
   speechDecoderParts,
   spoofEncoderName,
-  spoofEncoderStates,
-  encoderPrefixFor,
+  resolveSpoofEncoder,
   spoofInput,
   verifyModelFile,
   type ModelEntry,
@@ -313,27 +311,13 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
       'model_invalid',
       `the speech decoder ${decoderEntry!.name} reads ${decoderParts.encoder}, but the spoof model ${spoofEntry.name} reads ${encoderName}; one encoder run serves both`,
     );
-  const encoderEntry =
-    encoderName === null ? null : selectModel(manifest, 'speech-encoder', modelsDir, encoderName);
+  const spoofEncoder = resolveSpoofEncoder(manifest, modelsDir, spoofEntry, encoderName);
+  const encoderEntry = spoofEncoder?.entry ?? null;
+  const encoderStates = spoofEncoder?.states ?? null;
+  const encoderPrefix = spoofEncoder?.prefix ?? null;
   const [spoofPath, ...speakerPaths] = await Promise.all(
     [spoofEntry, ...speakerEntries].map((entry) => verifyModelFile(entry, modelsDir)),
   );
-  const encoderStates = spoofEncoderStates(spoofEntry);
-  const encoderGives = (encoderEntry?.output.shape as unknown[] | undefined)?.[1];
-  if (encoderStates && typeof encoderGives === 'number' && encoderStates > encoderGives)
-    throw new EngineError(
-      'model_invalid',
-      `the spoof model ${spoofEntry.name} reads ${encoderStates} hidden states, but ${encoderEntry!.name} gives ${encoderGives}`,
-    );
-  let encoderPrefix = encoderEntry ? encoderPrefixFor(encoderEntry, encoderStates) : null;
-  // The prefix only saves time: without its file the whole encoder serves the spoof model.
-  if (encoderPrefix && !existsSync(join(modelsDir, encoderPrefix.file))) {
-    process.emitWarning(
-      `${encoderEntry!.name}: ${encoderPrefix.file} is missing; the spoof check runs the whole encoder`,
-      { code: 'VOXKEY_ENCODER_PREFIX_MISSING' },
-    );
-    encoderPrefix = null;
-  }
   // Without a phrase decoder the whole encoder never runs when a prefix serves the spoof model.
   const encoderPath =
     encoderEntry && (decoderEntry || !encoderPrefix)

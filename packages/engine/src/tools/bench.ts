@@ -31,9 +31,8 @@ import {
   loadManifest,
   selectModel,
   speakerInputScale,
-  spoofEncoderName,
   spoofEncoderStates,
-  encoderPrefixFor,
+  resolveSpoofEncoder,
   spoofInput,
   type ModelEntry,
 } from '../models/manifest.js';
@@ -351,11 +350,12 @@ async function main() {
     inputName: speakerEntry.input.name,
     outputName: speakerEntry.output.name,
   });
-  const spoofIo = {
-    ...resolveIo(spoof, { inputName: spoofEntry.input.name, outputName: spoofEntry.output.name }),
-    input: spoofInput(spoofEntry),
-    encoderStates: spoofEncoderStates(spoofEntry) ?? undefined,
-  };
+  const spoofIoOf = (session: typeof spoof, entry: ModelEntry) => ({
+    ...resolveIo(session, { inputName: entry.input.name, outputName: entry.output.name }),
+    input: spoofInput(entry),
+    encoderStates: spoofEncoderStates(entry) ?? undefined,
+  });
+  const spoofIo = spoofIoOf(spoof, spoofEntry);
   const vsName =
     typeof args['vs-speaker-model'] === 'string' ? args['vs-speaker-model'] : undefined;
   const openModel = async (kind: 'speaker' | 'spoof', name: string) => {
@@ -373,25 +373,18 @@ async function main() {
   const vsSpoof = vsSpoofName
     ? await openModel('spoof', vsSpoofName).then((m) => ({
         ...m,
-        io: {
-          ...m.io,
-          input: spoofInput(m.entry),
-          encoderStates: spoofEncoderStates(m.entry) ?? undefined,
-        },
+        io: spoofIoOf(m.session, m.entry),
       }))
     : undefined;
   // The spoof check as the worker runs it without a phrase: the speech encoder first when the model reads
   // its hidden states (its graph up to the states the model reads, when the manifest has one).
   const openEncoder = async (entry: ModelEntry) => {
-    const name = spoofEncoderName(entry);
-    if (name === null) return undefined;
-    const encoderEntry = selectModel(manifest, 'speech-encoder', modelsDir, name);
-    const prefix = encoderPrefixFor(encoderEntry, spoofEncoderStates(entry));
-    return openSession(join(modelsDir, (prefix ?? encoderEntry).file), 1);
+    const encoder = resolveSpoofEncoder(manifest, modelsDir, entry);
+    return encoder && openSession(join(modelsDir, (encoder.prefix ?? encoder.entry).file), 1);
   };
   const [encoder, vsEncoder] = await Promise.all([
     openEncoder(spoofEntry),
-    vsSpoof ? openEncoder(vsSpoof.entry) : undefined,
+    vsSpoof ? openEncoder(vsSpoof.entry) : null,
   ]);
   const spoofCheck =
     (session: typeof spoof, io: typeof spoofIo, encoderSession: typeof encoder) =>

@@ -19,6 +19,7 @@ export const FAMILIES: Record<string, string[]> = {
   'gen:codec2': ['codec2-700c', 'codec2-1200', 'codec2-1300', 'codec2-1600', 'codec2-2400', 'codec2-3200'],
   'gen:world': ['world', 'world-f0'],
   'gen:piper': ['piper-joe'],
+  'kokoro': ['kokoro'],
   'heldout:festival': ['festival'],
   'heldout:seed-tts': ['seed-tts'],
   'heldout:yourtts-vc': ['yourtts-vc'],
