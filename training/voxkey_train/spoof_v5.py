@@ -11,7 +11,8 @@
     --encoder NAME (every step) reads another speech encoder of models/manifest.json (for example
     voxkey-whisper-tiny-en-encoder-int8); its work files go to $VOXKEY_WORK/spoof-v5-<what NAME adds>.
 
-Features: for each recording, the encoder (models/voxkey-whisper-tiny-en-encoder.onnx, fed as whisper.py says)
+Features: for each recording, the encoder (--encoder; by default the float models/voxkey-whisper-tiny-en-encoder.onnx,
+built by import_whisper, not shipped; fed as whisper.py says)
 gives the hidden states of every layer (or of the first N); their mean and standard deviation over time, layer
 by layer, are the head's input ([layers, 2 * D], flattened). The head standardises them and applies a linear layer or a small MLP:
 the ONNX file takes the hidden states and does the pooling itself, so the engine runs the encoder once and
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import zlib
 from pathlib import Path
 
@@ -48,10 +50,13 @@ def use_encoder(name: str) -> None:
 GENERATED = {"kokoro": ("kokoro", "dev"), "kokoro-train": ("kokoro", "train")}  # $VOXKEY_WORK folder -> attack, split
 
 
+WITH_GENERATED: set[str] = set()  # generated families the rows include (--with-generated; features --generated)
+
+
 def manifest_rows() -> list[dict]:
-    """The data set's clips, its lossless recordings, and the generated clips present under $VOXKEY_WORK
-    (gen_kokoro.py: dev clips say dev texts, train clips other texts; `generated` keeps them out of the
-    data set's dev figures, which they would otherwise change)."""
+    """The data set's clips, its lossless recordings, and the generated clips of the families in WITH_GENERATED
+    present under $VOXKEY_WORK (gen_kokoro.py: dev clips say dev texts, train clips other texts; `generated`
+    keeps them out of the data set's dev figures, which they would otherwise change)."""
     with open(DATA_DIR / "manifest.csv") as f:
         rows = list(csv.DictReader(f))
     lossless = DATA_DIR / "lossless" / "manifest.csv"
@@ -61,7 +66,7 @@ def manifest_rows() -> list[dict]:
                 rows.append({**r, "attack": "", "lossless_of": r["mp3_path"]})
     for folder, (attack, split) in GENERATED.items():
         index = Path(DATA_WORK) / folder / "index.csv"
-        if index.exists():
+        if attack in WITH_GENERATED and index.exists():
             with open(index, newline="", encoding="utf-8") as f:
                 for r in csv.DictReader(f):
                     rows.append({"path": str(index.parent / r["path"]), "corpus": folder, "speaker": r["voice_a"], "kind": "spoof",
@@ -188,9 +193,14 @@ def main() -> None:
     e.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "cm-voxkey-spoof-v5.json"))
     e.add_argument("--layers", type=int, default=ENCODER_STATES, help="hidden states the head reads: the first N (of 5)")
     for p in (f, s, e):
-        p.add_argument("--encoder", default=ENCODER, help="the speech encoder whose hidden states the head reads")
+        p.add_argument("--encoder", default=ENCODER, help="the speech encoder whose hidden states the head reads "
+                       "(the default, the float encoder, is built by import_whisper, not shipped)")
+    for p in (s, e):
+        p.add_argument("--with-generated", action="append", default=[], choices=sorted({a for a, _ in GENERATED.values()}),
+                       help="train and measure with this generated family too (its clips under $VOXKEY_WORK)")
     args = ap.parse_args()
     use_encoder(args.encoder)
+    WITH_GENERATED.update(getattr(args, "with_generated", []) + ([args.generated] if getattr(args, "generated", None) else []))
     if args.cmd == "features" and not 0 <= args.states < ENCODER_STATES:
         ap.error(f"--states takes 1-{ENCODER_STATES - 1} (0 or none: every hidden state)")
     if args.cmd in ("select", "export") and not 0 < args.layers <= ENCODER_STATES:
@@ -212,7 +222,8 @@ def load_features(version: str, layers: int = ENCODER_STATES) -> dict[str, np.nd
     """{path: pooled features of the first `layers` hidden states} from every shard of a version."""
     out: dict[str, np.ndarray] = {}
     # features of every hidden state, or else those of the fewest states that include the first `layers`
-    stored = {ENCODER_STATES: sorted(WORK.glob(f"features-{version}-[0-9]*of*.npz"))}
+    stored = {ENCODER_STATES: sorted(p for p in WORK.glob(f"features-{version}-*of*.npz")
+                                     if not re.match(rf"features-{version}-s[0-9]+-", p.name))}
     for n in range(layers, ENCODER_STATES):
         stored[n] = sorted(WORK.glob(f"features-{version}-s{n}-*of*.npz"))
     states = next((n for n in sorted(stored, key=lambda n: (n != ENCODER_STATES, n)) if stored[n]), ENCODER_STATES)
@@ -340,15 +351,16 @@ CONSISTENCY_MARGIN = 0.5
 
 
 def consistent_threshold(threshold: float, lossless: np.ndarray, coded: np.ndarray) -> float:
-    """The threshold lowered until no lossless recording is flagged while its MP3 twin is not, or the other way
-    round (issue 30: coding alone must never change a verdict): each step flags neither clip of a pair that
-    differs (CONSISTENCY_MARGIN logit below the lower of the two), and is repeated because a lower threshold can
-    split a pair that both forms had flagged."""
+    """The threshold lowered until every lossless recording and its MP3 twin are on one side of it, both at least
+    CONSISTENCY_MARGIN logit away (issue 30: coding alone must never change a verdict, here or in the engine):
+    each step goes that margin below the lower score of every pair in the band, and is repeated, because a lower
+    threshold can bring other pairs into it."""
+    low, high = np.minimum(lossless, coded), np.maximum(lossless, coded)
     while True:
-        split = (lossless < threshold) != (coded < threshold)
-        if not split.any():
+        in_band = (low < threshold + CONSISTENCY_MARGIN) & (high >= threshold - CONSISTENCY_MARGIN)
+        if not in_band.any():
             return threshold
-        threshold = float(np.minimum(lossless[split], coded[split]).min()) - CONSISTENCY_MARGIN
+        threshold = float(low[in_band].min()) - CONSISTENCY_MARGIN
 
 
 def select(out_path: Path, candidates: list[str], layers: int = ENCODER_STATES) -> None:

@@ -50,7 +50,7 @@ function buildProgram(setExitCode: (code: number) => void): Command {
   models
     .command('list')
     .description(
-      'list the manifest models: kind, bundled or pullable, default, present on disk, licence',
+      'list the manifest models: kind, bundled, pullable or built, default, present on disk, licence',
     )
     .option('--json', JSON_HELP)
     .action(async (options: { json?: boolean }) => {
@@ -60,6 +60,7 @@ function buildProgram(setExitCode: (code: number) => void): Command {
         name: m.name,
         kind: m.kind,
         bundled: m.bundled,
+        ...(m.build ? { build: m.build } : {}),
         default: m.default,
         present: existsSync(join(dir, m.file)),
         license: m.license,
@@ -67,7 +68,7 @@ function buildProgram(setExitCode: (code: number) => void): Command {
       if (options.json) return printJson({ models: rows });
       for (const m of rows) {
         console.log(
-          `${m.name}\t${m.kind}\t${m.bundled ? 'bundled' : 'pullable'}${m.default ? '\tdefault' : ''}\t${m.present ? 'present' : 'absent'}\t${m.license}`,
+          `${m.name}\t${m.kind}\t${m.bundled ? 'bundled' : m.build ? 'built' : 'pullable'}${m.default ? '\tdefault' : ''}\t${m.present ? 'present' : 'absent'}\t${m.license}`,
         );
       }
     });

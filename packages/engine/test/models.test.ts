@@ -221,6 +221,9 @@ describe('model manifest', () => {
     expect(() => validateManifest({ models: [entry({ build: ' ' })] })).toThrow(
       expect.objectContaining({ code: 'manifest_invalid' }),
     );
+    await expect(pullModel('pullable', { manifestPath, modelsDir: dir })).rejects.toThrow(
+      `is built, not downloaded: run \`${build}\``,
+    );
   });
 });
 

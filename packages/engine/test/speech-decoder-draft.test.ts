@@ -90,6 +90,8 @@ describe('decodeTokens with a draft against step-by-step greedy decoding (determ
           wrongAt(greedy.length - 1),
           wrongAt(Math.floor(greedy.length / 2)),
           [...greedy, 5, 6, 7],
+          [...greedy, END, 5, 6],
+          [greedy[0]!, END, ...greedy.slice(1)],
           [],
         ];
         for (const draft of drafts)

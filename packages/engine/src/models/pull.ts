@@ -47,7 +47,9 @@ export async function pullModel(name: string, opts: PullOptions = {}): Promise<P
   if (!entry.url)
     throw new EngineError(
       'model_not_found',
-      `model ${name} has no download url (bundled models ship with the repository)`,
+      entry.build
+        ? `model ${name} is built, not downloaded: run \`${entry.build}\``
+        : `model ${name} has no download url (bundled models ship with the repository)`,
       { name },
     );
   const url = new URL(entry.url);

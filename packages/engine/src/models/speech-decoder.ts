@@ -153,7 +153,7 @@ export async function decodeTokens(
   for (let k = 0; k <= draft.length; k++) {
     const row = allLogits.subarray(k * vocabularySize, (k + 1) * vocabularySize);
     next = choose(row, generated.length === 0);
-    if (k < draft.length && next === draft[k]) generated.push(next);
+    if (k < draft.length && next === draft[k] && next !== decoding.endOfText) generated.push(next);
     else break;
   }
   let pastKv = keepPositions(first.present_kv!, prompt.length + generated.length);

@@ -309,7 +309,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   if (decoderParts && encoderName !== decoderParts.encoder)
     throw new EngineError(
       'model_invalid',
-      `the speech decoder ${decoderEntry!.name} reads ${decoderParts.encoder}, but the spoof model ${spoofEntry.name} reads ${encoderName}; one encoder run serves both`,
+      `the speech decoder ${decoderEntry!.name} reads ${decoderParts.encoder}, but the spoof model ${spoofEntry.name} reads ${encoderName}; one encoder run serves both (to run this spoof model, give the decoder "default": false in the manifest)`,
     );
   const spoofEncoder = resolveSpoofEncoder(manifest, modelsDir, spoofEntry, encoderName);
   const encoderEntry = spoofEncoder?.entry ?? null;
