@@ -92,7 +92,9 @@ describe.skipIf(!datasetPresentFor(import.meta.url, 'crashes, backpressure and r
         await receiver.close();
         await environment.cleanup();
       }
-    });
+      // Two server starts with every bundled model, a lease to expire and nine jobs, beside the other e2e files:
+      // the receiver alone may wait 60 s for the redelivered results.
+    }, 90_000);
 
     it('answers 429 with Retry-After when the queue is full, and stops at 410', async () => {
       const receiver = await startWebhookReceiver(() => 410);
