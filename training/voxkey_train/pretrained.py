@@ -91,14 +91,18 @@ def make_variant(fp32_path: Path, variant: str, out_path: Path) -> None:
         onnx.save(fp16_weights(onnx.load(str(fp32_path))), str(out_path))
     else:
         fail(f"unknown variant {variant}")
-    # Strip the exporter's run-dependent metadata so the file is a function of the weights alone: the dynamo
-    # exporter records each node's Python stack trace (absolute paths, line numbers of the importer).
     model = onnx.load(str(out_path))
+    strip_metadata(model)
+    onnx.save(model, str(out_path))
+
+
+def strip_metadata(model) -> None:
+    """Strip the exporter's run-dependent metadata so the file is a function of the weights alone: the dynamo
+    exporter records each node's Python stack trace (absolute paths, line numbers of the importer)."""
     model.producer_version = ""
     model.doc_string = ""
     for node in model.graph.node:
         del node.metadata_props[:]
-    onnx.save(model, str(out_path))
 
 
 def stacked_prefix(model_path: Path, stacked_output: str, states: int, out_path: Path) -> None:

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .pretrained import DATA_DIR, MANIFEST, MODELS, REPO, fp16_weights, ort_session, sha256
+from .pretrained import DATA_DIR, MANIFEST, MODELS, REPO, fp16_weights, ort_session, sha256, strip_metadata
 
 SOURCE = "voxkey-speaker-v4"
 TARGET = "voxkey-speaker-v4-int8"
@@ -250,10 +250,7 @@ def main() -> None:
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, op_types_to_quantize=["Conv"],
                     nodes_to_exclude=excluded, calibrate_method=CalibrationMethod.MinMax)
     quantised = fp16_weights(onnx.load(str(quant_path)))
-    quantised.producer_version = ""
-    quantised.doc_string = ""
-    for node in quantised.graph.node:
-        del node.metadata_props[:]
+    strip_metadata(quantised)
     built = work / f"{TARGET}.onnx"
     onnx.save(quantised, str(built))
 

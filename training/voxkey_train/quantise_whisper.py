@@ -36,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from .pretrained import (DATA_DIR, MANIFEST, MODELS, REPO, check_or_write, fail, fp16_weights, manifest_entry, ort_session,
-                         sha256, stacked_prefix)
+                         sha256, stacked_prefix, strip_metadata)
+from .import_whisper import decode
 from .quantise_speaker import float32_weights
 from .whisper import CHUNK_FRAMES, log_mel
 
@@ -56,12 +57,6 @@ def clips(split: str, n: int, seed: int) -> list[str]:
                       key=lambda r: r["path"])
     picked = np.random.default_rng(seed).choice(len(rows), n, replace=False)
     return [rows[i]["path"] for i in sorted(picked)]
-
-
-def decode(path: Path) -> np.ndarray:
-    pcm = subprocess.run(["ffmpeg", "-v", "quiet", "-nostdin", "-i", str(path), "-f", "s16le", "-ac", "1", "-ar", "16000", "-"],
-                         check=True, capture_output=True).stdout
-    return np.frombuffer(pcm, np.int16).astype(np.float32) / 32768.0
 
 
 def encoder_input(samples: np.ndarray, padded: bool) -> np.ndarray:
@@ -125,13 +120,6 @@ def compare(float_session, int8_session, inputs: list[np.ndarray]) -> dict:
     }
 
 
-def strip(model) -> None:
-    model.producer_version = ""
-    model.doc_string = ""
-    for node in model.graph.node:
-        del node.metadata_props[:]
-
-
 def main() -> None:
     import onnx
     from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, quantize_static
@@ -168,7 +156,7 @@ def main() -> None:
     quantised = onnx.load(str(quant_path))
     scales = {name for n in quantised.graph.node if n.op_type in ("QuantizeLinear", "DequantizeLinear") for name in n.input[1:]}
     quantised = fp16_weights(quantised, keep=scales)
-    strip(quantised)
+    strip_metadata(quantised)
     built = work / entry["file"]
     onnx.save(quantised, str(built))
     prefix = entry["prefixes"][0]
