@@ -42,7 +42,8 @@ import numpy as np
 import torch
 
 from .audio_io import load_audio
-from .pretrained import DATA_DIR, MANIFEST, MODELS, REPO, fail, make_variant, ort_session, pinned_whisper, sha256
+from .pretrained import (DATA_DIR, MANIFEST, MODELS, REPO, fail, make_variant, ort_session, pinned_whisper, sha256,
+                         strip_metadata)
 from .whisper import CHUNK_FRAMES, WhisperEncoder, log_mel
 from .whisper_decoder import (MAX_NEW_TOKENS, PROMPT, WhisperDecoder, greedy_decode, load_generation_config,
                                           torch_step_fn)
@@ -159,11 +160,7 @@ def int8_shared_embedding(fp32: Path, out: Path) -> None:
     del g.initializer[:]
     g.initializer.extend(kept)
     onnx.checker.check_model(model)
-    # As make_variant does: no run-dependent metadata (the exporter's stack traces name this checkout's paths).
-    model.producer_version = ""
-    model.doc_string = ""
-    for node in model.graph.node:
-        del node.metadata_props[:]
+    strip_metadata(model)  # as make_variant does: the exporter's stack traces name this checkout's paths
     onnx.save(model, str(out))
     tmp.unlink()
 
