@@ -1,4 +1,5 @@
-import { FFT_SIZE, POWER_BINS, powerSpectrum, realFftBuffers } from './fft.js';
+import { FFT_SIZE, POWER_BINS } from './fft.js';
+import { realTransform } from './kiss-fft.js';
 import type { SpeechSegment } from './vad.js';
 
 /**
@@ -36,10 +37,11 @@ function percentile(sorted: ArrayLike<number>, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.floor(q * sorted.length)))]!;
 }
 
-export function measureChannelQuality(
+/** The spectra come from KISS FFT in float32 (docs/benchmarks.md: 2-3 ms less per recording than fft.js's float64). */
+export async function measureChannelQuality(
   samples: Float32Array,
   segments: SpeechSegment[],
-): ChannelQuality {
+): Promise<ChannelQuality> {
   const frames = samples.length >= FFT_SIZE ? Math.floor((samples.length - FFT_SIZE) / HOP) + 1 : 0;
   if (frames < SLOPE_FRAMES + 1)
     return { bandwidthHz: 0, spectralHoleRatio: 0, decayRateDbPerS: 0 };
@@ -52,8 +54,9 @@ export function measureChannelQuality(
     )
       inSpeech[f] = 1;
   }
-  const buffers = realFftBuffers();
-  const frame = new Float64Array(FFT_SIZE);
+  const transform = await realTransform(FFT_SIZE);
+  const { input, output } = transform.views();
+  const power = new Float64Array(POWER_BINS);
   let speechFrameCount = 0;
   for (let f = 0; f < frames; f++) speechFrameCount += inSpeech[f]!;
   // The speech frames' spectra are kept for the hole pass: at most 60 s of audio, 15 MB.
@@ -66,17 +69,23 @@ export function measureChannelQuality(
   const decayHigh = Math.floor(DECAY_HIGH_HZ / BIN_HZ);
   const bandEnergyDb = new Float64Array(frames);
   for (let f = 0; f < frames; f++) {
-    for (let i = 0; i < FFT_SIZE; i++) frame[i] = samples[f * HOP + i]! * hann[i]!;
-    powerSpectrum(frame, buffers);
+    const start = f * HOP;
+    for (let i = 0; i < FFT_SIZE; i++) input[i] = samples[start + i]! * hann[i]!;
+    transform.run();
+    for (let k = 0; k < POWER_BINS; k++) {
+      const re = output[2 * k]!;
+      const im = output[2 * k + 1]!;
+      power[k] = re * re + im * im;
+    }
     let e = 0;
-    for (let k = decayLow; k <= decayHigh; k++) e += buffers.power[k]!;
+    for (let k = decayLow; k <= decayHigh; k++) e += power[k]!;
     bandEnergyDb[f] = db(e);
     if (inSpeech[f]) {
-      speechSpectra.set(buffers.power, speech++ * POWER_BINS);
-      for (let k = 0; k < POWER_BINS; k++) speechLtas[k]! += buffers.power[k]!;
+      speechSpectra.set(power, speech++ * POWER_BINS);
+      for (let k = 0; k < POWER_BINS; k++) speechLtas[k]! += power[k]!;
     } else {
       pauses++;
-      for (let k = 0; k < POWER_BINS; k++) pauseLtas[k]! += buffers.power[k]!;
+      for (let k = 0; k < POWER_BINS; k++) pauseLtas[k]! += power[k]!;
     }
   }
   if (speech === 0)

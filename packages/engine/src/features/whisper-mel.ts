@@ -1,4 +1,4 @@
-import KissFFT from '@echogarden/kissfft-wasm';
+import { realTransform } from './kiss-fft.js';
 
 /**
  * Whisper's log-mel front-end (whisper.audio.log_mel_spectrogram): 25 ms periodic-Hann frames every 10 ms
@@ -21,24 +21,6 @@ export interface WhisperMel {
   /** [80, frames] row-major: band b's frame t at b * frames + t */
   data: Float32Array;
   frames: number;
-}
-
-type KissFftModule = Awaited<ReturnType<typeof KissFFT>>;
-interface Transform {
-  module: KissFftModule;
-  config: number;
-  inPtr: number;
-  outPtr: number;
-}
-let transformPromise: Promise<Transform> | null = null;
-
-async function createTransform(): Promise<Transform> {
-  const module = await KissFFT();
-  const config = module._kiss_fftr_alloc(WHISPER_N_FFT, 0, 0, 0);
-  if (!config) throw new Error('kissfft: cannot allocate a 400-point real transform');
-  const inPtr = module._malloc(WHISPER_N_FFT * 4);
-  const outPtr = module._malloc(POWER_BINS * 2 * 4);
-  return { module, config, inPtr, outPtr };
 }
 
 const hannWindow = (() => {
@@ -90,7 +72,8 @@ function reflectIndex(i: number, n: number): number {
 }
 
 export async function whisperLogMel(samples: Float32Array): Promise<WhisperMel> {
-  const { module, config, inPtr, outPtr } = await (transformPromise ??= createTransform());
+  const transform = await realTransform(WHISPER_N_FFT);
+  const { input, output } = transform.views();
   const n = samples.length;
   const frames = Math.floor(n / WHISPER_HOP);
   const data = new Float32Array(WHISPER_MEL_BINS * frames);
@@ -99,20 +82,20 @@ export async function whisperLogMel(samples: Float32Array): Promise<WhisperMel> 
   const half = WHISPER_N_FFT / 2;
   let peak = -Infinity;
   for (let t = 0; t < frames; t++) {
-    const heap = module.HEAPF32;
-    const inBase = inPtr >> 2;
     const start = t * WHISPER_HOP - half;
-    for (let j = 0; j < WHISPER_N_FFT; j++) {
-      const at = start + j;
-      heap[inBase + j] =
-        (at >= 0 && at < n ? samples[at]! : samples[reflectIndex(at, n)]!) * hannWindow[j]!;
+    if (start >= 0 && start + WHISPER_N_FFT <= n) {
+      for (let j = 0; j < WHISPER_N_FFT; j++) input[j] = samples[start + j]! * hannWindow[j]!;
+    } else {
+      for (let j = 0; j < WHISPER_N_FFT; j++) {
+        const at = start + j;
+        input[j] =
+          (at >= 0 && at < n ? samples[at]! : samples[reflectIndex(at, n)]!) * hannWindow[j]!;
+      }
     }
-    module._kiss_fftr(config, inPtr, outPtr);
-    const out = module.HEAPF32;
-    const outBase = outPtr >> 2;
+    transform.run();
     for (let k = 0; k < POWER_BINS; k++) {
-      const re = out[outBase + 2 * k]!;
-      const im = out[outBase + 2 * k + 1]!;
+      const re = output[2 * k]!;
+      const im = output[2 * k + 1]!;
       power[k] = re * re + im * im;
     }
     for (let b = 0; b < WHISPER_MEL_BINS; b++) {

@@ -237,6 +237,7 @@ export async function analyse(
       ? await checkPhrase(phraseChecker, encoded.final, opts.phrase, checkpoint)
       : null;
   const phraseMs = phrase ? performance.now() - tPhrase : 0;
+  const channelQuality = await measureChannelQuality(samples, vad.segments);
   const embeddings: Record<string, Float32Array> = {};
   for (const [name, list] of partEmbeddings) {
     for (const e of list) {
@@ -257,7 +258,7 @@ export async function analyse(
     netSpeechSeconds: vad.netSpeechSeconds,
     speechSegments: vad.segments.length,
     snrDb: estimateSnrDb(samples, vad.segments),
-    channelQuality: measureChannelQuality(samples, vad.segments),
+    channelQuality,
     clippingRatio: stats.clippingRatio,
     peak: stats.peak,
     spoof,
