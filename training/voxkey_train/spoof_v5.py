@@ -27,6 +27,7 @@ import csv
 import json
 import re
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,26 +36,27 @@ from .data import WORK as DATA_WORK
 from .pretrained import DATA_DIR, MODELS, ort_session
 from .whisper import chunks, log_mel
 
-WORK = Path(DATA_WORK) / "spoof-v5"
 ENCODER = "voxkey-whisper-tiny-en-encoder"
 SR = 16000
-
-
-def use_encoder(name: str) -> None:
-    """Every step reads `name`'s hidden states; features of different encoders never share a folder."""
-    global ENCODER, WORK
-    suffix = name.removeprefix("voxkey-whisper-tiny-en-encoder").strip("-")
-    ENCODER, WORK = name, WORK.parent / ("spoof-v5-" + suffix if suffix else "spoof-v5")
-
-
 GENERATED = {"kokoro": ("kokoro", "dev"), "kokoro-train": ("kokoro", "train")}  # $VOXKEY_WORK folder -> attack, split
 
 
-WITH_GENERATED: set[str] = set()  # generated families the rows include (--with-generated; features --generated)
+@dataclass(frozen=True)
+class Setup:
+    """What every step of one run reads: the speech encoder whose hidden states the head sees, and the generated
+    families its rows include (--with-generated; features --generated)."""
+    encoder: str = ENCODER
+    generated: frozenset[str] = frozenset()
+
+    @property
+    def work(self) -> Path:
+        """Features of different encoders never share a folder."""
+        suffix = self.encoder.removeprefix(ENCODER).strip("-")
+        return Path(DATA_WORK) / ("spoof-v5-" + suffix if suffix else "spoof-v5")
 
 
-def manifest_rows() -> list[dict]:
-    """The data set's clips, its lossless recordings, and the generated clips of the families in WITH_GENERATED
+def manifest_rows(setup: Setup) -> list[dict]:
+    """The data set's clips, its lossless recordings, and the generated clips of the setup's generated families
     present under $VOXKEY_WORK (gen_kokoro.py: dev clips say dev texts, train clips other texts; `generated`
     keeps them out of the data set's dev figures, which they would otherwise change)."""
     with open(DATA_DIR / "manifest.csv") as f:
@@ -66,7 +68,7 @@ def manifest_rows() -> list[dict]:
                 rows.append({**r, "attack": "", "lossless_of": r["mp3_path"]})
     for folder, (attack, split) in GENERATED.items():
         index = Path(DATA_WORK) / folder / "index.csv"
-        if attack in WITH_GENERATED and index.exists():
+        if attack in setup.generated and index.exists():
             with open(index, newline="", encoding="utf-8") as f:
                 for r in csv.DictReader(f):
                     rows.append({"path": str(index.parent / r["path"]), "corpus": folder, "speaker": r["voice_a"], "kind": "spoof",
@@ -82,10 +84,10 @@ def load(path: Path) -> np.ndarray:
     return np.ascontiguousarray(y.mean(1))
 
 
-def encoder_session(states: int = 0):
-    """The encoder (ENCODER); with `states` (1-4), its graph up to the first that many hidden states only: the
-    committed prefix file when the manifest lists one, else cut here from the whole graph."""
-    entry = next(m for m in json.loads((MODELS / "manifest.json").read_text())["models"] if m["name"] == ENCODER)
+def encoder_session(states: int = 0, encoder: str = ENCODER):
+    """The encoder; with `states` (1-4), its graph up to the first that many hidden states only: the committed
+    prefix file when the manifest lists one, else cut here from the whole graph."""
+    entry = next(m for m in json.loads((MODELS / "manifest.json").read_text())["models"] if m["name"] == encoder)
     if not states:
         return ort_session(MODELS / entry["file"])
     committed = next((p for p in entry.get("prefixes", []) if p["states"] == states), None)
@@ -142,8 +144,9 @@ def channel_subset(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r["path"] in keep]
 
 
-def extract(version: str, limit: int | None, shard: int, shards: int, states: int = 0, generated: str | None = None) -> None:
-    rows = manifest_rows()
+def extract(setup: Setup, version: str, limit: int | None, shard: int, shards: int, states: int = 0,
+            generated: str | None = None) -> None:
+    rows = manifest_rows(setup)
     if version == "channel":
         from . import channels
         rows = channel_subset([r for r in rows if r.get("split") == "train" and not r.get("lossless_of")])
@@ -151,9 +154,9 @@ def extract(version: str, limit: int | None, shard: int, shards: int, states: in
         rows = [r for r in rows if r.get("generated") == generated]
     rows = rows[shard::shards][:limit]
     part = f"{generated}-{shard}of{shards}" if generated else f"{shard}of{shards}"
-    out = WORK / (f"features-{version}-s{states}-{part}.npz" if states else f"features-{version}-{part}.npz")
-    WORK.mkdir(parents=True, exist_ok=True)
-    session = encoder_session(states)
+    out = setup.work / (f"features-{version}-s{states}-{part}.npz" if states else f"features-{version}-{part}.npz")
+    setup.work.mkdir(parents=True, exist_ok=True)
+    session = encoder_session(states, setup.encoder)
     feats, paths, chans = [], [], []
     for i, r in enumerate(rows):
         x = load(DATA_DIR / r["path"])
@@ -199,18 +202,18 @@ def main() -> None:
         p.add_argument("--with-generated", action="append", default=[], choices=sorted({a for a, _ in GENERATED.values()}),
                        help="train and measure with this generated family too (its clips under $VOXKEY_WORK)")
     args = ap.parse_args()
-    use_encoder(args.encoder)
-    WITH_GENERATED.update(getattr(args, "with_generated", []) + ([args.generated] if getattr(args, "generated", None) else []))
+    generated = getattr(args, "with_generated", []) + ([args.generated] if getattr(args, "generated", None) else [])
+    setup = Setup(args.encoder, frozenset(generated))
     if args.cmd == "features" and not 0 <= args.states < ENCODER_STATES:
         ap.error(f"--states takes 1-{ENCODER_STATES - 1} (0 or none: every hidden state)")
     if args.cmd in ("select", "export") and not 0 < args.layers <= ENCODER_STATES:
         ap.error(f"--layers takes 1-{ENCODER_STATES}")
     if args.cmd == "features":
-        extract(args.version, args.limit, args.shard, args.shards, args.states, args.generated)
+        extract(setup, args.version, args.limit, args.shard, args.shards, args.states, args.generated)
     elif args.cmd == "select":
-        select(Path(args.out), args.candidates.split(","), args.layers)
+        select(setup, Path(args.out), args.candidates.split(","), args.layers)
     elif args.cmd == "export":
-        export(args.name, args.head, Path(args.out), args.layers)
+        export(setup, args.name, args.head, Path(args.out), args.layers)
 
 
 
@@ -218,14 +221,14 @@ def main() -> None:
 ENCODER_STATES = 5  # the embedding's output and each of tiny.en's 4 layers
 
 
-def load_features(version: str, layers: int = ENCODER_STATES) -> dict[str, np.ndarray]:
+def load_features(setup: Setup, version: str, layers: int = ENCODER_STATES) -> dict[str, np.ndarray]:
     """{path: pooled features of the first `layers` hidden states} from every shard of a version."""
     out: dict[str, np.ndarray] = {}
     # features of every hidden state, or else those of the fewest states that include the first `layers`
-    stored = {ENCODER_STATES: sorted(p for p in WORK.glob(f"features-{version}-*of*.npz")
+    stored = {ENCODER_STATES: sorted(p for p in setup.work.glob(f"features-{version}-*of*.npz")
                                      if not re.match(rf"features-{version}-s[0-9]+-", p.name))}
     for n in range(layers, ENCODER_STATES):
-        stored[n] = sorted(WORK.glob(f"features-{version}-s{n}-*of*.npz"))
+        stored[n] = sorted(setup.work.glob(f"features-{version}-s{n}-*of*.npz"))
     states = next((n for n in sorted(stored, key=lambda n: (n != ENCODER_STATES, n)) if stored[n]), ENCODER_STATES)
     for shard in stored[states]:
         z = np.load(shard)
@@ -309,9 +312,9 @@ CANDIDATES = {
 LOCO_MIN_CLIPS = 100
 
 
-def labelled_rows():
+def labelled_rows(setup: Setup):
     from .families import family_of
-    rows = manifest_rows()
+    rows = manifest_rows(setup)
     for r in rows:
         r["label"] = 1 if r["kind"] == "bonafide" else 0
         r["family"] = "bonafide" if r["label"] else family_of(r["attack"])
@@ -363,10 +366,10 @@ def consistent_threshold(threshold: float, lossless: np.ndarray, coded: np.ndarr
         threshold = float(low[in_band].min()) - CONSISTENCY_MARGIN
 
 
-def select(out_path: Path, candidates: list[str], layers: int = ENCODER_STATES) -> None:
+def select(setup: Setup, out_path: Path, candidates: list[str], layers: int = ENCODER_STATES) -> None:
     from .metrics import eer
-    rows = labelled_rows()
-    feats, chan = load_features("asis", layers), load_features("channel", layers)
+    rows = labelled_rows(setup)
+    feats, chan = load_features(setup, "asis", layers), load_features(setup, "channel", layers)
     print(f"features: {len(feats)} as-is, {len(chan)} through channels")
     dev = [r for r in rows if r["split"] == "dev" and r["path"] in feats and not r.get("lossless_of")]
     real_dev = [r for r in dev if r["label"] == 1]
@@ -442,12 +445,12 @@ def dev_blocks(rows, feats: dict, scores_of) -> dict[str, np.ndarray]:
     return {name: scores_of(paths) for name, paths in blocks.items()}
 
 
-def export(name: str, candidate: str, out_json: Path, layers: int = ENCODER_STATES) -> None:
+def export(setup: Setup, name: str, candidate: str, out_json: Path, layers: int = ENCODER_STATES) -> None:
     import torch
     from .metrics import eer, min_dcf
     from .pretrained import make_variant, sha256
-    rows = labelled_rows()
-    feats, chan = load_features("asis", layers), load_features("channel", layers)
+    rows = labelled_rows(setup)
+    feats, chan = load_features(setup, "asis", layers), load_features(setup, "channel", layers)
     head = Head(**CANDIDATES[candidate]).fit(*training_set(rows, feats, chan, lambda r: False))
 
     def scores_of(paths):
@@ -484,7 +487,7 @@ def export(name: str, candidate: str, out_json: Path, layers: int = ENCODER_STAT
                                                  "enrolment": float((v >= t_enrol).mean())} for attack, v in generated_scores.items()},
     }
     print(json.dumps(summary, indent=1))
-    work = WORK / "export"
+    work = setup.work / "export"
     work.mkdir(parents=True, exist_ok=True)
     raw = work / f"{name}.raw.onnx"
     example = torch.randn(2, layers, 150, feats[next(iter(feats))].shape[0] // (2 * layers))
@@ -496,7 +499,7 @@ def export(name: str, candidate: str, out_json: Path, layers: int = ENCODER_STAT
     import onnxruntime as ort
     session = ort.InferenceSession(str(target), providers=["CPUExecutionProvider"])
     probe = [r["path"] for r in dev[:8]]
-    enc = encoder_session(0 if layers == ENCODER_STATES else layers)
+    enc = encoder_session(0 if layers == ENCODER_STATES else layers, setup.encoder)
     got = np.array([session.run(["logit"], {"hidden_states": hidden_states(enc, load(DATA_DIR / p))[None]})[0][0] for p in probe])
     worst = float(np.abs(got - scores_of(probe)).max())
     print(f"ONNX head vs training head on {len(probe)} dev clips (from audio): max |logit diff| = {worst:.2e}")
