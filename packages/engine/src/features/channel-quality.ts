@@ -1,5 +1,5 @@
 import { FFT_SIZE, POWER_BINS } from './fft.js';
-import { realTransform } from './kiss-fft.js';
+import { powerOf, realTransform } from './kiss-fft.js';
 import type { SpeechSegment } from './vad.js';
 
 /**
@@ -72,11 +72,7 @@ export async function measureChannelQuality(
     const start = f * HOP;
     for (let i = 0; i < FFT_SIZE; i++) input[i] = samples[start + i]! * hann[i]!;
     transform.run();
-    for (let k = 0; k < POWER_BINS; k++) {
-      const re = output[2 * k]!;
-      const im = output[2 * k + 1]!;
-      power[k] = re * re + im * im;
-    }
+    powerOf(output, power);
     let e = 0;
     for (let k = decayLow; k <= decayHigh; k++) e += power[k]!;
     bandEnergyDb[f] = db(e);

@@ -34,3 +34,12 @@ export async function realTransform(size: number): Promise<RealTransform> {
   transforms.set(size, transform);
   return transform;
 }
+
+/** |X[k]|^2 of the transform's last output (`views().output`), k = 0..size/2, into `power`. */
+export function powerOf(output: Float32Array, power: Float64Array): void {
+  for (let k = 0; k < power.length; k++) {
+    const re = output[2 * k]!;
+    const im = output[2 * k + 1]!;
+    power[k] = re * re + im * im;
+  }
+}

@@ -1,4 +1,4 @@
-import { realTransform } from './kiss-fft.js';
+import { powerOf, realTransform } from './kiss-fft.js';
 
 /**
  * Whisper's log-mel front-end (whisper.audio.log_mel_spectrogram): 25 ms periodic-Hann frames every 10 ms
@@ -93,11 +93,7 @@ export async function whisperLogMel(samples: Float32Array): Promise<WhisperMel> 
       }
     }
     transform.run();
-    for (let k = 0; k < POWER_BINS; k++) {
-      const re = output[2 * k]!;
-      const im = output[2 * k + 1]!;
-      power[k] = re * re + im * im;
-    }
+    powerOf(output, power);
     for (let b = 0; b < WHISPER_MEL_BINS; b++) {
       const { first, weights } = melBands[b]!;
       let sum = 0;
