@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .pretrained import DATA_DIR, MANIFEST, MODELS, REPO, fp16_weights, ort_session, sha256, strip_metadata
+from .pretrained import DATA_DIR, MANIFEST, MODELS, REPO, check_or_write, fp16_weights, ort_session, sha256, strip_metadata
 
 SOURCE = "voxkey-speaker-v4"
 TARGET = "voxkey-speaker-v4-int8"
@@ -349,13 +349,10 @@ def main() -> None:
         print(f"QUANTISATION REJECTED: lowest dev cosine {cos.min():.5f} < {MIN_COSINE}", file=sys.stderr)
         sys.exit(1)
 
-    digest = sha256(built)
-    print(f"{built.name}: {built.stat().st_size:,} bytes, sha256 {digest}")
+    check_or_write(built, target_path, a.check_only, None)
     if a.check_only:
-        committed = sha256(target_path)
-        print(f"rebuilt file is {'identical to' if committed == digest else 'DIFFERENT from'} the committed one ({committed})")
-        sys.exit(0 if committed == digest else 2)
-    target_path.write_bytes(built.read_bytes())
+        return
+    digest = sha256(target_path)
 
     import onnxruntime
     quantisation = {
