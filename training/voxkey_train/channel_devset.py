@@ -7,8 +7,12 @@ user channel (channels.py), as 16 kHz WAV files outside the repository, plus a t
 For the robust-comparison study (training/voxkey_train/sv_channel_study.py), --study also writes
   speech/.../<utt>.enrol-<channel>.lowpass.wav   each enrolment-side version low-passed to LOWPASS_HZ (bandwidth matching)
   trials/sv-dev-channels-lowpassed-enrol.csv      the trials with those as enrolments
-and, under $VOXKEY_WORK/sv-channel-train, TRAIN_SPEAKERS seeded train speakers x TRAIN_CLIPS clips, each as it is
-and through one drawn channel (trials/train-channels.csv pairs them, only so that `npm run eval -- --sv` embeds them).
+and, under $VOXKEY_WORK/sv-channel-train, train speakers' clips, each as it is and through drawn channels
+(trials/train-channels.csv pairs them, only so that `npm run eval -- --sv` embeds them): by default TRAIN_SPEAKERS
+seeded speakers x TRAIN_CLIPS clips and one channel; the shipped embedding projection's set is every train speaker,
+up to 6 clips each, two channels drawn per clip:
+
+  ... channel_devset --jobs 2 --study --train-speakers all --train-min-clips 1 --train-max-clips 6 --train-channel-draws 2
 
 Output (default $VOXKEY_WORK/sv-channel-dev; VOXKEY_WORK defaults to training/work, data.py):
   speech/<corpus>/<speaker>/<utt>.<side>-<channel>.wav   side: enrol | test | same (see below)
@@ -86,21 +90,32 @@ def _write(job):
     os.replace(dst + ".tmp", dst)
 
 
-def train_plan(data_dir):
-    """TRAIN_SPEAKERS seeded train bona fide speakers with >= TRAIN_CLIPS clips of >= 2 s, TRAIN_CLIPS clips each."""
+def train_plan(data_dir, speakers=TRAIN_SPEAKERS, min_clips=TRAIN_CLIPS, max_clips=TRAIN_CLIPS, channel_draws=1):
+    """Seeded train bona fide speakers with >= min_clips clips of >= 2 s (`speakers` of them, or all when None), up to
+    max_clips clips each, each clip as it is and through `channel_draws` drawn channels (a channel drawn twice for a
+    clip is written once). The defaults are the study's set."""
     with open(os.path.join(data_dir, "manifest.csv")) as f:
         rows = [r for r in csv.DictReader(f) if r["split"] == "train" and r["kind"] == "bonafide" and float(r["duration_s"]) >= 2]
     by_speaker = {}
     for r in rows:
         by_speaker.setdefault(f"{r['corpus']}/{r['speaker']}", []).append(r["path"])
-    speakers = sorted(k for k, v in by_speaker.items() if len(v) >= TRAIN_CLIPS)
+    eligible = sorted(k for k, v in by_speaker.items() if len(v) >= min_clips)
     rng = np.random.default_rng([SEED, 2])
-    chosen = [speakers[i] for i in sorted(rng.choice(len(speakers), min(TRAIN_SPEAKERS, len(speakers)), replace=False))]
+    if speakers is None:
+        chosen = eligible
+    else:
+        chosen = [eligible[i] for i in sorted(rng.choice(len(eligible), min(speakers, len(eligible)), replace=False))]
     files = []
     for spk in chosen:
-        for path in sorted(str(p) for p in rng.choice(sorted(by_speaker[spk]), TRAIN_CLIPS, replace=False)):
+        clips = sorted(by_speaker[spk])
+        for path in sorted(str(p) for p in rng.choice(clips, min(max_clips, len(clips)), replace=False)):
             files.append((path, "train", "none"))
-            files.append((path, "train", C.draw_channel(clip_rng(path, "train")).name))
+            drawn = []
+            for draw in range(channel_draws):
+                channel = C.draw_channel(clip_rng(path, "train" if draw == 0 else f"train{draw}")).name
+                if channel not in drawn:
+                    drawn.append(channel)
+                    files.append((path, "train", channel))
     return files
 
 
@@ -110,6 +125,10 @@ def main():
     p.add_argument("--out", default=DEFAULT_OUT, help="output folder (default $VOXKEY_WORK/sv-channel-dev)")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--study", action="store_true", help="also write the robust-comparison study's sets (see above)")
+    p.add_argument("--train-speakers", default=str(TRAIN_SPEAKERS), help=f"--study: train speakers drawn, or 'all' (default {TRAIN_SPEAKERS})")
+    p.add_argument("--train-min-clips", type=int, default=TRAIN_CLIPS, help=f"--study: clips a train speaker needs (default {TRAIN_CLIPS})")
+    p.add_argument("--train-max-clips", type=int, default=TRAIN_CLIPS, help=f"--study: clips taken per train speaker (default {TRAIN_CLIPS})")
+    p.add_argument("--train-channel-draws", type=int, default=1, help="--study: channels drawn per train clip (default 1)")
     args = p.parse_args()
     with open(os.path.join(args.data_dir, "trials", "sv-dev.csv")) as f:
         trials = list(csv.DictReader(f))
@@ -133,7 +152,8 @@ def main():
 
 def write_study_sets(args, rows, files):
     enrol_files = [(path, side, channel, True) for path, side, channel in files if side == "enrol"]
-    train_files = train_plan(args.data_dir)
+    speakers = None if args.train_speakers == "all" else int(args.train_speakers)
+    train_files = train_plan(args.data_dir, speakers, args.train_min_clips, args.train_max_clips, args.train_channel_draws)
     jobs = [(args.data_dir, args.out, *f) for f in enrol_files] + [(args.data_dir, TRAIN_OUT, *f) for f in train_files]
     with ProcessPoolExecutor(args.jobs, initializer=os.nice, initargs=(10,)) as pool:
         list(pool.map(_write, jobs, chunksize=16))
@@ -145,8 +165,9 @@ def write_study_sets(args, rows, files):
     with open(os.path.join(TRAIN_OUT, "trials", "train-channels.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["enrol", "test", "target", "lang", "enrol_channel", "test_channel"])
-        for (path, _, _), (_, _, channel) in zip(train_files[::2], train_files[1::2]):
-            w.writerow([version_path(path, "train", "none"), version_path(path, "train", channel), 1, "", "none", channel])
+        for path, _, channel in train_files:
+            if channel != "none":
+                w.writerow([version_path(path, "train", "none"), version_path(path, "train", channel), 1, "", "none", channel])
     print(f"{len(enrol_files)} low-passed enrolment versions; {len(train_files)} train files in {TRAIN_OUT}")
 
 

@@ -12,7 +12,9 @@ FAR <= --max-far in every block with >= 1/max-far non-targets):
                  second, narrowband embedding per sample)
   asnorm-chan    adaptive s-norm (top-100) against a cohort of train speakers whose clips come through channels
   lda-chan       LDA (192 -> LDA_DIM) + length norm, trained on train speakers' clips as they are and through a
-                 channel, then cosine
+                 channel, then cosine (--lda-dims: one row per dimension)
+  centred        the train embeddings' mean subtracted, length norm, cosine
+  plda           two-covariance PLDA on the LDA_DIM LDA projections (length-normed), the log-likelihood ratio
 Figures: EER per set and per test channel, and FAR/FRR at the fitted decision (fitted on all trials of both sets,
 as --write-calibration does). In-sample only: check a winner on `npm run eval`'s held-out operating point before
 shipping it (AS-norm won here and lost there: docs/accuracy.md, "A more robust comparison").
@@ -168,6 +170,54 @@ def lda(X, labels, dim):
     return mu, vecs[:, order].real
 
 
+def two_covariance(X, labels):
+    """Between- and within-speaker covariances (moment estimates) of rows X grouped by labels."""
+    classes, inverse = np.unique(labels, return_inverse=True)
+    means = np.stack([X[inverse == k].mean(0) for k in range(len(classes))])
+    within = X - means[inverse]
+    Sw = within.T @ within / len(X)
+    centred = means - X.mean(0)
+    counts = np.bincount(inverse)
+    Sb = (centred * counts[:, None]).T @ centred / len(X)
+    return Sb, Sw
+
+
+def plda_scorer(X, labels):
+    """LLR of "same speaker" for pairs under the two-covariance model fitted on X (rows already centred)."""
+    Sb, Sw = two_covariance(X, labels)
+    St = Sb + Sw
+    St_inv = np.linalg.inv(St)
+    cond = np.linalg.inv(St - Sb @ St_inv @ Sb)
+    Q = St_inv - cond
+    P = St_inv @ Sb @ cond
+    mu = X.mean(0)
+
+    def score(a, b):
+        a, b = a - mu, b - mu
+        return 0.5 * np.einsum("ij,jk,ik->i", a, Q, a) + 0.5 * np.einsum("ij,jk,ik->i", b, Q, b) + np.einsum("ij,jk,ik->i", a, P, b)
+    return score
+
+
+def write_projection(a, mu, W, train_info):
+    """The engine's embeddingProjection (packages/engine/src/scoring/projection.ts): the file and its manifest spec."""
+    import hashlib
+    blob = np.concatenate([mu.ravel(), W.ravel()]).astype("<f4").tobytes()
+    with open(a.write_projection, "wb") as f:
+        f.write(blob)
+    spec = {"method": "lda", "file": os.path.basename(a.write_projection), "sha256": hashlib.sha256(blob).hexdigest(),
+            "inputDim": int(W.shape[0]), "outputDim": int(W.shape[1]), "trainEmbeddings": train_info["trainEmbeddings"],
+            "trainSpeakers": train_info["trainSpeakers"]}
+    manifest = json.load(open(a.manifest))
+    names = a.projection_models.split(",")
+    for entry in manifest["models"]:
+        if entry["name"] in names:
+            entry["embeddingProjection"] = spec
+    with open(a.manifest, "w") as f:
+        json.dump(manifest, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    print(json.dumps(spec))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--clean-cache", required=True)
@@ -175,12 +225,22 @@ def main():
     p.add_argument("--lowpass-cache", required=True)
     p.add_argument("--train-cache", required=True)
     p.add_argument("--channel-dir", default=os.path.join(WORK, "sv-channel-dev"))
+    p.add_argument("--train-list", default=os.path.join(WORK, "sv-channel-train", "trials", "train-channels.csv"),
+                   help="the train clips to use (the cache may hold more, from earlier lists)")
     p.add_argument("--max-far", type=float, default=0.01)
     p.add_argument("--out")
+    p.add_argument("--lda-dims", default=str(LDA_DIM), help=f"comma-separated LDA dimensions to try (default {LDA_DIM})")
+    p.add_argument("--write-projection", metavar="F32", help="write the LDA projection of --projection-dim there (float32: mean, then "
+                   "the 192 x dim matrix row by row) and name it in --manifest for --projection-models")
+    p.add_argument("--projection-dim", type=int, default=LDA_DIM)
+    p.add_argument("--manifest", default="models/manifest.json")
+    p.add_argument("--projection-models", default="voxkey-speaker-v4,voxkey-speaker-v4-int8",
+                   help="comma-separated speaker models (one embedding space) whose manifest entries name the projection")
     p.add_argument("--write-cohort", metavar="F32", help="write the channel-augmented cohort (float32 rows) there and print its manifest spec")
     a = p.parse_args()
     cache = {**load_cache(a.clean_cache), **load_cache(a.channel_cache, "ch:"), **load_cache(a.lowpass_cache, "ch:")}
-    train = load_cache(a.train_cache)
+    listed = {r[side] for r in csv.DictReader(open(a.train_list)) for side in ("enrol", "test")}
+    train = {k: v for k, v in load_cache(a.train_cache).items() if k in listed}
     clean_rows = list(csv.DictReader(open(os.path.join(DATA, "trials", "sv-dev.csv"))))
     chan_rows = [{**r, "enrol": "ch:" + r["enrol"], "test": "ch:" + r["test"]}
                  for r in csv.DictReader(open(os.path.join(a.channel_dir, "trials", "sv-dev-channels.csv")))]
@@ -223,10 +283,25 @@ def main():
             f.write(blob)
         print(json.dumps({"method": "as-norm", "file": os.path.basename(a.write_cohort), "sha256": hashlib.sha256(blob).hexdigest(),
                           "count": len(cohort), "dim": cohort.shape[1], "topK": 100}))
-    mu, W = lda(T, spk, LDA_DIM)
-    proj = lambda X: (lambda Y: Y / np.linalg.norm(Y, axis=1, keepdims=True))((X - mu) @ W)  # noqa: E731
-    results.append(evaluate("lda-chan", cos(proj(ce), proj(ct)), cos(proj(he), proj(ht)), qc, qh, clean, chan, a.max_far))
-    results[-1]["lda"] = {"dim": LDA_DIM, "trainEmbeddings": len(T), "trainSpeakers": len(cohort)}
+    unit = lambda Y: Y / np.linalg.norm(Y, axis=1, keepdims=True)  # noqa: E731
+    train_info = {"trainEmbeddings": len(T), "trainSpeakers": len(cohort)}
+    centre = T.mean(0)
+    results.append(evaluate("centred", cos(unit(ce - centre), unit(ct - centre)), cos(unit(he - centre), unit(ht - centre)),
+                            qc, qh, clean, chan, a.max_far))
+    results[-1]["centred"] = train_info
+    for dim in (int(d) for d in a.lda_dims.split(",")):
+        mu, W = lda(T, spk, dim)
+        proj = lambda X: unit((X - mu) @ W)  # noqa: E731
+        name = "lda-chan" if dim == LDA_DIM else f"lda-chan-{dim}"
+        results.append(evaluate(name, cos(proj(ce), proj(ct)), cos(proj(he), proj(ht)), qc, qh, clean, chan, a.max_far))
+        results[-1]["lda"] = {"dim": dim, **train_info}
+        if dim == LDA_DIM:
+            score = plda_scorer(proj(T), spk)
+            results.append(evaluate("plda", score(proj(ce), proj(ct)), score(proj(he), proj(ht)), qc, qh, clean, chan, a.max_far))
+            results[-1]["plda"] = {"ldaDim": dim, **train_info}
+
+    if a.write_projection:
+        write_projection(a, *lda(T, spk, a.projection_dim), train_info)
 
     print("| method | clean EER | clean FRR | channel EER | channel FRR | worst test channel (EER) | max FAR in a block |")
     print("|---|---:|---:|---:|---:|---|---:|")

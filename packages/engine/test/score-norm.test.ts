@@ -138,19 +138,31 @@ describe('scoreProbe: the whole chain from cosine to match score', () => {
   it('without a cohort or quality terms it is scoreAgainstSamples with the calibration', () => {
     const plain = { type: 'logistic' as const, a: 10, b: -5 };
     for (const rule of ['mean_embedding', 'mean_score', 'best_of'] as const) {
-      expect(scoreProbe([a, b], probe, 6, { cohort: null, calibration: plain }, rule)).toEqual(
-        scoreAgainstSamples([a, b], probe, rule, (cosine) => matchScore(cosine, plain)),
-      );
+      expect(
+        scoreProbe([a, b], probe, 6, { projection: null, cohort: null, calibration: plain }, rule),
+      ).toEqual(scoreAgainstSamples([a, b], probe, rule, (cosine) => matchScore(cosine, plain)));
     }
   });
 
   it('adds the speech term per comparison and the samples term only to the mean embedding', () => {
-    const pooled = scoreProbe([a, b], probe, 6, { cohort: null, calibration }, 'mean_embedding');
+    const pooled = scoreProbe(
+      [a, b],
+      probe,
+      6,
+      { projection: null, cohort: null, calibration },
+      'mean_embedding',
+    );
     expect(pooled.matchScore).toBeCloseTo(
       matchScore(qualityAdjustedScore(pooled.cosine, 6, calibration, 2), calibration),
       9,
     );
-    const best = scoreProbe([a, b], probe, 6, { cohort: null, calibration }, 'best_of');
+    const best = scoreProbe(
+      [a, b],
+      probe,
+      6,
+      { projection: null, cohort: null, calibration },
+      'best_of',
+    );
     expect(best.matchScore).toBeCloseTo(
       matchScore(qualityAdjustedScore(best.cosine, 6, calibration, 1), calibration),
       9,

@@ -43,6 +43,7 @@ import {
 } from '../scoring/scoring.js';
 import { createTaskRunner } from './task-runner.js';
 import { sileroModelPath, type SileroVariant } from '../features/vad.js';
+import { loadEmbeddingProjection } from '../scoring/projection.js';
 import { loadCohort } from '../scoring/score-norm.js';
 import { scoreProbe, type ModelScoring } from '../scoring/probe-score.js';
 import type { RecordingQuality } from '../scoring/calibration.js';
@@ -371,7 +372,8 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     });
     scorers.set(voiceprintModelId(entry), {
       entry,
-      // Score normalisation cohort named by the model's manifest entry (null when none).
+      // The embedding projection and score normalisation cohort its manifest entry names (null when none).
+      projection: await loadEmbeddingProjection(entry, modelsDir),
       cohort: await loadCohort(entry, modelsDir),
       calibration: entry.calibration ?? DEFAULT_CALIBRATION,
       defaultThreshold: entry.defaultThreshold ?? DEFAULT_MATCH_THRESHOLD,

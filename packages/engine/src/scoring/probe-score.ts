@@ -5,6 +5,7 @@ import {
   qualityAdjustedScore,
   type RecordingQuality,
 } from './calibration.js';
+import { projectEmbedding, type EmbeddingProjection } from './projection.js';
 import { normalisedScore, type Cohort } from './score-norm.js';
 import {
   DEFAULT_SAMPLE_SCORING_RULE,
@@ -13,8 +14,12 @@ import {
   type SampleScoringRule,
 } from './scoring.js';
 
-/** How one speaker model's comparisons become match scores: its AS-norm cohort (null: none) and its calibration. */
+/**
+ * How one speaker model's comparisons become match scores: its embedding projection and AS-norm cohort
+ * (null: none; a cohort lives in the projected space) and its calibration.
+ */
 export interface ModelScoring {
+  projection: EmbeddingProjection | null;
   cohort: Cohort | null;
   calibration: LogisticCalibration;
 }
@@ -27,7 +32,7 @@ export interface ProbeQuality {
 
 /**
  * A probe's match score against a voiceprint's samples, every comparison through the whole chain:
- * cosine, AS-norm against the model's cohort, the quality terms (the probe's net speech, the samples
+ * the model's projection of both embeddings, their cosine, AS-norm against the model's cohort, the quality terms (the probe's net speech, the samples
  * pooled), the channel terms in the quality of both recordings, then the logistic calibration; `rule` combines the
  * samples (scoreAgainstSamples). A sample without a measured quality counts as the mean of those with one.
  */
@@ -41,11 +46,13 @@ export function scoreProbe(
 ): { matchScore: number; cosine: number } {
   // The samples term applies to the mean of the samples, not to each one.
   const pooledSamples = rule === 'mean_embedding' ? samples.length : 1;
+  const projectedSamples = samples.map((sample) => projectEmbedding(sample, scoring.projection));
+  const projectedProbe = projectEmbedding(probe, scoring.projection);
   const sampleQuality = new Map(
-    samples.map((embedding, i) => [embedding, quality.samples[i] ?? null]),
+    projectedSamples.map((embedding, i) => [embedding, quality.samples[i] ?? null]),
   );
   const pooledQuality = meanQuality(quality.samples);
-  return scoreAgainstSamples(samples, probe, rule, (cosine, enrolled) => {
+  return scoreAgainstSamples(projectedSamples, projectedProbe, rule, (cosine, enrolled) => {
     const channelShift = channelTerm(
       scoring.calibration,
       sampleQuality.get(enrolled) ?? pooledQuality,
@@ -53,7 +60,7 @@ export function scoreProbe(
     );
     return matchScore(
       qualityAdjustedScore(
-        normalisedScore(cosine, enrolled, probe, scoring.cohort),
+        normalisedScore(cosine, enrolled, projectedProbe, scoring.cohort),
         netSpeechSeconds,
         scoring.calibration,
         pooledSamples,

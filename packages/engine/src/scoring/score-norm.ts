@@ -11,11 +11,10 @@
  * The cohort is a file of float32 little-endian rows (unit-length speaker embeddings) listed in the
  * speaker model's manifest entry as `scoreNormalization` with its sha256; `training/` builds it.
  */
-import { readFile } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
-import { isAbsolute, join } from 'node:path';
+import { isAbsolute } from 'node:path';
 import { EngineError } from '../errors.js';
 import type { ModelEntry } from '../models/manifest.js';
+import { readCheckedFloat32 } from './float32-file.js';
 
 export interface ScoreNormalizationSpec {
   method: 'as-norm';
@@ -60,38 +59,12 @@ export function scoreNormalizationSpec(entry: ModelEntry): ScoreNormalizationSpe
 export async function loadCohort(entry: ModelEntry, modelsDir: string): Promise<Cohort | null> {
   const spec = scoreNormalizationSpec(entry);
   if (!spec) return null;
-  const path = join(modelsDir, spec.file);
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (e) {
-    throw new EngineError(
-      'model_missing',
-      `score-normalisation cohort ${spec.file} for ${entry.name} is not in ${modelsDir}`,
-      { name: entry.name },
-      { cause: e },
-    );
-  }
-  const actual = createHash('sha256').update(bytes).digest('hex');
-  if (actual !== spec.sha256.toLowerCase()) {
-    throw new EngineError(
-      'model_integrity',
-      `cohort ${path} has sha256 ${actual}, but the manifest says ${spec.sha256}; refusing to load it`,
-      {
-        name: entry.name,
-        expected: spec.sha256,
-        actual,
-      },
-    );
-  }
-  if (bytes.byteLength !== spec.count * spec.dim * 4) {
-    throw new EngineError(
-      'manifest_invalid',
-      `cohort ${spec.file} holds ${bytes.byteLength} bytes, expected ${spec.count} x ${spec.dim} float32`,
-    );
-  }
-  const vectors = new Float32Array(spec.count * spec.dim);
-  for (let i = 0; i < vectors.length; i++) vectors[i] = bytes.readFloatLE(i * 4);
+  const vectors = await readCheckedFloat32(modelsDir, spec.file, {
+    sha256: spec.sha256,
+    floats: spec.count * spec.dim,
+    modelName: entry.name,
+    what: 'score-normalisation cohort',
+  });
   return { spec, vectors };
 }
 

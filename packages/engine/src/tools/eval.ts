@@ -8,8 +8,9 @@
  * caches embeddings per model pair, and prints/writes SV metrics (EER, minDCF at P_target 0.01,
  * FAR/FRR at the model's default threshold, Cllr) and CM metrics (EER, FAR at 1% FRR).
  * FLAC (dataset only; the API takes WAV/MP3) is decoded to WAV by tools/flac.ts (@wasm-audio-decoders/flac).
- * With a score-normalisation cohort in the speaker model's manifest entry, trial scores are AS-normed
- * cosines (score-norm.ts), exactly as engine.verify scores them. --write-cohort builds that cohort
+ * With an embedding projection in the speaker model's manifest entry, embeddings are projected before
+ * they are compared (projection.ts; --no-projection compares the model's own); with a score-normalisation
+ * cohort, trial scores are AS-normed cosines (score-norm.ts): exactly as engine.verify scores them. --write-cohort builds that cohort
  * from train-split speakers (tools/cohort.ts); --write-calibration fits the decision calibration
  * (calibration.ts: FAR <= --max-far in every block at match_score >= --match-threshold) into the manifest.
  */
@@ -33,6 +34,7 @@ import {
   ratesAtThreshold,
 } from '../scoring/metrics.js';
 import { DEFAULT_CALIBRATION, matchScore } from '../scoring/scoring.js';
+import { loadEmbeddingProjection, projectEmbedding } from '../scoring/projection.js';
 import { asNorm, cohortStats, loadCohort, type CohortStats } from '../scoring/score-norm.js';
 import {
   channelFeatures,
@@ -152,6 +154,8 @@ async function main() {
         "build the speaker model's AS-norm cohort from train-split speakers and name it in the manifest",
       'cohort-topk <k>': "AS-norm top-K (default: the manifest's)",
       'plain-cosine': 'score plain cosines even when the model has a cohort',
+      'no-projection':
+        "compare the model's own embeddings even when it names an embedding projection",
       'write-spoof-threshold':
         "choose the spoof model's verification threshold and write it into the manifest",
       'max-flagged <x>':
@@ -278,6 +282,10 @@ async function main() {
     }),
   );
   if (args['write-cohort']) {
+    if (engine.speakerModel.embeddingProjection && !args['no-projection'])
+      throw new Error(
+        "--write-cohort builds the cohort from the model's own embeddings; with an embedding projection the cohort would have to be projected: not supported",
+      );
     const spec = await buildCohort(engine, datasetDir, [...meta.values()], modelsDir, threads + 1);
     if (typeof args['cohort-topk'] === 'string') spec.topK = num(args['cohort-topk'], spec.topK);
     const manifestPath = defaultManifestPath(modelsDir);
@@ -298,6 +306,8 @@ async function main() {
     );
   }
   if (args['plain-cosine']) delete engine.speakerModel.scoreNormalization;
+  if (args['no-projection']) delete engine.speakerModel.embeddingProjection;
+  const projection = await loadEmbeddingProjection(engine.speakerModel, modelsDir);
   const cohort = await loadCohort(engine.speakerModel, modelsDir);
   mkdirSync(cacheDir, { recursive: true });
   const channelCache = Object.fromEntries(
@@ -313,11 +323,15 @@ async function main() {
   );
   if (channelPath) await writeFile(channelCacheFile, JSON.stringify(channelCache));
   const emb = new Map<string, Float32Array>();
+  // the embeddings engine.verify compares: projected when the model names a projection
   const vec = (c: string) => {
     let v = emb.get(c);
     if (!v) {
       const b = Buffer.from(cache[c]!.e, 'base64');
-      v = new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+      v = projectEmbedding(
+        new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)),
+        projection,
+      );
       emb.set(c, v);
     }
     return v;
@@ -579,6 +593,14 @@ async function main() {
       },
       qualityTestLogDuration: qualityW,
       channelTerms: channelTerms ?? null,
+      embeddingProjection: projection
+        ? {
+            method: projection.spec.method,
+            file: projection.spec.file,
+            sha256: projection.spec.sha256,
+            outputDim: projection.spec.outputDim,
+          }
+        : null,
       scoreNormalization: cohort
         ? {
             method: cohort.spec.method,
@@ -624,7 +646,7 @@ async function main() {
         ...(Object.keys(quality).length ? { quality } : {}),
       };
       entry.defaultThreshold = decision.threshold;
-      entry.thresholdNote = `match_score >= ${decision.threshold} keeps FAR <= ${decision.maxFar} in every dev block${channelSet.length ? ' (clean and channel dev sets)' : ''} (worst: ${decision.worstBlock}); slope a fitted by logistic regression on all dev trials${cohort ? ', scores AS-normed against the cohort' : ''}${channelTerms ? '; channel terms in the measured quality of both recordings (npm run eval -- --channel-terms)' : ''}`;
+      entry.thresholdNote = `match_score >= ${decision.threshold} keeps FAR <= ${decision.maxFar} in every dev block${channelSet.length ? ' (clean and channel dev sets)' : ''} (worst: ${decision.worstBlock}); slope a fitted by logistic regression on all dev trials${projection ? `, embeddings projected (${projection.spec.method.toUpperCase()} to ${projection.spec.outputDim} dimensions)` : ''}${cohort ? ', scores AS-normed against the cohort' : ''}${channelTerms ? '; channel terms in the measured quality of both recordings (npm run eval -- --channel-terms)' : ''}`;
       writeFileSync(manifestPath, JSON.stringify(m, null, 2) + '\n');
       console.error(
         `wrote calibration a=${decision.a.toFixed(6)} b=${decision.b.toFixed(6)} (worst block ${decision.worstBlock}) for ${engine.speakerModel.name} into ${manifestPath}`,

@@ -1,0 +1,44 @@
+import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { EngineError } from '../errors.js';
+
+/**
+ * A float32 little-endian file that a speaker model's manifest entry names beside the model (a score
+ * normalisation cohort, an embedding projection), checked against the entry's sha256 and length.
+ */
+export async function readCheckedFloat32(
+  modelsDir: string,
+  file: string,
+  expected: { sha256: string; floats: number; modelName: string; what: string },
+): Promise<Float32Array> {
+  const path = join(modelsDir, file);
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (e) {
+    throw new EngineError(
+      'model_missing',
+      `${expected.what} ${file} for ${expected.modelName} is not in ${modelsDir}`,
+      { name: expected.modelName },
+      { cause: e },
+    );
+  }
+  const actual = createHash('sha256').update(bytes).digest('hex');
+  if (actual !== expected.sha256.toLowerCase()) {
+    throw new EngineError(
+      'model_integrity',
+      `${expected.what} ${path} has sha256 ${actual}, but the manifest says ${expected.sha256}; refusing to load it`,
+      { name: expected.modelName, expected: expected.sha256, actual },
+    );
+  }
+  if (bytes.byteLength !== expected.floats * 4) {
+    throw new EngineError(
+      'manifest_invalid',
+      `${expected.what} ${file} holds ${bytes.byteLength} bytes, expected ${expected.floats} float32`,
+    );
+  }
+  const values = new Float32Array(expected.floats);
+  for (let i = 0; i < values.length; i++) values[i] = bytes.readFloatLE(i * 4);
+  return values;
+}
