@@ -9,7 +9,9 @@ the production front-end (Silero VAD, segment-averaged embeddings).
           every block.
   multi : several enrolment recordings per voiceprint (issue 14): mean embedding vs mean of scores
           vs best score, with 1, 3 and 5 enrolment recordings per speaker, on the dev speakers with
-          many recordings (speechocean762: 30 x 20; Common Voice speakers with >= 8 clips).
+          many recordings (speechocean762: 30 x 20; Common Voice speakers with >= 8 clips). With --model,
+          the model's embedding projection and its decision (calibration, channel terms from each clip's
+          measured quality) are applied, and the enrolment-samples term is fitted on that decision's score.
 
   python3 -m training.voxkey_train.sv_study calib --cache $TMPDIR/voxkey-eval-cache/<key>.json \
       --cohort models/voxkey-speaker-v3-cohort.f32 --out training/results/sv-calibration-study-v3.json
@@ -168,6 +170,23 @@ def calib(a):
     return res
 
 
+def channel_quality(path):
+    """clip -> [speech, snr, bandwidth, holes, decay] as npm run eval caches them (sv_channel_study.load_cache's order)."""
+    from .sv_channel_study import load_cache as load_quality_cache
+    return {k: q for k, (_, q) in load_quality_cache(path).items()}
+
+
+def project(emb, path, input_dim, output_dim):
+    """The engine's embedding projection (packages/engine/src/scoring/projection.ts): unit((e - mean) W)."""
+    values = np.fromfile(path, dtype="<f4").astype(np.float64)
+    mean, W = values[:input_dim], values[input_dim:].reshape(input_dim, output_dim)
+    out = {}
+    for k, e in emb.items():
+        y = (e - mean) @ W
+        out[k] = y / (np.linalg.norm(y) + 1e-12)
+    return out
+
+
 def multi(a):
     emb, speech, _ = load_cache(a.cache)
     rows = [r for r in csv.DictReader(open(os.path.join(a.data_dir, "manifest.csv")))
@@ -181,9 +200,26 @@ def multi(a):
     if a.model:
         with open(os.path.join(os.path.dirname(HERE), "models", "manifest.json")) as f:
             ent = next(m for m in json.load(f)["models"] if m["name"] == a.model)
+        if "embeddingProjection" in ent:
+            emb = project(emb, os.path.join(os.path.dirname(HERE), "models", ent["embeddingProjection"]["file"]),
+                          ent["embeddingProjection"]["inputDim"], ent["embeddingProjection"]["outputDim"])
         cal = {"a": ent["calibration"]["a"], "b": ent["calibration"]["b"], "threshold": ent.get("defaultThreshold", 0.85),
                "normed": "scoreNormalization" in ent,
-               "testLogDuration": ent["calibration"].get("quality", {}).get("testLogDuration", 0.0)}
+               "testLogDuration": ent["calibration"].get("quality", {}).get("testLogDuration", 0.0),
+               "channel": ent["calibration"].get("quality", {}).get("channel")}
+    # the channel terms of the shipped decision (calibration.ts channelTerm), from each clip's measured quality
+    quality = channel_quality(a.cache) if cal and cal["channel"] else None
+
+    def channel_shift(enrol_clips, test_clips):
+        """[len(enrol_clips) + 1, tests]: each sample's channel term against every test, then the voiceprint's (mean quality)."""
+        if quality is None:
+            return np.zeros((len(enrol_clips) + 1, len(test_clips)))
+        from .sv_channel_study import FEATURES, features
+        w = np.array([cal["channel"]["weights"][f] for f in FEATURES])
+        qt = np.array([quality[c] for c in test_clips])
+        qe = [np.array([quality[c] for c in enrol_clips])]
+        rows = [features(np.repeat(q[None], len(qt), 0), qt) @ w for q in [*qe[0], qe[0].mean(0)]]
+        return np.stack(rows)
     mean_embedding = {}
     res = {"model": a.model, "calibration": cal,"draws": a.draws, "rules": ["mean-embedding", "mean-of-scores", "best-of"], "corpora": {}}
     for corpus, min_clips in (("speechocean762", 8), ("commonvoice", 8)):
@@ -213,10 +249,13 @@ def multi(a):
                     sm = T @ m
                     raw = {"mean-embedding": sm, "mean-of-scores": S.mean(0), "best-of": S.max(0)}
                     qt = np.array([np.log(max(0.0, speech[c]) + 0.5) for _, c in tests])
+                    shift = channel_shift(enrol[k], [c for _, c in tests]) if cal is not None else None
                     for r, s in raw.items():
                         sc[r]["raw"][0].append(s[lab == 1]); sc[r]["raw"][1].append(s[lab == 0])
                         if cal is not None:
-                            sq = s + cal["testLogDuration"] * qt
+                            shifted = {"mean-embedding": sm + shift[-1], "mean-of-scores": (S + shift[:-1]).mean(0),
+                                       "best-of": (S + shift[:-1]).max(0)}[r]
+                            sq = shifted + cal["testLogDuration"] * qt
                             qsc[r][0].append(sq[lab == 1]); qsc[r][1].append(sq[lab == 0])
                     if cohort is not None:
                         emu, esd = cohort_stats(Ek, cohort, 100)
@@ -244,7 +283,8 @@ def multi(a):
                         o["frrAtDecision"] = float((ms[lab == 1] < cal["threshold"]).mean())
             res["corpora"][corpus][f"enrol{n}"] = out
             print(corpus, n, {k: round(v["eer"], 4) for k, v in out.items()}, flush=True)
-            tar, non = sc["mean-embedding"]["raw"]
+            # the samples term is fitted on the decision's score (the channel terms included, when the model has them)
+            tar, non = qsc["mean-embedding"] if cal is not None else sc["mean-embedding"]["raw"]
             mean_embedding[(corpus, n)] = (np.concatenate(tar), np.concatenate(non))
     if cal is not None and not cal["normed"]:
         res["enrolSamplesTerm"] = enrol_samples_term(mean_embedding, cal, a.max_far)
