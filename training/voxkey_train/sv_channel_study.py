@@ -22,6 +22,13 @@ shipping it (AS-norm won here and lost there: docs/accuracy.md, "A more robust c
   # after channel_devset --study and an eval of each of its lists (the caches' names are printed by npm run eval):
   $VOXKEY_VENV/bin/python -m training.voxkey_train.sv_channel_study --clean-cache C --channel-cache H --lowpass-cache L --train-cache T \
       --out training/results/sv-channel-study-voxkey-speaker-v4.json
+
+The shipped projection (docs/accuracy.md, "The LDA projection"): every train speaker, two channels per clip
+(channel_devset --study --train-speakers all --train-min-clips 1 --train-max-clips 6 --train-channel-draws 2), then
+  ... --lda-dims 96,128,160,176,191 --write-projection models/voxkey-speaker-v4-lda.f32 --projection-dim 176 \
+      --out training/results/sv-channel-study-voxkey-speaker-v4-int8.json
+which writes the file and names it (embeddingProjection) in both v4 entries of models/manifest.json; refit the
+calibration on the projected scores afterwards (npm run eval -- ... --write-calibration --channel-terms).
 """
 from __future__ import annotations
 
