@@ -15,6 +15,8 @@ FAR <= --max-far in every block with >= 1/max-far non-targets):
                  channel, then cosine (--lda-dims: one row per dimension)
   centred        the train embeddings' mean subtracted, length norm, cosine
   plda           two-covariance PLDA on the LDA_DIM LDA projections (length-normed), the log-likelihood ratio
+--enrolment-guidance MODEL: instead of the study, what a second enrolment recording through another channel buys
+under MODEL's shipped decision (its manifest entry: projection, calibration, channel and samples terms).
 Figures: EER per set and per test channel, and FAR/FRR at the fitted decision (fitted on all trials of both sets,
 as --write-calibration does). In-sample only: check a winner on `npm run eval`'s held-out operating point before
 shipping it (AS-norm won here and lost there: docs/accuracy.md, "A more robust comparison").
@@ -225,12 +227,85 @@ def write_projection(a, mu, W, train_info):
     print(json.dumps(spec))
 
 
+TELEPHONE = {"gsm", "g711-mulaw", "g726-16k", "g726-24k", "g726-32k", "band-300-3400"}
+
+
+def shipped_scorer(manifest_path, model):
+    """The engine's decision for one speaker model, from its manifest entry: (project, match_score(s, qe, qt, samples))."""
+    manifest = json.load(open(manifest_path))
+    entry = next(m for m in manifest["models"] if m["name"] == model)
+    cal = entry["calibration"]
+    w = np.array([cal["quality"]["channel"]["weights"][f] for f in FEATURES])
+    samples_log = cal["quality"].get("enrolSamplesLog", 0.0)
+    spec = entry.get("embeddingProjection")
+    if spec:
+        values = np.fromfile(os.path.join(os.path.dirname(manifest_path), spec["file"]), dtype="<f4").astype(np.float64)
+        mean, W = values[: spec["inputDim"]], values[spec["inputDim"]:].reshape(spec["inputDim"], spec["outputDim"])
+    else:
+        mean, W = 0.0, np.eye(192)
+
+    def project(e):
+        y = (e - mean) @ W
+        return y / np.linalg.norm(y, axis=-1, keepdims=True)
+
+    def match_score(s, qe, qt, samples):
+        z = cal["a"] * (s + features(qe, qt) @ w + samples_log * np.log(samples)) + cal["b"]
+        return 1 / (1 + np.exp(-z))
+    return project, match_score
+
+
+def enrolment_guidance(channel_cache, manifest_path, model, seed=7):
+    """What a second enrolment recording through another channel buys (issue 31's "enrolment guidance"): for each dev
+    speaker with >= 3 clips, a voiceprint of one and of two enrolment-side recordings of the channel set (each through
+    its own drawn channel), scored as the engine does (mean embedding, mean quality, samples term) against every
+    test-side recording of the corpus (the enrolment clips' own left out)."""
+    import re
+    import collections
+    project, match_score = shipped_scorer(manifest_path, model)
+    enrol, test = collections.defaultdict(list), collections.defaultdict(list)
+    for key, (e, q) in load_cache(channel_cache).items():
+        m = re.match(r"speech/([^/]+)/([^/]+)/(.+)\.(enrol|test)-([^.]+)\.wav$", key)
+        if m:
+            corpus, speaker, utt, side, channel = m.groups()
+            (enrol if side == "enrol" else test)[(corpus, speaker)].append((utt, channel, project(e), q))
+    rng = np.random.default_rng(seed)
+    rows = collections.defaultdict(lambda: ([], []))
+    for corpus in ("speechocean762", "commonvoice"):
+        speakers = [k for k in sorted(enrol) if k[0] == corpus and len(enrol[k]) >= 3 and len(test[k]) >= 3]
+        tests = [(k, t) for k in speakers for t in test[k]]
+        T, QT = np.stack([t[2] for _, t in tests]), np.stack([t[3] for _, t in tests])
+        telephone = np.isin([t[1] for _, t in tests], list(TELEPHONE))
+        for k in speakers:
+            items = list(enrol[k])
+            rng.shuffle(items)
+            target = np.array([kk == k for kk, _ in tests])
+            keep = np.array([t[0] not in (items[0][0], items[1][0]) for _, t in tests])
+            for n in (1, 2):
+                m = np.mean([x[2] for x in items[:n]], 0)
+                qm = np.mean([x[3] for x in items[:n]], 0)
+                ms = match_score(T @ (m / np.linalg.norm(m)), np.repeat(qm[None], len(T), 0), QT, n)
+                for kind, mask in (("any", keep), ("telephone", keep & telephone)):
+                    rows[(corpus, kind, n)][0].append(ms[mask & target])
+                    rows[(corpus, kind, n)][1].append(ms[mask & ~target])
+    print("| corpus | verification channel | enrolment recordings | targets / non-targets | FAR | FRR |")
+    print("| --- | --- | ---: | --- | ---: | ---: |")
+    out = []
+    for (corpus, kind, n), (tar, non) in sorted(rows.items()):
+        tar, non = np.concatenate(tar), np.concatenate(non)
+        far, frr = float((non >= 0.85).mean()), float((tar < 0.85).mean())
+        out.append({"corpus": corpus, "test": kind, "enrolments": n, "targets": len(tar), "nontargets": len(non), "far": far, "frr": frr})
+        print(f"| {corpus} | {kind} | {n} | {len(tar)} / {len(non)} | {100 * far:.2f}% | {100 * frr:.1f}% |")
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--clean-cache", required=True)
+    p.add_argument("--enrolment-guidance", metavar="MODEL", help="only the enrolment-guidance table (one vs two enrolment "
+                   "recordings through different channels) for MODEL's shipped decision; needs --channel-cache")
+    p.add_argument("--clean-cache")
     p.add_argument("--channel-cache", required=True)
-    p.add_argument("--lowpass-cache", required=True)
-    p.add_argument("--train-cache", required=True)
+    p.add_argument("--lowpass-cache")
+    p.add_argument("--train-cache")
     p.add_argument("--channel-dir", default=os.path.join(WORK, "sv-channel-dev"))
     p.add_argument("--train-list", default=os.path.join(WORK, "sv-channel-train", "trials", "train-channels.csv"),
                    help="the train clips to use (the cache may hold more, from earlier lists)")
@@ -245,6 +320,15 @@ def main():
                    help="comma-separated speaker models (one embedding space) whose manifest entries name the projection")
     p.add_argument("--write-cohort", metavar="F32", help="write the channel-augmented cohort (float32 rows) there and print its manifest spec")
     a = p.parse_args()
+    if a.enrolment_guidance:
+        table = enrolment_guidance(a.channel_cache, a.manifest, a.enrolment_guidance)
+        if a.out:
+            with open(a.out, "w") as f:
+                json.dump({"model": a.enrolment_guidance, "rows": table}, f, indent=1)
+                f.write("\n")
+        return
+    if not (a.clean_cache and a.lowpass_cache and a.train_cache):
+        p.error("the study needs --clean-cache, --lowpass-cache and --train-cache")
     cache = {**load_cache(a.clean_cache), **load_cache(a.channel_cache, "ch:"), **load_cache(a.lowpass_cache, "ch:")}
     listed = {r[side] for r in csv.DictReader(open(a.train_list)) for side in ("enrol", "test")}
     train = {k: v for k, v in load_cache(a.train_cache).items() if k in listed}
