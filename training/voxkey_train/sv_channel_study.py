@@ -35,7 +35,6 @@ calibration on the projected scores afterwards (npm run eval -- ... --write-cali
 from __future__ import annotations
 
 import argparse
-import base64
 import csv
 import json
 import os
@@ -43,38 +42,11 @@ import os
 import numpy as np
 
 from .data import DATA_DIR, WORK
+from .shipped_decision import FEATURES, channel_weights, features, load_cache, manifest_entry, projector
 
 DATA = DATA_DIR
 NARROW_HZ = 4700
 LDA_DIM = 128
-FEATURES = ["minBandwidthKHz", "bandwidthGapKHz", "minDecayHundredDbPerS", "maxSpectralHoleRatio", "minSnrTenDb", "minLogSpeech",
-            "narrowEitherKHz"]
-KNEE_KHZ = 5.5
-
-
-def load_cache(path, prefix=""):
-    out = {}
-    for clip, r in json.load(open(path)).items():
-        e = np.frombuffer(base64.b64decode(r["e"]), dtype=np.float32)
-        q = r.get("q") or [0.0, 0.0, 0.0]
-        out[prefix + clip] = (e, np.array([r["speech"], r.get("snr", 0.0), *q], np.float64))
-    return out
-
-
-def features(qe, qt):
-    """calibration.ts CHANNEL_FEATURES; columns of q: speech, snr, bandwidth, holes, decay."""
-    c = lambda x, lo, hi: np.clip(x, lo, hi)  # noqa: E731
-    bwe, bwt = c(qe[:, 2], 0, 8000), c(qt[:, 2], 0, 8000)
-    return np.stack([
-        np.minimum(bwe, bwt) / 1000, np.abs(bwe - bwt) / 1000,
-        np.minimum(c(qe[:, 4], 0, 1000), c(qt[:, 4], 0, 1000)) / 100,
-        np.maximum(c(qe[:, 3], 0, 1), c(qt[:, 3], 0, 1)),
-        np.minimum(c(qe[:, 1], 0, 40), c(qt[:, 1], 0, 40)) / 10,
-        np.log(np.minimum(c(qe[:, 0], 0, 600), c(qt[:, 0], 0, 600)) + 0.5),
-        np.maximum(0, KNEE_KHZ - np.minimum(bwe, bwt) / 1000),
-    ], 1)
-
-
 def tail_weights(F, s, quantile, sample_weight, iters=200):
     """calibration.ts fitTailWeights: quantile regression (IRLS) of non-target scores on the features; minus the slopes."""
     X = np.hstack([F, np.ones((len(F), 1))])
@@ -232,26 +204,15 @@ TELEPHONE = {"gsm", "g711-mulaw", "g726-16k", "g726-24k", "g726-32k", "band-300-
 
 def shipped_scorer(manifest_path, model):
     """The engine's decision for one speaker model, from its manifest entry: (project, match_score(s, qe, qt, samples))."""
-    manifest = json.load(open(manifest_path))
-    entry = next(m for m in manifest["models"] if m["name"] == model)
+    entry = manifest_entry(model, manifest_path)
     cal = entry["calibration"]
-    w = np.array([cal["quality"]["channel"]["weights"][f] for f in FEATURES])
+    w = channel_weights(entry)
     samples_log = cal["quality"].get("enrolSamplesLog", 0.0)
-    spec = entry.get("embeddingProjection")
-    if spec:
-        values = np.fromfile(os.path.join(os.path.dirname(manifest_path), spec["file"]), dtype="<f4").astype(np.float64)
-        mean, W = values[: spec["inputDim"]], values[spec["inputDim"]:].reshape(spec["inputDim"], spec["outputDim"])
-    else:
-        mean, W = 0.0, np.eye(192)
-
-    def project(e):
-        y = (e - mean) @ W
-        return y / np.linalg.norm(y, axis=-1, keepdims=True)
 
     def match_score(s, qe, qt, samples):
         z = cal["a"] * (s + features(qe, qt) @ w + samples_log * np.log(samples)) + cal["b"]
         return 1 / (1 + np.exp(-z))
-    return project, match_score
+    return projector(entry, os.path.dirname(manifest_path)), match_score
 
 
 def enrolment_guidance(channel_cache, manifest_path, model, seed=7):
@@ -267,7 +228,7 @@ def enrolment_guidance(channel_cache, manifest_path, model, seed=7):
         m = re.match(r"speech/([^/]+)/([^/]+)/(.+)\.(enrol|test)-([^.]+)\.wav$", key)
         if m:
             corpus, speaker, utt, side, channel = m.groups()
-            (enrol if side == "enrol" else test)[(corpus, speaker)].append((utt, channel, project(e), q))
+            (enrol if side == "enrol" else test)[(corpus, speaker)].append((utt, channel, project(e[None])[0], q))
     rng = np.random.default_rng(seed)
     rows = collections.defaultdict(lambda: ([], []))
     for corpus in ("speechocean762", "commonvoice"):

@@ -29,6 +29,7 @@ import sys
 import numpy as np
 
 from . import metrics as M
+from . import shipped_decision
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # training/
 
@@ -170,23 +171,6 @@ def calib(a):
     return res
 
 
-def channel_quality(path):
-    """clip -> [speech, snr, bandwidth, holes, decay] as npm run eval caches them (sv_channel_study.load_cache's order)."""
-    from .sv_channel_study import load_cache as load_quality_cache
-    return {k: q for k, (_, q) in load_quality_cache(path).items()}
-
-
-def project(emb, path, input_dim, output_dim):
-    """The engine's embedding projection (packages/engine/src/scoring/projection.ts): unit((e - mean) W)."""
-    values = np.fromfile(path, dtype="<f4").astype(np.float64)
-    mean, W = values[:input_dim], values[input_dim:].reshape(input_dim, output_dim)
-    out = {}
-    for k, e in emb.items():
-        y = (e - mean) @ W
-        out[k] = y / (np.linalg.norm(y) + 1e-12)
-    return out
-
-
 def multi(a):
     emb, speech, _ = load_cache(a.cache)
     rows = [r for r in csv.DictReader(open(os.path.join(a.data_dir, "manifest.csv")))
@@ -196,30 +180,27 @@ def multi(a):
         by.setdefault((r["corpus"], r["speaker"]), []).append(r["path"])
     cohort = load_cohort(a.cohort) if a.cohort else None
     rng = np.random.default_rng(20261125)
-    cal = None
+    cal = weights = None
     if a.model:
-        with open(os.path.join(os.path.dirname(HERE), "models", "manifest.json")) as f:
-            ent = next(m for m in json.load(f)["models"] if m["name"] == a.model)
+        ent = shipped_decision.manifest_entry(a.model)
         if "embeddingProjection" in ent:
-            emb = project(emb, os.path.join(os.path.dirname(HERE), "models", ent["embeddingProjection"]["file"]),
-                          ent["embeddingProjection"]["inputDim"], ent["embeddingProjection"]["outputDim"])
+            project = shipped_decision.projector(ent)
+            emb = {k: project(e[None])[0] for k, e in emb.items()}
         cal = {"a": ent["calibration"]["a"], "b": ent["calibration"]["b"], "threshold": ent.get("defaultThreshold", 0.85),
                "normed": "scoreNormalization" in ent,
                "testLogDuration": ent["calibration"].get("quality", {}).get("testLogDuration", 0.0),
-               "channel": ent["calibration"].get("quality", {}).get("channel")}
+               "enrolSamplesLog": ent["calibration"].get("quality", {}).get("enrolSamplesLog", 0.0)}
+        weights = shipped_decision.channel_weights(ent)
     # the channel terms of the shipped decision (calibration.ts channelTerm), from each clip's measured quality
-    quality = channel_quality(a.cache) if cal and cal["channel"] else None
+    quality = {k: q for k, (_, q) in shipped_decision.load_cache(a.cache).items()} if cal and weights is not None else None
 
     def channel_shift(enrol_clips, test_clips):
         """[len(enrol_clips) + 1, tests]: each sample's channel term against every test, then the voiceprint's (mean quality)."""
         if quality is None:
             return np.zeros((len(enrol_clips) + 1, len(test_clips)))
-        from .sv_channel_study import FEATURES, features
-        w = np.array([cal["channel"]["weights"][f] for f in FEATURES])
         qt = np.array([quality[c] for c in test_clips])
-        qe = [np.array([quality[c] for c in enrol_clips])]
-        rows = [features(np.repeat(q[None], len(qt), 0), qt) @ w for q in [*qe[0], qe[0].mean(0)]]
-        return np.stack(rows)
+        qe = np.array([quality[c] for c in enrol_clips])
+        return np.stack([shipped_decision.features(np.repeat(q[None], len(qt), 0), qt) @ weights for q in [*qe, qe.mean(0)]])
     mean_embedding = {}
     res = {"model": a.model, "calibration": cal,"draws": a.draws, "rules": ["mean-embedding", "mean-of-scores", "best-of"], "corpora": {}}
     for corpus, min_clips in (("speechocean762", 8), ("commonvoice", 8)):
@@ -278,6 +259,8 @@ def multi(a):
                         # the model's shipped decision (match_score >= threshold) applied to this rule's score
                         if kind == "raw":
                             s = np.concatenate([np.concatenate(qsc[r][0]), np.concatenate(qsc[r][1])])
+                        if r == "mean-embedding":  # the engine's samples term (calibration.ts qualityAdjustedScore)
+                            s = s + cal.get("enrolSamplesLog", 0.0) * np.log(n)
                         ms = 1 / (1 + np.exp(-(cal["a"] * s + cal["b"])))
                         o["farAtDecision"] = float((ms[lab == 0] >= cal["threshold"]).mean())
                         o["frrAtDecision"] = float((ms[lab == 1] < cal["threshold"]).mean())

@@ -1,0 +1,67 @@
+"""The engine's speaker decision, for the studies that score cached embeddings the way it does: the clip cache
+`npm run eval` writes, the manifest entry's embedding projection (packages/engine/src/scoring/projection.ts) and the
+calibration's channel terms (calibration.ts CHANNEL_FEATURES, channelTerm)."""
+from __future__ import annotations
+
+import base64
+import json
+import os
+
+import numpy as np
+
+MODELS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "models")
+FEATURES = ["minBandwidthKHz", "bandwidthGapKHz", "minDecayHundredDbPerS", "maxSpectralHoleRatio", "minSnrTenDb", "minLogSpeech",
+            "narrowEitherKHz"]
+KNEE_KHZ = 5.5
+
+
+def load_cache(path, prefix=""):
+    """clip -> (embedding, quality [speech, snr, bandwidth, holes, decay]) from npm run eval's cache."""
+    out = {}
+    for clip, r in json.load(open(path)).items():
+        e = np.frombuffer(base64.b64decode(r["e"]), dtype=np.float32)
+        q = r.get("q") or [0.0, 0.0, 0.0]
+        out[prefix + clip] = (e, np.array([r["speech"], r.get("snr", 0.0), *q], np.float64))
+    return out
+
+
+def features(qe, qt):
+    """calibration.ts CHANNEL_FEATURES for rows of enrolment and test quality (load_cache's columns)."""
+    c = lambda x, lo, hi: np.clip(x, lo, hi)  # noqa: E731
+    bwe, bwt = c(qe[:, 2], 0, 8000), c(qt[:, 2], 0, 8000)
+    return np.stack([
+        np.minimum(bwe, bwt) / 1000, np.abs(bwe - bwt) / 1000,
+        np.minimum(c(qe[:, 4], 0, 1000), c(qt[:, 4], 0, 1000)) / 100,
+        np.maximum(c(qe[:, 3], 0, 1), c(qt[:, 3], 0, 1)),
+        np.minimum(c(qe[:, 1], 0, 40), c(qt[:, 1], 0, 40)) / 10,
+        np.log(np.minimum(c(qe[:, 0], 0, 600), c(qt[:, 0], 0, 600)) + 0.5),
+        np.maximum(0, KNEE_KHZ - np.minimum(bwe, bwt) / 1000),
+    ], 1)
+
+
+def manifest_entry(model, manifest_path=None):
+    with open(manifest_path or os.path.join(MODELS_DIR, "manifest.json")) as f:
+        return next(m for m in json.load(f)["models"] if m["name"] == model)
+
+
+def projector(entry, models_dir=MODELS_DIR):
+    """rows -> unit((rows - mean) W) with the entry's embeddingProjection; unit rows without one."""
+    spec = entry.get("embeddingProjection")
+    if spec:
+        values = np.fromfile(os.path.join(models_dir, spec["file"]), dtype="<f4").astype(np.float64)
+        mean, W = values[: spec["inputDim"]], values[spec["inputDim"]:].reshape(spec["inputDim"], spec["outputDim"])
+    else:
+        mean, W = 0.0, None
+
+    def project(rows):
+        y = np.asarray(rows, np.float64) - mean
+        if W is not None:
+            y = y @ W
+        return y / np.linalg.norm(y, axis=-1, keepdims=True)
+    return project
+
+
+def channel_weights(entry):
+    """The calibration's channel-term weights in FEATURES order, or None without channel terms."""
+    channel = entry.get("calibration", {}).get("quality", {}).get("channel")
+    return np.array([channel["weights"][f] for f in FEATURES]) if channel else None
