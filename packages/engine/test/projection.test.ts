@@ -9,7 +9,7 @@ import {
   loadManifest,
   type ModelEntry,
 } from '../src/models/manifest.js';
-import { scoreProbe } from '../src/scoring/probe-score.js';
+import { loadModelScoring, scoreProbe } from '../src/scoring/probe-score.js';
 import {
   embeddingProjectionSpec,
   loadEmbeddingProjection,
@@ -119,6 +119,34 @@ describe('embedding projection', () => {
       expect(projected.matchScore).toBeCloseTo(byHand.matchScore, 9);
       expect(projected.cosine).toBeCloseTo(byHand.cosine, 9);
     }
+  });
+});
+
+describe('loadModelScoring', () => {
+  it('loads the projection and the calibration, and refuses a cohort outside the compared space', async () => {
+    const { dir, entry } = projectionFile(VALUES);
+    const scoring = await loadModelScoring(entry, dir);
+    expect(scoring.projection?.spec.outputDim).toBe(2);
+    expect(scoring.cohort).toBeNull();
+    expect(scoring.calibration).toMatchObject({ type: 'logistic' });
+    // a 3-dimensional cohort (the model's own space) beside a projection to 2 dimensions
+    const cohort = Buffer.alloc(3 * 4);
+    cohort.writeFloatLE(1, 0);
+    writeFileSync(join(dir, 'c.f32'), cohort);
+    const withCohort = {
+      ...entry,
+      scoreNormalization: {
+        method: 'as-norm',
+        file: 'c.f32',
+        sha256: createHash('sha256').update(cohort).digest('hex'),
+        count: 1,
+        dim: 3,
+        topK: 1,
+      },
+    } as unknown as ModelEntry;
+    await expect(loadModelScoring(withCohort, dir)).rejects.toMatchObject({
+      code: 'manifest_invalid',
+    });
   });
 });
 

@@ -35,7 +35,6 @@ import { openSession, resolveIo } from '../models/sessions.js';
 import { qualityScore } from '../scoring/quality.js';
 import {
   decideVerification,
-  DEFAULT_CALIBRATION,
   DEFAULT_MATCH_THRESHOLD,
   type SampleScoringRule,
   type VerificationDecision,
@@ -43,9 +42,7 @@ import {
 } from '../scoring/scoring.js';
 import { createTaskRunner } from './task-runner.js';
 import { sileroModelPath, type SileroVariant } from '../features/vad.js';
-import { loadEmbeddingProjection } from '../scoring/projection.js';
-import { loadCohort } from '../scoring/score-norm.js';
-import { scoreProbe, type ModelScoring } from '../scoring/probe-score.js';
+import { loadModelScoring, scoreProbe, type ModelScoring } from '../scoring/probe-score.js';
 import type { RecordingQuality } from '../scoring/calibration.js';
 import { planVoiceprint } from '../models/voiceprint-models.js';
 import type { SpeakerModelRef, WorkerConfig, WorkerTask } from './worker.js';
@@ -372,10 +369,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     });
     scorers.set(voiceprintModelId(entry), {
       entry,
-      // The embedding projection and score normalisation cohort its manifest entry names (null when none).
-      projection: await loadEmbeddingProjection(entry, modelsDir),
-      cohort: await loadCohort(entry, modelsDir),
-      calibration: entry.calibration ?? DEFAULT_CALIBRATION,
+      ...(await loadModelScoring(entry, modelsDir)),
       defaultThreshold: entry.defaultThreshold ?? DEFAULT_MATCH_THRESHOLD,
     });
   }

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { EngineError } from '../errors.js';
 
 /**
@@ -41,4 +41,21 @@ export async function readCheckedFloat32(
   const values = new Float32Array(expected.floats);
   for (let i = 0; i < values.length; i++) values[i] = bytes.readFloatLE(i * 4);
   return values;
+}
+
+/** The fields every such file's manifest spec has: a plain file name, its sha256, positive integer sizes. */
+export function assertFloat32FileSpec(
+  where: string,
+  spec: Record<string, unknown>,
+  sizeKeys: readonly string[],
+): void {
+  const file = spec.file;
+  if (typeof file !== 'string' || !file || file.includes('..') || isAbsolute(file))
+    throw new EngineError('manifest_invalid', `${where}.file must be a plain file name`);
+  if (typeof spec.sha256 !== 'string' || !/^[0-9a-f]{64}$/i.test(spec.sha256))
+    throw new EngineError('manifest_invalid', `${where}.sha256 must be 64 hex digits`);
+  for (const k of sizeKeys) {
+    if (!Number.isInteger(spec[k]) || (spec[k] as number) < 1)
+      throw new EngineError('manifest_invalid', `${where}.${k} must be a positive integer`);
+  }
 }

@@ -5,9 +5,16 @@ import {
   qualityAdjustedScore,
   type RecordingQuality,
 } from './calibration.js';
-import { projectEmbedding, type EmbeddingProjection } from './projection.js';
-import { normalisedScore, type Cohort } from './score-norm.js';
+import { EngineError } from '../errors.js';
+import type { ModelEntry } from '../models/manifest.js';
 import {
+  loadEmbeddingProjection,
+  projectEmbedding,
+  type EmbeddingProjection,
+} from './projection.js';
+import { loadCohort, normalisedScore, type Cohort } from './score-norm.js';
+import {
+  DEFAULT_CALIBRATION,
   DEFAULT_SAMPLE_SCORING_RULE,
   matchScore,
   scoreAgainstSamples,
@@ -24,6 +31,25 @@ export interface ModelScoring {
   calibration: LogisticCalibration;
 }
 
+/**
+ * A speaker model's scoring as its manifest entry names it: the projection and cohort files (sha256-checked)
+ * and the calibration. A cohort must be in the space the comparison happens in (the projection's output).
+ */
+export async function loadModelScoring(
+  entry: ModelEntry,
+  modelsDir: string,
+): Promise<ModelScoring> {
+  const projection = await loadEmbeddingProjection(entry, modelsDir);
+  const cohort = await loadCohort(entry, modelsDir);
+  const comparedDim = projection?.spec.outputDim ?? entry.output?.embeddingSize;
+  if (cohort && typeof comparedDim === 'number' && cohort.spec.dim !== comparedDim)
+    throw new EngineError(
+      'manifest_invalid',
+      `model ${entry.name}: scoreNormalization.dim is ${cohort.spec.dim}, but embeddings are compared in ${comparedDim} dimensions${projection ? ' (after embeddingProjection)' : ''}`,
+    );
+  return { projection, cohort, calibration: entry.calibration ?? DEFAULT_CALIBRATION };
+}
+
 /** The measured channel quality of the probe and of each sample (null where a sample predates the measure). */
 export interface ProbeQuality {
   probe: RecordingQuality | null;
@@ -31,10 +57,11 @@ export interface ProbeQuality {
 }
 
 /**
- * A probe's match score against a voiceprint's samples, every comparison through the whole chain:
- * the model's projection of both embeddings, their cosine, AS-norm against the model's cohort, the quality terms (the probe's net speech, the samples
- * pooled), the channel terms in the quality of both recordings, then the logistic calibration; `rule` combines the
- * samples (scoreAgainstSamples). A sample without a measured quality counts as the mean of those with one.
+ * A probe's match score against a voiceprint's samples, every comparison through the whole chain: the
+ * model's projection of both embeddings, their cosine, AS-norm against the model's cohort, the quality
+ * terms (the probe's net speech, the samples pooled), the channel terms in the quality of both recordings,
+ * then the logistic calibration; `rule` combines the samples (scoreAgainstSamples). A sample without a
+ * measured quality counts as the mean of those with one.
  */
 export function scoreProbe(
   samples: Float32Array[],

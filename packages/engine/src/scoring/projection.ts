@@ -11,10 +11,9 @@
  * own embeddings: the projection applies when two embeddings are compared, so it can change without
  * re-enrolment.
  */
-import { isAbsolute } from 'node:path';
 import { EngineError } from '../errors.js';
 import type { ModelEntry } from '../models/manifest.js';
-import { readCheckedFloat32 } from './float32-file.js';
+import { assertFloat32FileSpec, readCheckedFloat32 } from './float32-file.js';
 import { l2normalize } from './scoring.js';
 
 export interface EmbeddingProjectionSpec {
@@ -38,14 +37,7 @@ export function embeddingProjectionSpec(entry: ModelEntry): EmbeddingProjectionS
   const where = `model ${entry.name}: embeddingProjection`;
   if (s.method !== 'lda')
     throw new EngineError('manifest_invalid', `${where}.method must be "lda"`);
-  if (typeof s.file !== 'string' || !s.file || s.file.includes('..') || isAbsolute(s.file))
-    throw new EngineError('manifest_invalid', `${where}.file must be a plain file name`);
-  if (typeof s.sha256 !== 'string' || !/^[0-9a-f]{64}$/i.test(s.sha256))
-    throw new EngineError('manifest_invalid', `${where}.sha256 must be 64 hex digits`);
-  for (const k of ['inputDim', 'outputDim'] as const) {
-    if (!Number.isInteger(s[k]) || (s[k] as number) < 1)
-      throw new EngineError('manifest_invalid', `${where}.${k} must be a positive integer`);
-  }
+  assertFloat32FileSpec(where, s as Record<string, unknown>, ['inputDim', 'outputDim']);
   const embeddingSize = entry.output?.embeddingSize;
   if (typeof embeddingSize === 'number' && embeddingSize !== s.inputDim)
     throw new EngineError(

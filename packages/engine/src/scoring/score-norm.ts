@@ -11,10 +11,9 @@
  * The cohort is a file of float32 little-endian rows (unit-length speaker embeddings) listed in the
  * speaker model's manifest entry as `scoreNormalization` with its sha256; `training/` builds it.
  */
-import { isAbsolute } from 'node:path';
 import { EngineError } from '../errors.js';
 import type { ModelEntry } from '../models/manifest.js';
-import { readCheckedFloat32 } from './float32-file.js';
+import { assertFloat32FileSpec, readCheckedFloat32 } from './float32-file.js';
 
 export interface ScoreNormalizationSpec {
   method: 'as-norm';
@@ -44,14 +43,7 @@ export function scoreNormalizationSpec(entry: ModelEntry): ScoreNormalizationSpe
   const where = `model ${entry.name}: scoreNormalization`;
   if (s.method !== 'as-norm')
     throw new EngineError('manifest_invalid', `${where}.method must be "as-norm"`);
-  if (typeof s.file !== 'string' || !s.file || s.file.includes('..') || isAbsolute(s.file))
-    throw new EngineError('manifest_invalid', `${where}.file must be a plain file name`);
-  if (typeof s.sha256 !== 'string' || !/^[0-9a-f]{64}$/i.test(s.sha256))
-    throw new EngineError('manifest_invalid', `${where}.sha256 must be 64 hex digits`);
-  for (const k of ['count', 'dim', 'topK'] as const) {
-    if (!Number.isInteger(s[k]) || (s[k] as number) < 1)
-      throw new EngineError('manifest_invalid', `${where}.${k} must be a positive integer`);
-  }
+  assertFloat32FileSpec(where, s as Record<string, unknown>, ['count', 'dim', 'topK']);
   return s as ScoreNormalizationSpec;
 }
 

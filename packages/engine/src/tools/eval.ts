@@ -23,7 +23,14 @@ import { fileURLToPath } from 'node:url';
 import { createEngine, type VoiceEngine } from '../runtime/engine.js';
 import type { SileroVariant } from '../features/vad.js';
 import { EngineError } from '../errors.js';
-import { defaultManifestPath, defaultModelsDir, loadManifest } from '../models/manifest.js';
+import {
+  defaultManifestPath,
+  defaultModelsDir,
+  loadManifest,
+  voiceprintModelId,
+  type LogisticCalibration,
+  type ModelEntry,
+} from '../models/manifest.js';
 import {
   cllr,
   eer,
@@ -34,8 +41,9 @@ import {
   ratesAtThreshold,
 } from '../scoring/metrics.js';
 import { DEFAULT_CALIBRATION, matchScore } from '../scoring/scoring.js';
-import { loadEmbeddingProjection, projectEmbedding } from '../scoring/projection.js';
-import { asNorm, cohortStats, loadCohort, type CohortStats } from '../scoring/score-norm.js';
+import { loadModelScoring } from '../scoring/probe-score.js';
+import { projectEmbedding } from '../scoring/projection.js';
+import { asNorm, cohortStats, type CohortStats } from '../scoring/score-norm.js';
 import {
   channelFeatures,
   channelTerm,
@@ -46,7 +54,6 @@ import {
   type ChannelTerms,
   type RecordingQuality,
 } from '../scoring/calibration.js';
-import type { LogisticCalibration } from '../models/manifest.js';
 import { buildCohort } from './cohort.js';
 import { familyOf } from './families.js';
 import { median, num, parseArgs, userPath } from './args.js';
@@ -174,6 +181,12 @@ async function main() {
     );
     process.exit(2);
   }
+  if (args['no-projection'] && (args['write-calibration'] || args['write-cohort'])) {
+    console.error(
+      "--no-projection cannot be combined with --write-calibration or --write-cohort: the manifest's calibration and cohort belong to the scores the engine computes, through the model's projection",
+    );
+    process.exit(2);
+  }
   const modelsDir =
     typeof args['models-dir'] === 'string' ? userPath(args['models-dir']) : defaultModelsDir();
   const threads = num(args.threads, availableParallelism());
@@ -189,6 +202,13 @@ async function main() {
     maxQueue: 1024,
     taskTimeoutMs: 120_000,
   });
+  if (args['write-cohort'] && engine.speakerModel.embeddingProjection) {
+    await engine.close();
+    console.error(
+      "--write-cohort builds the cohort from the model's own embeddings, but this model compares projected ones: not supported",
+    );
+    process.exit(2);
+  }
   const datasetDir = dirname(dirname((svPath ?? cmPath)!));
   const manifestCsv = join(datasetDir, 'manifest.csv');
   const meta = new Map(
@@ -282,10 +302,6 @@ async function main() {
     }),
   );
   if (args['write-cohort']) {
-    if (engine.speakerModel.embeddingProjection && !args['no-projection'])
-      throw new Error(
-        "--write-cohort builds the cohort from the model's own embeddings; with an embedding projection the cohort would have to be projected: not supported",
-      );
     const spec = await buildCohort(engine, datasetDir, [...meta.values()], modelsDir, threads + 1);
     if (typeof args['cohort-topk'] === 'string') spec.topK = num(args['cohort-topk'], spec.topK);
     const manifestPath = defaultManifestPath(modelsDir);
@@ -307,8 +323,7 @@ async function main() {
   }
   if (args['plain-cosine']) delete engine.speakerModel.scoreNormalization;
   if (args['no-projection']) delete engine.speakerModel.embeddingProjection;
-  const projection = await loadEmbeddingProjection(engine.speakerModel, modelsDir);
-  const cohort = await loadCohort(engine.speakerModel, modelsDir);
+  const { projection, cohort } = await loadModelScoring(engine.speakerModel, modelsDir);
   mkdirSync(cacheDir, { recursive: true });
   const channelCache = Object.fromEntries(
     Object.entries(cache)
@@ -630,7 +645,12 @@ async function main() {
     if (args['write-calibration']) {
       const manifestPath = defaultManifestPath(modelsDir);
       const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
-      const entry = m.models.find((x: { name: string }) => x.name === engine.speakerModel.name);
+      // Every model of this embedding space (a model and its int8 variant) scores with one calibration.
+      const space = voiceprintModelId(engine.speakerModel);
+      const entries = (m.models as ModelEntry[]).filter(
+        (x) => x.kind === 'speaker' && voiceprintModelId(x) === space,
+      );
+      const entry = entries.find((x) => x.name === engine.speakerModel.name)!;
       // The enrolment-samples term comes from training/voxkey_train/sv_study.py multi and is kept.
       const quality = {
         ...(qualityW ? { testLogDuration: Number(qualityW.toFixed(6)) } : {}),
@@ -639,17 +659,18 @@ async function main() {
           : {}),
         ...(channelTerms ? { channel: channelTerms } : {}),
       };
-      entry.calibration = {
+      const calibration: LogisticCalibration = {
         type: 'logistic',
         a: Number(decision.a.toFixed(6)),
         b: Number(decision.b.toFixed(6)),
         ...(Object.keys(quality).length ? { quality } : {}),
       };
-      entry.defaultThreshold = decision.threshold;
-      entry.thresholdNote = `match_score >= ${decision.threshold} keeps FAR <= ${decision.maxFar} in every dev block${channelSet.length ? ' (clean and channel dev sets)' : ''} (worst: ${decision.worstBlock}); slope a fitted by logistic regression on all dev trials${projection ? `, embeddings projected (${projection.spec.method.toUpperCase()} to ${projection.spec.outputDim} dimensions)` : ''}${cohort ? ', scores AS-normed against the cohort' : ''}${channelTerms ? '; channel terms in the measured quality of both recordings (npm run eval -- --channel-terms)' : ''}`;
+      const thresholdNote = `match_score >= ${decision.threshold} keeps FAR <= ${decision.maxFar} in every dev block${channelSet.length ? ' (clean and channel dev sets)' : ''} (worst: ${decision.worstBlock}); slope a fitted by logistic regression on all dev trials${projection ? `, embeddings projected (${projection.spec.method.toUpperCase()} to ${projection.spec.outputDim} dimensions)` : ''}${cohort ? ', scores AS-normed against the cohort' : ''}${channelTerms ? '; channel terms in the measured quality of both recordings (npm run eval -- --channel-terms)' : ''}; fitted on ${engine.speakerModel.name}'s embeddings, shared by ${entries.map((x) => x.name).join(', ')}`;
+      for (const x of entries)
+        Object.assign(x, { calibration, defaultThreshold: decision.threshold, thresholdNote });
       writeFileSync(manifestPath, JSON.stringify(m, null, 2) + '\n');
       console.error(
-        `wrote calibration a=${decision.a.toFixed(6)} b=${decision.b.toFixed(6)} (worst block ${decision.worstBlock}) for ${engine.speakerModel.name} into ${manifestPath}`,
+        `wrote calibration a=${decision.a.toFixed(6)} b=${decision.b.toFixed(6)} (worst block ${decision.worstBlock}) for ${entries.map((x) => x.name).join(', ')} into ${manifestPath}`,
       );
     }
   }
