@@ -10,9 +10,9 @@ For the robust-comparison study (training/voxkey_train/sv_channel_study.py), --s
 and, under $VOXKEY_WORK/sv-channel-train, train speakers' clips, each as it is and through drawn channels
 (trials/train-channels.csv pairs them, only so that `npm run eval -- --sv` embeds them): by default TRAIN_SPEAKERS
 seeded speakers x TRAIN_CLIPS clips and one channel; the shipped embedding projection's set is every train speaker,
-up to 6 clips each, two channels drawn per clip:
+up to 20 clips each, two channels drawn per clip:
 
-  ... channel_devset --jobs 2 --study --train-speakers all --train-min-clips 1 --train-max-clips 6 --train-channel-draws 2
+  ... channel_devset --jobs 2 --study --train-speakers all --train-min-clips 1 --train-max-clips 20 --train-channel-draws 2
 
 Output (default $VOXKEY_WORK/sv-channel-dev; VOXKEY_WORK defaults to training/work, data.py):
   speech/<corpus>/<speaker>/<utt>.<side>-<channel>.wav   side: enrol | test | same (see below)

@@ -26,7 +26,7 @@ shipping it (AS-norm won here and lost there: docs/accuracy.md, "A more robust c
       --out training/results/sv-channel-study-voxkey-speaker-v4.json
 
 The shipped projection (docs/accuracy.md, "The LDA projection"): every train speaker, two channels per clip
-(channel_devset --study --train-speakers all --train-min-clips 1 --train-max-clips 6 --train-channel-draws 2), then
+(channel_devset --study --train-speakers all --train-min-clips 1 --train-max-clips 20 --train-channel-draws 2), then
   ... --lda-dims 96,128,160,176,191 --write-projection models/voxkey-speaker-v4-lda.f32 --projection-dim 176 \
       --out training/results/sv-channel-study-voxkey-speaker-v4-int8.json
 which writes the file and names it (embeddingProjection) in both v4 entries of models/manifest.json; refit the
