@@ -43,18 +43,23 @@ export async function readCheckedFloat32(
   return values;
 }
 
-/** The fields every such file's manifest spec has: a plain file name, its sha256, positive integer sizes. */
+/**
+ * The fields every such file's manifest spec has: its method (one the engine knows), a plain file name,
+ * its sha256, positive integer sizes.
+ */
 export function assertFloat32FileSpec(
   where: string,
   spec: Record<string, unknown>,
-  sizeKeys: readonly string[],
+  expected: { method: string; sizeKeys: readonly string[] },
 ): void {
+  if (spec.method !== expected.method)
+    throw new EngineError('manifest_invalid', `${where}.method must be "${expected.method}"`);
   const file = spec.file;
   if (typeof file !== 'string' || !file || file.includes('..') || isAbsolute(file))
     throw new EngineError('manifest_invalid', `${where}.file must be a plain file name`);
   if (typeof spec.sha256 !== 'string' || !/^[0-9a-f]{64}$/i.test(spec.sha256))
     throw new EngineError('manifest_invalid', `${where}.sha256 must be 64 hex digits`);
-  for (const k of sizeKeys) {
+  for (const k of expected.sizeKeys) {
     if (!Number.isInteger(spec[k]) || (spec[k] as number) < 1)
       throw new EngineError('manifest_invalid', `${where}.${k} must be a positive integer`);
   }

@@ -35,9 +35,10 @@ export function embeddingProjectionSpec(entry: ModelEntry): EmbeddingProjectionS
   const s = entry.embeddingProjection as Partial<EmbeddingProjectionSpec> | undefined;
   if (!s) return null;
   const where = `model ${entry.name}: embeddingProjection`;
-  if (s.method !== 'lda')
-    throw new EngineError('manifest_invalid', `${where}.method must be "lda"`);
-  assertFloat32FileSpec(where, s as Record<string, unknown>, ['inputDim', 'outputDim']);
+  assertFloat32FileSpec(where, s as Record<string, unknown>, {
+    method: 'lda',
+    sizeKeys: ['inputDim', 'outputDim'],
+  });
   const embeddingSize = entry.output?.embeddingSize;
   if (typeof embeddingSize === 'number' && embeddingSize !== s.inputDim)
     throw new EngineError(
@@ -65,6 +66,11 @@ export async function loadEmbeddingProjection(
     mean: values.subarray(0, spec.inputDim),
     matrix: values.subarray(spec.inputDim),
   };
+}
+
+/** How results and manifest notes name a projection: "embeddings projected (LDA to 176 dimensions)". */
+export function describeProjection(spec: { method: string; outputDim: number }): string {
+  return `embeddings projected (${spec.method.toUpperCase()} to ${spec.outputDim} dimensions)`;
 }
 
 /** unit((embedding - mean) W); the embedding itself when there is no projection. */

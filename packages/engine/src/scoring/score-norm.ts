@@ -11,7 +11,6 @@
  * The cohort is a file of float32 little-endian rows (unit-length speaker embeddings) listed in the
  * speaker model's manifest entry as `scoreNormalization` with its sha256; `training/` builds it.
  */
-import { EngineError } from '../errors.js';
 import type { ModelEntry } from '../models/manifest.js';
 import { assertFloat32FileSpec, readCheckedFloat32 } from './float32-file.js';
 
@@ -41,9 +40,10 @@ export function scoreNormalizationSpec(entry: ModelEntry): ScoreNormalizationSpe
   const s = entry.scoreNormalization as Partial<ScoreNormalizationSpec> | undefined;
   if (!s) return null;
   const where = `model ${entry.name}: scoreNormalization`;
-  if (s.method !== 'as-norm')
-    throw new EngineError('manifest_invalid', `${where}.method must be "as-norm"`);
-  assertFloat32FileSpec(where, s as Record<string, unknown>, ['count', 'dim', 'topK']);
+  assertFloat32FileSpec(where, s as Record<string, unknown>, {
+    method: 'as-norm',
+    sizeKeys: ['count', 'dim', 'topK'],
+  });
   return s as ScoreNormalizationSpec;
 }
 

@@ -42,7 +42,7 @@ import {
 } from '../scoring/metrics.js';
 import { DEFAULT_CALIBRATION, matchScore } from '../scoring/scoring.js';
 import { loadModelScoring } from '../scoring/probe-score.js';
-import { projectEmbedding } from '../scoring/projection.js';
+import { describeProjection, projectEmbedding } from '../scoring/projection.js';
 import { asNorm, cohortStats, type CohortStats } from '../scoring/score-norm.js';
 import {
   channelFeatures,
@@ -665,7 +665,7 @@ async function main() {
         b: Number(decision.b.toFixed(6)),
         ...(Object.keys(quality).length ? { quality } : {}),
       };
-      const thresholdNote = `match_score >= ${decision.threshold} keeps FAR <= ${decision.maxFar} in every dev block${channelSet.length ? ' (clean and channel dev sets)' : ''} (worst: ${decision.worstBlock}); slope a fitted by logistic regression on all dev trials${projection ? `, embeddings projected (${projection.spec.method.toUpperCase()} to ${projection.spec.outputDim} dimensions)` : ''}${cohort ? ', scores AS-normed against the cohort' : ''}${channelTerms ? '; channel terms in the measured quality of both recordings (npm run eval -- --channel-terms)' : ''}; fitted on ${engine.speakerModel.name}'s embeddings, shared by ${entries.map((x) => x.name).join(', ')}`;
+      const thresholdNote = `match_score >= ${decision.threshold} keeps FAR <= ${decision.maxFar} in every dev block${channelSet.length ? ' (clean and channel dev sets)' : ''} (worst: ${decision.worstBlock}); slope a fitted by logistic regression on all dev trials${projection ? `, ${describeProjection(projection.spec)}` : ''}${cohort ? ', scores AS-normed against the cohort' : ''}${channelTerms ? '; channel terms in the measured quality of both recordings (npm run eval -- --channel-terms)' : ''}; fitted on ${engine.speakerModel.name}'s embeddings, shared by ${entries.map((x) => x.name).join(', ')}`;
       for (const x of entries)
         Object.assign(x, { calibration, defaultThreshold: decision.threshold, thresholdNote });
       writeFileSync(manifestPath, JSON.stringify(m, null, 2) + '\n');
