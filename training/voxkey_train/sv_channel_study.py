@@ -35,9 +35,12 @@ calibration on the projected scores afterwards (npm run eval -- ... --write-cali
 from __future__ import annotations
 
 import argparse
+import collections
 import csv
+import hashlib
 import json
 import os
+import re
 
 import numpy as np
 
@@ -181,7 +184,6 @@ def plda_scorer(X, labels):
 
 def write_projection(a, mu, W, train_info):
     """The engine's embeddingProjection (packages/engine/src/scoring/projection.ts): the file and its manifest spec."""
-    import hashlib
     blob = np.concatenate([mu.ravel(), W.ravel()]).astype("<f4").tobytes()
     with open(a.write_projection, "wb") as f:
         f.write(blob)
@@ -220,8 +222,6 @@ def enrolment_guidance(channel_cache, manifest_path, model, seed=7):
     speaker with >= 3 clips, a voiceprint of one and of two enrolment-side recordings of the channel set (each through
     its own drawn channel), scored as the engine does (mean embedding, mean quality, samples term) against every
     test-side recording of the corpus (the enrolment clips' own left out)."""
-    import re
-    import collections
     project, match_score = shipped_scorer(manifest_path, model)
     enrol, test = collections.defaultdict(list), collections.defaultdict(list)
     for key, (e, q) in load_cache(channel_cache).items():
@@ -329,7 +329,6 @@ def main():
     results.append(evaluate("asnorm-chan", asnorm(cos(ce, ct), ce, ct, cohort), asnorm(cos(he, ht), he, ht, cohort), qc, qh, clean, chan, a.max_far))
     results[-1]["cohortSpeakers"] = len(cohort)
     if a.write_cohort:
-        import hashlib
         blob = cohort.astype("<f4").tobytes()
         with open(a.write_cohort, "wb") as f:
             f.write(blob)
@@ -341,8 +340,9 @@ def main():
     results.append(evaluate("centred", cos(unit(ce - centre), unit(ct - centre)), cos(unit(he - centre), unit(ht - centre)),
                             qc, qh, clean, chan, a.max_far))
     results[-1]["centred"] = train_info
+    fitted = {}
     for dim in (int(d) for d in a.lda_dims.split(",")):
-        mu, W = lda(T, spk, dim)
+        mu, W = fitted[dim] = lda(T, spk, dim)
         proj = lambda X: unit((X - mu) @ W)  # noqa: E731
         name = "lda-chan" if dim == LDA_DIM else f"lda-chan-{dim}"
         results.append(evaluate(name, cos(proj(ce), proj(ct)), cos(proj(he), proj(ht)), qc, qh, clean, chan, a.max_far))
@@ -353,7 +353,7 @@ def main():
             results[-1]["plda"] = {"ldaDim": dim, **train_info}
 
     if a.write_projection:
-        write_projection(a, *lda(T, spk, a.projection_dim), train_info)
+        write_projection(a, *(fitted.get(a.projection_dim) or lda(T, spk, a.projection_dim)), train_info)
 
     print("| method | clean EER | clean FRR | channel EER | channel FRR | worst test channel (EER) | max FAR in a block |")
     print("|---|---:|---:|---:|---:|---|---:|")
