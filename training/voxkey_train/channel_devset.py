@@ -14,6 +14,11 @@ up to 20 clips each, two channels drawn per clip:
 
   ... channel_devset --jobs 2 --study --train-speakers all --train-min-clips 1 --train-max-clips 20 --train-channel-draws 2
 
+--enrol-augment writes every enrolment recording (the clean set's and the channel set's enrolment side) through
+ENROL_AUGMENTATIONS, for sv_channel_study --enrol-augment (docs/accuracy.md, "Enrolment augmentation"):
+  speech/.../<utt>.enrol-<channel>.aug-<augmentation>.wav, speech/.../<utt>.clean-none.aug-<augmentation>.wav
+  trials/enrol-augment.csv   the files, each as a trial with itself (only so that `npm run eval -- --channels` embeds them)
+
 Output (default $VOXKEY_WORK/sv-channel-dev; VOXKEY_WORK defaults to training/work, data.py):
   speech/<corpus>/<speaker>/<utt>.<side>-<channel>.wav   side: enrol | test | same (see below)
   trials/sv-dev-channels.csv   enrol,test,target,lang,enrol_channel,test_channel (sv-dev.csv's rows, in its order)
@@ -46,6 +51,13 @@ TRAIN_OUT = os.path.join(WORK, "sv-channel-train")
 LOWPASS_HZ = 3800
 LOWPASS = C.Channel(f"lowpass-{LOWPASS_HZ}", "band", (("high_hz", LOWPASS_HZ), ("low_hz", 20)))
 TRAIN_SPEAKERS, TRAIN_CLIPS = 200, 3
+# Enrolment augmentation study: each enrolment recording also through these fixed channels (a voiceprint would keep
+# the mean of its embeddings as they are and through them).
+ENROL_AUGMENTATIONS = [
+    C.get("band-300-3400"),
+    C.Channel("room-0.5", "room", (("rt60", (0.5, 0.5)),)),
+    C.Channel("noise-pink-10", "noise", (("colour", "pink"), ("snr_db", (10.0, 10.0)))),
+]
 
 
 def clip_rng(path: str, side: str) -> np.random.Generator:
@@ -73,18 +85,27 @@ def plan(trials):
     return rows, sorted(files)
 
 
+def augmented_path(version: str, augmentation: str) -> str:
+    return f"{version[: -len('.wav')]}.aug-{augmentation}.wav"
+
+
 def _write(job):
     data_dir, out_dir, path, side, channel = job[:5]
-    lowpass = len(job) > 5 and job[5]
+    extra = job[5] if len(job) > 5 else None
     dst = os.path.join(out_dir, version_path(path, side, channel))
-    if lowpass:
+    if extra is True:
         dst = dst[: -len(".wav")] + ".lowpass.wav"
+    elif extra:
+        dst = augmented_path(dst, extra)
     if os.path.exists(dst):
         return
     x = io.load_audio(os.path.join(data_dir, path))
     y = C.apply_channel(x, channel, clip_rng(path, f"{side}:{channel}"))
-    if lowpass:
+    if extra is True:
         y = C.apply_channel(y, LOWPASS)
+    elif extra:
+        augmentation = next(a for a in ENROL_AUGMENTATIONS if a.name == extra)
+        y = C.apply_channel(y, augmentation, clip_rng(path, f"aug:{extra}"))
     os.makedirs(os.path.dirname(dst), exist_ok=True)
     io.save_wav(dst + ".tmp", y)
     os.replace(dst + ".tmp", dst)
@@ -125,6 +146,8 @@ def main():
     p.add_argument("--out", default=DEFAULT_OUT, help="output folder (default $VOXKEY_WORK/sv-channel-dev)")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--study", action="store_true", help="also write the robust-comparison study's sets (see above)")
+    p.add_argument("--enrol-augment", action="store_true", help="also write every enrolment recording (clean and channel "
+                   "version) through ENROL_AUGMENTATIONS, listed in trials/enrol-augment.csv")
     p.add_argument("--train-speakers", default=str(TRAIN_SPEAKERS), help=f"--study: train speakers drawn, or 'all' (default {TRAIN_SPEAKERS})")
     p.add_argument("--train-min-clips", type=int, default=TRAIN_CLIPS, help=f"--study: clips a train speaker needs (default {TRAIN_CLIPS})")
     p.add_argument("--train-max-clips", type=int, default=TRAIN_CLIPS, help=f"--study: clips taken per train speaker (default {TRAIN_CLIPS})")
@@ -148,6 +171,8 @@ def main():
     print(f"{len(files)} files, {len(rows)} trials ({same} with the same channel on both sides) in {args.out}")
     if args.study:
         write_study_sets(args, rows, files)
+    if args.enrol_augment:
+        write_enrol_augment_set(args, rows, files)
 
 
 def write_study_sets(args, rows, files):
@@ -169,6 +194,25 @@ def write_study_sets(args, rows, files):
             if channel != "none":
                 w.writerow([version_path(path, "train", "none"), version_path(path, "train", channel), 1, "", "none", channel])
     print(f"{len(enrol_files)} low-passed enrolment versions; {len(train_files)} train files in {TRAIN_OUT}")
+
+
+def write_enrol_augment_set(args, rows, files):
+    """Each enrolment-side version of the channel set and each clean enrolment clip (as version `clean-none`) through
+    every ENROL_AUGMENTATIONS channel; trials/enrol-augment.csv lists each (as a trial with itself) only so that
+    `npm run eval -- --channels` embeds them."""
+    clean_enrol = sorted({r["enrol"] for r in csv.DictReader(open(os.path.join(args.data_dir, "trials", "sv-dev.csv")))})
+    versions = [(path, side, channel) for path, side, channel in files if side == "enrol"] + [(p, "clean", "none") for p in clean_enrol]
+    jobs = [(args.data_dir, args.out, *v, a.name) for v in versions for a in ENROL_AUGMENTATIONS]
+    with ProcessPoolExecutor(args.jobs, initializer=os.nice, initargs=(10,)) as pool:
+        list(pool.map(_write, jobs, chunksize=16))
+    with open(os.path.join(args.out, "trials", "enrol-augment.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["enrol", "test", "target", "lang", "enrol_channel", "test_channel"])
+        for path, side, channel in versions:
+            for a in ENROL_AUGMENTATIONS:
+                augmented = augmented_path(version_path(path, side, channel), a.name)
+                w.writerow([augmented, augmented, 1, "", a.name, a.name])
+    print(f"{len(versions)} enrolment versions x {len(ENROL_AUGMENTATIONS)} augmentations in {args.out}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,10 @@ FAR <= --max-far in every block with >= 1/max-far non-targets):
                  channel, then cosine (--lda-dims: one row per dimension)
   centred        the train embeddings' mean subtracted, length norm, cosine
   plda           two-covariance PLDA on the LDA_DIM LDA projections (length-normed), the log-likelihood ratio
+--enrol-augment MODEL: instead of the study, what embedding each enrolment recording also through fixed channels
+(channel_devset --enrol-augment) buys under MODEL's projection: the voiceprint sample is the mean of the unit embeddings
+of the recording as it is and through each augmentation of a subset, projected when compared; every subset is scored on both sets with the
+calibration refitted as above. Needs --clean-cache and --channel-cache (the eval of trials/enrol-augment.csv too).
 --enrolment-guidance MODEL: instead of the study, what a second enrolment recording through another channel buys
 under MODEL's shipped decision (its manifest entry: projection, calibration, channel and samples terms).
 Figures: EER per set and per test channel, and FAR/FRR at the fitted decision (fitted on all trials of both sets,
@@ -259,10 +263,66 @@ def enrolment_guidance(channel_cache, manifest_path, model, seed=7):
     return out
 
 
+def enrol_augment(a):
+    """--enrol-augment: every subset of the augmentations against the projected cosine as it is."""
+    import itertools
+
+    from .channel_devset import ENROL_AUGMENTATIONS, augmented_path, version_path
+    entry = manifest_entry(a.enrol_augment, a.manifest)
+    project = projector(entry, os.path.dirname(os.path.abspath(a.manifest)))
+    cache = {**load_cache(a.clean_cache), **load_cache(a.channel_cache, "ch:")}
+    clean_rows = [r for r in csv.DictReader(open(os.path.join(DATA, "trials", "sv-dev.csv"))) if r["enrol"] in cache and r["test"] in cache]
+    chan_rows = [{**r, "enrol": "ch:" + r["enrol"], "test": "ch:" + r["test"]}
+                 for r in csv.DictReader(open(os.path.join(a.channel_dir, "trials", "sv-dev-channels.csv")))]
+    chan_rows = [r for r in chan_rows if r["enrol"] in cache and r["test"] in cache]
+    names = [x.name for x in ENROL_AUGMENTATIONS]
+
+    def aug_key(key, name):
+        if key.startswith("ch:"):
+            return "ch:" + augmented_path(key[3:], name)
+        return "ch:" + augmented_path(version_path(key, "clean", "none"), name)
+
+    def enrolled(rows, subset, orig_weight=1.0):
+        # as a voiceprint sample would hold it: the mean of the unit model embeddings, projected when compared
+        unit = lambda v: v / np.linalg.norm(v)  # noqa: E731
+        out = []
+        for r in rows:
+            vs = [orig_weight * unit(cache[r["enrol"]][0])]
+            vs += [unit(cache[aug_key(r["enrol"], n)][0]) for n in subset if aug_key(r["enrol"], n) in cache]
+            out.append(np.sum(vs, 0))
+        return project(np.stack(out))
+    clean, chan = Trials(clean_rows, "clean"), Trials(chan_rows, "chan")
+    Q = lambda rows, side: np.stack([cache[r[side]][1] for r in rows])  # noqa: E731
+    qc, qh = (Q(clean_rows, "enrol"), Q(clean_rows, "test")), (Q(chan_rows, "enrol"), Q(chan_rows, "test"))
+    ct, ht = project(np.stack([cache[r["test"]][0] for r in clean_rows])), project(np.stack([cache[r["test"]][0] for r in chan_rows]))
+    missing = sum(aug_key(r["enrol"], n) not in cache for rows in (clean_rows, chan_rows) for r in rows for n in names)
+    print(f"{len(clean_rows)} clean and {len(chan_rows)} channel trials; {missing} augmented enrolment embeddings missing")
+    subsets = [()] + [c for k in range(1, len(names) + 1) for c in itertools.combinations(names, k)]
+    variants = [(s, 1.0) for s in subsets] + [(tuple(names), 2.0)]
+    results = []
+    for subset, w in variants:
+        name = "+".join(subset) or "as-is"
+        if w != 1.0:
+            name += f" (as-is x{w:g})"
+        results.append(evaluate(name, np.sum(enrolled(clean_rows, subset, w) * ct, 1), np.sum(enrolled(chan_rows, subset, w) * ht, 1),
+                                qc, qh, clean, chan, a.max_far))
+    return results
+
+
+def print_table(results):
+    print("| method | clean EER | clean FRR | channel EER | channel FRR | worst test channel (EER) | max FAR in a block |")
+    print("|---|---:|---:|---:|---:|---|---:|")
+    for r in results:
+        s = r["summary"]
+        print(f"| {r['method']} | {100 * s['cleanEer']:.2f}% | {100 * s['cleanFrr']:.1f}% | {100 * s['channelEer']:.2f}% | "
+              f"{100 * s['channelFrr']:.1f}% | {s['worstTestChannel'].split(':')[-1]} ({100 * s['worstTestChannelEer']:.2f}%) | {100 * s['maxFarAnyBlock']:.2f}% |")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--enrolment-guidance", metavar="MODEL", help="only the enrolment-guidance table (one vs two enrolment "
                    "recordings through different channels) for MODEL's shipped decision; needs --channel-cache")
+    p.add_argument("--enrol-augment", metavar="MODEL", help="only the enrolment-augmentation table (see above)")
     p.add_argument("--clean-cache")
     p.add_argument("--channel-cache", required=True)
     p.add_argument("--lowpass-cache")
@@ -286,6 +346,14 @@ def main():
         if a.out:
             with open(a.out, "w") as f:
                 json.dump({"model": a.enrolment_guidance, "rows": table}, f, indent=1)
+                f.write("\n")
+        return
+    if a.enrol_augment:
+        results = enrol_augment(a)
+        print_table(results)
+        if a.out:
+            with open(a.out, "w") as f:
+                json.dump({"model": a.enrol_augment, "maxFar": a.max_far, "methods": results}, f, indent=1)
                 f.write("\n")
         return
     if not (a.clean_cache and a.lowpass_cache and a.train_cache):
@@ -355,12 +423,7 @@ def main():
     if a.write_projection:
         write_projection(a, *(fitted.get(a.projection_dim) or lda(T, spk, a.projection_dim)), train_info)
 
-    print("| method | clean EER | clean FRR | channel EER | channel FRR | worst test channel (EER) | max FAR in a block |")
-    print("|---|---:|---:|---:|---:|---|---:|")
-    for r in results:
-        s = r["summary"]
-        print(f"| {r['method']} | {100 * s['cleanEer']:.2f}% | {100 * s['cleanFrr']:.1f}% | {100 * s['channelEer']:.2f}% | "
-              f"{100 * s['channelFrr']:.1f}% | {s['worstTestChannel'].split(':')[-1]} ({100 * s['worstTestChannelEer']:.2f}%) | {100 * s['maxFarAnyBlock']:.2f}% |")
+    print_table(results)
     if a.out:
         with open(a.out, "w") as f:
             json.dump({"maxFar": a.max_far, "narrowHz": NARROW_HZ, "methods": results}, f, indent=1)
