@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""A trained back-end instead of the LDA projection (issue 31, item 3's "linear adapter"): starting from the shipped
+recipe's LDA (192 -> 176, the same train embeddings), train with additive-angular-margin softmax over the train
+speakers either the LDA matrix itself (`linear`) or a residual MLP added to it (`mlp<hidden>`: unit((e - mean) W +
+scale * MLP(e)), the MLP's last layer starting at zero so training starts from the LDA cosine). Each is scored like
+the study's methods (sv_channel_study.evaluate: the quality-aware calibration refitted, FAR <= 1% in every block
+with >= 100 non-targets, in-sample), and at a held-out operating point: dev speakers in 2 folds (crc32 of
+corpus/speaker), the calibration fitted on one fold's trials and counted on the other's (cross-fold trials left
+out). Result (docs/accuracy.md, "A trained back-end"): lower EER, more genuine users refused at the decision; not kept.
+
+  $VOXKEY_VENV/bin/python -m training.voxkey_train.sv_adapter_study --clean-cache C --channel-cache H --train-cache T \\
+      --out training/results/sv-adapter-study-voxkey-speaker-v4-int8.json
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import zlib
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .data import DATA_DIR, WORK
+from .shipped_decision import features, load_cache
+from .sv_channel_study import Trials, block_threshold, blocks, evaluate, lda, print_table, tail_weights
+
+PROJECTION_DIM = 176
+MARGIN, SCALE = 0.2, 30.0
+
+
+class Adapter(nn.Module):
+    def __init__(self, mean, W, hidden, scale):
+        super().__init__()
+        self.mean = torch.tensor(mean, dtype=torch.float32)
+        self.W = nn.Parameter(torch.tensor(W, dtype=torch.float32), requires_grad=hidden == 0)
+        self.hidden = hidden
+        if hidden:
+            self.g1, self.g2 = nn.Linear(W.shape[0], hidden), nn.Linear(hidden, W.shape[1])
+            nn.init.zeros_(self.g2.weight)
+            nn.init.zeros_(self.g2.bias)
+            self.scale = scale
+
+    def forward(self, x):
+        y = (x - self.mean) @ self.W
+        return y + self.scale * self.g2(F.relu(self.g1(x))) if self.hidden else y
+
+
+def train_adapter(T, speakers, mean, W, hidden, epochs, seed=0):
+    torch.manual_seed(seed)
+    classes, y = np.unique(speakers, return_inverse=True)
+    Z = (T - mean) @ W
+    net = Adapter(mean, W, hidden, float(np.median(np.linalg.norm(Z, axis=1))))
+    centres = np.stack([Z[y == c].mean(0) for c in range(len(classes))])
+    head = nn.Parameter(torch.tensor(centres / np.linalg.norm(centres, axis=1, keepdims=True), dtype=torch.float32))
+    opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad] + [head], lr=1e-3, weight_decay=1e-4)
+    X, Y = torch.tensor(T, dtype=torch.float32), torch.tensor(y)
+    for _ in range(epochs):
+        order = torch.randperm(len(X))
+        for i in range(0, len(X), 256):
+            idx = order[i:i + 256]
+            cos = F.normalize(net(X[idx]), dim=1) @ F.normalize(head, dim=1).T
+            target = F.one_hot(Y[idx], len(classes)).bool()
+            logits = SCALE * torch.where(target, torch.cos(torch.acos(cos.clamp(-1 + 1e-6, 1 - 1e-6)) + MARGIN), cos)
+            loss = F.cross_entropy(logits, Y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return lambda A: F.normalize(net(torch.tensor(A, dtype=torch.float32)), dim=1).detach().numpy().astype(np.float64)
+
+
+def speaker_fold(path):
+    corpus, speaker = path.removeprefix("ch:").split("/")[1:3]
+    return zlib.crc32(f"{corpus}/{speaker}".encode()) % 2
+
+
+def held_out(s_clean, s_chan, qc, qh, clean, chan, max_far):
+    """FAR / FRR at the decision fitted on the other fold's trials, both folds pooled: {set: (far, frr)}."""
+    def folds(tr):
+        e = np.array([speaker_fold(r["enrol"]) for r in tr.rows])
+        t = np.array([speaker_fold(r["test"]) for r in tr.rows])
+        return np.where(e == t, e, -1)
+    fc, fh = folds(clean), folds(chan)
+    counts = {"clean": np.zeros(4), "chan": np.zeros(4)}
+    for k in (0, 1):
+        mc, mh = fc == k, fh == k
+        cl = Trials([r for r, m in zip(clean.rows, mc) if m], "clean")
+        ch = Trials([r for r, m in zip(chan.rows, mh) if m], "chan")
+        Fk = np.vstack([features(qc[0][mc], qc[1][mc]), features(qh[0][mh], qh[1][mh])])
+        s = np.concatenate([s_clean[mc], s_chan[mh]])
+        y = np.concatenate([cl.y, ch.y])
+        kind = np.concatenate([np.zeros(mc.sum(), int), np.where(ch.enrol_channel == ch.test_channel, 2, 1)])
+        n = np.bincount(kind[~y], minlength=3)
+        wts = tail_weights(Fk[~y], s[~y], 1 - max_far, ((~y).sum() / 3 / np.maximum(n, 1))[kind[~y]])
+        adj = s + Fk @ wts
+        ac, ah = adj[: mc.sum()], adj[mc.sum():]
+        thr = max(block_threshold((ac if st == "clean" else ah)[m & ~(cl.y if st == "clean" else ch.y)], max_far)
+                  for _, st, m in blocks(cl, ch) if (m & ~(cl.y if st == "clean" else ch.y)).sum() >= np.ceil(1 / max_far - 1e-9))
+        for name, s_set, q, tr, fold in (("clean", s_clean, qc, clean, fc), ("chan", s_chan, qh, chan, fh)):
+            m = fold == 1 - k
+            a = s_set[m] + features(q[0][m], q[1][m]) @ wts
+            yy = tr.y[m]
+            counts[name] += [(a[~yy] >= thr).sum(), (~yy).sum(), (a[yy] < thr).sum(), yy.sum()]
+    return {name: {"far": float(c[0] / c[1]), "frr": float(c[2] / c[3])} for name, c in counts.items()}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--clean-cache", required=True)
+    p.add_argument("--channel-cache", required=True)
+    p.add_argument("--train-cache", required=True)
+    p.add_argument("--channel-dir", default=os.path.join(WORK, "sv-channel-dev"))
+    p.add_argument("--train-list", default=os.path.join(WORK, "sv-channel-train", "trials", "train-channels.csv"))
+    p.add_argument("--variants", default="linear:5,mlp256:3,mlp256:5,mlp256:10", help="adapter:epochs, comma-separated")
+    p.add_argument("--max-far", type=float, default=0.01)
+    p.add_argument("--out")
+    a = p.parse_args()
+    torch.set_num_threads(max(1, (os.cpu_count() or 1)))
+    cache = {**load_cache(a.clean_cache), **load_cache(a.channel_cache, "ch:")}
+    listed = {r[side] for r in csv.DictReader(open(a.train_list)) for side in ("enrol", "test")}
+    train = {k: v for k, v in load_cache(a.train_cache).items() if k in listed}
+    keys = sorted(train)
+    speakers = np.array(["/".join(k.split("/")[1:3]) for k in keys])
+    T = np.stack([train[k][0] for k in keys]).astype(np.float64)
+    mean, W = lda(T, speakers, PROJECTION_DIM)
+    clean_rows = [r for r in csv.DictReader(open(os.path.join(DATA_DIR, "trials", "sv-dev.csv")))
+                  if r["enrol"] in cache and r["test"] in cache]
+    chan_rows = [{**r, "enrol": "ch:" + r["enrol"], "test": "ch:" + r["test"]}
+                 for r in csv.DictReader(open(os.path.join(a.channel_dir, "trials", "sv-dev-channels.csv")))]
+    chan_rows = [r for r in chan_rows if r["enrol"] in cache and r["test"] in cache]
+    clean, chan = Trials(clean_rows, "clean"), Trials(chan_rows, "chan")
+    E = lambda rows, side: np.stack([cache[r[side]][0] for r in rows]).astype(np.float64)  # noqa: E731
+    Q = lambda rows, side: np.stack([cache[r[side]][1] for r in rows])  # noqa: E731
+    ce, ct, he, ht = E(clean_rows, "enrol"), E(clean_rows, "test"), E(chan_rows, "enrol"), E(chan_rows, "test")
+    qc, qh = (Q(clean_rows, "enrol"), Q(clean_rows, "test")), (Q(chan_rows, "enrol"), Q(chan_rows, "test"))
+    unit = lambda Y: Y / np.linalg.norm(Y, axis=1, keepdims=True)  # noqa: E731
+    projections = [(f"lda-{PROJECTION_DIM} (shipped recipe)", lambda X: unit((X - mean) @ W))]
+    for variant in a.variants.split(","):
+        kind, epochs = variant.split(":")
+        hidden = 0 if kind == "linear" else int(kind.removeprefix("mlp"))
+        projections.append((f"{kind}, {epochs} epochs", train_adapter(T, speakers, mean, W, hidden, int(epochs))))
+    results = []
+    for name, project in projections:
+        s_clean, s_chan = np.sum(project(ce) * project(ct), 1), np.sum(project(he) * project(ht), 1)
+        results.append(evaluate(name, s_clean, s_chan, qc, qh, clean, chan, a.max_far))
+        results[-1]["heldOut"] = held_out(s_clean, s_chan, qc, qh, clean, chan, a.max_far)
+    print_table(results)
+    print("| method | held-out clean FAR / FRR | held-out channel FAR / FRR |\n|---|---:|---:|")
+    for r in results:
+        h = r["heldOut"]
+        print(f"| {r['method']} | {100 * h['clean']['far']:.2f}% / {100 * h['clean']['frr']:.1f}% | "
+              f"{100 * h['chan']['far']:.2f}% / {100 * h['chan']['frr']:.1f}% |")
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump({"trainEmbeddings": len(T), "trainSpeakers": len(set(speakers)), "maxFar": a.max_far, "methods": results},
+                      f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
