@@ -5,8 +5,9 @@ speakers either the LDA matrix itself (`linear`) or a residual MLP added to it (
 scale * MLP(e)), the MLP's last layer starting at zero so training starts from the LDA cosine). Each is scored like
 the study's methods (sv_channel_study.evaluate: the quality-aware calibration refitted, FAR <= 1% in every block
 with >= 100 non-targets, in-sample), and at a held-out operating point: dev speakers in 2 folds (crc32 of
-corpus/speaker), the calibration fitted on one fold's trials and counted on the other's (cross-fold trials left
-out). Result (docs/accuracy.md, "A trained back-end"): lower EER, more genuine users refused at the decision; not kept.
+corpus/speaker), the channel terms and the threshold fitted on one fold's trials and counted on the other's
+(cross-fold trials left out; npm run eval refits only the threshold per fold). Result (docs/accuracy.md, "A trained
+back-end"): lower EER, more genuine users refused at the decision; not kept.
 
   $VOXKEY_VENV/bin/python -m training.voxkey_train.sv_adapter_study --clean-cache C --channel-cache H --train-cache T \\
       --out training/results/sv-adapter-study-voxkey-speaker-v4-int8.json
