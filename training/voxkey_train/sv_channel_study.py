@@ -14,7 +14,7 @@ FAR <= --max-far in every block with >= 1/max-far non-targets):
   lda-chan       LDA (192 -> LDA_DIM) + length norm, trained on train speakers' clips as they are and through a
                  channel, then cosine (--lda-dims: one row per dimension)
   centred        the train embeddings' mean subtracted, length norm, cosine
-  plda           two-covariance PLDA on the LDA_DIM LDA projections (length-normed), the log-likelihood ratio
+  plda           two-covariance PLDA on the LDA projections (length-normed) of each --lda-dims, the log-likelihood ratio
 --enrol-augment MODEL: instead of the study, what embedding each enrolment recording also through fixed channels
 (channel_devset --enrol-augment) buys under MODEL's projection: the voiceprint sample is the mean of the unit embeddings
 of the recording as it is and through each augmentation of a subset, projected when compared; every subset is scored on both sets with the
@@ -22,8 +22,9 @@ calibration refitted as above. Needs --clean-cache and --channel-cache (the eval
 --enrolment-guidance MODEL: instead of the study, what a second enrolment recording through another channel buys
 under MODEL's shipped decision (its manifest entry: projection, calibration, channel and samples terms).
 Figures: EER per set and per test channel, and FAR/FRR at the fitted decision (fitted on all trials of both sets,
-as --write-calibration does). In-sample only: check a winner on `npm run eval`'s held-out operating point before
-shipping it (AS-norm won here and lost there: docs/accuracy.md, "A more robust comparison").
+as --write-calibration does), and at a held-out operating point (held_out: the decision fitted on half the dev
+speakers, counted on the other half). Check a winner on `npm run eval`'s held-out operating point before shipping
+it too (AS-norm won in-sample and lost there: docs/accuracy.md, "A more robust comparison").
 
   # after channel_devset --study and an eval of each of its lists (the caches' names are printed by npm run eval):
   $VOXKEY_VENV/bin/python -m training.voxkey_train.sv_channel_study --clean-cache C --channel-cache H --lowpass-cache L --train-cache T \
@@ -45,6 +46,7 @@ import hashlib
 import json
 import os
 import re
+import zlib
 
 import numpy as np
 
@@ -103,7 +105,7 @@ def blocks(clean, chan):
 
 def evaluate(name, s_clean, s_chan, qc, qh, clean, chan, max_far):
     """Fit the quality-aware calibration on both sets (as eval --channel-terms), then report EERs and FAR/FRR at the
-    fitted decision."""
+    fitted decision, in-sample and held out (held_out)."""
     F = np.vstack([features(*qc), features(*qh)])
     s = np.concatenate([s_clean, s_chan])
     y = np.concatenate([clean.y, chan.y])
@@ -129,11 +131,49 @@ def evaluate(name, s_clean, s_chan, qc, qh, clean, chan, max_far):
                                 "far": float((a[~yy] >= thr).mean()), "frr": float((a[yy] < thr).mean())}
     chan_blocks = {k: v for k, v in rep["blocks"].items() if k.startswith("channels:test:")}
     worst = max(chan_blocks, key=lambda k: chan_blocks[k]["eer"])
+    rep["heldOut"] = held_out(s_clean, s_chan, qc, qh, clean, chan, max_far)
     rep["summary"] = {"cleanEer": rep["blocks"]["clean:pooled"]["eer"], "cleanFrr": rep["blocks"]["clean:pooled"]["frr"],
                       "channelEer": rep["blocks"]["channels:pooled"]["eer"], "channelFrr": rep["blocks"]["channels:pooled"]["frr"],
                       "worstTestChannel": worst, "worstTestChannelEer": chan_blocks[worst]["eer"],
                       "maxFarAnyBlock": max(v["far"] for v in rep["blocks"].values() if v["nontargets"] >= min_non)}
     return rep
+
+
+def speaker_fold(path):
+    corpus, speaker = path.removeprefix("ch:").split("/")[1:3]
+    return zlib.crc32(f"{corpus}/{speaker}".encode()) % 2
+
+
+def held_out(s_clean, s_chan, qc, qh, clean, chan, max_far):
+    """The held-out operating point: dev speakers in 2 folds (crc32 of corpus/speaker), the channel terms and the
+    threshold fitted on one fold's trials as evaluate fits them, FAR / FRR counted on the other fold's, both ways,
+    pooled (cross-fold trials left out; npm run eval refits only the threshold per fold): {set: {far, frr}}."""
+    def folds(tr):
+        e = np.array([speaker_fold(r["enrol"]) for r in tr.rows])
+        t = np.array([speaker_fold(r["test"]) for r in tr.rows])
+        return np.where(e == t, e, -1)
+    fc, fh = folds(clean), folds(chan)
+    counts = {"clean": np.zeros(4), "chan": np.zeros(4)}
+    for k in (0, 1):
+        mc, mh = fc == k, fh == k
+        cl = Trials([r for r, m in zip(clean.rows, mc) if m], "clean")
+        ch = Trials([r for r, m in zip(chan.rows, mh) if m], "chan")
+        Fk = np.vstack([features(qc[0][mc], qc[1][mc]), features(qh[0][mh], qh[1][mh])])
+        s = np.concatenate([s_clean[mc], s_chan[mh]])
+        y = np.concatenate([cl.y, ch.y])
+        kind = np.concatenate([np.zeros(mc.sum(), int), np.where(ch.enrol_channel == ch.test_channel, 2, 1)])
+        n = np.bincount(kind[~y], minlength=3)
+        wts = tail_weights(Fk[~y], s[~y], 1 - max_far, ((~y).sum() / 3 / np.maximum(n, 1))[kind[~y]])
+        adj = s + Fk @ wts
+        ac, ah = adj[: mc.sum()], adj[mc.sum():]
+        thr = max(block_threshold((ac if st == "clean" else ah)[m & ~(cl.y if st == "clean" else ch.y)], max_far)
+                  for _, st, m in blocks(cl, ch) if (m & ~(cl.y if st == "clean" else ch.y)).sum() >= np.ceil(1 / max_far - 1e-9))
+        for name, s_set, q, tr, fold in (("clean", s_clean, qc, clean, fc), ("chan", s_chan, qh, chan, fh)):
+            m = fold == 1 - k
+            a = s_set[m] + features(q[0][m], q[1][m]) @ wts
+            yy = tr.y[m]
+            counts[name] += [(a[~yy] >= thr).sum(), (~yy).sum(), (a[yy] < thr).sum(), yy.sum()]
+    return {name: {"far": float(c[0] / c[1]), "frr": float(c[2] / c[3])} for name, c in counts.items()}
 
 
 def asnorm(s, e_enrol, e_test, cohort, topk=100):
@@ -310,12 +350,15 @@ def enrol_augment(a):
 
 
 def print_table(results):
-    print("| method | clean EER | clean FRR | channel EER | channel FRR | worst test channel (EER) | max FAR in a block |")
-    print("|---|---:|---:|---:|---:|---|---:|")
+    print("| method | clean EER | clean FRR | channel EER | channel FRR | worst test channel (EER) | max FAR in a block | "
+          "held out: clean FAR / FRR | held out: channel FAR / FRR |")
+    print("|---|---:|---:|---:|---:|---|---:|---:|---:|")
     for r in results:
-        s = r["summary"]
+        s, h = r["summary"], r["heldOut"]
         print(f"| {r['method']} | {100 * s['cleanEer']:.2f}% | {100 * s['cleanFrr']:.1f}% | {100 * s['channelEer']:.2f}% | "
-              f"{100 * s['channelFrr']:.1f}% | {s['worstTestChannel'].split(':')[-1]} ({100 * s['worstTestChannelEer']:.2f}%) | {100 * s['maxFarAnyBlock']:.2f}% |")
+              f"{100 * s['channelFrr']:.1f}% | {s['worstTestChannel'].split(':')[-1]} ({100 * s['worstTestChannelEer']:.2f}%) | "
+              f"{100 * s['maxFarAnyBlock']:.2f}% | {100 * h['clean']['far']:.2f}% / {100 * h['clean']['frr']:.1f}% | "
+              f"{100 * h['chan']['far']:.2f}% / {100 * h['chan']['frr']:.1f}% |")
 
 
 def main():
@@ -415,10 +458,10 @@ def main():
         name = "lda-chan" if dim == LDA_DIM else f"lda-chan-{dim}"
         results.append(evaluate(name, cos(proj(ce), proj(ct)), cos(proj(he), proj(ht)), qc, qh, clean, chan, a.max_far))
         results[-1]["lda"] = {"dim": dim, **train_info}
-        if dim == LDA_DIM:
-            score = plda_scorer(proj(T), spk)
-            results.append(evaluate("plda", score(proj(ce), proj(ct)), score(proj(he), proj(ht)), qc, qh, clean, chan, a.max_far))
-            results[-1]["plda"] = {"ldaDim": dim, **train_info}
+        score = plda_scorer(proj(T), spk)
+        results.append(evaluate("plda" if dim == LDA_DIM else f"plda-{dim}", score(proj(ce), proj(ct)), score(proj(he), proj(ht)),
+                                qc, qh, clean, chan, a.max_far))
+        results[-1]["plda"] = {"ldaDim": dim, **train_info}
 
     if a.write_projection:
         write_projection(a, *(fitted.get(a.projection_dim) or lda(T, spk, a.projection_dim)), train_info)
