@@ -15,10 +15,11 @@ FAR <= --max-far in every block with >= 1/max-far non-targets):
                  channel, then cosine (--lda-dims: one row per dimension)
   centred        the train embeddings' mean subtracted, length norm, cosine
   plda           two-covariance PLDA on the LDA projections (length-normed) of each --lda-dims, the log-likelihood ratio
---enrol-augment MODEL: instead of the study, what embedding each enrolment recording also through fixed channels
-(channel_devset --enrol-augment) buys under MODEL's projection: the voiceprint sample is the mean of the unit embeddings
-of the recording as it is and through each augmentation of a subset, projected when compared; every subset is scored on both sets with the
-calibration refitted as above. Needs --clean-cache and --channel-cache (the eval of trials/enrol-augment.csv too).
+--enrol-augment MODEL: instead of the study, what it buys under MODEL's projection to embed each enrolment recording
+also through fixed simulated channels (channel_devset --enrol-augment): the voiceprint sample is the mean of the unit
+embeddings of the recording as it is and through each augmentation of a subset, projected when compared; every
+subset is scored on both sets with the calibration refitted as above. Needs --clean-cache and --channel-cache (the
+latter with the eval of trials/enrol-augment.csv).
 --enrolment-guidance MODEL: instead of the study, what a second enrolment recording through another channel buys
 under MODEL's shipped decision (its manifest entry: projection, calibration, channel and samples terms).
 Figures: EER per set and per test channel, and FAR/FRR at the fitted decision (fitted on all trials of both sets,
@@ -43,6 +44,7 @@ import argparse
 import collections
 import csv
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -305,8 +307,6 @@ def enrolment_guidance(channel_cache, manifest_path, model, seed=7):
 
 def enrol_augment(a):
     """--enrol-augment: every subset of the augmentations against the projected cosine as it is."""
-    import itertools
-
     from .channel_devset import ENROL_AUGMENTATIONS, augmented_path, version_path
     entry = manifest_entry(a.enrol_augment, a.manifest)
     project = projector(entry, os.path.dirname(os.path.abspath(a.manifest)))
