@@ -22,9 +22,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .data import DATA_DIR, WORK
+from .data import WORK
 from .shipped_decision import load_cache
-from .sv_channel_study import Trials, evaluate, lda, print_table
+from .sv_channel_study import dev_trials, evaluate, lda, print_table, sides
 
 PROJECTION_DIM = 176
 MARGIN, SCALE = 0.2, 30.0
@@ -89,16 +89,8 @@ def main():
     speakers = np.array(["/".join(k.split("/")[1:3]) for k in keys])
     T = np.stack([train[k][0] for k in keys]).astype(np.float64)
     mean, W = lda(T, speakers, PROJECTION_DIM)
-    clean_rows = [r for r in csv.DictReader(open(os.path.join(DATA_DIR, "trials", "sv-dev.csv")))
-                  if r["enrol"] in cache and r["test"] in cache]
-    chan_rows = [{**r, "enrol": "ch:" + r["enrol"], "test": "ch:" + r["test"]}
-                 for r in csv.DictReader(open(os.path.join(a.channel_dir, "trials", "sv-dev-channels.csv")))]
-    chan_rows = [r for r in chan_rows if r["enrol"] in cache and r["test"] in cache]
-    clean, chan = Trials(clean_rows, "clean"), Trials(chan_rows, "chan")
-    E = lambda rows, side: np.stack([cache[r[side]][0] for r in rows]).astype(np.float64)  # noqa: E731
-    Q = lambda rows, side: np.stack([cache[r[side]][1] for r in rows])  # noqa: E731
-    ce, ct, he, ht = E(clean_rows, "enrol"), E(clean_rows, "test"), E(chan_rows, "enrol"), E(chan_rows, "test")
-    qc, qh = (Q(clean_rows, "enrol"), Q(clean_rows, "test")), (Q(chan_rows, "enrol"), Q(chan_rows, "test"))
+    clean, chan, qc, qh = dev_trials(cache, a.channel_dir)
+    ce, ct, he, ht = (x.astype(np.float64) for x in (*sides(cache, clean, 0), *sides(cache, chan, 0)))
     unit = lambda Y: Y / np.linalg.norm(Y, axis=1, keepdims=True)  # noqa: E731
     projections = [(f"lda-{PROJECTION_DIM} (shipped recipe)", lambda X: unit((X - mean) @ W))]
     for variant in a.variants.split(","):

@@ -105,24 +105,37 @@ def blocks(clean, chan):
     return out
 
 
-def evaluate(name, s_clean, s_chan, qc, qh, clean, chan, max_far):
-    """Fit the quality-aware calibration on both sets (as eval --channel-terms), then report EERs and FAR/FRR at the
-    fitted decision, in-sample and held out (held_out)."""
-    F = np.vstack([features(*qc), features(*qh)])
+def min_nontargets(max_far):
+    return int(np.ceil(1 / max_far - 1e-9))
+
+
+def fit_decision(s_clean, s_chan, f_clean, f_chan, clean, chan, max_far):
+    """The quality-aware calibration (as eval --channel-terms): channel weights levelling the impostor-score tail of
+    the three pair kinds (clean, channel different, channel same), then the threshold keeping FAR <= max_far in every
+    block with >= 1/max_far non-targets. f_*: each set's channel features. -> (weights, threshold)."""
+    F = np.vstack([f_clean, f_chan])
     s = np.concatenate([s_clean, s_chan])
     y = np.concatenate([clean.y, chan.y])
     same = chan.enrol_channel == chan.test_channel
     kind = np.concatenate([np.zeros(len(s_clean), int), np.where(same, 2, 1)])
     non = ~y
     counts = np.bincount(kind[non], minlength=3)
-    sw = (non.sum() / 3 / counts)[kind[non]]
-    wts = tail_weights(F[non], s[non], 1 - max_far, sw)
-    adj = s + F @ wts
-    adj_clean, adj_chan = adj[: len(clean.y)], adj[len(clean.y):]
-    min_non = int(np.ceil(1 / max_far - 1e-9))
+    wts = tail_weights(F[non], s[non], 1 - max_far, (non.sum() / 3 / np.maximum(counts, 1))[kind[non]])
+    adjusted = {"clean": s_clean + f_clean @ wts, "chan": s_chan + f_chan @ wts}
+    labels = {"clean": clean.y, "chan": chan.y}
+    thr = max(block_threshold(adjusted[st][m & ~labels[st]], max_far)
+              for _, st, m in blocks(clean, chan) if (m & ~labels[st]).sum() >= min_nontargets(max_far))
+    return wts, thr
+
+
+def evaluate(name, s_clean, s_chan, qc, qh, clean, chan, max_far):
+    """Fit the quality-aware calibration on both sets (fit_decision), then report EERs and FAR/FRR at the fitted
+    decision, in-sample and held out (held_out)."""
+    f_clean, f_chan = features(*qc), features(*qh)
+    wts, thr = fit_decision(s_clean, s_chan, f_clean, f_chan, clean, chan, max_far)
+    adj_clean, adj_chan = s_clean + f_clean @ wts, s_chan + f_chan @ wts
+    min_non = min_nontargets(max_far)
     bl = blocks(clean, chan)
-    thr = max(block_threshold((adj_clean if st == "clean" else adj_chan)[m & ~(clean.y if st == "clean" else chan.y)], max_far)
-              for _, st, m in bl if (m & ~(clean.y if st == "clean" else chan.y)).sum() >= min_non)
     rep = {"method": name, "channelWeights": dict(zip(FEATURES, wts.round(5).tolist())), "blocks": {}}
     for bname, st, m in bl:
         a, yy, raw = (adj_clean, clean.y, s_clean) if st == "clean" else (adj_chan, chan.y, s_chan)
@@ -133,7 +146,7 @@ def evaluate(name, s_clean, s_chan, qc, qh, clean, chan, max_far):
                                 "far": float((a[~yy] >= thr).mean()), "frr": float((a[yy] < thr).mean())}
     chan_blocks = {k: v for k, v in rep["blocks"].items() if k.startswith("channels:test:")}
     worst = max(chan_blocks, key=lambda k: chan_blocks[k]["eer"])
-    rep["heldOut"] = held_out(s_clean, s_chan, qc, qh, clean, chan, max_far)
+    rep["heldOut"] = held_out(s_clean, s_chan, f_clean, f_chan, clean, chan, max_far)
     rep["summary"] = {"cleanEer": rep["blocks"]["clean:pooled"]["eer"], "cleanFrr": rep["blocks"]["clean:pooled"]["frr"],
                       "channelEer": rep["blocks"]["channels:pooled"]["eer"], "channelFrr": rep["blocks"]["channels:pooled"]["frr"],
                       "worstTestChannel": worst, "worstTestChannelEer": chan_blocks[worst]["eer"],
@@ -141,15 +154,31 @@ def evaluate(name, s_clean, s_chan, qc, qh, clean, chan, max_far):
     return rep
 
 
+def dev_trials(cache, channel_dir):
+    """The clean and channel dev trials whose two clips are in `cache` (channel set clips keyed "ch:<clip>"), and each
+    set's measured quality (enrolment rows, test rows): -> clean, chan, qc, qh."""
+    clean_rows = list(csv.DictReader(open(os.path.join(DATA, "trials", "sv-dev.csv"))))
+    chan_rows = [{**r, "enrol": "ch:" + r["enrol"], "test": "ch:" + r["test"]}
+                 for r in csv.DictReader(open(os.path.join(channel_dir, "trials", "sv-dev-channels.csv")))]
+    clean, chan = (Trials([r for r in rows if r["enrol"] in cache and r["test"] in cache], name)
+                   for rows, name in ((clean_rows, "clean"), (chan_rows, "chan")))
+    return clean, chan, sides(cache, clean, 1), sides(cache, chan, 1)
+
+
+def sides(cache, trials, column):
+    """(enrolment, test) stacks of the trials' cache entries: column 0 the embeddings, 1 the measured quality."""
+    return tuple(np.stack([cache[r[side]][column] for r in trials.rows]) for side in ("enrol", "test"))
+
+
 def speaker_fold(path):
     corpus, speaker = path.removeprefix("ch:").split("/")[1:3]
     return zlib.crc32(f"{corpus}/{speaker}".encode()) % 2
 
 
-def held_out(s_clean, s_chan, qc, qh, clean, chan, max_far):
-    """The held-out operating point: dev speakers in 2 folds (crc32 of corpus/speaker), the channel terms and the
-    threshold fitted on one fold's trials as evaluate fits them, FAR / FRR counted on the other fold's, both ways,
-    pooled (cross-fold trials left out; npm run eval refits only the threshold per fold): {set: {far, frr}}."""
+def held_out(s_clean, s_chan, f_clean, f_chan, clean, chan, max_far):
+    """The held-out operating point: dev speakers in 2 folds (crc32 of corpus/speaker), the decision fitted on one
+    fold's trials (fit_decision), FAR / FRR counted on the other fold's, both ways, pooled (cross-fold trials left out;
+    npm run eval refits only the threshold per fold): {set: {far, frr}}."""
     def folds(tr):
         e = np.array([speaker_fold(r["enrol"]) for r in tr.rows])
         t = np.array([speaker_fold(r["test"]) for r in tr.rows])
@@ -160,19 +189,10 @@ def held_out(s_clean, s_chan, qc, qh, clean, chan, max_far):
         mc, mh = fc == k, fh == k
         cl = Trials([r for r, m in zip(clean.rows, mc) if m], "clean")
         ch = Trials([r for r, m in zip(chan.rows, mh) if m], "chan")
-        Fk = np.vstack([features(qc[0][mc], qc[1][mc]), features(qh[0][mh], qh[1][mh])])
-        s = np.concatenate([s_clean[mc], s_chan[mh]])
-        y = np.concatenate([cl.y, ch.y])
-        kind = np.concatenate([np.zeros(mc.sum(), int), np.where(ch.enrol_channel == ch.test_channel, 2, 1)])
-        n = np.bincount(kind[~y], minlength=3)
-        wts = tail_weights(Fk[~y], s[~y], 1 - max_far, ((~y).sum() / 3 / np.maximum(n, 1))[kind[~y]])
-        adj = s + Fk @ wts
-        ac, ah = adj[: mc.sum()], adj[mc.sum():]
-        thr = max(block_threshold((ac if st == "clean" else ah)[m & ~(cl.y if st == "clean" else ch.y)], max_far)
-                  for _, st, m in blocks(cl, ch) if (m & ~(cl.y if st == "clean" else ch.y)).sum() >= np.ceil(1 / max_far - 1e-9))
-        for name, s_set, q, tr, fold in (("clean", s_clean, qc, clean, fc), ("chan", s_chan, qh, chan, fh)):
+        wts, thr = fit_decision(s_clean[mc], s_chan[mh], f_clean[mc], f_chan[mh], cl, ch, max_far)
+        for name, s_set, f_set, tr, fold in (("clean", s_clean, f_clean, clean, fc), ("chan", s_chan, f_chan, chan, fh)):
             m = fold == 1 - k
-            a = s_set[m] + features(q[0][m], q[1][m]) @ wts
+            a = s_set[m] + f_set[m] @ wts
             yy = tr.y[m]
             counts[name] += [(a[~yy] >= thr).sum(), (~yy).sum(), (a[yy] < thr).sum(), yy.sum()]
     return {name: {"far": float(c[0] / c[1]), "frr": float(c[2] / c[3])} for name, c in counts.items()}
@@ -311,10 +331,7 @@ def enrol_augment(a):
     entry = manifest_entry(a.enrol_augment, a.manifest)
     project = projector(entry, os.path.dirname(os.path.abspath(a.manifest)))
     cache = {**load_cache(a.clean_cache), **load_cache(a.channel_cache, "ch:")}
-    clean_rows = [r for r in csv.DictReader(open(os.path.join(DATA, "trials", "sv-dev.csv"))) if r["enrol"] in cache and r["test"] in cache]
-    chan_rows = [{**r, "enrol": "ch:" + r["enrol"], "test": "ch:" + r["test"]}
-                 for r in csv.DictReader(open(os.path.join(a.channel_dir, "trials", "sv-dev-channels.csv")))]
-    chan_rows = [r for r in chan_rows if r["enrol"] in cache and r["test"] in cache]
+    clean, chan, qc, qh = dev_trials(cache, a.channel_dir)
     names = [x.name for x in ENROL_AUGMENTATIONS]
 
     def aug_key(key, name):
@@ -331,12 +348,9 @@ def enrol_augment(a):
             vs += [unit(cache[aug_key(r["enrol"], n)][0]) for n in subset if aug_key(r["enrol"], n) in cache]
             out.append(np.sum(vs, 0))
         return project(np.stack(out))
-    clean, chan = Trials(clean_rows, "clean"), Trials(chan_rows, "chan")
-    Q = lambda rows, side: np.stack([cache[r[side]][1] for r in rows])  # noqa: E731
-    qc, qh = (Q(clean_rows, "enrol"), Q(clean_rows, "test")), (Q(chan_rows, "enrol"), Q(chan_rows, "test"))
-    ct, ht = project(np.stack([cache[r["test"]][0] for r in clean_rows])), project(np.stack([cache[r["test"]][0] for r in chan_rows]))
-    missing = sum(aug_key(r["enrol"], n) not in cache for rows in (clean_rows, chan_rows) for r in rows for n in names)
-    print(f"{len(clean_rows)} clean and {len(chan_rows)} channel trials; {missing} augmented enrolment embeddings missing")
+    ct, ht = project(sides(cache, clean, 0)[1]), project(sides(cache, chan, 0)[1])
+    missing = sum(aug_key(r["enrol"], n) not in cache for tr in (clean, chan) for r in tr.rows for n in names)
+    print(f"{len(clean.rows)} clean and {len(chan.rows)} channel trials; {missing} augmented enrolment embeddings missing")
     subsets = [()] + [c for k in range(1, len(names) + 1) for c in itertools.combinations(names, k)]
     variants = [(s, 1.0) for s in subsets] + [(tuple(names), 2.0)]
     results = []
@@ -344,7 +358,7 @@ def enrol_augment(a):
         name = "+".join(subset) or "as-is"
         if w != 1.0:
             name += f" (as-is x{w:g})"
-        results.append(evaluate(name, np.sum(enrolled(clean_rows, subset, w) * ct, 1), np.sum(enrolled(chan_rows, subset, w) * ht, 1),
+        results.append(evaluate(name, np.sum(enrolled(clean.rows, subset, w) * ct, 1), np.sum(enrolled(chan.rows, subset, w) * ht, 1),
                                 qc, qh, clean, chan, a.max_far))
     return results
 
@@ -404,25 +418,17 @@ def main():
     cache = {**load_cache(a.clean_cache), **load_cache(a.channel_cache, "ch:"), **load_cache(a.lowpass_cache, "ch:")}
     listed = {r[side] for r in csv.DictReader(open(a.train_list)) for side in ("enrol", "test")}
     train = {k: v for k, v in load_cache(a.train_cache).items() if k in listed}
-    clean_rows = list(csv.DictReader(open(os.path.join(DATA, "trials", "sv-dev.csv"))))
-    chan_rows = [{**r, "enrol": "ch:" + r["enrol"], "test": "ch:" + r["test"]}
-                 for r in csv.DictReader(open(os.path.join(a.channel_dir, "trials", "sv-dev-channels.csv")))]
-    clean_rows = [r for r in clean_rows if r["enrol"] in cache and r["test"] in cache]
-    chan_rows = [r for r in chan_rows if r["enrol"] in cache and r["test"] in cache]
-    clean, chan = Trials(clean_rows, "clean"), Trials(chan_rows, "chan")
-    E = lambda rows, side: np.stack([cache[r[side]][0] for r in rows])  # noqa: E731
-    Q = lambda rows, side: np.stack([cache[r[side]][1] for r in rows])  # noqa: E731
-    ce, ct, he, ht = E(clean_rows, "enrol"), E(clean_rows, "test"), E(chan_rows, "enrol"), E(chan_rows, "test")
-    qc, qh = (Q(clean_rows, "enrol"), Q(clean_rows, "test")), (Q(chan_rows, "enrol"), Q(chan_rows, "test"))
+    clean, chan, qc, qh = dev_trials(cache, a.channel_dir)
+    (ce, ct), (he, ht) = sides(cache, clean, 0), sides(cache, chan, 0)
     cos = lambda x, y: np.sum(x * y, 1)  # noqa: E731
     results = [evaluate("cosine", cos(ce, ct), cos(he, ht), qc, qh, clean, chan, a.max_far)]
 
     # bandwidth matching: the low-passed enrolment where the test is narrowband and the enrolment is not
     lp_key = lambda k: k[: -len(".wav")] + ".lowpass.wav"  # noqa: E731
-    match = np.array([qt[2] < NARROW_HZ <= qe[2] and lp_key(r["enrol"]) in cache for r, qe, qt in zip(chan_rows, qh[0], qh[1])])
+    match = np.array([qt[2] < NARROW_HZ <= qe[2] and lp_key(r["enrol"]) in cache for r, qe, qt in zip(chan.rows, qh[0], qh[1])])
     he_m, qe_m = he.copy(), qh[0].copy()
     for i in np.where(match)[0]:
-        he_m[i], qe_m[i] = cache[lp_key(chan_rows[i]["enrol"])]
+        he_m[i], qe_m[i] = cache[lp_key(chan.rows[i]["enrol"])]
     # the clean set has no narrowband recording (Common Voice's MP3 keeps ~6 kHz): unchanged there
     match_clean = (qc[1][:, 2] < NARROW_HZ) & (qc[0][:, 2] >= NARROW_HZ)
     results.append(evaluate("bw-match", cos(ce, ct), cos(he_m, ht), qc, (qe_m, qh[1]), clean, chan, a.max_far))
