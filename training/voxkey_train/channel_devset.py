@@ -37,6 +37,7 @@ import csv
 import os
 import zlib
 from concurrent.futures import ProcessPoolExecutor
+from typing import NamedTuple
 
 import numpy as np
 
@@ -89,23 +90,33 @@ def augmented_path(version: str, augmentation: str) -> str:
     return f"{version[: -len('.wav')]}.aug-{augmentation}.wav"
 
 
+class Then(NamedTuple):
+    """A second channel after a version's own (the study sets' low-passed and augmented enrolments): its file suffix
+    and the RNG side it is seeded with (None: unseeded, for the deterministic low-pass)."""
+    channel: C.Channel
+    suffix: str
+    rng_side: str | None = None
+
+
+LOWPASSED = Then(LOWPASS, ".lowpass")
+
+
+def augmented(augmentation: C.Channel) -> Then:
+    return Then(augmentation, f".aug-{augmentation.name}", f"aug:{augmentation.name}")
+
+
 def _write(job):
     data_dir, out_dir, path, side, channel = job[:5]
-    extra = job[5] if len(job) > 5 else None
+    then = job[5] if len(job) > 5 else None
     dst = os.path.join(out_dir, version_path(path, side, channel))
-    if extra is True:
-        dst = dst[: -len(".wav")] + ".lowpass.wav"
-    elif extra:
-        dst = augmented_path(dst, extra)
+    if then:
+        dst = dst[: -len(".wav")] + then.suffix + ".wav"
     if os.path.exists(dst):
         return
     x = io.load_audio(os.path.join(data_dir, path))
     y = C.apply_channel(x, channel, clip_rng(path, f"{side}:{channel}"))
-    if extra is True:
-        y = C.apply_channel(y, LOWPASS)
-    elif extra:
-        augmentation = next(a for a in ENROL_AUGMENTATIONS if a.name == extra)
-        y = C.apply_channel(y, augmentation, clip_rng(path, f"aug:{extra}"))
+    if then:
+        y = C.apply_channel(y, then.channel, clip_rng(path, then.rng_side) if then.rng_side else None)
     os.makedirs(os.path.dirname(dst), exist_ok=True)
     io.save_wav(dst + ".tmp", y)
     os.replace(dst + ".tmp", dst)
@@ -176,7 +187,7 @@ def main():
 
 
 def write_study_sets(args, rows, files):
-    enrol_files = [(path, side, channel, True) for path, side, channel in files if side == "enrol"]
+    enrol_files = [(path, side, channel, LOWPASSED) for path, side, channel in files if side == "enrol"]
     speakers = None if args.train_speakers == "all" else int(args.train_speakers)
     train_files = train_plan(args.data_dir, speakers, args.train_min_clips, args.train_max_clips, args.train_channel_draws)
     jobs = [(args.data_dir, args.out, *f) for f in enrol_files] + [(args.data_dir, TRAIN_OUT, *f) for f in train_files]
@@ -202,7 +213,7 @@ def write_enrol_augment_set(args, rows, files):
     `npm run eval -- --channels` embeds them."""
     clean_enrol = sorted({r["enrol"] for r in csv.DictReader(open(os.path.join(args.data_dir, "trials", "sv-dev.csv")))})
     versions = [(path, side, channel) for path, side, channel in files if side == "enrol"] + [(p, "clean", "none") for p in clean_enrol]
-    jobs = [(args.data_dir, args.out, *v, a.name) for v in versions for a in ENROL_AUGMENTATIONS]
+    jobs = [(args.data_dir, args.out, *v, augmented(a)) for v in versions for a in ENROL_AUGMENTATIONS]
     with ProcessPoolExecutor(args.jobs, initializer=os.nice, initargs=(10,)) as pool:
         list(pool.map(_write, jobs, chunksize=16))
     with open(os.path.join(args.out, "trials", "enrol-augment.csv"), "w", newline="") as f:
