@@ -406,6 +406,8 @@ def main():
                 f.write("\n")
         return
     if a.enrol_augment:
+        if not a.clean_cache:
+            p.error("--enrol-augment needs --clean-cache (and --channel-cache with the eval of trials/enrol-augment.csv)")
         results = enrol_augment(a)
         print_table(results)
         if a.out:
