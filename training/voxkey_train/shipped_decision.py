@@ -1,6 +1,6 @@
 """The engine's speaker decision, for the studies that score cached embeddings the way it does: the clip cache
-`npm run eval` writes, the manifest entry's embedding projection (packages/engine/src/scoring/projection.ts) and the
-calibration's channel terms (calibration.ts CHANNEL_FEATURES, channelTerm)."""
+`npm run eval` writes, the manifest entry's embedding projection (packages/engine/src/scoring/projection.ts), its PLDA
+(plda.ts) and the calibration's channel terms (calibration.ts CHANNEL_FEATURES, channelTerm)."""
 from __future__ import annotations
 
 import base64
@@ -59,6 +59,40 @@ def projector(entry, models_dir=MODELS_DIR):
             y = y @ W
         return y / np.linalg.norm(y, axis=-1, keepdims=True)
     return project
+
+
+def plda_scores(A, B, mean, Q, P):
+    """plda.ts pldaScore for every pair of rows: [len(A), len(B)] of a'Qa/2 + b'Qb/2 + a'Pb on centred rows."""
+    a, b = np.asarray(A, np.float64) - mean, np.asarray(B, np.float64) - mean
+    return 0.5 * np.einsum("ij,jk,ik->i", a, Q, a)[:, None] + 0.5 * np.einsum("ij,jk,ik->i", b, Q, b)[None] + a @ P @ b.T
+
+
+def plda_pair_scores(a, b, mean, Q, P):
+    """plda_scores for each pair of rows (a[i], b[i]) only."""
+    a, b = np.asarray(a, np.float64) - mean, np.asarray(b, np.float64) - mean
+    return 0.5 * np.einsum("ij,jk,ik->i", a, Q, a) + 0.5 * np.einsum("ij,jk,ik->i", b, Q, b) + np.einsum("ij,jk,ik->i", a, P, b)
+
+
+def read_plda(entry, models_dir=MODELS_DIR):
+    """(mean, Q, P) of the entry's plda file, or None without one."""
+    spec = entry.get("plda")
+    if not spec:
+        return None
+    d = spec["dim"]
+    values = np.fromfile(os.path.join(models_dir, spec["file"]), dtype="<f4").astype(np.float64)
+    return values[:d], values[d: d + d * d].reshape(d, d), values[d + d * d:].reshape(d, d)
+
+
+def comparer(entry, models_dir=MODELS_DIR, pairs=False):
+    """(A, B) -> [len(A), len(B)]: the score the calibration maps (probe-score.ts comparisonScore) for every pair of
+    projected rows: the entry's PLDA, else the cosine (projected rows are unit length). pairs: [len(A)] for the pairs
+    (A[i], B[i]) only."""
+    plda = read_plda(entry, models_dir)
+    if plda:
+        return (lambda A, B: plda_pair_scores(A, B, *plda)) if pairs else (lambda A, B: plda_scores(A, B, *plda))
+    if pairs:
+        return lambda A, B: np.sum(np.asarray(A) * np.asarray(B), 1)
+    return lambda A, B: np.asarray(A) @ np.asarray(B).T
 
 
 def channel_weights(entry):

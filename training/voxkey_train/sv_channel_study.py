@@ -53,7 +53,7 @@ import zlib
 import numpy as np
 
 from .data import DATA_DIR, WORK
-from .shipped_decision import FEATURES, channel_weights, features, load_cache, manifest_entry, projector
+from .shipped_decision import FEATURES, channel_weights, comparer, features, load_cache, manifest_entry, plda_pair_scores, projector
 
 DATA = DATA_DIR
 NARROW_HZ = 4700
@@ -232,20 +232,18 @@ def two_covariance(X, labels):
     return Sb, Sw
 
 
-def plda_scorer(X, labels):
-    """LLR of "same speaker" for pairs under the two-covariance model fitted on X (rows already centred)."""
+def fit_plda(X, labels):
+    """(mean, Q, P) of the two-covariance model fitted on rows X: the engine's PLDA (plda.ts)."""
     Sb, Sw = two_covariance(X, labels)
     St = Sb + Sw
     St_inv = np.linalg.inv(St)
     cond = np.linalg.inv(St - Sb @ St_inv @ Sb)
-    Q = St_inv - cond
-    P = St_inv @ Sb @ cond
-    mu = X.mean(0)
+    return X.mean(0), St_inv - cond, St_inv @ Sb @ cond
 
-    def score(a, b):
-        a, b = a - mu, b - mu
-        return 0.5 * np.einsum("ij,jk,ik->i", a, Q, a) + 0.5 * np.einsum("ij,jk,ik->i", b, Q, b) + np.einsum("ij,jk,ik->i", a, P, b)
-    return score
+
+def plda_scorer(params):
+    """LLR of "same speaker" for each pair of rows (a[i], b[i]), as the engine scores it."""
+    return lambda a, b: plda_pair_scores(a, b, *params)
 
 
 def write_projection(a, mu, W, train_info):
@@ -261,6 +259,25 @@ def write_projection(a, mu, W, train_info):
     for entry in manifest["models"]:
         if entry["name"] in names:
             entry["embeddingProjection"] = spec
+            entry.pop("plda", None)  # fitted on the old projection; --write-plda writes the new one
+    with open(a.manifest, "w") as f:
+        json.dump(manifest, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    print(json.dumps(spec))
+
+
+def write_plda(a, params, train_info):
+    """The engine's plda (packages/engine/src/scoring/plda.ts): mean, Q, P as float32, and its manifest spec."""
+    mu, Q, P = params
+    blob = np.concatenate([mu.ravel(), Q.ravel(), P.ravel()]).astype("<f4").tobytes()
+    with open(a.write_plda, "wb") as f:
+        f.write(blob)
+    spec = {"method": "two-covariance", "file": os.path.basename(a.write_plda), "sha256": hashlib.sha256(blob).hexdigest(),
+            "dim": int(len(mu)), "trainEmbeddings": train_info["trainEmbeddings"], "trainSpeakers": train_info["trainSpeakers"]}
+    manifest = json.load(open(a.manifest))
+    for entry in manifest["models"]:
+        if entry["name"] in a.projection_models.split(","):
+            entry["plda"] = spec
     with open(a.manifest, "w") as f:
         json.dump(manifest, f, indent=2, ensure_ascii=False)
         f.write("\n")
@@ -271,7 +288,7 @@ TELEPHONE = {"gsm", "g711-mulaw", "g726-16k", "g726-24k", "g726-32k", "band-300-
 
 
 def shipped_scorer(manifest_path, model):
-    """The engine's decision for one speaker model, from its manifest entry: (project, match_score(s, qe, qt, samples))."""
+    """The engine's decision for one speaker model, from its manifest entry: (project, compare, match_score(s, qe, qt, samples))."""
     entry = manifest_entry(model, manifest_path)
     cal = entry["calibration"]
     w = channel_weights(entry)
@@ -280,7 +297,8 @@ def shipped_scorer(manifest_path, model):
     def match_score(s, qe, qt, samples):
         z = cal["a"] * (s + features(qe, qt) @ w + samples_log * np.log(samples)) + cal["b"]
         return 1 / (1 + np.exp(-z))
-    return projector(entry, os.path.dirname(manifest_path)), match_score
+    models_dir = os.path.dirname(manifest_path)
+    return projector(entry, models_dir), comparer(entry, models_dir), match_score
 
 
 def enrolment_guidance(channel_cache, manifest_path, model, seed=7):
@@ -288,7 +306,7 @@ def enrolment_guidance(channel_cache, manifest_path, model, seed=7):
     speaker with >= 3 clips, a voiceprint of one and of two enrolment-side recordings of the channel set (each through
     its own drawn channel), scored as the engine does (mean embedding, mean quality, samples term) against every
     test-side recording of the corpus (the enrolment clips' own left out)."""
-    project, match_score = shipped_scorer(manifest_path, model)
+    project, compare, match_score = shipped_scorer(manifest_path, model)
     enrol, test = collections.defaultdict(list), collections.defaultdict(list)
     for key, (e, q) in load_cache(channel_cache).items():
         m = re.match(r"speech/([^/]+)/([^/]+)/(.+)\.(enrol|test)-([^.]+)\.wav$", key)
@@ -310,7 +328,7 @@ def enrolment_guidance(channel_cache, manifest_path, model, seed=7):
             for n in (1, 2):
                 m = np.mean([x[2] for x in items[:n]], 0)
                 qm = np.mean([x[3] for x in items[:n]], 0)
-                ms = match_score(T @ (m / np.linalg.norm(m)), np.repeat(qm[None], len(T), 0), QT, n)
+                ms = match_score(compare((m / np.linalg.norm(m))[None], T)[0], np.repeat(qm[None], len(T), 0), QT, n)
                 for kind, mask in (("any", keep), ("telephone", keep & telephone)):
                     rows[(corpus, kind, n)][0].append(ms[mask & target])
                     rows[(corpus, kind, n)][1].append(ms[mask & ~target])
@@ -326,10 +344,11 @@ def enrolment_guidance(channel_cache, manifest_path, model, seed=7):
 
 
 def enrol_augment(a):
-    """--enrol-augment: every subset of the augmentations against the projected cosine as it is."""
+    """--enrol-augment: every subset of the augmentations against the shipped comparison as it is."""
     from .channel_devset import ENROL_AUGMENTATIONS, augmented_path, version_path
     entry = manifest_entry(a.enrol_augment, a.manifest)
     project = projector(entry, os.path.dirname(os.path.abspath(a.manifest)))
+    compare = comparer(entry, os.path.dirname(os.path.abspath(a.manifest)), pairs=True)
     cache = {**load_cache(a.clean_cache), **load_cache(a.channel_cache, "ch:")}
     clean, chan, qc, qh = dev_trials(cache, a.channel_dir)
     names = [x.name for x in ENROL_AUGMENTATIONS]
@@ -358,7 +377,7 @@ def enrol_augment(a):
         name = "+".join(subset) or "as-is"
         if w != 1.0:
             name += f" (as-is x{w:g})"
-        results.append(evaluate(name, np.sum(enrolled(clean.rows, subset, w) * ct, 1), np.sum(enrolled(chan.rows, subset, w) * ht, 1),
+        results.append(evaluate(name, compare(enrolled(clean.rows, subset, w), ct), compare(enrolled(chan.rows, subset, w), ht),
                                 qc, qh, clean, chan, a.max_far))
     return results
 
@@ -393,6 +412,8 @@ def main():
     p.add_argument("--write-projection", metavar="F32", help="write the LDA projection of --projection-dim there (float32: mean, then "
                    "the 192 x dim matrix row by row) and name it in --manifest for --projection-models")
     p.add_argument("--projection-dim", type=int, default=LDA_DIM)
+    p.add_argument("--write-plda", metavar="F32", help="with --write-projection: also write the PLDA fitted on that projection "
+                   "(float32: mean, then Q and P, dim x dim each) and name it in --manifest for --projection-models")
     p.add_argument("--manifest", default="models/manifest.json")
     p.add_argument("--projection-models", default="voxkey-speaker-v4,voxkey-speaker-v4-int8",
                    help="comma-separated speaker models (one embedding space) whose manifest entries name the projection")
@@ -459,20 +480,25 @@ def main():
     results.append(evaluate("centred", cos(unit(ce - centre), unit(ct - centre)), cos(unit(he - centre), unit(ht - centre)),
                             qc, qh, clean, chan, a.max_far))
     results[-1]["centred"] = train_info
-    fitted = {}
+    fitted, fitted_plda = {}, {}
     for dim in (int(d) for d in a.lda_dims.split(",")):
         mu, W = fitted[dim] = lda(T, spk, dim)
         proj = lambda X: unit((X - mu) @ W)  # noqa: E731
         name = "lda-chan" if dim == LDA_DIM else f"lda-chan-{dim}"
         results.append(evaluate(name, cos(proj(ce), proj(ct)), cos(proj(he), proj(ht)), qc, qh, clean, chan, a.max_far))
         results[-1]["lda"] = {"dim": dim, **train_info}
-        score = plda_scorer(proj(T), spk)
+        plda = fitted_plda[dim] = fit_plda(proj(T), spk)
+        score = plda_scorer(plda)
         results.append(evaluate("plda" if dim == LDA_DIM else f"plda-{dim}", score(proj(ce), proj(ct)), score(proj(he), proj(ht)),
                                 qc, qh, clean, chan, a.max_far))
         results[-1]["plda"] = {"ldaDim": dim, **train_info}
 
     if a.write_projection:
-        write_projection(a, *(fitted.get(a.projection_dim) or lda(T, spk, a.projection_dim)), train_info)
+        mu, W = fitted.get(a.projection_dim) or lda(T, spk, a.projection_dim)
+        write_projection(a, mu, W, train_info)
+        if a.write_plda:
+            params = fitted_plda.get(a.projection_dim) or fit_plda(unit((T - mu) @ W), spk)
+            write_plda(a, params, train_info)
 
     print_table(results)
     if a.out:

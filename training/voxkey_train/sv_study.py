@@ -181,11 +181,15 @@ def multi(a):
     cohort = load_cohort(a.cohort) if a.cohort else None
     rng = np.random.default_rng(20261125)
     cal = weights = None
+    compare = lambda A, B: A @ B.T  # noqa: E731  (unit rows: cosines)
     if a.model:
         ent = shipped_decision.manifest_entry(a.model)
         if "embeddingProjection" in ent:
             project = shipped_decision.projector(ent)
             emb = {k: project(e[None])[0] for k, e in emb.items()}
+        compare = shipped_decision.comparer(ent)
+        if cohort is not None and "plda" in ent:
+            raise SystemExit(f"--cohort AS-norms cosines; {a.model} compares by PLDA")
         cal = {"a": ent["calibration"]["a"], "b": ent["calibration"]["b"], "threshold": ent.get("defaultThreshold", 0.85),
                "normed": "scoreNormalization" in ent,
                "testLogDuration": ent["calibration"].get("quality", {}).get("testLogDuration", 0.0),
@@ -225,9 +229,9 @@ def multi(a):
                 for k in spk:
                     Ek = np.array([emb[c] for c in enrol[k]])
                     lab = np.array([1 if kk == k else 0 for kk, _ in tests])
-                    S = Ek @ T.T  # [n, tests]
+                    S = compare(Ek, T)  # [n, tests]
                     m = Ek.mean(0); m /= np.linalg.norm(m)
-                    sm = T @ m
+                    sm = compare(m[None], T)[0]
                     raw = {"mean-embedding": sm, "mean-of-scores": S.mean(0), "best-of": S.max(0)}
                     qt = np.array([np.log(max(0.0, speech[c]) + 0.5) for _, c in tests])
                     shift = channel_shift(enrol[k], [c for _, c in tests]) if cal is not None else None

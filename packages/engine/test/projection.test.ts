@@ -106,14 +106,14 @@ describe('embedding projection', () => {
         samples,
         probe,
         4,
-        { projection, cohort: null, calibration },
+        { projection, plda: null, cohort: null, calibration },
         rule,
       );
       const byHand = scoreProbe(
         samples.map((s) => projectEmbedding(s, projection)),
         projectEmbedding(probe, projection),
         4,
-        { projection: null, cohort: null, calibration },
+        { projection: null, plda: null, cohort: null, calibration },
         rule,
       );
       expect(projected.matchScore).toBeCloseTo(byHand.matchScore, 9);

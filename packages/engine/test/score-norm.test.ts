@@ -139,7 +139,13 @@ describe('scoreProbe: the whole chain from cosine to match score', () => {
     const plain = { type: 'logistic' as const, a: 10, b: -5 };
     for (const rule of ['mean_embedding', 'mean_score', 'best_of'] as const) {
       expect(
-        scoreProbe([a, b], probe, 6, { projection: null, cohort: null, calibration: plain }, rule),
+        scoreProbe(
+          [a, b],
+          probe,
+          6,
+          { projection: null, plda: null, cohort: null, calibration: plain },
+          rule,
+        ),
       ).toEqual(scoreAgainstSamples([a, b], probe, rule, (cosine) => matchScore(cosine, plain)));
     }
   });
@@ -149,7 +155,7 @@ describe('scoreProbe: the whole chain from cosine to match score', () => {
       [a, b],
       probe,
       6,
-      { projection: null, cohort: null, calibration },
+      { projection: null, plda: null, cohort: null, calibration },
       'mean_embedding',
     );
     expect(pooled.matchScore).toBeCloseTo(
@@ -160,7 +166,7 @@ describe('scoreProbe: the whole chain from cosine to match score', () => {
       [a, b],
       probe,
       6,
-      { projection: null, cohort: null, calibration },
+      { projection: null, plda: null, cohort: null, calibration },
       'best_of',
     );
     expect(best.matchScore).toBeCloseTo(

@@ -12,6 +12,7 @@ import {
   projectEmbedding,
   type EmbeddingProjection,
 } from './projection.js';
+import { assertPldaDim, loadPlda, pldaScore, type Plda } from './plda.js';
 import { loadCohort, normalisedScore, type Cohort } from './score-norm.js';
 import {
   DEFAULT_CALIBRATION,
@@ -22,11 +23,12 @@ import {
 } from './scoring.js';
 
 /**
- * How one speaker model's comparisons become match scores: its embedding projection and AS-norm cohort
- * (null: none; a cohort lives in the projected space) and its calibration.
+ * How one speaker model's comparisons become match scores: its embedding projection, PLDA and AS-norm cohort
+ * (null: none; PLDA and a cohort live in the projected space; a model has one or the other) and its calibration.
  */
 export interface ModelScoring {
   projection: EmbeddingProjection | null;
+  plda: Plda | null;
   cohort: Cohort | null;
   calibration: LogisticCalibration;
 }
@@ -41,13 +43,34 @@ export async function loadModelScoring(
 ): Promise<ModelScoring> {
   const projection = await loadEmbeddingProjection(entry, modelsDir);
   const cohort = await loadCohort(entry, modelsDir);
+  const plda = await loadPlda(entry, modelsDir);
   const comparedDim = projection?.spec.outputDim ?? entry.output?.embeddingSize;
+  assertPldaDim(entry, plda, comparedDim);
+  if (plda && cohort)
+    throw new EngineError(
+      'manifest_invalid',
+      `model ${entry.name}: plda and scoreNormalization cannot be combined (AS-norm normalises cosines)`,
+    );
   if (cohort && typeof comparedDim === 'number' && cohort.spec.dim !== comparedDim)
     throw new EngineError(
       'manifest_invalid',
       `model ${entry.name}: scoreNormalization.dim is ${cohort.spec.dim}, but embeddings are compared in ${comparedDim} dimensions${projection ? ' (after embeddingProjection)' : ''}`,
     );
-  return { projection, cohort, calibration: entry.calibration ?? DEFAULT_CALIBRATION };
+  return { projection, plda, cohort, calibration: entry.calibration ?? DEFAULT_CALIBRATION };
+}
+
+/**
+ * The score the calibration maps, for two projected embeddings: the PLDA log-likelihood ratio when the model
+ * has one, else their cosine, AS-normed against the model's cohort when it has one.
+ */
+export function comparisonScore(
+  cosine: number,
+  enrolled: Float32Array,
+  probe: Float32Array,
+  scoring: Pick<ModelScoring, 'plda' | 'cohort'>,
+): number {
+  if (scoring.plda) return pldaScore(enrolled, probe, scoring.plda);
+  return normalisedScore(cosine, enrolled, probe, scoring.cohort);
 }
 
 /** The measured channel quality of the probe and of each sample (null where a sample predates the measure). */
@@ -58,7 +81,7 @@ export interface ProbeQuality {
 
 /**
  * A probe's match score against a voiceprint's samples, every comparison through the whole chain: the
- * model's projection of both embeddings, their cosine, AS-norm against the model's cohort, the quality
+ * model's projection of both embeddings, their PLDA score or cosine (comparisonScore), the quality
  * terms (the probe's net speech, the samples pooled), the channel terms in the quality of both recordings,
  * then the logistic calibration; `rule` combines the samples (scoreAgainstSamples). A sample without a
  * measured quality counts as the mean of those with one.
@@ -87,7 +110,7 @@ export function scoreProbe(
     );
     return matchScore(
       qualityAdjustedScore(
-        normalisedScore(cosine, enrolled, projectedProbe, scoring.cohort),
+        comparisonScore(cosine, enrolled, projectedProbe, scoring),
         netSpeechSeconds,
         scoring.calibration,
         pooledSamples,

@@ -9,7 +9,8 @@
  * FAR/FRR at the model's default threshold, Cllr) and CM metrics (EER, FAR at 1% FRR).
  * FLAC (dataset only; the API takes WAV/MP3) is decoded to WAV by tools/flac.ts (@wasm-audio-decoders/flac).
  * With an embedding projection in the speaker model's manifest entry, embeddings are projected before
- * they are compared (projection.ts; --no-projection compares the model's own); with a score-normalisation
+ * they are compared (projection.ts; --no-projection compares the model's own by cosine); with a PLDA, trial
+ * scores are its log-likelihood ratios (plda.ts); with a score-normalisation
  * cohort, trial scores are AS-normed cosines (score-norm.ts): exactly as engine.verify scores them. --write-cohort builds that cohort
  * from train-split speakers (tools/cohort.ts); --write-calibration fits the decision calibration
  * (calibration.ts: FAR <= --max-far in every block at match_score >= --match-threshold) into the manifest.
@@ -43,6 +44,7 @@ import {
 import { DEFAULT_CALIBRATION, matchScore } from '../scoring/scoring.js';
 import { loadModelScoring } from '../scoring/probe-score.js';
 import { describeProjection, projectEmbedding } from '../scoring/projection.js';
+import { describeComparison, pldaScore } from '../scoring/plda.js';
 import { asNorm, cohortStats, type CohortStats } from '../scoring/score-norm.js';
 import {
   channelFeatures,
@@ -162,7 +164,7 @@ async function main() {
       'cohort-topk <k>': "AS-norm top-K (default: the manifest's)",
       'plain-cosine': 'score plain cosines even when the model has a cohort',
       'no-projection':
-        "compare the model's own embeddings even when it names an embedding projection",
+        "compare the model's own embeddings by cosine even when it names an embedding projection (and a PLDA)",
       'write-spoof-threshold':
         "choose the spoof model's verification threshold and write it into the manifest",
       'max-flagged <x>':
@@ -322,8 +324,11 @@ async function main() {
     );
   }
   if (args['plain-cosine']) delete engine.speakerModel.scoreNormalization;
-  if (args['no-projection']) delete engine.speakerModel.embeddingProjection;
-  const { projection, cohort } = await loadModelScoring(engine.speakerModel, modelsDir);
+  if (args['no-projection']) {
+    delete engine.speakerModel.embeddingProjection;
+    delete engine.speakerModel.plda;
+  }
+  const { projection, plda, cohort } = await loadModelScoring(engine.speakerModel, modelsDir);
   mkdirSync(cacheDir, { recursive: true });
   const channelCache = Object.fromEntries(
     Object.entries(cache)
@@ -362,9 +367,13 @@ async function main() {
     if (!s) statsOf.set(c, (s = cohortStats(vec(c), cohort!)));
     return s;
   };
-  // the score engine.verify calibrates: AS-normed cosine with a cohort, the cosine without
+  // the score engine.verify calibrates (probe-score.ts comparisonScore): PLDA, AS-normed cosine with a cohort, the cosine
   const trialScore = (e: string, t: string) =>
-    cohort ? asNorm(cos(vec(e), vec(t)), stats(e), stats(t)) : cos(vec(e), vec(t));
+    plda
+      ? pldaScore(vec(e), vec(t), plda)
+      : cohort
+        ? asNorm(cos(vec(e), vec(t)), stats(e), stats(t))
+        : cos(vec(e), vec(t));
 
   const corpusOf = (p: string) => p.split('/')[1] ?? '?';
   const result: Record<string, unknown> = {
@@ -616,6 +625,9 @@ async function main() {
             outputDim: projection.spec.outputDim,
           }
         : null,
+      plda: plda
+        ? { method: plda.spec.method, file: plda.spec.file, sha256: plda.spec.sha256 }
+        : null,
       scoreNormalization: cohort
         ? {
             method: cohort.spec.method,
@@ -665,7 +677,7 @@ async function main() {
         b: Number(decision.b.toFixed(6)),
         ...(Object.keys(quality).length ? { quality } : {}),
       };
-      const thresholdNote = `match_score >= ${decision.threshold} keeps FAR <= ${decision.maxFar} in every dev block${channelSet.length ? ' (clean and channel dev sets)' : ''} (worst: ${decision.worstBlock}); slope a fitted by logistic regression on all dev trials${projection ? `, ${describeProjection(projection.spec)}` : ''}${cohort ? ', scores AS-normed against the cohort' : ''}${channelTerms ? '; channel terms in the measured quality of both recordings (npm run eval -- --channel-terms)' : ''}; fitted on ${engine.speakerModel.name}'s embeddings, shared by ${entries.map((x) => x.name).join(', ')}`;
+      const thresholdNote = `match_score >= ${decision.threshold} keeps FAR <= ${decision.maxFar} in every dev block${channelSet.length ? ' (clean and channel dev sets)' : ''} (worst: ${decision.worstBlock}); slope a fitted by logistic regression on all dev trials${projection ? `, ${describeProjection(projection.spec)}` : ''}${plda ? `, compared by ${describeComparison(plda.spec)}` : ''}${cohort ? ', scores AS-normed against the cohort' : ''}${channelTerms ? '; channel terms in the measured quality of both recordings (npm run eval -- --channel-terms)' : ''}; fitted on ${engine.speakerModel.name}'s embeddings, shared by ${entries.map((x) => x.name).join(', ')}`;
       for (const x of entries)
         Object.assign(x, { calibration, defaultThreshold: decision.threshold, thresholdNote });
       writeFileSync(manifestPath, JSON.stringify(m, null, 2) + '\n');

@@ -1,5 +1,6 @@
 /** Markdown tables from the eval and bench JSON results (printed by the tools, written into docs by `report`). */
 import { describeProjection } from '../scoring/projection.js';
+import { describeComparison } from '../scoring/plda.js';
 
 const pct = (x: number | undefined) =>
   x === undefined || x === null ? '-' : `${(100 * x).toFixed(2)}%`;
@@ -39,6 +40,7 @@ export interface EvalResult {
     pooledOperatingPoints?: { matchScore: number; far: number; frr: number }[];
     scoreNormalization?: { method: string; cohortSpeakers: number; topK: number } | null;
     embeddingProjection?: { method: string; outputDim: number } | null;
+    plda?: { method: string } | null;
     crossValidatedOperatingPoint?: {
       method: string;
       maxFar: number;
@@ -62,7 +64,7 @@ export function renderEval(r: EvalResult): string {
   const threshold = r.sv?.groups.pooled?.actualThreshold ?? '?';
   if (r.sv) {
     lines.push(
-      `Speaker verification: model \`${r.speakerModel.name}\` (sha256 ${r.speakerModel.sha256.slice(0, 12)}...), ${r.sv.trials} trials; ${r.sv.embeddingProjection ? `${describeProjection(r.sv.embeddingProjection)}, ` : ''}${r.sv.scoreNormalization ? `AS-norm scoring (cohort of ${r.sv.scoreNormalization.cohortSpeakers} train speakers, top-${r.sv.scoreNormalization.topK})` : 'cosine scoring'}; ` +
+      `Speaker verification: model \`${r.speakerModel.name}\` (sha256 ${r.speakerModel.sha256.slice(0, 12)}...), ${r.sv.trials} trials; ${r.sv.embeddingProjection ? `${describeProjection(r.sv.embeddingProjection)}, ` : ''}${r.sv.scoreNormalization ? `AS-norm scoring (cohort of ${r.sv.scoreNormalization.cohortSpeakers} train speakers, top-${r.sv.scoreNormalization.topK})` : `${describeComparison(r.sv.plda)} scoring`}; ` +
         `FAR/FRR at match_score >= ${threshold} with calibration a=${r.sv.calibration.a.toFixed(3)}, b=${r.sv.calibration.b.toFixed(3)} (${r.sv.calibration.source}); Cllr of that calibration.`,
     );
     lines.push('');

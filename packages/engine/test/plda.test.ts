@@ -1,0 +1,147 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ModelEntry } from '../src/models/manifest.js';
+import { loadPlda, pldaScore, pldaSpec } from '../src/scoring/plda.js';
+import { loadModelScoring, scoreProbe } from '../src/scoring/probe-score.js';
+import { projectEmbedding } from '../src/scoring/projection.js';
+import { matchScore, meanEmbedding } from '../src/scoring/scoring.js';
+
+const MEAN = [0.1, -0.2];
+const Q = [
+  [-2, 0.5],
+  [0.5, -1],
+];
+const P = [
+  [3, 0.25],
+  [0.25, 1.5],
+];
+const VALUES = [...MEAN, ...Q.flat(), ...P.flat()];
+
+function write(dir: string, name: string, values: number[]) {
+  const buf = Buffer.alloc(values.length * 4);
+  values.forEach((x, i) => buf.writeFloatLE(x, i * 4));
+  writeFileSync(join(dir, name), buf);
+  return createHash('sha256').update(buf).digest('hex');
+}
+
+function pldaEntry(values: number[] = VALUES, spec: Record<string, unknown> = {}, extra = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'voxkey-plda-'));
+  const entry = {
+    name: 'm',
+    output: { embeddingSize: 2 },
+    plda: {
+      method: 'two-covariance',
+      file: 'plda.f32',
+      sha256: write(dir, 'plda.f32', values),
+      dim: 2,
+      ...spec,
+    },
+    ...extra,
+  } as unknown as ModelEntry;
+  return { dir, entry };
+}
+
+/** a'Qa/2 + b'Qb/2 + a'Pb on centred vectors, written out for 2 dimensions. */
+function byHand(x: number[], y: number[]): number {
+  const a = x.map((v, i) => v - MEAN[i]!);
+  const b = y.map((v, i) => v - MEAN[i]!);
+  const form = (M: number[][], u: number[], v: number[]) =>
+    u.reduce((s, ui, i) => s + v.reduce((t, vj, j) => t + ui * M[i]![j]! * vj, 0), 0);
+  return form(Q, a, a) / 2 + form(Q, b, b) / 2 + form(P, a, b);
+}
+
+describe('PLDA', () => {
+  it("loads a sha256-checked file and scores a pair as a'Qa/2 + b'Qb/2 + a'Pb on centred embeddings", async () => {
+    const { dir, entry } = pldaEntry();
+    const plda = (await loadPlda(entry, dir))!;
+    const x = [0.6, 0.8];
+    const y = [-0.28, 0.96];
+    expect(pldaScore(Float32Array.from(x), Float32Array.from(y), plda)).toBeCloseTo(
+      byHand(x, y),
+      5,
+    );
+    // the same recording scores higher against itself than against another speaker's
+    expect(pldaScore(Float32Array.from(x), Float32Array.from(x), plda)).toBeGreaterThan(
+      pldaScore(Float32Array.from(x), Float32Array.from(y), plda),
+    );
+    expect(() => pldaScore(Float32Array.from([1, 0, 0]), Float32Array.from(y), plda)).toThrow(
+      RangeError,
+    );
+  });
+
+  it('is absent when the manifest entry names none', async () => {
+    const entry = { name: 'm' } as unknown as ModelEntry;
+    expect(pldaSpec(entry)).toBeNull();
+    expect(await loadPlda(entry, tmpdir())).toBeNull();
+  });
+
+  it('refuses a file whose sha256 or size differs from the manifest, and a bad spec', async () => {
+    const wrongSha = pldaEntry(VALUES, { sha256: 'f'.repeat(64) });
+    await expect(loadPlda(wrongSha.entry, wrongSha.dir)).rejects.toMatchObject({
+      code: 'model_integrity',
+    });
+    const short = pldaEntry(VALUES.slice(0, 6));
+    await expect(loadPlda(short.entry, short.dir)).rejects.toMatchObject({
+      code: 'manifest_invalid',
+    });
+    for (const bad of [{ method: 'gplda' }, { file: '/etc/p.f32' }, { dim: 0 }]) {
+      const { entry } = pldaEntry(VALUES, bad);
+      expect(() => pldaSpec(entry)).toThrow(expect.objectContaining({ code: 'manifest_invalid' }));
+    }
+  });
+
+  it('loadModelScoring refuses a PLDA outside the compared space, or beside a cohort', async () => {
+    // the model's embeddings have 3 dimensions and no projection: a 2-dimensional PLDA cannot read them
+    const wrongDim = pldaEntry(VALUES, {}, { output: { embeddingSize: 3 } });
+    await expect(loadModelScoring(wrongDim.entry, wrongDim.dir)).rejects.toMatchObject({
+      code: 'manifest_invalid',
+    });
+    const { dir, entry } = pldaEntry();
+    const cohortSha = write(dir, 'c.f32', [1, 0]);
+    const withCohort = {
+      ...entry,
+      scoreNormalization: {
+        method: 'as-norm',
+        file: 'c.f32',
+        sha256: cohortSha,
+        count: 1,
+        dim: 2,
+        topK: 1,
+      },
+    } as unknown as ModelEntry;
+    await expect(loadModelScoring(withCohort, dir)).rejects.toMatchObject({
+      code: 'manifest_invalid',
+    });
+  });
+
+  it('scoreProbe calibrates the PLDA score of the projected embeddings, the samples pooled as their mean', async () => {
+    // a 3 -> 2 projection (mean 0, W picks the first two dimensions) in front of the PLDA
+    const { dir, entry } = pldaEntry(VALUES, {}, { output: { embeddingSize: 3 } });
+    const projectionValues = [0, 0, 0, 1, 0, 0, 1, 0, 0];
+    const projected = {
+      ...entry,
+      embeddingProjection: {
+        method: 'lda',
+        file: 'p.f32',
+        sha256: write(dir, 'p.f32', projectionValues),
+        inputDim: 3,
+        outputDim: 2,
+      },
+    } as unknown as ModelEntry;
+    const scoring = await loadModelScoring(projected, dir);
+    expect(scoring.plda?.spec.dim).toBe(2);
+    const samples = [Float32Array.from([0.6, 0.1, 0.2]), Float32Array.from([0.5, 0.4, -0.3])];
+    const probe = Float32Array.from([0.5, 0.3, 0.1]);
+    const calibration = { type: 'logistic' as const, a: 0.5, b: -1 };
+    const { matchScore: score } = scoreProbe(samples, probe, 4, { ...scoring, calibration });
+    const enrolled = meanEmbedding(samples.map((s) => projectEmbedding(s, scoring.projection)));
+    const expected = byHand(
+      Array.from(enrolled),
+      Array.from(projectEmbedding(probe, scoring.projection)),
+    );
+    expect(score).toBeCloseTo(matchScore(expected, calibration), 6);
+  });
+});
