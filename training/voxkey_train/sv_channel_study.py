@@ -412,8 +412,9 @@ def main():
     p.add_argument("--write-projection", metavar="F32", help="write the LDA projection of --projection-dim there (float32: mean, then "
                    "the 192 x dim matrix row by row) and name it in --manifest for --projection-models")
     p.add_argument("--projection-dim", type=int, default=LDA_DIM)
-    p.add_argument("--write-plda", metavar="F32", help="with --write-projection: also write the PLDA fitted on that projection "
-                   "(float32: mean, then Q and P, dim x dim each) and name it in --manifest for --projection-models")
+    p.add_argument("--write-plda", metavar="F32", help="write the PLDA fitted on the train embeddings through --write-projection's "
+                   "projection, or without it through the one --manifest names (float32: mean, then Q and P, dim x dim each), "
+                   "and name it in --manifest for --projection-models")
     p.add_argument("--manifest", default="models/manifest.json")
     p.add_argument("--projection-models", default="voxkey-speaker-v4,voxkey-speaker-v4-int8",
                    help="comma-separated speaker models (one embedding space) whose manifest entries name the projection")
@@ -497,8 +498,11 @@ def main():
         mu, W = fitted.get(a.projection_dim) or lda(T, spk, a.projection_dim)
         write_projection(a, mu, W, train_info)
         if a.write_plda:
-            params = fitted_plda.get(a.projection_dim) or fit_plda(unit((T - mu) @ W), spk)
-            write_plda(a, params, train_info)
+            write_plda(a, fitted_plda.get(a.projection_dim) or fit_plda(unit((T - mu) @ W), spk), train_info)
+    elif a.write_plda:
+        # on the projection the manifest already names (that of the first --projection-models entry)
+        entry = manifest_entry(a.projection_models.split(",")[0], a.manifest)
+        write_plda(a, fit_plda(projector(entry, os.path.dirname(os.path.abspath(a.manifest)))(T), spk), train_info)
 
     print_table(results)
     if a.out:

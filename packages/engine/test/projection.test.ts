@@ -9,6 +9,7 @@ import {
   loadManifest,
   type ModelEntry,
 } from '../src/models/manifest.js';
+import { pldaScore } from '../src/scoring/plda.js';
 import { loadModelScoring, scoreProbe } from '../src/scoring/probe-score.js';
 import {
   embeddingProjectionSpec,
@@ -165,5 +166,26 @@ describe('the bundled speaker models', () => {
     const projected = projectEmbedding(embedding, projection);
     expect(projected).toHaveLength(projection.spec.outputDim);
     expect(Math.hypot(...projected)).toBeCloseTo(1, 5);
+  });
+
+  it('and score the projected embeddings by the same bundled PLDA, a recording closer to itself than to another', async () => {
+    const modelsDir = defaultModelsDir();
+    const manifest = await loadManifest(defaultManifestPath(modelsDir));
+    const entries = ['voxkey-speaker-v4', 'voxkey-speaker-v4-int8'].map((name) =>
+      manifest.models.find((m) => m.name === name)!,
+    );
+    expect(entries[0]!.plda).toEqual(entries[1]!.plda);
+    const scoring = await loadModelScoring(entries[1]!, modelsDir);
+    expect(scoring.plda?.spec).toMatchObject({
+      method: 'two-covariance',
+      dim: scoring.projection?.spec.outputDim,
+    });
+    const project = (seed: number) =>
+      projectEmbedding(
+        Float32Array.from({ length: 192 }, (_, i) => Math.sin(i * seed)),
+        scoring.projection,
+      );
+    const [a, b] = [project(1), project(2)];
+    expect(pldaScore(a, a, scoring.plda!)).toBeGreaterThan(pldaScore(a, b, scoring.plda!));
   });
 });

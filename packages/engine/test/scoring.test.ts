@@ -97,6 +97,19 @@ describe('metrics', () => {
     const llr = (x: number) => cal.a * x + cal.b;
     expect(cllr(t.map(llr), n.map(llr))).toBeLessThan(0.2);
   });
+  it('fits the same calibration whatever the score scale (a PLDA log-likelihood ratio spans tens)', () => {
+    const r = rng(5);
+    const t = Array.from({ length: 500 }, () => r() + 0.3 * r());
+    const n = Array.from({ length: 1000 }, () => r() - 0.6);
+    const unit = fitLogisticCalibration(t, n);
+    const wide = fitLogisticCalibration(
+      t.map((x) => 60 * x - 20),
+      n.map((x) => 60 * x - 20),
+    );
+    expect(Number.isFinite(wide.a) && wide.a > 0).toBe(true);
+    expect(wide.a * 60).toBeCloseTo(unit.a, 4);
+    expect(wide.b - 20 * wide.a).toBeCloseTo(unit.b, 4);
+  });
 });
 
 describe('VAD segmentation, spoof windows and quality', () => {

@@ -134,17 +134,33 @@ export function fitLogisticCalibration(
   targets: ArrayLike<number>,
   nontargets: ArrayLike<number>,
 ): { type: 'logistic'; a: number; b: number } {
-  let a = 1;
-  let b = 0;
+  // Newton on standardised scores (a PLDA log-likelihood ratio spans tens where a cosine spans one), each
+  // step halved until the weighted log-loss falls, so the fit converges whatever the score's scale.
+  const all = [...Array.from(targets), ...Array.from(nontargets)];
+  const centre = all.reduce((s, x) => s + x, 0) / Math.max(1, all.length);
+  const spread =
+    Math.sqrt(all.reduce((s, x) => s + (x - centre) ** 2, 0) / Math.max(1, all.length)) || 1;
+  const z = (x: number) => (x - centre) / spread;
   const wt = 0.5 / targets.length;
   const wn = 0.5 / nontargets.length;
-  for (let iter = 0; iter < 50; iter++) {
+  const softplus = (v: number) => (v > 0 ? v + Math.log1p(Math.exp(-v)) : Math.log1p(Math.exp(v)));
+  const loss = (a: number, b: number) => {
+    let l = 0;
+    for (let i = 0; i < targets.length; i++) l += wt * softplus(-(a * z(targets[i]!) + b));
+    for (let i = 0; i < nontargets.length; i++) l += wn * softplus(a * z(nontargets[i]!) + b);
+    return l;
+  };
+  let a = 1;
+  let b = 0;
+  let current = loss(a, b);
+  for (let iter = 0; iter < 100; iter++) {
     let ga = 0,
       gb = 0,
       haa = 0,
       hab = 0,
       hbb = 0;
-    const acc = (x: number, y: number, w: number) => {
+    const acc = (raw: number, y: number, w: number) => {
+      const x = z(raw);
       const p = 1 / (1 + Math.exp(-(a * x + b)));
       const r = (p - y) * w;
       const s = Math.max(p * (1 - p), 1e-12) * w;
@@ -161,11 +177,19 @@ export function fitLogisticCalibration(
     hbb += 1e-6;
     const det = haa * hbb - hab * hab;
     if (!(Math.abs(det) > 0)) break;
-    const da = (hbb * ga - hab * gb) / det;
-    const db = (haa * gb - hab * ga) / det;
+    let da = (hbb * ga - hab * gb) / det;
+    let db = (haa * gb - hab * ga) / det;
+    let next = loss(a - da, b - db);
+    for (let halvings = 0; !(next <= current) && halvings < 30; halvings++) {
+      da /= 2;
+      db /= 2;
+      next = loss(a - da, b - db);
+    }
+    if (!(next <= current)) break;
     a -= da;
     b -= db;
+    current = next;
     if (Math.abs(da) < 1e-9 && Math.abs(db) < 1e-9) break;
   }
-  return { type: 'logistic', a, b };
+  return { type: 'logistic', a: a / spread, b: b - (a * centre) / spread };
 }
