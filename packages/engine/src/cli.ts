@@ -11,6 +11,7 @@ import {
   defaultManifestPath,
   defaultModelsDir,
   loadManifest,
+  companionFiles,
   sha256File,
 } from './models/manifest.js';
 import { pullModel } from './models/pull.js';
@@ -104,25 +105,35 @@ function buildProgram(setExitCode: (code: number) => void): Command {
 
   models
     .command('verify')
-    .description('check the sha256 of every model file present; exits 1 on a mismatch')
+    .description(
+      'check the sha256 of every model file present and of the files its entry names beside it (projection, PLDA, cohort); exits 1 on a mismatch or a missing companion file',
+    )
     .option('--json', JSON_HELP)
     .action(async (options: { json?: boolean }) => {
       const dir = modelsDir();
       const manifest = await loadManifest(defaultManifestPath(dir));
-      const results: { name: string; path: string; ok: boolean }[] = [];
+      const results: { name: string; what?: string; path: string; ok: boolean; missing?: true }[] =
+        [];
+      const check = async (file: string, sha256: string) =>
+        (await sha256File(join(dir, file))) === sha256.toLowerCase();
       for (const m of manifest.models) {
-        const path = join(dir, m.file);
-        if (!existsSync(path)) continue;
-        results.push({
-          name: m.name,
-          path,
-          ok: (await sha256File(path)) === m.sha256.toLowerCase(),
-        });
+        if (!existsSync(join(dir, m.file))) continue;
+        results.push({ name: m.name, path: join(dir, m.file), ok: await check(m.file, m.sha256) });
+        for (const c of companionFiles(m)) {
+          const path = join(dir, c.file);
+          results.push(
+            existsSync(path)
+              ? { name: m.name, what: c.what, path, ok: await check(c.file, c.sha256) }
+              : { name: m.name, what: c.what, path, ok: false, missing: true },
+          );
+        }
       }
       if (options.json) printJson({ models: results });
       else
         for (const r of results)
-          console.log(`${r.ok ? 'ok' : 'SHA256 MISMATCH'}\t${r.name}\t${r.path}`);
+          console.log(
+            `${r.ok ? 'ok' : r.missing ? 'MISSING' : 'SHA256 MISMATCH'}\t${r.name}${r.what ? ` (${r.what})` : ''}\t${r.path}`,
+          );
       if (results.some((r) => !r.ok)) setExitCode(EXIT.failure);
     });
 

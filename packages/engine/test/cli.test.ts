@@ -1,5 +1,14 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +24,44 @@ describe('voxkey-engine models CLI (built dist/cli.js)', () => {
     expect(list.stdout).toMatch(/tiny-speaker\tspeaker\tbundled\tdefault\tpresent/);
     const verify = await run(process.execPath, [CLI, 'models', 'verify'], { env });
     expect(verify.stdout).toMatch(/^ok\ttiny-speaker/m);
+  });
+  it('verifies the files an entry names beside its model, and fails on a missing or altered one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'voxkey-cli-verify-'));
+    for (const f of readdirSync(FIXTURE_MODELS))
+      copyFileSync(join(FIXTURE_MODELS, f), join(dir, f));
+    const manifestPath = join(dir, 'manifest.json');
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as {
+      models: Record<string, unknown>[];
+    };
+    const speaker = manifest.models.find((m) => m.name === 'tiny-speaker')!;
+    const bytes = Buffer.alloc(8);
+    writeFileSync(join(dir, 'p.f32'), bytes);
+    speaker.plda = {
+      method: 'two-covariance',
+      file: 'p.f32',
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      dim: 1,
+    };
+    writeFileSync(manifestPath, JSON.stringify(manifest));
+    const dirEnv = { ...process.env, VOXKEY_MODELS_DIR: dir };
+    const ok = await run(process.execPath, [CLI, 'models', 'verify'], { env: dirEnv });
+    expect(ok.stdout).toMatch(/^ok\ttiny-speaker \(PLDA\)\t/m);
+    writeFileSync(join(dir, 'p.f32'), Buffer.alloc(8, 1));
+    const altered = (await run(process.execPath, [CLI, 'models', 'verify'], { env: dirEnv }).catch(
+      (e: unknown) => e,
+    )) as { code: number; stdout: string };
+    expect(altered.code).toBe(1);
+    expect(altered.stdout).toMatch(/^SHA256 MISMATCH\ttiny-speaker \(PLDA\)/m);
+    rmSync(join(dir, 'p.f32'));
+    const missing = (await run(process.execPath, [CLI, 'models', 'verify', '--json'], {
+      env: dirEnv,
+    }).catch((e: unknown) => e)) as { code: number; stdout: string };
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stdout).models).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'tiny-speaker', what: 'PLDA', ok: false, missing: true }),
+      ]),
+    );
   });
   it('exits non-zero with a typed message for an unknown model', async () => {
     const err = await run(process.execPath, [CLI, 'models', 'pull', 'nope'], { env }).catch(

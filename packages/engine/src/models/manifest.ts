@@ -491,6 +491,24 @@ export function compatibilitySpeakerModels(
   );
 }
 
+const COMPANION_FILES = {
+  embeddingProjection: 'embedding projection',
+  plda: 'PLDA',
+  scoreNormalization: 'score-normalisation cohort',
+} as const;
+
+/** The files a speaker model's entry names beside the model (projection, PLDA, cohort), each with its sha256. */
+export function companionFiles(
+  entry: ModelEntry,
+): { what: string; file: string; sha256: string }[] {
+  return Object.entries(COMPANION_FILES).flatMap(([key, what]) => {
+    const spec = entry[key] as { file?: unknown; sha256?: unknown } | undefined;
+    return spec && typeof spec.file === 'string' && typeof spec.sha256 === 'string'
+      ? [{ what, file: spec.file, sha256: spec.sha256 }]
+      : [];
+  });
+}
+
 export async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);

@@ -100,7 +100,8 @@ function svMetrics(
     targets: tar.length,
     nontargets: non.length,
     eer: e.eer,
-    eerCosineThreshold: e.threshold,
+    // the score the calibration maps (cosine or PLDA log-likelihood ratio, with the quality terms) at the equal-error point
+    eerScoreThreshold: e.threshold,
     minDcf001: d.minDcf,
     actualThreshold: threshold,
     far: actual.far,
