@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 
@@ -74,12 +75,16 @@ def plda_pair_scores(a, b, mean, Q, P):
 
 
 def read_plda(entry, models_dir=MODELS_DIR):
-    """(mean, Q, P) of the entry's plda file, or None without one."""
+    """(mean, Q, P) of the entry's plda file (its sha256 and size checked, as plda.ts loads it), or None without one."""
     spec = entry.get("plda")
     if not spec:
         return None
     d = spec["dim"]
-    values = np.fromfile(os.path.join(models_dir, spec["file"]), dtype="<f4").astype(np.float64)
+    with open(os.path.join(models_dir, spec["file"]), "rb") as f:
+        blob = f.read()
+    if hashlib.sha256(blob).hexdigest() != spec["sha256"] or len(blob) != 4 * d * (1 + 2 * d):
+        raise SystemExit(f"{spec['file']}: sha256 or size differs from the manifest's plda of {entry['name']}")
+    values = np.frombuffer(blob, dtype="<f4").astype(np.float64)
     return values[:d], values[d: d + d * d].reshape(d, d), values[d + d * d:].reshape(d, d)
 
 

@@ -6,7 +6,7 @@ Reads the engine's per-clip eval caches (embeddings and measured quality, `npm r
 the embeddings the engine made. Methods (each followed by the same quality-aware calibration as `npm run eval --
 --write-calibration --channel-terms`: channel weights that level the impostor-score tail, then the offset that keeps
 FAR <= --max-far in every block with >= 1/max-far non-targets):
-  cosine         the engine's scoring
+  cosine         plain cosine (the engine's scoring before the projection and PLDA)
   bw-match       bandwidth matching: when the test is narrowband (measured < NARROW_HZ) and the enrolment wider,
                  the enrolment recording low-passed to 3.8 kHz is embedded instead (a voiceprint would keep a
                  second, narrowband embedding per sample)
@@ -15,13 +15,14 @@ FAR <= --max-far in every block with >= 1/max-far non-targets):
                  channel, then cosine (--lda-dims: one row per dimension)
   centred        the train embeddings' mean subtracted, length norm, cosine
   plda           two-covariance PLDA on the LDA projections (length-normed) of each --lda-dims, the log-likelihood ratio
+                 (the engine's scoring since 2026-11-29, sixth session: PLDA on the shipped LDA 176, --write-plda)
 --enrol-augment MODEL: instead of the study, what it buys under MODEL's projection to embed each enrolment recording
 also through fixed simulated channels (channel_devset --enrol-augment): the voiceprint sample is the mean of the unit
 embeddings of the recording as it is and through each augmentation of a subset, projected when compared; every
 subset is scored on both sets with the calibration refitted as above. Needs --clean-cache and --channel-cache (the
 latter with the eval of trials/enrol-augment.csv).
 --enrolment-guidance MODEL: instead of the study, what a second enrolment recording through another channel buys
-under MODEL's shipped decision (its manifest entry: projection, calibration, channel and samples terms).
+under MODEL's shipped decision (its manifest entry: projection, PLDA, calibration, channel and samples terms).
 Figures: EER per set and per test channel, and FAR/FRR at the fitted decision (fitted on all trials of both sets,
 as --write-calibration does), and at a held-out operating point (held_out: the decision fitted on half the dev
 speakers, counted on the other half). Check a winner on `npm run eval`'s held-out operating point before shipping
@@ -36,7 +37,10 @@ The shipped projection (docs/accuracy.md, "The LDA projection"): every train spe
   ... --lda-dims 96,128,160,176,191 --write-projection models/voxkey-speaker-v4-lda.f32 --projection-dim 176 \
       --out training/results/sv-channel-study-voxkey-speaker-v4-int8.json
 which writes the file and names it (embeddingProjection) in both v4 entries of models/manifest.json; refit the
-calibration on the projected scores afterwards (npm run eval -- ... --write-calibration --channel-terms).
+calibration on the projected scores afterwards (npm run eval -- ... --write-calibration --channel-terms). The shipped
+PLDA (since the sixth session of 2026-11-29) is fitted through the projection the manifest names:
+  ... --lda-dims 96,128,160,176 --write-plda models/voxkey-speaker-v4-plda.f32 --out training/results/sv-channel-study-plda-voxkey-speaker-v4-int8.json
+and a new projection then needs --write-plda beside --write-projection (refused otherwise), and the calibration refit.
 """
 from __future__ import annotations
 
@@ -439,6 +443,11 @@ def main():
         return
     if not (a.clean_cache and a.lowpass_cache and a.train_cache):
         p.error("the study needs --clean-cache, --lowpass-cache and --train-cache")
+    if a.write_projection and not a.write_plda:
+        named = [e["name"] for e in json.load(open(a.manifest))["models"] if e["name"] in a.projection_models.split(",") and e.get("plda")]
+        if named:
+            # the PLDA (and the calibration on its scores) would be fitted on the old projection
+            p.error(f"{', '.join(named)} compare by PLDA: pass --write-plda with --write-projection, then refit the calibration")
     cache = {**load_cache(a.clean_cache), **load_cache(a.channel_cache, "ch:"), **load_cache(a.lowpass_cache, "ch:")}
     listed = {r[side] for r in csv.DictReader(open(a.train_list)) for side in ("enrol", "test")}
     train = {k: v for k, v in load_cache(a.train_cache).items() if k in listed}

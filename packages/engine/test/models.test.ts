@@ -68,6 +68,7 @@ describe('model manifest', () => {
       { models: [entry({ file: '../x.onnx' })] },
       { models: [entry(), entry()] },
       { models: [entry({ calibration: { type: 'logistic', a: 'x' } })] },
+      { models: [entry({ calibration: { type: 'logistic', score: 'lda', a: 1, b: 0 } })] },
       { models: [entry({ kind: 'spoof', input: { features: 'mel-80' } })] },
       { models: [entry({ voiceprintModel: 'not-in-the-manifest' })] },
       { models: [entry({ kind: 'spoof', voiceprintModel: 'x' })] },

@@ -117,6 +117,44 @@ describe('PLDA', () => {
     });
   });
 
+  it('loadModelScoring refuses a calibration fitted on the other comparison', async () => {
+    const { dir, entry } = pldaEntry();
+    const cosineFitted = {
+      ...entry,
+      calibration: { type: 'logistic', a: 20, b: -10 },
+    } as ModelEntry;
+    await expect(loadModelScoring(cosineFitted, dir)).rejects.toMatchObject({
+      code: 'manifest_invalid',
+      message: expect.stringContaining('fitted on cosine scores'),
+    });
+    const pldaFitted = { type: 'logistic' as const, score: 'plda' as const, a: 0.2, b: 9 };
+    expect(
+      (await loadModelScoring({ ...entry, calibration: pldaFitted }, dir)).plda,
+    ).not.toBeNull();
+    // the PLDA dropped (a projection rebuilt without it), its calibration left: refused, never applied to cosines
+    const withoutPlda = { ...entry, calibration: pldaFitted } as ModelEntry;
+    delete withoutPlda.plda;
+    await expect(loadModelScoring(withoutPlda, dir)).rejects.toMatchObject({
+      code: 'manifest_invalid',
+      message: expect.stringContaining('fitted on plda scores'),
+    });
+  });
+
+  it('scores every sample rule by PLDA: each sample compared, then averaged or the best taken', async () => {
+    const { dir, entry } = pldaEntry();
+    const scoring = await loadModelScoring(entry, dir);
+    const calibration = { type: 'logistic' as const, score: 'plda' as const, a: 0.5, b: -1 };
+    const samples = [Float32Array.from([0.6, 0.8]), Float32Array.from([-0.28, 0.96])];
+    const probe = Float32Array.from([0.8, 0.6]);
+    const each = samples.map((s) =>
+      matchScore(byHand(Array.from(s), Array.from(probe)), calibration),
+    );
+    const score = (rule: 'mean_score' | 'best_of') =>
+      scoreProbe(samples, probe, 4, { ...scoring, calibration }, rule).matchScore;
+    expect(score('mean_score')).toBeCloseTo((each[0]! + each[1]!) / 2, 6);
+    expect(score('best_of')).toBeCloseTo(Math.max(...each), 6);
+  });
+
   it('scoreProbe calibrates the PLDA score of the projected embeddings, the samples pooled as their mean', async () => {
     // a 3 -> 2 projection (mean 0, W picks the first two dimensions) in front of the PLDA
     const { dir, entry } = pldaEntry(VALUES, {}, { output: { embeddingSize: 3 } });
@@ -135,7 +173,7 @@ describe('PLDA', () => {
     expect(scoring.plda?.spec.dim).toBe(2);
     const samples = [Float32Array.from([0.6, 0.1, 0.2]), Float32Array.from([0.5, 0.4, -0.3])];
     const probe = Float32Array.from([0.5, 0.3, 0.1]);
-    const calibration = { type: 'logistic' as const, a: 0.5, b: -1 };
+    const calibration = { type: 'logistic' as const, score: 'plda' as const, a: 0.5, b: -1 };
     const { matchScore: score } = scoreProbe(samples, probe, 4, { ...scoring, calibration });
     const enrolled = meanEmbedding(samples.map((s) => projectEmbedding(s, scoring.projection)));
     const expected = byHand(

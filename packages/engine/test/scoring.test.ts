@@ -109,6 +109,7 @@ describe('metrics', () => {
     expect(Number.isFinite(wide.a) && wide.a > 0).toBe(true);
     expect(wide.a * 60).toBeCloseTo(unit.a, 4);
     expect(wide.b - 20 * wide.a).toBeCloseTo(unit.b, 4);
+    expect(() => fitLogisticCalibration([0.5, Number.NaN], [0.1])).toThrow(RangeError);
   });
 });
 

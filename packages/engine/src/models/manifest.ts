@@ -16,7 +16,12 @@ const MODEL_KINDS: readonly ModelKind[] = [
 
 export interface LogisticCalibration {
   type: 'logistic';
-  /** match_score = sigmoid(a * score + b); score = the cosine, AS-normed when the model has a cohort */
+  /**
+   * The comparison score it was fitted on (absent: `cosine`): `plda` when the entry names a PLDA. The engine refuses
+   * an entry whose calibration and comparison differ: a PLDA's calibration applied to cosines would accept everyone.
+   */
+  score?: 'cosine' | 'plda';
+  /** match_score = sigmoid(a * score + b); score = the PLDA log-likelihood ratio with a PLDA, else the cosine, AS-normed with a cohort */
   a: number;
   b: number;
   /**
@@ -327,6 +332,9 @@ export function validateManifest(doc: unknown, path = 'manifest'): Manifest {
     ) {
       throw invalid(path, `${where}.calibration must be {"type":"logistic","a":number,"b":number}`);
     }
+    const fittedOn = m.calibration?.score;
+    if (fittedOn !== undefined && fittedOn !== 'cosine' && fittedOn !== 'plda')
+      throw invalid(path, `${where}.calibration.score must be "cosine" or "plda"`);
     const channel = m.calibration?.quality?.channel;
     if (channel !== undefined && !validChannelTerms(channel)) {
       throw invalid(

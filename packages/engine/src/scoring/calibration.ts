@@ -1,7 +1,7 @@
 /**
  * Decision calibration that holds in every recording condition: the slope of
  * `match_score = sigmoid(a * score + b)` is fitted by logistic regression on all dev trials (score =
- * the AS-normed cosine when the model has a cohort), and the offset `b` is then set so that the
+ * the PLDA log-likelihood ratio when the model has a PLDA, the AS-normed cosine when it has a cohort), and the offset `b` is then set so that the
  * server's decision `match_score >= threshold` keeps the false-accept rate at or below `maxFar` in
  * EVERY block of trials (corpus, language pairing, cross-corpus), not only on the pooled trials.
  * The worst block sets the threshold; the others then accept fewer impostors than the limit.
@@ -25,7 +25,7 @@ export interface DecisionCalibrationOptions {
 }
 
 export interface DecisionCalibration extends LogisticCalibration {
-  /** The score (normalised cosine) that maps to `threshold`. */
+  /** The comparison score (cosine, AS-normed cosine or PLDA log-likelihood ratio) that maps to `threshold`. */
   scoreThreshold: number;
   threshold: number;
   maxFar: number;

@@ -127,8 +127,9 @@ export const logit = (p: number): number => {
 };
 
 /**
- * Class-balanced logistic regression of target vs non-target on the cosine (Newton's method):
- * sigmoid(a * cosine + b) is then a posterior at a 50% prior, i.e. logit = an LLR.
+ * Class-balanced logistic regression of target vs non-target on the comparison score (cosine or PLDA
+ * log-likelihood ratio; Newton's method): sigmoid(a * score + b) is then a posterior at a 50% prior, i.e.
+ * logit = an LLR.
  */
 export function fitLogisticCalibration(
   targets: ArrayLike<number>,
@@ -137,6 +138,8 @@ export function fitLogisticCalibration(
   // Newton on standardised scores (a PLDA log-likelihood ratio spans tens where a cosine spans one), each
   // step halved until the weighted log-loss falls, so the fit converges whatever the score's scale.
   const all = [...Array.from(targets), ...Array.from(nontargets)];
+  if (!all.every(Number.isFinite))
+    throw new RangeError('calibration scores must be finite numbers');
   const centre = all.reduce((s, x) => s + x, 0) / Math.max(1, all.length);
   const spread =
     Math.sqrt(all.reduce((s, x) => s + (x - centre) ** 2, 0) / Math.max(1, all.length)) || 1;

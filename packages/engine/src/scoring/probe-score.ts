@@ -51,6 +51,13 @@ export async function loadModelScoring(
       'manifest_invalid',
       `model ${entry.name}: plda and scoreNormalization cannot be combined (AS-norm normalises cosines)`,
     );
+  const compared = plda ? 'plda' : 'cosine';
+  const fittedOn = entry.calibration ? (entry.calibration.score ?? 'cosine') : compared;
+  if (fittedOn !== compared)
+    throw new EngineError(
+      'manifest_invalid',
+      `model ${entry.name}: its calibration was fitted on ${fittedOn} scores, but it compares by ${compared}${plda ? ' (it names a plda)' : ' (it names no plda)'}; refit it with npm run eval -- --write-calibration`,
+    );
   if (cohort && typeof comparedDim === 'number' && cohort.spec.dim !== comparedDim)
     throw new EngineError(
       'manifest_invalid',

@@ -163,7 +163,7 @@ async function main() {
       'write-cohort':
         "build the speaker model's AS-norm cohort from train-split speakers and name it in the manifest",
       'cohort-topk <k>': "AS-norm top-K (default: the manifest's)",
-      'plain-cosine': 'score plain cosines even when the model has a cohort',
+      'plain-cosine': 'score plain cosines even when the model has a cohort or a PLDA',
       'no-projection':
         "compare the model's own embeddings by cosine even when it names an embedding projection (and a PLDA)",
       'write-spoof-threshold':
@@ -205,6 +205,11 @@ async function main() {
     maxQueue: 1024,
     taskTimeoutMs: 120_000,
   });
+  if (args['write-cohort'] && engine.speakerModel.plda) {
+    await engine.close();
+    console.error('--write-cohort: this model compares by PLDA, which AS-norm cannot normalise');
+    process.exit(2);
+  }
   if (args['write-cohort'] && engine.speakerModel.embeddingProjection) {
     await engine.close();
     console.error(
@@ -325,10 +330,17 @@ async function main() {
     );
   }
   if (args['plain-cosine']) delete engine.speakerModel.scoreNormalization;
-  if (args['no-projection']) {
-    delete engine.speakerModel.embeddingProjection;
-    delete engine.speakerModel.plda;
+  if (args['plain-cosine'] || args['no-projection']) {
+    if (engine.speakerModel.plda) {
+      // its calibration belongs to PLDA scores: FAR and FRR then use the engine's default calibration
+      delete engine.speakerModel.plda;
+      delete engine.speakerModel.calibration;
+      console.error(
+        `${engine.speakerModel.name} compares by PLDA: scoring cosines with the default calibration (read the EER, not FAR/FRR)`,
+      );
+    }
   }
+  if (args['no-projection']) delete engine.speakerModel.embeddingProjection;
   const { projection, plda, cohort } = await loadModelScoring(engine.speakerModel, modelsDir);
   mkdirSync(cacheDir, { recursive: true });
   const channelCache = Object.fromEntries(
@@ -674,6 +686,7 @@ async function main() {
       };
       const calibration: LogisticCalibration = {
         type: 'logistic',
+        ...(plda ? { score: 'plda' as const } : {}),
         a: Number(decision.a.toFixed(6)),
         b: Number(decision.b.toFixed(6)),
         ...(Object.keys(quality).length ? { quality } : {}),
