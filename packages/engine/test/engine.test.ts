@@ -266,6 +266,23 @@ describe('engine pool limits and failures', () => {
     }
   });
 
+  it('refuses a calibration fitted on PLDA scores for a model that compares cosines, unless told to ignore it', async () => {
+    const dir = tempModels((m) => {
+      m.models[0]!.calibration = { type: 'logistic', score: 'plda', a: 0.2, b: 9 };
+    });
+    await expect(createEngine({ modelsDir: dir, warmup: false })).rejects.toMatchObject({
+      code: 'manifest_invalid',
+      message: expect.stringContaining('fitted on plda scores'),
+    });
+    // what npm run eval -- --write-calibration does to refit it
+    const refitting = await createEngine({
+      modelsDir: dir,
+      warmup: false,
+      ignoreCalibration: true,
+    });
+    await refitting.close();
+  });
+
   it('refuses a model whose sha256 does not match the manifest', async () => {
     const dir = tempModels((m) => (m.models[0]!.sha256 = 'a'.repeat(64)));
     expect(await errorCode(createEngine({ modelsDir: dir, warmup: false }))).toBe(

@@ -84,6 +84,11 @@ export interface EngineOptions {
   testHooks?: boolean;
   /** Silero VAD build (default `batched`; `scan` is the one before it, for side-by-side benches). */
   vad?: SileroVariant;
+  /**
+   * Score with the default calibration instead of the speaker models' own, which then need not fit their comparison:
+   * for `npm run eval -- --write-calibration` refitting a calibration the manifest no longer matches. Not for serving.
+   */
+  ignoreCalibration?: boolean;
 }
 
 export interface Voiceprint {
@@ -369,7 +374,10 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     });
     scorers.set(voiceprintModelId(entry), {
       entry,
-      ...(await loadModelScoring(entry, modelsDir)),
+      ...(await loadModelScoring(
+        opts.ignoreCalibration ? { ...entry, calibration: undefined } : entry,
+        modelsDir,
+      )),
       defaultThreshold: entry.defaultThreshold ?? DEFAULT_MATCH_THRESHOLD,
     });
   }

@@ -51,19 +51,27 @@ export async function loadModelScoring(
       'manifest_invalid',
       `model ${entry.name}: plda and scoreNormalization cannot be combined (AS-norm normalises cosines)`,
     );
-  const compared = plda ? 'plda' : 'cosine';
-  const fittedOn = entry.calibration ? (entry.calibration.score ?? 'cosine') : compared;
-  if (fittedOn !== compared)
-    throw new EngineError(
-      'manifest_invalid',
-      `model ${entry.name}: its calibration was fitted on ${fittedOn} scores, but it compares by ${compared}${plda ? ' (it names a plda)' : ' (it names no plda)'}; refit it with npm run eval -- --write-calibration`,
-    );
+  const mismatch = calibrationMismatch(entry);
+  if (mismatch) throw new EngineError('manifest_invalid', mismatch);
   if (cohort && typeof comparedDim === 'number' && cohort.spec.dim !== comparedDim)
     throw new EngineError(
       'manifest_invalid',
       `model ${entry.name}: scoreNormalization.dim is ${cohort.spec.dim}, but embeddings are compared in ${comparedDim} dimensions${projection ? ' (after embeddingProjection)' : ''}`,
     );
   return { projection, plda, cohort, calibration: entry.calibration ?? DEFAULT_CALIBRATION };
+}
+
+/**
+ * Why the entry's calibration cannot map its comparison's scores (fitted on cosines while the entry names a PLDA, or
+ * the other way round), or null when it can or there is none: a PLDA's calibration applied to cosines would accept
+ * everyone, so the engine refuses such an entry.
+ */
+export function calibrationMismatch(entry: ModelEntry): string | null {
+  const compared = entry.plda ? 'plda' : 'cosine';
+  const fittedOn = entry.calibration ? (entry.calibration.score ?? 'cosine') : compared;
+  return fittedOn === compared
+    ? null
+    : `model ${entry.name}: its calibration was fitted on ${fittedOn} scores, but it compares by ${compared}${entry.plda ? ' (it names a plda)' : ' (it names no plda)'}; refit it with npm run eval -- --write-calibration`;
 }
 
 /**

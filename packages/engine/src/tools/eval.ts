@@ -28,6 +28,7 @@ import {
   defaultManifestPath,
   defaultModelsDir,
   loadManifest,
+  selectModel,
   voiceprintModelId,
   type LogisticCalibration,
   type ModelEntry,
@@ -42,7 +43,7 @@ import {
   ratesAtThreshold,
 } from '../scoring/metrics.js';
 import { DEFAULT_CALIBRATION, matchScore } from '../scoring/scoring.js';
-import { loadModelScoring } from '../scoring/probe-score.js';
+import { calibrationMismatch, loadModelScoring } from '../scoring/probe-score.js';
 import { describeProjection, projectEmbedding } from '../scoring/projection.js';
 import { describeComparison, pldaScore } from '../scoring/plda.js';
 import { asNorm, cohortStats, type CohortStats } from '../scoring/score-norm.js';
@@ -196,7 +197,23 @@ async function main() {
   const limit = num(args.limit, Infinity);
   const t0 = performance.now();
   const vad: SileroVariant = args.vad === 'scan' ? 'scan' : 'batched';
+  // A calibration the manifest's comparison no longer matches (a PLDA added or dropped) is refitted, not used.
+  const staleCalibration = args['write-calibration']
+    ? calibrationMismatch(
+        selectModel(
+          await loadManifest(defaultManifestPath(modelsDir)),
+          'speaker',
+          modelsDir,
+          typeof args['speaker-model'] === 'string' ? args['speaker-model'] : undefined,
+        ),
+      )
+    : null;
+  if (staleCalibration)
+    console.error(
+      `${staleCalibration}: the default calibration scores until the new one is written`,
+    );
   const engine: VoiceEngine = await createEngine({
+    ignoreCalibration: Boolean(staleCalibration),
     modelsDir,
     speakerModel: typeof args['speaker-model'] === 'string' ? args['speaker-model'] : undefined,
     spoofModel: typeof args['spoof-model'] === 'string' ? args['spoof-model'] : undefined,
@@ -341,6 +358,7 @@ async function main() {
     }
   }
   if (args['no-projection']) delete engine.speakerModel.embeddingProjection;
+  if (staleCalibration) delete engine.speakerModel.calibration;
   const { projection, plda, cohort } = await loadModelScoring(engine.speakerModel, modelsDir);
   mkdirSync(cacheDir, { recursive: true });
   const channelCache = Object.fromEntries(
@@ -676,12 +694,18 @@ async function main() {
         (x) => x.kind === 'speaker' && voiceprintModelId(x) === space,
       );
       const entry = entries.find((x) => x.name === engine.speakerModel.name)!;
-      // The enrolment-samples term comes from training/voxkey_train/sv_study.py multi and is kept.
+      // The enrolment-samples term comes from training/voxkey_train/sv_study.py multi and is kept, unless it
+      // was fitted on the other comparison's scale (cosine vs PLDA): then it is dropped until multi refits it.
+      const scale = plda ? 'plda' : 'cosine';
+      const samplesTerm = entry.calibration?.quality?.enrolSamplesLog;
+      const keepSamplesTerm = samplesTerm && (entry.calibration?.score ?? 'cosine') === scale;
+      if (samplesTerm && !keepSamplesTerm)
+        console.error(
+          `dropped enrolSamplesLog ${samplesTerm}: it was fitted on ${entry.calibration?.score ?? 'cosine'} scores, these are ${scale} scores; refit it with python -m training.voxkey_train.sv_study multi --model ${engine.speakerModel.name}`,
+        );
       const quality = {
         ...(qualityW ? { testLogDuration: Number(qualityW.toFixed(6)) } : {}),
-        ...(entry.calibration?.quality?.enrolSamplesLog
-          ? { enrolSamplesLog: entry.calibration.quality.enrolSamplesLog }
-          : {}),
+        ...(keepSamplesTerm ? { enrolSamplesLog: samplesTerm } : {}),
         ...(channelTerms ? { channel: channelTerms } : {}),
       };
       const calibration: LogisticCalibration = {
