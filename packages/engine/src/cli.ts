@@ -15,6 +15,7 @@ import {
   sha256File,
 } from './models/manifest.js';
 import { pullModel } from './models/pull.js';
+import { calibrationMismatch } from './scoring/probe-score.js';
 
 const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 const JSON_HELP = 'print the result as JSON on stdout (errors as JSON on stderr)';
@@ -106,19 +107,34 @@ function buildProgram(setExitCode: (code: number) => void): Command {
   models
     .command('verify')
     .description(
-      'check the sha256 of every model file present and of the files its entry names beside it (projection, PLDA, cohort); exits 1 on a mismatch or a missing companion file',
+      'check the sha256 of every model file present and of the files its entry names beside it (projection, PLDA, cohort), and that its calibration fits its comparison; exits 1 on a mismatch or a missing companion file',
     )
     .option('--json', JSON_HELP)
     .action(async (options: { json?: boolean }) => {
       const dir = modelsDir();
       const manifest = await loadManifest(defaultManifestPath(dir));
-      const results: { name: string; what?: string; path: string; ok: boolean; missing?: true }[] =
-        [];
+      const results: {
+        name: string;
+        what?: string;
+        path: string;
+        ok: boolean;
+        missing?: true;
+        problem?: string;
+      }[] = [];
       const check = async (file: string, sha256: string) =>
         (await sha256File(join(dir, file))) === sha256.toLowerCase();
       for (const m of manifest.models) {
         if (!existsSync(join(dir, m.file))) continue;
         results.push({ name: m.name, path: join(dir, m.file), ok: await check(m.file, m.sha256) });
+        const mismatch = calibrationMismatch(m);
+        if (mismatch)
+          results.push({
+            name: m.name,
+            what: 'calibration',
+            path: defaultManifestPath(dir),
+            ok: false,
+            problem: mismatch,
+          });
         for (const c of companionFiles(m)) {
           const path = join(dir, c.file);
           results.push(
@@ -132,7 +148,9 @@ function buildProgram(setExitCode: (code: number) => void): Command {
       else
         for (const r of results)
           console.log(
-            `${r.ok ? 'ok' : r.missing ? 'MISSING' : 'SHA256 MISMATCH'}\t${r.name}${r.what ? ` (${r.what})` : ''}\t${r.path}`,
+            r.problem
+              ? `CALIBRATION MISMATCH\t${r.name}\t${r.problem}`
+              : `${r.ok ? 'ok' : r.missing ? 'MISSING' : 'SHA256 MISMATCH'}\t${r.name}${r.what ? ` (${r.what})` : ''}\t${r.path}`,
           );
       if (results.some((r) => !r.ok)) setExitCode(EXIT.failure);
     });

@@ -44,6 +44,14 @@ describe('voxkey-engine models CLI (built dist/cli.js)', () => {
     };
     writeFileSync(manifestPath, JSON.stringify(manifest));
     const dirEnv = { ...process.env, VOXKEY_MODELS_DIR: dir };
+    // its calibration was fitted on cosines: the engine would refuse the entry, and so does verify
+    const stale = (await run(process.execPath, [CLI, 'models', 'verify'], { env: dirEnv }).catch(
+      (e: unknown) => e,
+    )) as { code: number; stdout: string };
+    expect(stale.code).toBe(1);
+    expect(stale.stdout).toMatch(/^CALIBRATION MISMATCH\ttiny-speaker\t.*fitted on cosine scores/m);
+    speaker.calibration = { ...(speaker.calibration as object), score: 'plda' };
+    writeFileSync(manifestPath, JSON.stringify(manifest));
     const ok = await run(process.execPath, [CLI, 'models', 'verify'], { env: dirEnv });
     expect(ok.stdout).toMatch(/^ok\ttiny-speaker \(PLDA\)\t/m);
     writeFileSync(join(dir, 'p.f32'), Buffer.alloc(8, 1));

@@ -69,6 +69,18 @@ describe('model manifest', () => {
       { models: [entry(), entry()] },
       { models: [entry({ calibration: { type: 'logistic', a: 'x' } })] },
       { models: [entry({ calibration: { type: 'logistic', score: 'lda', a: 1, b: 0 } })] },
+      {
+        models: [
+          entry({ calibration: { type: 'logistic', a: 1, b: 0, fittedWith: { plda: 'x' } } }),
+        ],
+      },
+      {
+        models: [
+          entry({
+            calibration: { type: 'logistic', a: 1, b: 0, fittedWith: { cohort: 'a'.repeat(64) } },
+          }),
+        ],
+      },
       { models: [entry({ kind: 'spoof', input: { features: 'mel-80' } })] },
       { models: [entry({ voiceprintModel: 'not-in-the-manifest' })] },
       { models: [entry({ kind: 'spoof', voiceprintModel: 'x' })] },

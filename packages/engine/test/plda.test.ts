@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ModelEntry } from '../src/models/manifest.js';
 import { loadPlda, pldaScore, pldaSpec } from '../src/scoring/plda.js';
-import { loadModelScoring, scoreProbe } from '../src/scoring/probe-score.js';
+import { calibrationMismatch, loadModelScoring, scoreProbe } from '../src/scoring/probe-score.js';
 import { projectEmbedding } from '../src/scoring/projection.js';
-import { matchScore, meanEmbedding } from '../src/scoring/scoring.js';
+import { DEFAULT_CALIBRATION, matchScore, meanEmbedding } from '../src/scoring/scoring.js';
 
 const MEAN = [0.1, -0.2];
 const Q = [
@@ -39,6 +39,7 @@ function pldaEntry(values: number[] = VALUES, spec: Record<string, unknown> = {}
       dim: 2,
       ...spec,
     },
+    calibration: { type: 'logistic', score: 'plda', a: 0.5, b: -1 },
     ...extra,
   } as unknown as ModelEntry;
   return { dir, entry };
@@ -138,6 +139,33 @@ describe('PLDA', () => {
       code: 'manifest_invalid',
       message: expect.stringContaining('fitted on plda scores'),
     });
+  });
+
+  it('refuses a PLDA without a calibration, or one fitted with other projection or PLDA files', async () => {
+    const { dir, entry } = pldaEntry();
+    delete entry.calibration;
+    const sha = (entry.plda as { sha256: string }).sha256;
+    expect(calibrationMismatch(entry)).toMatch(/no calibration of its scores/);
+    await expect(loadModelScoring(entry, dir)).rejects.toMatchObject({ code: 'manifest_invalid' });
+    // the tool that refits it loads it with the default calibration
+    const ignoring = await loadModelScoring(entry, dir, { ignoreCalibration: true });
+    expect(ignoring.calibration).toEqual(DEFAULT_CALIBRATION);
+    const fitted = (fittedWith: Record<string, string>) =>
+      ({
+        ...entry,
+        calibration: { type: 'logistic', score: 'plda', a: 0.2, b: 9, fittedWith },
+      }) as ModelEntry;
+    expect(calibrationMismatch(fitted({ plda: sha }))).toBeNull();
+    expect(calibrationMismatch(fitted({ plda: 'e'.repeat(64) }))).toMatch(
+      /fitted with the plda of sha256 eeeeeeeeeeee/,
+    );
+    expect(calibrationMismatch(fitted({ plda: sha, embeddingProjection: 'e'.repeat(64) }))).toMatch(
+      /embeddingProjection .* names none/,
+    );
+    // no PLDA and a calibration that says cosine (or nothing): as before
+    const cosine = { name: 'c', calibration: { type: 'logistic', score: 'cosine', a: 20, b: -10 } };
+    expect(calibrationMismatch(cosine as unknown as ModelEntry)).toBeNull();
+    expect(calibrationMismatch({ name: 'c' } as unknown as ModelEntry)).toBeNull();
   });
 
   it('scores every sample rule by PLDA: each sample compared, then averaged or the best taken', async () => {

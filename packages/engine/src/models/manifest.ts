@@ -21,6 +21,8 @@ export interface LogisticCalibration {
    * an entry whose calibration and comparison differ: a PLDA's calibration applied to cosines would accept everyone.
    */
   score?: 'cosine' | 'plda';
+  /** sha256 of the projection and PLDA files it was fitted with (absent: not recorded); the engine refuses others. */
+  fittedWith?: { embeddingProjection?: string; plda?: string };
   /** match_score = sigmoid(a * score + b); score = the PLDA log-likelihood ratio with a PLDA, else the cosine, AS-normed with a cohort */
   a: number;
   b: number;
@@ -335,6 +337,22 @@ export function validateManifest(doc: unknown, path = 'manifest'): Manifest {
     const fittedOn = m.calibration?.score;
     if (fittedOn !== undefined && fittedOn !== 'cosine' && fittedOn !== 'plda')
       throw invalid(path, `${where}.calibration.score must be "cosine" or "plda"`);
+    const fittedWith = m.calibration?.fittedWith as Record<string, unknown> | undefined;
+    if (
+      fittedWith !== undefined &&
+      (typeof fittedWith !== 'object' ||
+        fittedWith === null ||
+        Object.entries(fittedWith).some(
+          ([k, v]) =>
+            !['embeddingProjection', 'plda'].includes(k) ||
+            typeof v !== 'string' ||
+            !/^[0-9a-f]{64}$/i.test(v),
+        ))
+    )
+      throw invalid(
+        path,
+        `${where}.calibration.fittedWith must be {"embeddingProjection"?: sha256, "plda"?: sha256}`,
+      );
     const channel = m.calibration?.quality?.channel;
     if (channel !== undefined && !validChannelTerms(channel)) {
       throw invalid(

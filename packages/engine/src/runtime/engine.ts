@@ -374,11 +374,10 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     });
     scorers.set(voiceprintModelId(entry), {
       entry,
-      ...(await loadModelScoring(
-        opts.ignoreCalibration ? { ...entry, calibration: undefined } : entry,
-        modelsDir,
-      )),
-      defaultThreshold: entry.defaultThreshold ?? DEFAULT_MATCH_THRESHOLD,
+      ...(await loadModelScoring(entry, modelsDir, { ignoreCalibration: opts.ignoreCalibration })),
+      defaultThreshold: opts.ignoreCalibration
+        ? DEFAULT_MATCH_THRESHOLD
+        : (entry.defaultThreshold ?? DEFAULT_MATCH_THRESHOLD),
     });
   }
 

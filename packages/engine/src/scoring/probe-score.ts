@@ -36,10 +36,13 @@ export interface ModelScoring {
 /**
  * A speaker model's scoring as its manifest entry names it: the projection and cohort files (sha256-checked)
  * and the calibration. A cohort must be in the space the comparison happens in (the projection's output).
+ * `ignoreCalibration`: the default calibration instead of the entry's, which then need not fit (for the tool that
+ * refits it).
  */
 export async function loadModelScoring(
   entry: ModelEntry,
   modelsDir: string,
+  opts: { ignoreCalibration?: boolean } = {},
 ): Promise<ModelScoring> {
   const projection = await loadEmbeddingProjection(entry, modelsDir);
   const cohort = await loadCohort(entry, modelsDir);
@@ -51,27 +54,44 @@ export async function loadModelScoring(
       'manifest_invalid',
       `model ${entry.name}: plda and scoreNormalization cannot be combined (AS-norm normalises cosines)`,
     );
-  const mismatch = calibrationMismatch(entry);
+  const mismatch = opts.ignoreCalibration ? null : calibrationMismatch(entry);
   if (mismatch) throw new EngineError('manifest_invalid', mismatch);
   if (cohort && typeof comparedDim === 'number' && cohort.spec.dim !== comparedDim)
     throw new EngineError(
       'manifest_invalid',
       `model ${entry.name}: scoreNormalization.dim is ${cohort.spec.dim}, but embeddings are compared in ${comparedDim} dimensions${projection ? ' (after embeddingProjection)' : ''}`,
     );
-  return { projection, plda, cohort, calibration: entry.calibration ?? DEFAULT_CALIBRATION };
+  const calibration = opts.ignoreCalibration ? undefined : entry.calibration;
+  return { projection, plda, cohort, calibration: calibration ?? DEFAULT_CALIBRATION };
 }
 
+const COMPARISON_FILES = ['embeddingProjection', 'plda'] as const;
+
 /**
- * Why the entry's calibration cannot map its comparison's scores (fitted on cosines while the entry names a PLDA, or
- * the other way round), or null when it can or there is none: a PLDA's calibration applied to cosines would accept
- * everyone, so the engine refuses such an entry.
+ * Why the entry's calibration cannot map its comparison's scores, or null when it can: fitted on cosines while the
+ * entry names a PLDA (or the other way round), fitted with other projection or PLDA files than the entry names
+ * (`calibration.fittedWith`, their sha256), or a PLDA with no calibration at all. A PLDA's calibration applied to
+ * cosines would accept everyone, the default one applied to a PLDA nearly no one, so the engine refuses such an entry.
  */
 export function calibrationMismatch(entry: ModelEntry): string | null {
+  const refit = 'refit it with npm run eval -- --write-calibration';
   const compared = entry.plda ? 'plda' : 'cosine';
-  const fittedOn = entry.calibration ? (entry.calibration.score ?? 'cosine') : compared;
-  return fittedOn === compared
-    ? null
-    : `model ${entry.name}: its calibration was fitted on ${fittedOn} scores, but it compares by ${compared}${entry.plda ? ' (it names a plda)' : ' (it names no plda)'}; refit it with npm run eval -- --write-calibration`;
+  if (!entry.calibration)
+    return entry.plda
+      ? `model ${entry.name}: it names a plda but no calibration of its scores; ${refit}`
+      : null;
+  const fittedOn = entry.calibration.score ?? 'cosine';
+  if (fittedOn !== compared)
+    return `model ${entry.name}: its calibration was fitted on ${fittedOn} scores, but it compares by ${compared}${entry.plda ? ' (it names a plda)' : ' (it names no plda)'}; ${refit}`;
+  const fittedWith = entry.calibration.fittedWith;
+  if (!fittedWith) return null;
+  for (const key of COMPARISON_FILES) {
+    const named = (entry[key] as { sha256?: string } | undefined)?.sha256 ?? null;
+    const fitted = fittedWith[key] ?? null;
+    if (named?.toLowerCase() !== fitted?.toLowerCase())
+      return `model ${entry.name}: its calibration was fitted with ${fitted ? `the ${key} of sha256 ${fitted.slice(0, 12)}…` : `no ${key}`}, but the entry names ${named ? `one of sha256 ${named.slice(0, 12)}…` : 'none'}; ${refit}`;
+  }
+  return null;
 }
 
 /**

@@ -185,6 +185,12 @@ async function main() {
     );
     process.exit(2);
   }
+  if (args['plain-cosine'] && args['write-calibration']) {
+    console.error(
+      "--plain-cosine cannot be combined with --write-calibration: the manifest's calibration belongs to the scores the engine computes (its cohort or PLDA)",
+    );
+    process.exit(2);
+  }
   if (args['no-projection'] && (args['write-calibration'] || args['write-cohort'])) {
     console.error(
       "--no-projection cannot be combined with --write-calibration or --write-cohort: the manifest's calibration and cohort belong to the scores the engine computes, through the model's projection",
@@ -215,6 +221,7 @@ async function main() {
   const engine: VoiceEngine = await createEngine({
     ignoreCalibration: Boolean(staleCalibration),
     modelsDir,
+    manifestPath: defaultManifestPath(modelsDir),
     speakerModel: typeof args['speaker-model'] === 'string' ? args['speaker-model'] : undefined,
     spoofModel: typeof args['spoof-model'] === 'string' ? args['spoof-model'] : undefined,
     vad,
@@ -359,7 +366,9 @@ async function main() {
   }
   if (args['no-projection']) delete engine.speakerModel.embeddingProjection;
   if (staleCalibration) delete engine.speakerModel.calibration;
-  const { projection, plda, cohort } = await loadModelScoring(engine.speakerModel, modelsDir);
+  const { projection, plda, cohort } = await loadModelScoring(engine.speakerModel, modelsDir, {
+    ignoreCalibration: Boolean(staleCalibration),
+  });
   mkdirSync(cacheDir, { recursive: true });
   const channelCache = Object.fromEntries(
     Object.entries(cache)
@@ -696,12 +705,11 @@ async function main() {
       const entry = entries.find((x) => x.name === engine.speakerModel.name)!;
       // The enrolment-samples term comes from training/voxkey_train/sv_study.py multi and is kept, unless it
       // was fitted on the other comparison's scale (cosine vs PLDA): then it is dropped until multi refits it.
-      const scale = plda ? 'plda' : 'cosine';
       const samplesTerm = entry.calibration?.quality?.enrolSamplesLog;
-      const keepSamplesTerm = samplesTerm && (entry.calibration?.score ?? 'cosine') === scale;
+      const keepSamplesTerm = samplesTerm && !staleCalibration;
       if (samplesTerm && !keepSamplesTerm)
         console.error(
-          `dropped enrolSamplesLog ${samplesTerm}: it was fitted on ${entry.calibration?.score ?? 'cosine'} scores, these are ${scale} scores; refit it with python -m training.voxkey_train.sv_study multi --model ${engine.speakerModel.name}`,
+          `dropped enrolSamplesLog ${samplesTerm}: it was fitted on other scores (${staleCalibration}); refit it with $VOXKEY_VENV/bin/python -m training.voxkey_train.sv_study multi --cache <this run's clean-set cache> --model ${engine.speakerModel.name} --max-far ${num(args['max-far'], 0.02)} --out <result.json> and copy its enrolSamplesLog into the calibration's quality block of every entry of this embedding space`,
         );
       const quality = {
         ...(qualityW ? { testLogDuration: Number(qualityW.toFixed(6)) } : {}),
@@ -711,6 +719,14 @@ async function main() {
       const calibration: LogisticCalibration = {
         type: 'logistic',
         ...(plda ? { score: 'plda' as const } : {}),
+        ...(projection || plda
+          ? {
+              fittedWith: {
+                ...(projection ? { embeddingProjection: projection.spec.sha256 } : {}),
+                ...(plda ? { plda: plda.spec.sha256 } : {}),
+              },
+            }
+          : {}),
         a: Number(decision.a.toFixed(6)),
         b: Number(decision.b.toFixed(6)),
         ...(Object.keys(quality).length ? { quality } : {}),
