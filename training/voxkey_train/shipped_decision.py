@@ -74,18 +74,64 @@ def plda_pair_scores(a, b, mean, Q, P):
     return 0.5 * np.einsum("ij,jk,ik->i", a, Q, a) + 0.5 * np.einsum("ij,jk,ik->i", b, Q, b) + np.einsum("ij,jk,ik->i", a, P, b)
 
 
-def read_plda(entry, models_dir=MODELS_DIR):
-    """(mean, Q, P) of the entry's plda file (its sha256 and size checked, as plda.ts loads it), or None without one."""
+def read_plda(entry, models_dir=MODELS_DIR, n_sample=False):
+    """(mean, Q, P) of the entry's plda file (its sha256 and size checked, as plda.ts loads it), or None without one;
+    n_sample: (mean, Q, P, V, lambda), V and lambda None when the file has none."""
     spec = entry.get("plda")
     if not spec:
         return None
     d = spec["dim"]
+    floats = d * (1 + 2 * d) + (d * d + d if spec.get("nSample") else 0)
     with open(os.path.join(models_dir, spec["file"]), "rb") as f:
         blob = f.read()
-    if hashlib.sha256(blob).hexdigest() != spec["sha256"] or len(blob) != 4 * d * (1 + 2 * d):
+    if hashlib.sha256(blob).hexdigest() != spec["sha256"] or len(blob) != 4 * floats:
         raise SystemExit(f"{spec['file']}: sha256 or size differs from the manifest's plda of {entry['name']}")
     values = np.frombuffer(blob, dtype="<f4").astype(np.float64)
-    return values[:d], values[d: d + d * d].reshape(d, d), values[d + d * d:].reshape(d, d)
+    block = [values[d + i * d * d: d + (i + 1) * d * d].reshape(d, d) for i in range(3 if spec.get("nSample") else 2)]
+    if not n_sample:
+        return values[:d], block[0], block[1]
+    if not spec.get("nSample"):
+        return values[:d], block[0], block[1], None, None
+    return values[:d], block[0], block[1], block[2], values[d + 3 * d * d:]
+
+
+def joint_basis(B, W):
+    """V, lambda with V'WV = I and V'BV = diag(lambda) (plda.ts pldaMeanScore's basis)."""
+    L = np.linalg.cholesky(W)
+    Li = np.linalg.inv(L)
+    lam, U = np.linalg.eigh(Li @ B @ Li.T)
+    return Li.T @ U, lam
+
+
+def mean_scores(m, T, mean, V, lam, n):
+    """plda.ts pldaMeanScore for the (not re-normalised) mean m of n projected recordings against each row of T."""
+    x = (np.asarray(m, np.float64) - mean) @ V
+    y = (np.asarray(T, np.float64) - mean) @ V
+
+    def terms(k):
+        se = lam + 1 / k
+        s = se - lam * lam / (lam + 1)
+        return se, s, -0.5 * (np.log(s) - np.log(se))
+    se, s, c = terms(n)
+    st = lam + 1
+    return (0.5 * np.sum(x * x * (1 / se - 1 / s)) - 0.5 * (y * y) @ (lam * lam / (st * st * s)) + y @ (x * lam / (st * s))
+            + np.sum(c - terms(1)[2]))
+
+
+def mean_comparer(entry, models_dir=MODELS_DIR):
+    """(E, T) -> [len(T)]: the score the calibration maps for a voiceprint of the projected rows E (its mean
+    embedding) against each projected row of T, as probe-score.ts scores it: n-sample PLDA when the file has the
+    basis, else the unit mean compared as one embedding."""
+    plda = read_plda(entry, models_dir, n_sample=True)
+    compare = comparer(entry, models_dir)
+
+    def score(E, T):
+        E = np.asarray(E, np.float64)
+        m = E.mean(0)
+        if len(E) == 1 or plda is None or plda[3] is None:
+            return compare((m / np.linalg.norm(m))[None], T)[0]
+        return mean_scores(m, T, plda[0], plda[3], plda[4], len(E))
+    return score
 
 
 def comparer(entry, models_dir=MODELS_DIR, pairs=False):

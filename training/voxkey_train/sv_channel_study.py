@@ -57,7 +57,8 @@ import zlib
 import numpy as np
 
 from .data import DATA_DIR, WORK
-from .shipped_decision import FEATURES, channel_weights, comparer, features, load_cache, manifest_entry, plda_pair_scores, projector
+from .shipped_decision import (FEATURES, channel_weights, comparer, features, joint_basis, load_cache, manifest_entry, mean_comparer,
+                               plda_pair_scores, projector)
 
 DATA = DATA_DIR
 NARROW_HZ = 4700
@@ -270,14 +271,18 @@ def write_projection(a, mu, W, train_info):
     print(json.dumps(spec))
 
 
-def write_plda(a, params, train_info):
-    """The engine's plda (packages/engine/src/scoring/plda.ts): mean, Q, P as float32, and its manifest spec."""
-    mu, Q, P = params
-    blob = np.concatenate([mu.ravel(), Q.ravel(), P.ravel()]).astype("<f4").tobytes()
+def write_plda(a, X, labels, train_info):
+    """The engine's plda (packages/engine/src/scoring/plda.ts), fitted on the projected train rows X: mean, Q, P, then
+    the basis V and lambda in which the within-speaker covariance is I and the between-speaker one diagonal (for the
+    mean of several enrolment recordings) as float32, and its manifest spec."""
+    mu, Q, P = fit_plda(X, labels)
+    V, lam = joint_basis(*two_covariance(X, labels))
+    blob = np.concatenate([mu.ravel(), Q.ravel(), P.ravel(), V.ravel(), lam.ravel()]).astype("<f4").tobytes()
     with open(a.write_plda, "wb") as f:
         f.write(blob)
     spec = {"method": "two-covariance", "file": os.path.basename(a.write_plda), "sha256": hashlib.sha256(blob).hexdigest(),
-            "dim": int(len(mu)), "trainEmbeddings": train_info["trainEmbeddings"], "trainSpeakers": train_info["trainSpeakers"]}
+            "dim": int(len(mu)), "nSample": True, "trainEmbeddings": train_info["trainEmbeddings"],
+            "trainSpeakers": train_info["trainSpeakers"]}
     manifest = json.load(open(a.manifest))
     for entry in manifest["models"]:
         if entry["name"] in a.projection_models.split(","):
@@ -292,7 +297,7 @@ TELEPHONE = {"gsm", "g711-mulaw", "g726-16k", "g726-24k", "g726-32k", "band-300-
 
 
 def shipped_scorer(manifest_path, model):
-    """The engine's decision for one speaker model, from its manifest entry: (project, compare, match_score(s, qe, qt, samples))."""
+    """The engine's decision for one speaker model, from its manifest entry: (project, compare_mean, match_score(s, qe, qt, samples))."""
     entry = manifest_entry(model, manifest_path)
     cal = entry["calibration"]
     w = channel_weights(entry)
@@ -302,7 +307,7 @@ def shipped_scorer(manifest_path, model):
         z = cal["a"] * (s + features(qe, qt) @ w + samples_log * np.log(samples)) + cal["b"]
         return 1 / (1 + np.exp(-z))
     models_dir = os.path.dirname(manifest_path)
-    return projector(entry, models_dir), comparer(entry, models_dir), match_score
+    return projector(entry, models_dir), mean_comparer(entry, models_dir), match_score
 
 
 def enrolment_guidance(channel_cache, manifest_path, model, seed=7):
@@ -310,7 +315,7 @@ def enrolment_guidance(channel_cache, manifest_path, model, seed=7):
     speaker with >= 3 clips, a voiceprint of one and of two enrolment-side recordings of the channel set (each through
     its own drawn channel), scored as the engine does (mean embedding, mean quality, samples term) against every
     test-side recording of the corpus (the enrolment clips' own left out)."""
-    project, compare, match_score = shipped_scorer(manifest_path, model)
+    project, compare_mean, match_score = shipped_scorer(manifest_path, model)
     enrol, test = collections.defaultdict(list), collections.defaultdict(list)
     for key, (e, q) in load_cache(channel_cache).items():
         m = re.match(r"speech/([^/]+)/([^/]+)/(.+)\.(enrol|test)-([^.]+)\.wav$", key)
@@ -330,9 +335,8 @@ def enrolment_guidance(channel_cache, manifest_path, model, seed=7):
             target = np.array([kk == k for kk, _ in tests])
             keep = np.array([t[0] not in (items[0][0], items[1][0]) for _, t in tests])
             for n in (1, 2):
-                m = np.mean([x[2] for x in items[:n]], 0)
                 qm = np.mean([x[3] for x in items[:n]], 0)
-                ms = match_score(compare((m / np.linalg.norm(m))[None], T)[0], np.repeat(qm[None], len(T), 0), QT, n)
+                ms = match_score(compare_mean(np.stack([x[2] for x in items[:n]]), T), np.repeat(qm[None], len(T), 0), QT, n)
                 for kind, mask in (("any", keep), ("telephone", keep & telephone)):
                     rows[(corpus, kind, n)][0].append(ms[mask & target])
                     rows[(corpus, kind, n)][1].append(ms[mask & ~target])
@@ -507,11 +511,11 @@ def main():
         mu, W = fitted.get(a.projection_dim) or lda(T, spk, a.projection_dim)
         write_projection(a, mu, W, train_info)
         if a.write_plda:
-            write_plda(a, fitted_plda.get(a.projection_dim) or fit_plda(unit((T - mu) @ W), spk), train_info)
+            write_plda(a, unit((T - mu) @ W), spk, train_info)
     elif a.write_plda:
         # on the projection the manifest already names (that of the first --projection-models entry)
         entry = manifest_entry(a.projection_models.split(",")[0], a.manifest)
-        write_plda(a, fit_plda(projector(entry, os.path.dirname(os.path.abspath(a.manifest)))(T), spk), train_info)
+        write_plda(a, projector(entry, os.path.dirname(os.path.abspath(a.manifest)))(T), spk, train_info)
 
     print_table(results)
     if a.out:

@@ -182,12 +182,14 @@ def multi(a):
     rng = np.random.default_rng(20261125)
     cal = weights = None
     compare = lambda A, B: A @ B.T  # noqa: E731  (unit rows: cosines)
+    compare_mean = lambda E, T: T @ (E.mean(0) / np.linalg.norm(E.mean(0)))  # noqa: E731
     if a.model:
         ent = shipped_decision.manifest_entry(a.model)
         if "embeddingProjection" in ent:
             project = shipped_decision.projector(ent)
             emb = {k: project(e[None])[0] for k, e in emb.items()}
         compare = shipped_decision.comparer(ent)
+        compare_mean = shipped_decision.mean_comparer(ent)
         if cohort is not None and "plda" in ent:
             raise SystemExit(f"--cohort AS-norms cosines; {a.model} compares by PLDA")
         cal = {"a": ent["calibration"]["a"], "b": ent["calibration"]["b"], "threshold": ent.get("defaultThreshold", 0.85),
@@ -231,7 +233,7 @@ def multi(a):
                     lab = np.array([1 if kk == k else 0 for kk, _ in tests])
                     S = compare(Ek, T)  # [n, tests]
                     m = Ek.mean(0); m /= np.linalg.norm(m)
-                    sm = compare(m[None], T)[0]
+                    sm = compare_mean(Ek, T)
                     raw = {"mean-embedding": sm, "mean-of-scores": S.mean(0), "best-of": S.max(0)}
                     qt = np.array([np.log(max(0.0, speech[c]) + 0.5) for _, c in tests])
                     shift = channel_shift(enrol[k], [c for _, c in tests]) if cal is not None else None
@@ -279,17 +281,20 @@ def multi(a):
 
 
 def enrol_samples_term(scores, cal, max_far):
-    """The mean of several enrolment embeddings is closer to everyone of similar recordings, so the same
-    cosine threshold lets more impostors through with 3 or 5 recordings than with 1. Fit the weight w
-    of a term w * ln(samples) added to the mean-embedding cosine so that the single-recording decision
-    keeps FAR <= max_far with 3 and 5 recordings on every corpus, then report the decision with it."""
+    """The mean of several enrolment embeddings compared as one is closer to everyone of similar recordings, so the
+    same threshold lets more impostors through with 3 or 5 recordings than with 1; n-sample PLDA errs the other way.
+    Fit the weight w of a term w * ln(samples) added to the mean-embedding score: the largest that keeps the
+    single-recording decision at FAR <= max_far with 3 and 5 recordings on every corpus; then report the decision."""
     t1 = (np.log(cal["threshold"] / (1 - cal["threshold"])) - cal["b"]) / cal["a"]
-    w = 0.0
+    # the largest w that keeps FAR <= max_far on every corpus and count: negative for a mean compared as one
+    # recording (closer to everyone), positive when n-sample PLDA already counts the recordings and leaves headroom
+    w = np.inf
     for (corpus, n), (tar, non) in scores.items():
         if n == 1:
             continue
-        tn = np.sort(non)[::-1][int(np.floor(max_far * len(non)))] + 1e-9  # the cosine that keeps FAR <= max_far
+        tn = np.sort(non)[::-1][int(np.floor(max_far * len(non)))] + 1e-9  # the score that keeps FAR <= max_far
         w = min(w, -(tn - t1) / np.log(n))
+    w = 0.0 if not np.isfinite(w) else w
     w = float(np.floor(w * 1e6) / 1e6)
     report = {}
     for (corpus, n), (tar, non) in sorted(scores.items()):

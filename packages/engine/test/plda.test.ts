@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ModelEntry } from '../src/models/manifest.js';
-import { loadPlda, pldaScore, pldaSpec } from '../src/scoring/plda.js';
+import { loadPlda, pldaMeanScore, pldaScore, pldaSpec } from '../src/scoring/plda.js';
 import { calibrationMismatch, loadModelScoring, scoreProbe } from '../src/scoring/probe-score.js';
 import { projectEmbedding } from '../src/scoring/projection.js';
 import { DEFAULT_CALIBRATION, matchScore, meanEmbedding } from '../src/scoring/scoring.js';
@@ -166,6 +166,65 @@ describe('PLDA', () => {
     const cosine = { name: 'c', calibration: { type: 'logistic', score: 'cosine', a: 20, b: -10 } };
     expect(calibrationMismatch(cosine as unknown as ModelEntry)).toBeNull();
     expect(calibrationMismatch({ name: 'c' } as unknown as ModelEntry)).toBeNull();
+  });
+
+  it('scores the mean of n recordings as n samples when the file holds the basis, one recording as pldaScore does', async () => {
+    // mean, Q, P, V, lambda of B = [[0.5, 0.1], [0.1, 0.3]], W = [[0.2, 0.05], [0.05, 0.4]] as the trainer writes them
+    // (training/voxkey_train/sv_channel_study.py write_plda), and the score shipped_decision.mean_scores gives
+    const values = [
+      0.1, -0.2, -1.5228793621063232, 0.1116151437163353, 0.1116151437163353, -0.3204689025878906,
+      2.141084671020508, -0.212690532207489, -0.212690532207489, 0.7628500461578369,
+      0.288349986076355, -2.253473997116089, -1.6043951511383057, 0.08100114017724991,
+      0.7212725877761841, 2.5045337677001953,
+    ];
+    const { dir, entry } = pldaEntry(values, { nSample: true });
+    const plda = (await loadPlda(entry, dir))!;
+    const a = Float32Array.from([0.3, 0.5]);
+    const probe = Float32Array.from([0.6, -0.1]);
+    expect(pldaMeanScore(a, 3, probe, plda)).toBeCloseTo(-0.044674, 5);
+    // one recording: the unit vector through pldaScore
+    const u = Math.hypot(...a);
+    expect(pldaMeanScore(a, 1, probe, plda)).toBeCloseTo(
+      pldaScore(
+        a.map((v) => v / u),
+        probe,
+        plda,
+      ),
+      9,
+    );
+    // scoreProbe pools a voiceprint's samples the same way under the default rule
+    const voiceprint = [
+      Float32Array.from([0.6, 0.8]),
+      Float32Array.from([-0.28, 0.96]),
+      Float32Array.from([0.8, 0.6]),
+    ];
+    const average = Float32Array.from(
+      [0, 1],
+      (i) => ((0.6 - 0.28 + 0.8) / 3) * (i === 0 ? 1 : 0) + ((0.8 + 0.96 + 0.6) / 3) * i,
+    );
+    const calibration = { type: 'logistic' as const, score: 'plda' as const, a: 0.5, b: -1 };
+    const scored = scoreProbe(voiceprint, probe, 4, {
+      projection: null,
+      plda,
+      cohort: null,
+      calibration,
+    });
+    expect(scored.matchScore).toBeCloseTo(
+      matchScore(pldaMeanScore(average, 3, probe, plda), calibration),
+      6,
+    );
+    // a file without the basis scores the unit mean as one recording
+    const plain = pldaEntry(values.slice(0, 10));
+    const withoutBasis = (await loadPlda(plain.entry, plain.dir))!;
+    expect(withoutBasis.basis).toBeUndefined();
+    expect(pldaMeanScore(a, 3, probe, withoutBasis)).toBeCloseTo(
+      pldaScore(
+        a.map((v) => v / u),
+        probe,
+        withoutBasis,
+      ),
+      9,
+    );
   });
 
   it('scores every sample rule by PLDA: each sample compared, then averaged or the best taken', async () => {

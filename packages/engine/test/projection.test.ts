@@ -9,7 +9,7 @@ import {
   loadManifest,
   type ModelEntry,
 } from '../src/models/manifest.js';
-import { pldaScore } from '../src/scoring/plda.js';
+import { pldaMeanScore, pldaScore } from '../src/scoring/plda.js';
 import { loadModelScoring, scoreProbe } from '../src/scoring/probe-score.js';
 import {
   embeddingProjectionSpec,
@@ -191,5 +191,14 @@ describe('the bundled speaker models', () => {
     expect(pldaScore(a, b, scoring.plda!)).toBeCloseTo(-84.3596, 2);
     expect(pldaScore(a, a, scoring.plda!)).toBeCloseTo(77.9618, 2);
     expect(entries[1]!.calibration?.score).toBe('plda');
+    // three recordings' mean scored as n samples, as training/voxkey_train/shipped_decision.py mean_comparer does
+    const enrolled = [1, 2, 3].map(project);
+    const average = Float32Array.from(
+      enrolled[0]!,
+      (_, i) => (enrolled[0]![i]! + enrolled[1]![i]! + enrolled[2]![i]!) / 3,
+    );
+    const probe = project(4);
+    expect(pldaMeanScore(average, 3, probe, scoring.plda!)).toBeCloseTo(-98.7793, 2);
+    expect(pldaMeanScore(enrolled[0]!, 1, probe, scoring.plda!)).toBeCloseTo(-89.8694, 2);
   });
 });

@@ -7,7 +7,10 @@
  *   score(a, b) = a'Qa / 2 + b'Qb / 2 + a'Pb,   a, b = projected embeddings - mean
  *
  * The file (float32 little-endian, next to the model) holds `mean` (dim values), then Q and P (dim x dim each,
- * row-major), named by the speaker model's manifest entry as `plda` with its sha256;
+ * row-major), and with `nSample: true` after them V (dim x dim, row-major) and lambda (dim): the basis in which the
+ * within-speaker covariance is the identity and the between-speaker one diagonal (V'WV = I, V'BV = diag(lambda)),
+ * in which the mean of n enrolment recordings is scored as what it is, n recordings of one speaker (within-speaker
+ * covariance W / n on its side: pldaMeanScore). Named by the speaker model's manifest entry as `plda` with its sha256;
  * `training/voxkey_train/sv_channel_study.py --write-plda` builds it. Like the projection it applies when two
  * embeddings are compared, so it can change without re-enrolment.
  */
@@ -20,6 +23,8 @@ export interface PldaSpec {
   file: string;
   sha256: string;
   dim: number;
+  /** The file also holds V and lambda: several enrolment recordings are scored as n samples. */
+  nSample?: boolean;
 }
 
 export interface Plda {
@@ -29,6 +34,9 @@ export interface Plda {
   q: Float32Array;
   /** dim x dim, row-major. */
   p: Float32Array;
+  /** The basis (dim x dim, row-major: coordinate j of a vector x is sum_i V[i][j] x[i]) and lambda, with nSample. */
+  basis?: Float32Array;
+  lambda?: Float32Array;
 }
 
 export function pldaSpec(entry: ModelEntry): PldaSpec | null {
@@ -38,6 +46,11 @@ export function pldaSpec(entry: ModelEntry): PldaSpec | null {
     method: 'two-covariance',
     sizeKeys: ['dim'],
   });
+  if (s.nSample !== undefined && typeof s.nSample !== 'boolean')
+    throw new EngineError(
+      'manifest_invalid',
+      `model ${entry.name}: plda.nSample must be a boolean`,
+    );
   return s as PldaSpec;
 }
 
@@ -48,15 +61,19 @@ export async function loadPlda(entry: ModelEntry, modelsDir: string): Promise<Pl
   const { dim } = spec;
   const values = await readCheckedFloat32(modelsDir, spec.file, {
     sha256: spec.sha256,
-    floats: dim * (1 + 2 * dim),
+    floats: dim * (1 + 2 * dim) + (spec.nSample ? dim * dim + dim : 0),
     modelName: entry.name,
     what: 'PLDA',
   });
+  const block = (i: number) => values.subarray(dim + i * dim * dim, dim + (i + 1) * dim * dim);
   return {
     spec,
     mean: values.subarray(0, dim),
-    q: values.subarray(dim, dim + dim * dim),
-    p: values.subarray(dim + dim * dim),
+    q: block(0),
+    p: block(1),
+    ...(spec.nSample
+      ? { basis: block(2), lambda: values.subarray(dim + 3 * dim * dim, dim + 3 * dim * dim + dim) }
+      : {}),
   };
 }
 
@@ -102,4 +119,65 @@ export function assertPldaDim(entry: ModelEntry, plda: Plda | null, comparedDim:
       'manifest_invalid',
       `model ${entry.name}: plda.dim is ${plda.spec.dim}, but embeddings are compared in ${comparedDim} dimensions`,
     );
+}
+
+/**
+ * The log-likelihood ratio of "one speaker" for the mean of n projected enrolment embeddings (not re-normalised)
+ * and a projected probe, with the within-speaker covariance W / n on the mean's side, less its constant at n = 1
+ * (so one recording scores as pldaScore, up to rounding). In the basis V each dimension is independent: with
+ * Se = lambda + 1/n, St = lambda + 1 and S = Se - lambda^2 / St, the score sums over the dimensions
+ * x^2 (1/Se - 1/S) / 2 - y^2 lambda^2 / (2 St^2 S) + x y lambda / (St S) - (log S - log Se) / 2.
+ * Without V in the file: pldaScore of the mean made unit length.
+ */
+export function pldaMeanScore(
+  mean: Float32Array,
+  samples: number,
+  probe: Float32Array,
+  plda: Plda,
+): number {
+  if (samples <= 1 || !plda.basis || !plda.lambda) return pldaScore(unit(mean), probe, plda);
+  const { dim } = plda.spec;
+  if (mean.length !== dim || probe.length !== dim)
+    throw new RangeError(
+      `embeddings have ${mean.length} and ${probe.length} dimensions, the PLDA expects ${dim}`,
+    );
+  const x = new Float64Array(dim);
+  const y = new Float64Array(dim);
+  const { basis, lambda } = plda;
+  for (let i = 0; i < dim; i++) {
+    const a = mean[i]! - plda.mean[i]!;
+    const b = probe[i]! - plda.mean[i]!;
+    const row = i * dim;
+    for (let j = 0; j < dim; j++) {
+      x[j]! += basis[row + j]! * a;
+      y[j]! += basis[row + j]! * b;
+    }
+  }
+  const logTerm = (l: number, n: number) => {
+    const se = l + 1 / n;
+    const s = se - (l * l) / (l + 1);
+    return { se, s, c: -0.5 * (Math.log(s) - Math.log(se)) };
+  };
+  let score = 0;
+  for (let j = 0; j < dim; j++) {
+    const l = lambda[j]!;
+    const st = l + 1;
+    const { se, s, c } = logTerm(l, samples);
+    score +=
+      0.5 * x[j]! * x[j]! * (1 / se - 1 / s) -
+      (0.5 * y[j]! * y[j]! * l * l) / (st * st * s) +
+      (x[j]! * y[j]! * l) / (st * s) +
+      c -
+      logTerm(l, 1).c;
+  }
+  return score;
+}
+
+function unit(v: Float32Array): Float32Array {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
+  const out = new Float32Array(v.length);
+  n = Math.sqrt(n);
+  if (n > 0) for (let i = 0; i < v.length; i++) out[i] = v[i]! / n;
+  return out;
 }

@@ -12,11 +12,12 @@ import {
   projectEmbedding,
   type EmbeddingProjection,
 } from './projection.js';
-import { assertPldaDim, loadPlda, pldaScore, type Plda } from './plda.js';
+import { assertPldaDim, loadPlda, pldaMeanScore, pldaScore, type Plda } from './plda.js';
 import { loadCohort, normalisedScore, type Cohort } from './score-norm.js';
 import {
   DEFAULT_CALIBRATION,
   DEFAULT_SAMPLE_SCORING_RULE,
+  l2normalize,
   matchScore,
   scoreAgainstSamples,
   type SampleScoringRule,
@@ -96,16 +97,31 @@ export function calibrationMismatch(entry: ModelEntry): string | null {
 
 /**
  * The score the calibration maps, for two projected embeddings: the PLDA log-likelihood ratio when the model
- * has one, else their cosine, AS-normed against the model's cohort when it has one.
+ * has one, else their cosine, AS-normed against the model's cohort when it has one. `pooled`: `enrolled` is the
+ * unit mean of these samples (the voiceprint's mean embedding), which a PLDA with covariances scores as n samples.
  */
 export function comparisonScore(
   cosine: number,
   enrolled: Float32Array,
   probe: Float32Array,
   scoring: Pick<ModelScoring, 'plda' | 'cohort'>,
+  pooled?: { mean: Float32Array; samples: number },
 ): number {
-  if (scoring.plda) return pldaScore(enrolled, probe, scoring.plda);
+  if (scoring.plda)
+    return pooled
+      ? pldaMeanScore(pooled.mean, pooled.samples, probe, scoring.plda)
+      : pldaScore(enrolled, probe, scoring.plda);
   return normalisedScore(cosine, enrolled, probe, scoring.cohort);
+}
+
+/** The element-wise mean of the embeddings made unit length, not re-normalised (what n-sample PLDA reads). */
+function averageOf(embeddings: Float32Array[]): Float32Array {
+  const mean = new Float32Array(embeddings[0]!.length);
+  for (const e of embeddings) {
+    const u = l2normalize(e);
+    for (let i = 0; i < mean.length; i++) mean[i]! += u[i]! / embeddings.length;
+  }
+  return mean;
 }
 
 /** The measured channel quality of the probe and of each sample (null where a sample predates the measure). */
@@ -137,6 +153,10 @@ export function scoreProbe(
     projectedSamples.map((embedding, i) => [embedding, quality.samples[i] ?? null]),
   );
   const pooledQuality = meanQuality(quality.samples);
+  const pooled =
+    pooledSamples > 1 && scoring.plda
+      ? { mean: averageOf(projectedSamples), samples: pooledSamples }
+      : undefined;
   return scoreAgainstSamples(projectedSamples, projectedProbe, rule, (cosine, enrolled) => {
     const channelShift = channelTerm(
       scoring.calibration,
@@ -145,7 +165,13 @@ export function scoreProbe(
     );
     return matchScore(
       qualityAdjustedScore(
-        comparisonScore(cosine, enrolled, projectedProbe, scoring),
+        comparisonScore(
+          cosine,
+          enrolled,
+          projectedProbe,
+          scoring,
+          sampleQuality.has(enrolled) ? undefined : pooled,
+        ),
         netSpeechSeconds,
         scoring.calibration,
         pooledSamples,
