@@ -184,12 +184,13 @@ def multi(a):
     compare = lambda A, B: A @ B.T  # noqa: E731  (unit rows: cosines)
     compare_mean = lambda E, T: T @ (E.mean(0) / np.linalg.norm(E.mean(0)))  # noqa: E731
     if a.model:
-        ent = shipped_decision.manifest_entry(a.model)
+        ent = shipped_decision.manifest_entry(a.model, a.manifest)
+        models_dir = os.path.dirname(os.path.abspath(a.manifest)) if a.manifest else shipped_decision.MODELS_DIR
         if "embeddingProjection" in ent:
-            project = shipped_decision.projector(ent)
+            project = shipped_decision.projector(ent, models_dir)
             emb = {k: project(e[None])[0] for k, e in emb.items()}
-        compare = shipped_decision.comparer(ent)
-        compare_mean = shipped_decision.mean_comparer(ent)
+        compare = shipped_decision.comparer(ent, models_dir)
+        compare_mean = shipped_decision.mean_comparer(ent, models_dir)
         if cohort is not None and "plda" in ent:
             raise SystemExit(f"--cohort AS-norms cosines; {a.model} compares by PLDA")
         cal = {"a": ent["calibration"]["a"], "b": ent["calibration"]["b"], "threshold": ent.get("defaultThreshold", 0.85),
@@ -212,14 +213,17 @@ def multi(a):
     for corpus, min_clips in (("speechocean762", 8), ("commonvoice", 8)):
         spk = sorted(k for k, v in by.items() if k[0] == corpus and len(v) >= min_clips)
         res["corpora"][corpus] = {"speakers": len(spk), "clips": int(sum(len(by[k]) for k in spk))}
-        for n in (1, 3, 5):
+        # up to the 10 recordings a voiceprint may hold (MAX_VOICEPRINT_SAMPLES), each count over the speakers with
+        # at least one clip more than it (all of them up to 7)
+        for n in (1, 3, 5, 7, 10):
+            spk_n = [k for k in spk if len(by[k]) > n]
             sc = {r: {"raw": ([], []), "norm": ([], [])} for r in res["rules"]}
             qsc = {r: ([], []) for r in res["rules"]}  # the shipped decision's score (quality term added)
             for d in range(a.draws):
                 # one enrolment set per speaker; tests: that speaker's other clips (targets) and every
                 # clip of the other speakers of the corpus (non-targets)
                 enrol, tests = {}, []
-                for k in spk:
+                for k in spk_n:
                     clips = list(by[k])
                     rng.shuffle(clips)
                     enrol[k] = clips[:n]
@@ -228,7 +232,7 @@ def multi(a):
                 tmu = tsd = None
                 if cohort is not None:
                     tmu, tsd = cohort_stats(T, cohort, 100)
-                for k in spk:
+                for k in spk_n:
                     Ek = np.array([emb[c] for c in enrol[k]])
                     lab = np.array([1 if kk == k else 0 for kk, _ in tests])
                     S = compare(Ek, T)  # [n, tests]
@@ -313,6 +317,7 @@ def main():
     ap.add_argument("--max-far", type=float, default=0.02)
     ap.add_argument("--draws", type=int, default=5)
     ap.add_argument("--model", default=None, help="manifest model whose calibration/threshold is applied (multi)")
+    ap.add_argument("--manifest", default=None, help="with --model: that manifest (its models folder beside it) instead of models/manifest.json")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     res = calib(a) if a.task == "calib" else multi(a)
