@@ -494,14 +494,14 @@ def main():
     results.append(evaluate("centred", cos(unit(ce - centre), unit(ct - centre)), cos(unit(he - centre), unit(ht - centre)),
                             qc, qh, clean, chan, a.max_far))
     results[-1]["centred"] = train_info
-    fitted, fitted_plda = {}, {}
+    fitted = {}
     for dim in (int(d) for d in a.lda_dims.split(",")):
         mu, W = fitted[dim] = lda(T, spk, dim)
         proj = lambda X: unit((X - mu) @ W)  # noqa: E731
         name = "lda-chan" if dim == LDA_DIM else f"lda-chan-{dim}"
         results.append(evaluate(name, cos(proj(ce), proj(ct)), cos(proj(he), proj(ht)), qc, qh, clean, chan, a.max_far))
         results[-1]["lda"] = {"dim": dim, **train_info}
-        plda = fitted_plda[dim] = fit_plda(proj(T), spk)
+        plda = fit_plda(proj(T), spk)
         score = plda_scorer(plda)
         results.append(evaluate("plda" if dim == LDA_DIM else f"plda-{dim}", score(proj(ce), proj(ct)), score(proj(he), proj(ht)),
                                 qc, qh, clean, chan, a.max_far))

@@ -17,6 +17,7 @@
 import { EngineError } from '../errors.js';
 import type { ModelEntry } from '../models/manifest.js';
 import { assertFloat32FileSpec, readCheckedFloat32 } from './float32-file.js';
+import { l2normalize } from './scoring.js';
 
 export interface PldaSpec {
   method: 'two-covariance';
@@ -77,8 +78,12 @@ export async function loadPlda(entry: ModelEntry, modelsDir: string): Promise<Pl
   };
 }
 
-/** The log-likelihood ratio of "one speaker" for two projected embeddings (up to a constant the calibration absorbs). */
-export function pldaScore(enrolled: Float32Array, probe: Float32Array, plda: Plda): number {
+/** Both embeddings less the PLDA's mean, in float64; a RangeError when either is not of its dimension. */
+function centred(
+  enrolled: Float32Array,
+  probe: Float32Array,
+  plda: Plda,
+): [Float64Array, Float64Array] {
   const { dim } = plda.spec;
   if (enrolled.length !== dim || probe.length !== dim)
     throw new RangeError(
@@ -90,6 +95,13 @@ export function pldaScore(enrolled: Float32Array, probe: Float32Array, plda: Pld
     a[i] = enrolled[i]! - plda.mean[i]!;
     b[i] = probe[i]! - plda.mean[i]!;
   }
+  return [a, b];
+}
+
+/** The log-likelihood ratio of "one speaker" for two projected embeddings (up to a constant the calibration absorbs). */
+export function pldaScore(enrolled: Float32Array, probe: Float32Array, plda: Plda): number {
+  const { dim } = plda.spec;
+  const [a, b] = centred(enrolled, probe, plda);
   const { q, p } = plda;
   let score = 0;
   for (let i = 0; i < dim; i++) {
@@ -135,22 +147,17 @@ export function pldaMeanScore(
   probe: Float32Array,
   plda: Plda,
 ): number {
-  if (samples <= 1 || !plda.basis || !plda.lambda) return pldaScore(unit(mean), probe, plda);
+  if (samples <= 1 || !plda.basis || !plda.lambda) return pldaScore(l2normalize(mean), probe, plda);
   const { dim } = plda.spec;
-  if (mean.length !== dim || probe.length !== dim)
-    throw new RangeError(
-      `embeddings have ${mean.length} and ${probe.length} dimensions, the PLDA expects ${dim}`,
-    );
+  const [a, b] = centred(mean, probe, plda);
   const x = new Float64Array(dim);
   const y = new Float64Array(dim);
   const { basis, lambda } = plda;
   for (let i = 0; i < dim; i++) {
-    const a = mean[i]! - plda.mean[i]!;
-    const b = probe[i]! - plda.mean[i]!;
     const row = i * dim;
     for (let j = 0; j < dim; j++) {
-      x[j]! += basis[row + j]! * a;
-      y[j]! += basis[row + j]! * b;
+      x[j]! += basis[row + j]! * a[i]!;
+      y[j]! += basis[row + j]! * b[i]!;
     }
   }
   const logTerm = (l: number, n: number) => {
@@ -171,13 +178,4 @@ export function pldaMeanScore(
       logTerm(l, 1).c;
   }
   return score;
-}
-
-function unit(v: Float32Array): Float32Array {
-  let n = 0;
-  for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
-  const out = new Float32Array(v.length);
-  n = Math.sqrt(n);
-  if (n > 0) for (let i = 0; i < v.length; i++) out[i] = v[i]! / n;
-  return out;
 }
