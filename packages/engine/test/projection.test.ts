@@ -152,12 +152,17 @@ describe('loadModelScoring', () => {
 });
 
 describe('the bundled speaker models', () => {
-  it('voxkey-speaker-v4 and its int8 variant compare through the same bundled projection', async () => {
+  const bundledV4 = async () => {
     const modelsDir = defaultModelsDir();
     const manifest = await loadManifest(defaultManifestPath(modelsDir));
     const entries = ['voxkey-speaker-v4', 'voxkey-speaker-v4-int8'].map((name) =>
       manifest.models.find((m) => m.name === name)!,
     );
+    return { modelsDir, entries };
+  };
+
+  it('voxkey-speaker-v4 and its int8 variant compare through the same bundled projection', async () => {
+    const { modelsDir, entries } = await bundledV4();
     expect(entries[0]!.embeddingProjection).toEqual(entries[1]!.embeddingProjection);
     expect(entries[0]!.calibration).toEqual(entries[1]!.calibration);
     const projection = (await loadEmbeddingProjection(entries[1]!, modelsDir))!;
@@ -169,11 +174,7 @@ describe('the bundled speaker models', () => {
   });
 
   it('and score the projected embeddings by the same bundled PLDA, as the trainer scores them', async () => {
-    const modelsDir = defaultModelsDir();
-    const manifest = await loadManifest(defaultManifestPath(modelsDir));
-    const entries = ['voxkey-speaker-v4', 'voxkey-speaker-v4-int8'].map((name) =>
-      manifest.models.find((m) => m.name === name)!,
-    );
+    const { modelsDir, entries } = await bundledV4();
     expect(entries[0]!.plda).toEqual(entries[1]!.plda);
     const scoring = await loadModelScoring(entries[1]!, modelsDir);
     expect(scoring.plda?.spec).toMatchObject({
