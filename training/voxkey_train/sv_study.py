@@ -288,7 +288,7 @@ def enrol_samples_term(scores, cal, max_far):
     """The mean of several enrolment embeddings compared as one is closer to everyone of similar recordings, so the
     same threshold lets more impostors through with 3 or 5 recordings than with 1; n-sample PLDA errs the other way.
     Fit the weight w of a term w * ln(samples) added to the mean-embedding score: the largest that keeps the
-    single-recording decision at FAR <= max_far with 3 and 5 recordings on every corpus; then report the decision."""
+    single-recording decision at FAR <= max_far with every count drawn (3, 5, 7, 10) on every corpus; then report it."""
     t1 = (np.log(cal["threshold"] / (1 - cal["threshold"])) - cal["b"]) / cal["a"]
     # the largest w that keeps FAR <= max_far on every corpus and count: negative for a mean compared as one
     # recording (closer to everyone), positive when n-sample PLDA already counts the recordings and leaves headroom
