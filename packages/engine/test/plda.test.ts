@@ -88,7 +88,12 @@ describe('PLDA', () => {
     await expect(loadPlda(short.entry, short.dir)).rejects.toMatchObject({
       code: 'manifest_invalid',
     });
-    for (const bad of [{ method: 'gplda' }, { file: '/etc/p.f32' }, { dim: 0 }]) {
+    for (const bad of [
+      { method: 'gplda' },
+      { file: '/etc/p.f32' },
+      { dim: 0 },
+      { nSample: 'yes' },
+    ]) {
       const { entry } = pldaEntry(VALUES, bad);
       expect(() => pldaSpec(entry)).toThrow(expect.objectContaining({ code: 'manifest_invalid' }));
     }
