@@ -83,6 +83,13 @@ def ffmpeg_roundtrip(x: np.ndarray, enc_args: list, ext: str, sr: int = SR, enc_
     return np.pad(y, (0, len(x) - len(y)))
 
 
+def write_mp3(x: np.ndarray, path, bitrate: str) -> None:
+    """16 kHz float in [-1, 1] -> an MP3 file (LAME, CBR, 16 kHz mono), as the data set's clips are stored."""
+    pcm = (np.clip(x, -1, 1) * 32767).astype("<i2").tobytes()
+    subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "s16le", "-ar", str(SR), "-ac", "1", "-i", "-",
+                    "-c:a", "libmp3lame", "-b:a", bitrate, "-ar", str(SR), "-ac", "1", str(path)], input=pcm, check=True)
+
+
 def ffmpeg_mp3_roundtrip(x: np.ndarray, bitrate="24k", tmpdir=None) -> np.ndarray:
     """16 kHz float -> MP3 (LAME, CBR) -> 16 kHz float (length as ffmpeg decodes it)."""
     try:

@@ -41,6 +41,7 @@ import numpy as np
 import soundfile as sf
 from scipy.signal import resample_poly
 
+from .audio_io import write_mp3
 from .data import WORK
 from .gen_spoof import EN
 from .pretrained import CACHE, DATA_DIR
@@ -157,12 +158,6 @@ def draw(i: int, pool: list[tuple[str, str]], voice_names: list[str], train: boo
     return {"text_source": source, "text": text, "dialect": str(rng.choice(list(DIALECTS), p=list(DIALECTS.values()))),
             "voice_a": str(a), "voice_b": str(b) if weight < 1 else "", "weight_a": weight,
             "speed": round(float(rng.uniform(0.8, 1.2)), 3), "bitrate": str(rng.choice(BITRATES))}
-
-
-def write_mp3(x16: np.ndarray, path: Path, bitrate: str) -> None:
-    pcm = (np.clip(x16, -1, 1) * 32767).astype("<i2").tobytes()
-    subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "s16le", "-ar", str(SR), "-ac", "1", "-i", "-",
-                    "-c:a", "libmp3lame", "-b:a", bitrate, "-ar", str(SR), "-ac", "1", str(path)], input=pcm, check=True)
 
 
 def main() -> None:

@@ -34,11 +34,14 @@ import numpy as np
 
 from .data import WORK as DATA_WORK
 from .pretrained import DATA_DIR, MODELS, ort_session
+from .families import LOFO_GROUPS
 from .whisper import chunks, log_mel
 
 ENCODER = "voxkey-whisper-tiny-en-encoder"
 SR = 16000
-GENERATED = {"kokoro": ("kokoro", "dev"), "kokoro-train": ("kokoro", "train")}  # $VOXKEY_WORK folder -> attack, split
+# $VOXKEY_WORK folder -> (generated source, split); a clip's attack is its index's `attack` column, else the source's name.
+# v4gen: the v4 generation stage's spoofs (spoof_v4.gen --pack-mp3 $VOXKEY_WORK/spoofgen-v4-mp3), train speakers only
+GENERATED = {"kokoro": ("kokoro", "dev"), "kokoro-train": ("kokoro", "train"), "spoofgen-v4-mp3": ("v4gen", "train")}
 
 
 @dataclass(frozen=True)
@@ -56,9 +59,9 @@ class Setup:
 
 
 def manifest_rows(setup: Setup) -> list[dict]:
-    """The data set's clips, its lossless recordings, and the generated clips of the setup's generated families
-    present under $VOXKEY_WORK (gen_kokoro.py: dev clips say dev texts, train clips other texts; `generated`
-    keeps them out of the data set's dev figures, which they would otherwise change)."""
+    """The data set's clips, its lossless recordings, and the generated clips of the setup's generated sources
+    present under $VOXKEY_WORK (gen_kokoro.py: dev clips say dev texts, train clips other texts; v4gen: train
+    clips only; `generated` keeps them out of the data set's dev figures, which they would otherwise change)."""
     with open(DATA_DIR / "manifest.csv") as f:
         rows = list(csv.DictReader(f))
     lossless = DATA_DIR / "lossless" / "manifest.csv"
@@ -66,13 +69,14 @@ def manifest_rows(setup: Setup) -> list[dict]:
         with open(lossless) as f:
             for r in csv.DictReader(f):
                 rows.append({**r, "attack": "", "lossless_of": r["mp3_path"]})
-    for folder, (attack, split) in GENERATED.items():
+    for folder, (source, split) in GENERATED.items():
         index = Path(DATA_WORK) / folder / "index.csv"
-        if attack in setup.generated and index.exists():
+        if source in setup.generated and index.exists():
             with open(index, newline="", encoding="utf-8") as f:
                 for r in csv.DictReader(f):
                     rows.append({"path": str(index.parent / r["path"]), "corpus": folder, "speaker": r["voice_a"], "kind": "spoof",
-                                 "attack": attack, "split": split, "duration_s": r["duration_s"], "generated": attack})
+                                 "attack": r.get("attack") or source, "split": split, "duration_s": r["duration_s"],
+                                 "generated": source})
     return rows
 
 
@@ -366,15 +370,32 @@ def consistent_threshold(threshold: float, lossless: np.ndarray, coded: np.ndarr
         threshold = float(low[in_band].min()) - CONSISTENCY_MARGIN
 
 
+def channel_shares(setup: Setup, rows: list[dict]) -> dict[str, dict[str, float]]:
+    """{channel: {"real": share, "spoof": share}} of the channel pass's clips, each class apart: a codec or a
+    channel that one class has more often than the other would be evidence of the class (issue 30, item 1)."""
+    label_of = {r["path"]: r["label"] for r in rows}
+    counts: dict[str, list[int]] = {}
+    for shard in sorted(setup.work.glob("features-channel-*of*.npz")):
+        z = np.load(shard)
+        for path, channel in zip(z["paths"].tolist(), z["channels"].tolist()):
+            if path in label_of:
+                counts.setdefault(channel, [0, 0])[label_of[path]] += 1
+    totals = [sum(c[k] for c in counts.values()) or 1 for k in (0, 1)]
+    return {ch: {"real": c[1] / totals[1], "spoof": c[0] / totals[0]} for ch, c in sorted(counts.items())}
+
+
 def select(setup: Setup, out_path: Path, candidates: list[str], layers: int = ENCODER_STATES) -> None:
     from .metrics import eer
     rows = labelled_rows(setup)
     feats, chan = load_features(setup, "asis", layers), load_features(setup, "channel", layers)
     print(f"features: {len(feats)} as-is, {len(chan)} through channels")
+    shares = channel_shares(setup, rows)
+    print("channel pass, share of each channel among real / spoofed clips: "
+          + ", ".join(f"{ch} {v['real']:.1%} / {v['spoof']:.1%}" for ch, v in shares.items()), flush=True)
     dev = [r for r in rows if r["split"] == "dev" and r["path"] in feats and not r.get("lossless_of")]
     real_dev = [r for r in dev if r["label"] == 1]
     families = sorted({r["family"] for r in rows if r["label"] == 0})
-    report: dict = {"candidates": {}}
+    report: dict = {"channel_shares": shares, "candidates": {}}
     for name in candidates:
         params = CANDIDATES[name]
         result: dict = {"lofo": {}, "loco": {}}
@@ -383,7 +404,8 @@ def select(setup: Setup, out_path: Path, candidates: list[str], layers: int = EN
             spoofs = [r for r in dev if r["family"] == fam]
             if not spoofs:
                 continue
-            head = Head(**params).fit(*training_set(rows, feats, chan, lambda r, f=fam: r["family"] == f))
+            left_out = LOFO_GROUPS.get(fam, (fam,))  # with the generated families that make the same kind of attack
+            head = Head(**params).fit(*training_set(rows, feats, chan, lambda r, f=left_out: r["family"] in f))
             scores = head.logits(np.stack([feats[r["path"]] for r in real_dev + spoofs]))
             result["lofo"][fam] = {"eer": eer(scores, [1] * len(real_dev) + [0] * len(spoofs))[0], "dev_spoofs": len(spoofs),
                                    "unseen_in_every_fold": not trained}

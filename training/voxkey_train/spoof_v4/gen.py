@@ -4,6 +4,7 @@ codecs, offline TTS voices, and the same user channels (codecs) for real and spo
   python -m training.voxkey_train.spoof_v4.gen --jobs 2        # generate (resumable)
   python -m training.voxkey_train.spoof_v4.gen --smoke 2       # 2 clips per generator
   python -m training.voxkey_train.spoof_v4.gen --pack          # -> $VOXKEY_WORK/spoofgen-v4/{wave.npy,index.csv}
+  python -m training.voxkey_train.spoof_v4.gen --pack-mp3 DIR  # the generated spoofs as MP3 files (spoof_v5 --with-generated v4gen)
 ($VOXKEY_WORK: training/work/v4 by default for the v4 modules, spoof_v4/__init__.py.)
 
 Every job is one clip: its inputs (source clip or text, generator settings, channel) are drawn from an RNG
@@ -386,6 +387,42 @@ def pack(out_dir, data_dir):
     print(f"total clips {len(rows)}, hours (clean) {sum(int(r['len']) for r in rows)/16000/3600:.2f}")
 
 
+MP3_BITRATES = ("24k", "32k")  # the data set's two settings
+
+
+def pack_mp3(out_dir, mp3_dir):
+    """The generated spoofs (families gen:*) as the data set stores its clips, for spoof model v5: each clip's
+    clean version coded once as MP3 at one of the data set's rates (drawn per clip), so that generated spoofs and
+    real speech have been through the same codec (issue 30: no codec shortcut). The user channels come later, in
+    v5's own channel pass for both classes. -> <mp3_dir>/clips/<generator>/<n>.mp3 + index.csv (resumable)."""
+    rows = []
+    for gen in sorted(os.listdir(os.path.join(out_dir, "clips"))):
+        d = os.path.join(out_dir, "clips", gen)
+        for f in sorted(os.listdir(d)):
+            if not f.endswith(".npz") or f.endswith(".tmp.npz"):
+                continue
+            z = np.load(os.path.join(d, f))
+            if not str(z["family"]).startswith("gen:"):
+                continue
+            rel = os.path.join("clips", gen, f[:-4] + ".mp3")
+            bitrate = MP3_BITRATES[np.random.default_rng([SEED, zlib.crc32(rel.encode())]).integers(len(MP3_BITRATES))]
+            path = os.path.join(mp3_dir, rel)
+            if not os.path.exists(path):
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                io.write_mp3(z["clean"].astype(np.float32) / 32768.0, path + ".tmp.mp3", bitrate)
+                os.replace(path + ".tmp.mp3", path)
+            rows.append(dict(path=rel, attack=str(z["attack"]), family=str(z["family"]), voice_a=str(z["voice"]),
+                             src=str(z["src"]), bitrate=bitrate, duration_s=round(len(z["clean"]) / 16000, 3)))
+    with open(os.path.join(mp3_dir, "index.csv.tmp"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader(); w.writerows(rows)
+    os.replace(os.path.join(mp3_dir, "index.csv.tmp"), os.path.join(mp3_dir, "index.csv"))
+    by_family = {}
+    for r in rows:
+        by_family[r["family"]] = by_family.get(r["family"], 0) + 1
+    print(f"{len(rows)} generated spoofs as MP3 in {mp3_dir}: {dict(sorted(by_family.items()))}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-dir", default=DATA_DIR)
@@ -394,11 +431,15 @@ def main():
     ap.add_argument("--smoke", type=int, default=0, help="only this many clips per generator (into <out>-smoke)")
     ap.add_argument("--only", default="", help="comma-separated generators")
     ap.add_argument("--pack", action="store_true", help="pack finished clips into wave.npy/index.csv")
+    ap.add_argument("--pack-mp3", metavar="DIR", help="the generated spoofs as MP3 files + index.csv into DIR (for spoof_v5: "
+                    "$VOXKEY_WORK/spoofgen-v4-mp3 of its work folder)")
     a = ap.parse_args()
     data_dir = os.path.abspath(a.data_dir)
     out = a.out + ("-smoke" if a.smoke else "")
     if a.pack:
         pack(out, data_dir)
+    elif a.pack_mp3:
+        pack_mp3(out, a.pack_mp3)
     else:
         generate(a.jobs, data_dir, out, a.smoke, {x for x in a.only.split(",") if x})
 
