@@ -343,6 +343,22 @@ def _safe_job(args):
         return args[0], args[1], f"error {type(e).__name__}: {str(e)[:200]}", 0.0
 
 
+def finished_clips(out_dir):
+    """(clips/<generator>/<n>.npz, its arrays) of every finished job, in a fixed order."""
+    for gen in sorted(os.listdir(os.path.join(out_dir, "clips"))):
+        d = os.path.join(out_dir, "clips", gen)
+        for f in sorted(os.listdir(d)):
+            if f.endswith(".npz") and not f.endswith(".tmp.npz"):
+                yield os.path.join("clips", gen, f), np.load(os.path.join(d, f))
+
+
+def write_index(folder, rows):
+    with open(os.path.join(folder, "index.csv.tmp"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader(); w.writerows(rows)
+    os.replace(os.path.join(folder, "index.csv.tmp"), os.path.join(folder, "index.csv"))
+
+
 def pack(out_dir, data_dir):
     """All finished clips (generated spoofs, real clips and the dataset's train spoofs, each with its channel
     version) -> wave.npy (int16: clean then channel version of each clip) + index.csv."""
@@ -354,14 +370,9 @@ def pack(out_dir, data_dir):
         rows.append(dict(off=off, len=len(clean), ch_off=off + len(clean), ch_len=len(chan), **lab))
         off += len(clean) + len(chan)
 
-    for gen in sorted(os.listdir(os.path.join(out_dir, "clips"))):
-        d = os.path.join(out_dir, "clips", gen)
-        for f in sorted(os.listdir(d)):
-            if not f.endswith(".npz") or f.endswith(".tmp.npz"):
-                continue
-            z = np.load(os.path.join(d, f))
-            add(z["clean"], z["chan"], attack=str(z["attack"]), family=str(z["family"]), voice=str(z["voice"]),
-                src=str(z["src"]), channel=str(z["channel"]))
+    for _, z in finished_clips(out_dir):
+        add(z["clean"], z["chan"], attack=str(z["attack"]), family=str(z["family"]), voice=str(z["voice"]),
+            src=str(z["src"]), channel=str(z["channel"]))
     # the dataset's train spoofs whose job has not run yet: as they are (channel "none"), from the data cache
     from ..data import Cache
     from ..families import family_of
@@ -373,10 +384,7 @@ def pack(out_dir, data_dir):
             add(x, x, attack="dataset:" + r["attack"], family=family_of(r["attack"]), voice=r["speaker"], src=r["path"],
                 channel="none")
     np.save(os.path.join(out_dir, "wave.npy"), np.concatenate(waves))
-    with open(os.path.join(out_dir, "index.csv.tmp"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader(); w.writerows(rows)
-    os.replace(os.path.join(out_dir, "index.csv.tmp"), os.path.join(out_dir, "index.csv"))
+    write_index(out_dir, rows)
     summary = {}
     for r in rows:
         s = summary.setdefault((r["family"], r["attack"].split(":")[1] if r["attack"].startswith("dataset:") else r["attack"]), [0, 0])
@@ -396,27 +404,19 @@ def pack_mp3(out_dir, mp3_dir):
     real speech have been through the same codec (issue 30: no codec shortcut). The user channels come later, in
     v5's own channel pass for both classes. -> <mp3_dir>/clips/<generator>/<n>.mp3 + index.csv (resumable)."""
     rows = []
-    for gen in sorted(os.listdir(os.path.join(out_dir, "clips"))):
-        d = os.path.join(out_dir, "clips", gen)
-        for f in sorted(os.listdir(d)):
-            if not f.endswith(".npz") or f.endswith(".tmp.npz"):
-                continue
-            z = np.load(os.path.join(d, f))
-            if not str(z["family"]).startswith("gen:"):
-                continue
-            rel = os.path.join("clips", gen, f[:-4] + ".mp3")
-            bitrate = MP3_BITRATES[np.random.default_rng([SEED, zlib.crc32(rel.encode())]).integers(len(MP3_BITRATES))]
-            path = os.path.join(mp3_dir, rel)
-            if not os.path.exists(path):
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                io.write_mp3(z["clean"].astype(np.float32) / 32768.0, path + ".tmp.mp3", bitrate)
-                os.replace(path + ".tmp.mp3", path)
-            rows.append(dict(path=rel, attack=str(z["attack"]), family=str(z["family"]), voice_a=str(z["voice"]),
-                             src=str(z["src"]), bitrate=bitrate, duration_s=round(len(z["clean"]) / 16000, 3)))
-    with open(os.path.join(mp3_dir, "index.csv.tmp"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader(); w.writerows(rows)
-    os.replace(os.path.join(mp3_dir, "index.csv.tmp"), os.path.join(mp3_dir, "index.csv"))
+    for name, z in finished_clips(out_dir):
+        if not str(z["family"]).startswith("gen:"):
+            continue
+        rel = name[:-4] + ".mp3"
+        bitrate = MP3_BITRATES[np.random.default_rng([SEED, zlib.crc32(rel.encode())]).integers(len(MP3_BITRATES))]
+        path = os.path.join(mp3_dir, rel)
+        if not os.path.exists(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            io.write_mp3(z["clean"].astype(np.float32) / 32768.0, path + ".tmp.mp3", bitrate)
+            os.replace(path + ".tmp.mp3", path)
+        rows.append(dict(path=rel, attack=str(z["attack"]), family=str(z["family"]), voice_a=str(z["voice"]),
+                         src=str(z["src"]), bitrate=bitrate, duration_s=round(len(z["clean"]) / 16000, 3)))
+    write_index(mp3_dir, rows)
     by_family = {}
     for r in rows:
         by_family[r["family"]] = by_family.get(r["family"], 0) + 1
