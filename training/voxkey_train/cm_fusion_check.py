@@ -1,0 +1,83 @@
+"""Two spoof models' engine scores on the dev trials, alone and fused (issue 30: fusion of v5 with v4's CNN).
+
+    npm run eval -- --cm ../shared/datasets/trials/cm-dev.csv --spoof-model voxkey-spoof-v4 --cache-dir C --out a.json
+    npm run eval -- --cm ../shared/datasets/trials/cm-dev.csv --cache-dir C --out b.json     # the default spoof model
+    python -m training.voxkey_train.cm_fusion_check --cache C/<a's file> --cache C/<b's file> --out result.json
+
+Reads the per-clip logits (log-odds of bona fide) that `npm run eval` keeps in its cache, one file per model pair.
+The fusion has no fitted weight: each model's logits are standardised by the median and the interquartile range of
+its real dev clips, then averaged, so no spoof label of the dev set chooses anything. Reported per model and fused:
+pooled EER, EER per attack family (every dev spoof family against all real dev clips), and at issue 30's flagging
+rule (at most 1% / 0.2% of the real dev clips of every corpus with >= 100 of them, the smaller corpora pooled) the
+share of dev spoofs that pass. Both shipped models were trained on every family but the data set's three held-out
+attacks (festival, Seed-TTS, YourTTS VC), so only those are unseen here: the rest is in-sample, and only a
+leave-one-family-out run of both models can say how a fusion generalises to a new family.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .families import family_of
+from .metrics import eer
+from .pretrained import DATA_DIR
+from .spoof_v5 import threshold_for
+
+
+def standardised(logits: np.ndarray, real: np.ndarray) -> np.ndarray:
+    q1, median, q3 = np.percentile(logits[real], [25, 50, 75])
+    return (logits - median) / max(q3 - q1, 1e-6)
+
+
+def report(scores: np.ndarray, rows: list[dict]) -> dict:
+    real = np.array([r["label"] == "bonafide" for r in rows])
+    by_corpus: dict[str, list[float]] = {}
+    for r, s in zip(rows, scores):
+        if r["label"] == "bonafide":
+            by_corpus.setdefault(r["corpus"], []).append(float(s))
+    blocks = {c: np.array(v) for c, v in by_corpus.items()}
+    spoof = scores[~real]
+    out: dict = {"pooled_eer": eer(scores, real.astype(int))[0], "families": {}}
+    for name, share in (("verification", 0.01), ("enrolment", 0.002)):
+        t = threshold_for(blocks, share)
+        out[f"dev_spoofs_passing_at_{name}_rule"] = float((spoof >= t).mean())
+    families = sorted({family_of(r["attack"]) for r in rows if r["label"] == "spoof"})
+    for fam in families:
+        members = np.array([r["label"] == "spoof" and family_of(r["attack"]) == fam for r in rows])
+        pick = real | members
+        out["families"][fam] = {"eer": eer(scores[pick], real[pick].astype(int))[0], "dev_spoofs": int(members.sum())}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cache", action="append", required=True, help="an `npm run eval` cache file (twice: two models)")
+    ap.add_argument("--trials", default=str(DATA_DIR / "trials" / "cm-dev.csv"))
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    if len(a.cache) != 2:
+        ap.error("--cache takes two files")
+    caches = [json.loads(Path(c).read_text()) for c in a.cache]
+    with open(a.trials, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if all(r["path"] in c for c in caches)]
+    real = np.array([r["label"] == "bonafide" for r in rows])
+    logits = [np.array([c[r["path"]]["logit"] for r in rows], np.float64) for c in caches]
+    fused = (standardised(logits[0], real) + standardised(logits[1], real)) / 2
+    result = {"trials": len(rows), "caches": [Path(c).name for c in a.cache],
+              "a": report(logits[0], rows), "b": report(logits[1], rows), "fused": report(fused, rows)}
+    Path(a.out).write_text(json.dumps(result, indent=1))
+    print(f"{len(rows)} trials; pooled EER a {result['a']['pooled_eer']:.2%}, b {result['b']['pooled_eer']:.2%}, "
+          f"fused {result['fused']['pooled_eer']:.2%}")
+    for k in ("dev_spoofs_passing_at_verification_rule", "dev_spoofs_passing_at_enrolment_rule"):
+        print(f"{k}: a {result['a'][k]:.1%}, b {result['b'][k]:.1%}, fused {result['fused'][k]:.1%}")
+    for fam in result["fused"]["families"]:
+        print(f"{fam}: a {result['a']['families'][fam]['eer']:.1%}, b {result['b']['families'][fam]['eer']:.1%}, "
+              f"fused {result['fused']['families'][fam]['eer']:.1%} ({result['fused']['families'][fam]['dev_spoofs']})")
+
+
+if __name__ == "__main__":
+    main()
