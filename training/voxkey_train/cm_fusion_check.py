@@ -4,6 +4,8 @@
     npm run eval -- --cm ../shared/datasets/trials/cm-dev.csv --cache-dir C --out b.json     # the default spoof model
     python -m training.voxkey_train.cm_fusion_check --cache C/<a's file> --cache C/<b's file> --out result.json
 
+    python -m training.voxkey_train.cm_fusion_check --lofo-v4 DIR --lofo-v5 S.npz --out result.json
+
 Reads the per-clip logits (log-odds of bona fide) that `npm run eval` keeps in its cache, one file per model pair.
 The fusion has no fitted weight: each model's logits are standardised by the median and the interquartile range of
 its real dev clips, then averaged, so no spoof label of the dev set chooses anything. Reported per model and fused:
@@ -11,7 +13,10 @@ pooled EER, EER per attack family (every dev spoof family against all real dev c
 rule (at most 1% / 0.2% of the real dev clips of every corpus with >= 100 of them, the smaller corpora pooled) the
 share of dev spoofs that pass. Both shipped models were trained on every family but the data set's three held-out
 attacks (festival, Seed-TTS, YourTTS VC), so only those are unseen here: the rest is in-sample, and only a
-leave-one-family-out run of both models can say how a fusion generalises to a new family.
+leave-one-family-out run of both models can say how a fusion generalises to a new family. That is the second form:
+per family, v4's fold model (`spoof_v4 lofo`, whose evaluation leaves each fold's CM dev scores in
+DIR/scores-cm-lofo4-<family>.npy, DIR being its $VOXKEY_WORK) and v5's fold head (`spoof_v5 fold-scores`), each
+alone and fused the same way, scored on that family's dev spoofs against all real dev clips.
 """
 from __future__ import annotations
 
@@ -53,12 +58,43 @@ def report(scores: np.ndarray, rows: list[dict]) -> dict:
     return out
 
 
+def lofo(v4_dir: Path, v5_scores: Path, trials_csv: str) -> dict:
+    with open(trials_csv, newline="") as f:
+        rows = list(csv.DictReader(f))
+    v5 = np.load(v5_scores)
+    if v5["paths"].tolist() != [r["path"] for r in rows]:
+        raise SystemExit(f"{v5_scores} was scored on another trial list")
+    real = np.array([r["label"] == "bonafide" for r in rows])
+    out = {}
+    for fam in [k for k in v5.files if k != "paths"]:
+        v4_file = v4_dir / f"scores-cm-lofo4-{fam}.npy"
+        if not v4_file.exists():
+            print(f"{fam}: no {v4_file}, skipped")
+            continue
+        a, b = np.load(v4_file).astype(np.float64), v5[fam].astype(np.float64)
+        fused = (standardised(a, real) + standardised(b, real)) / 2
+        members = np.array([r["label"] == "spoof" and family_of(r["attack"]) == fam for r in rows])
+        pick = real | members
+        out[fam] = {"dev_spoofs": int(members.sum()),
+                    **{k: eer(x[pick], real[pick].astype(int))[0] for k, x in (("v4", a), ("v5", b), ("fused", fused))}}
+        print(f"{fam} left out: v4 {out[fam]['v4']:.1%}, v5 {out[fam]['v5']:.1%}, fused {out[fam]['fused']:.1%} "
+              f"({out[fam]['dev_spoofs']} dev spoofs)")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cache", action="append", required=True, help="an `npm run eval` cache file (twice: two models)")
+    ap.add_argument("--cache", action="append", default=[], help="an `npm run eval` cache file (twice: two models)")
+    ap.add_argument("--lofo-v4", type=Path, help="spoof_v4 lofo's work folder (its scores-cm-lofo4-<family>.npy)")
+    ap.add_argument("--lofo-v5", type=Path, help="spoof_v5 fold-scores' .npz")
     ap.add_argument("--trials", default=str(DATA_DIR / "trials" / "cm-dev.csv"))
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
+    if a.lofo_v4 or a.lofo_v5:
+        if not (a.lofo_v4 and a.lofo_v5) or a.cache:
+            ap.error("--lofo-v4 and --lofo-v5 go together, without --cache")
+        Path(a.out).write_text(json.dumps({"lofo": lofo(a.lofo_v4, a.lofo_v5, a.trials)}, indent=1))
+        return
     if len(a.cache) != 2:
         ap.error("--cache takes two files")
     caches = [json.loads(Path(c).read_text()) for c in a.cache]

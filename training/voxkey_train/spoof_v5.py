@@ -4,6 +4,7 @@
     python -m voxkey_train.spoof_v5 features --version channel  # train clips through a drawn channel (both classes)
     python -m voxkey_train.spoof_v5 select                      # leave-one-family-out and leave-one-corpus-out
     python -m voxkey_train.spoof_v5 export                      # the chosen head -> models/voxkey-spoof-v5.onnx
+    python -m voxkey_train.spoof_v5 fold-scores --families F,.. --out S.npz   # LOFO heads' CM dev logits (cm_fusion_check)
 
     --states N (features) encodes only up to the first N hidden states (the encoder's prefix graph), and
     --layers N (select, export) gives the head the first N: a head that reads fewer layers lets the engine skip
@@ -194,15 +195,21 @@ def main() -> None:
     s.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "cm-v5-selection.json"))
     s.add_argument("--candidates", default=",".join(CANDIDATES), help="comma-separated heads to compare")
     s.add_argument("--layers", type=int, default=ENCODER_STATES, help="hidden states the head reads: the first N (of 5)")
+    fs = sub.add_parser("fold-scores", help="each leave-one-family-out head's logits on every CM dev trial (.npz), "
+                        "for cm_fusion_check lofo")
+    fs.add_argument("--families", required=True, help="comma-separated families, one fold each")
+    fs.add_argument("--head", default="mlp128x5", choices=sorted(CANDIDATES))
+    fs.add_argument("--layers", type=int, default=ENCODER_STATES, help="hidden states the head reads: the first N (of 5)")
+    fs.add_argument("--out", required=True)
     e = sub.add_parser("export")
     e.add_argument("--name", default="voxkey-spoof-v5")
     e.add_argument("--head", default="linear", choices=sorted(CANDIDATES))
     e.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "cm-voxkey-spoof-v5.json"))
     e.add_argument("--layers", type=int, default=ENCODER_STATES, help="hidden states the head reads: the first N (of 5)")
-    for p in (f, s, e):
+    for p in (f, s, e, fs):
         p.add_argument("--encoder", default=ENCODER, help="the speech encoder whose hidden states the head reads "
                        "(the default, the float encoder, is built by import_whisper, not shipped)")
-    for p in (s, e):
+    for p in (s, e, fs):
         p.add_argument("--with-generated", action="append", default=[], choices=sorted({a for a, _ in GENERATED.values()}),
                        help="train and measure with this generated family too (its clips under $VOXKEY_WORK)")
     args = ap.parse_args()
@@ -210,7 +217,7 @@ def main() -> None:
     setup = Setup(args.encoder, frozenset(generated))
     if args.cmd == "features" and not 0 <= args.states < ENCODER_STATES:
         ap.error(f"--states takes 1-{ENCODER_STATES - 1} (0 or none: every hidden state)")
-    if args.cmd in ("select", "export") and not 0 < args.layers <= ENCODER_STATES:
+    if args.cmd in ("select", "export", "fold-scores") and not 0 < args.layers <= ENCODER_STATES:
         ap.error(f"--layers takes 1-{ENCODER_STATES}")
     if args.cmd == "features":
         extract(setup, args.version, args.limit, args.shard, args.shards, args.states, args.generated)
@@ -218,6 +225,8 @@ def main() -> None:
         select(setup, Path(args.out), args.candidates.split(","), args.layers)
     elif args.cmd == "export":
         export(setup, args.name, args.head, Path(args.out), args.layers)
+    elif args.cmd == "fold-scores":
+        fold_scores(setup, args.families.split(","), args.head, Path(args.out), args.layers)
 
 
 
@@ -434,6 +443,24 @@ def select(setup: Setup, out_path: Path, candidates: list[str], layers: int = EN
         print(f"{name}: LOFO mean {result['lofo_mean']:.3f}, worst {result['lofo_worst']}; LOCO worst {result['loco_worst']}", flush=True)
     out_path.write_text(json.dumps(report, indent=1))
     print(f"wrote {out_path}")
+
+
+def fold_scores(setup: Setup, families: list[str], candidate: str, out: Path, layers: int = ENCODER_STATES) -> None:
+    """For each family, the head trained without it (and its related generated families) as `select` trains it,
+    scoring every clip of the CM dev trials as it is: {family: logits in the trial list's order} + `paths`."""
+    rows = labelled_rows(setup)
+    feats, chan = load_features(setup, "asis", layers), load_features(setup, "channel", layers)
+    with open(DATA_DIR / "trials" / "cm-dev.csv", newline="") as f:
+        trials = [r["path"] for r in csv.DictReader(f)]
+    x = np.stack([feats[p] for p in trials])
+    scores = {}
+    for fam in families:
+        left_out = LOFO_GROUPS.get(fam, (fam,))
+        head = Head(**CANDIDATES[candidate]).fit(*training_set(rows, feats, chan, lambda r, f=left_out: r["family"] in f))
+        scores[fam] = head.logits(x)
+        print(f"{fam}: fold head scored {len(trials)} trials", flush=True)
+    np.savez(out, paths=np.array(trials), **scores)
+    print(f"wrote {out}")
 
 
 # ------------------------------------------------------------------ the shipped head
