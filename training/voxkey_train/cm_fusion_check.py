@@ -16,7 +16,8 @@ attacks (festival, Seed-TTS, YourTTS VC), so only those are unseen here: the res
 leave-one-family-out run of both models can say how a fusion generalises to a new family. That is the second form:
 per family, v4's fold model (`spoof_v4 lofo`, whose evaluation leaves each fold's CM dev scores in
 DIR/scores-cm-lofo4-<family>.npy, DIR being its $VOXKEY_WORK) and v5's fold head (`spoof_v5 fold-scores`), each
-alone and fused the same way, scored on that family's dev spoofs against all real dev clips.
+alone and fused the same way, scored on that family's dev spoofs against all real dev clips; then the fusion with
+a weight on v4 from 0 to 1, and that weight chosen for each family on the other families' folds.
 """
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ def lofo(v4_dir: Path, v5_scores: Path, trials_csv: str) -> dict:
     if v5["paths"].tolist() != [r["path"] for r in rows]:
         raise SystemExit(f"{v5_scores} was scored on another trial list")
     real = np.array([r["label"] == "bonafide" for r in rows])
-    out = {}
+    out, standardised_folds = {}, {}
     for fam in [k for k in v5.files if k != "paths"]:
         v4_file = v4_dir / f"scores-cm-lofo4-{fam}.npy"
         if not v4_file.exists():
@@ -79,7 +80,30 @@ def lofo(v4_dir: Path, v5_scores: Path, trials_csv: str) -> dict:
                     **{k: eer(x[pick], real[pick].astype(int))[0] for k, x in (("v4", a), ("v5", b), ("fused", fused))}}
         print(f"{fam} left out: v4 {out[fam]['v4']:.1%}, v5 {out[fam]['v5']:.1%}, fused {out[fam]['fused']:.1%} "
               f"({out[fam]['dev_spoofs']} dev spoofs)")
-    return out
+        standardised_folds[fam] = (standardised(a, real)[pick], standardised(b, real)[pick], real[pick].astype(int))
+    return {"lofo": out, "v4_weight": weighted(standardised_folds)}
+
+
+V4_WEIGHTS = np.round(np.arange(0, 1.01, 0.1), 2)
+
+
+def weighted(folds: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]) -> dict:
+    """The fusion w * v4 + (1 - w) * v5 for w in V4_WEIGHTS, and w chosen without the family it is scored on: for
+    each fold, the weight with the lowest mean EER over the other folds (nested leave-one-family-out)."""
+    by_weight = {fam: [eer(w * a + (1 - w) * b, y)[0] for w in V4_WEIGHTS] for fam, (a, b, y) in folds.items()}
+    nested = {}
+    for fam in folds:
+        others = np.mean([by_weight[f] for f in folds if f != fam], axis=0)
+        best = int(np.argmin(others))
+        nested[fam] = {"weight": float(V4_WEIGHTS[best]), "eer": by_weight[fam][best]}
+    mean_by_weight = np.mean(list(by_weight.values()), axis=0)
+    print("mean EER by v4 weight: " + ", ".join(f"{w:.1f}: {e:.1%}" for w, e in zip(V4_WEIGHTS, mean_by_weight)))
+    print("nested (weight chosen on the other folds): " + ", ".join(f"{f} {v['eer']:.1%} at {v['weight']:.1f}"
+                                                                     for f, v in nested.items())
+          + f"; mean {np.mean([v['eer'] for v in nested.values()]):.1%}, worst {max(v['eer'] for v in nested.values()):.1%}")
+    return {"weights": V4_WEIGHTS.tolist(), "eer_by_weight": by_weight, "mean_eer_by_weight": mean_by_weight.tolist(),
+            "nested": nested, "nested_mean": float(np.mean([v["eer"] for v in nested.values()])),
+            "nested_worst": max(v["eer"] for v in nested.values())}
 
 
 def main() -> None:
@@ -93,7 +117,7 @@ def main() -> None:
     if a.lofo_v4 or a.lofo_v5:
         if not (a.lofo_v4 and a.lofo_v5) or a.cache:
             ap.error("--lofo-v4 and --lofo-v5 go together, without --cache")
-        Path(a.out).write_text(json.dumps({"lofo": lofo(a.lofo_v4, a.lofo_v5, a.trials)}, indent=1))
+        Path(a.out).write_text(json.dumps(lofo(a.lofo_v4, a.lofo_v5, a.trials), indent=1))
         return
     if len(a.cache) != 2:
         ap.error("--cache takes two files")
