@@ -73,6 +73,8 @@ def lofo(v4_dir: Path, v5_scores: Path, trials_csv: str) -> dict:
             print(f"{fam}: no {v4_file}, skipped")
             continue
         a, b = np.load(v4_file).astype(np.float64), v5[fam].astype(np.float64)
+        if len(a) != len(rows):  # spoof_v4.evaluate scores the CM dev trials in their file's order; it keeps no paths
+            raise SystemExit(f"{v4_file}: {len(a)} scores for {len(rows)} trials")
         fused = (standardised(a, real) + standardised(b, real)) / 2
         members = np.array([r["label"] == "spoof" and family_of(r["attack"]) == fam for r in rows])
         pick = real | members

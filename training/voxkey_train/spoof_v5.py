@@ -211,7 +211,8 @@ def main() -> None:
                        "(the default, the float encoder, is built by import_whisper, not shipped)")
     for p in (s, e, fs):
         p.add_argument("--with-generated", action="append", default=[], choices=sorted({a for a, _ in GENERATED.values()}),
-                       help="train and measure with this generated family too (its clips under $VOXKEY_WORK)")
+                       help="train and measure with this generated source too (kokoro: one family; v4gen: the v4 "
+                       "generation stage's nine; their clips under $VOXKEY_WORK)")
     args = ap.parse_args()
     generated = getattr(args, "with_generated", []) + ([args.generated] if getattr(args, "generated", None) else [])
     setup = Setup(args.encoder, frozenset(generated))
@@ -234,16 +235,22 @@ def main() -> None:
 ENCODER_STATES = 5  # the embedding's output and each of tiny.en's 4 layers
 
 
-def load_features(setup: Setup, version: str, layers: int = ENCODER_STATES) -> dict[str, np.ndarray]:
-    """{path: pooled features of the first `layers` hidden states} from every shard of a version."""
-    out: dict[str, np.ndarray] = {}
-    # features of every hidden state, or else those of the fewest states that include the first `layers`
+def feature_shards(setup: Setup, version: str, layers: int = ENCODER_STATES) -> tuple[int, list[Path]]:
+    """(states per clip, shard files) of a version: features of every hidden state, or else those of the fewest
+    states that include the first `layers`."""
     stored = {ENCODER_STATES: sorted(p for p in setup.work.glob(f"features-{version}-*of*.npz")
                                      if not re.match(rf"features-{version}-s[0-9]+-", p.name))}
     for n in range(layers, ENCODER_STATES):
         stored[n] = sorted(setup.work.glob(f"features-{version}-s{n}-*of*.npz"))
     states = next((n for n in sorted(stored, key=lambda n: (n != ENCODER_STATES, n)) if stored[n]), ENCODER_STATES)
-    for shard in stored[states]:
+    return states, stored[states]
+
+
+def load_features(setup: Setup, version: str, layers: int = ENCODER_STATES) -> dict[str, np.ndarray]:
+    """{path: pooled features of the first `layers` hidden states} from every shard of a version."""
+    out: dict[str, np.ndarray] = {}
+    states, shards = feature_shards(setup, version, layers)
+    for shard in shards:
         z = np.load(shard)
         width = z["feats"].shape[1] // states * layers
         # (the first extraction run named the lossless clips with a doubled folder)
@@ -379,12 +386,13 @@ def consistent_threshold(threshold: float, lossless: np.ndarray, coded: np.ndarr
         threshold = float(low[in_band].min()) - CONSISTENCY_MARGIN
 
 
-def channel_shares(setup: Setup, rows: list[dict]) -> dict[str, dict[str, float]]:
-    """{channel: {"real": share, "spoof": share}} of the channel pass's clips, each class apart: a codec or a
-    channel that one class has more often than the other would be evidence of the class (issue 30, item 1)."""
+def channel_shares(setup: Setup, rows: list[dict], layers: int = ENCODER_STATES) -> dict[str, dict[str, float]]:
+    """{channel: {"real": share, "spoof": share}} of the channel pass's clips (the shards `load_features` reads),
+    each class apart: a codec or a channel that one class has more often than the other would be evidence of the
+    class (issue 30, item 1)."""
     label_of = {r["path"]: r["label"] for r in rows}
     counts: dict[str, list[int]] = {}
-    for shard in sorted(setup.work.glob("features-channel-*of*.npz")):
+    for shard in feature_shards(setup, "channel", layers)[1]:
         z = np.load(shard)
         for path, channel in zip(z["paths"].tolist(), z["channels"].tolist()):
             if path in label_of:
@@ -398,7 +406,7 @@ def select(setup: Setup, out_path: Path, candidates: list[str], layers: int = EN
     rows = labelled_rows(setup)
     feats, chan = load_features(setup, "asis", layers), load_features(setup, "channel", layers)
     print(f"features: {len(feats)} as-is, {len(chan)} through channels")
-    shares = channel_shares(setup, rows)
+    shares = channel_shares(setup, rows, layers)
     print("channel pass, share of each channel among real / spoofed clips: "
           + ", ".join(f"{ch} {v['real']:.1%} / {v['spoof']:.1%}" for ch, v in shares.items()), flush=True)
     dev = [r for r in rows if r["split"] == "dev" and r["path"] in feats and not r.get("lossless_of")]

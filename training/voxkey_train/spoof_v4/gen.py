@@ -353,6 +353,8 @@ def finished_clips(out_dir):
 
 
 def write_index(folder, rows):
+    if not rows:
+        raise SystemExit(f"no finished clips to index for {folder}: run the generation stage first")
     with open(os.path.join(folder, "index.csv.tmp"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         w.writeheader(); w.writerows(rows)
