@@ -457,6 +457,10 @@ def fold_scores(setup: Setup, families: list[str], candidate: str, out: Path, la
     """For each family, the head trained without it (and its related generated families) as `select` trains it,
     scoring every clip of the CM dev trials as it is: {family: logits in the trial list's order} + `paths`."""
     rows = labelled_rows(setup)
+    known = sorted({r["family"] for r in rows if r["label"] == 0 and r["split"] == "train"})
+    unknown = [f for f in families if f not in known]
+    if unknown:  # a misspelt family would leave nothing out and pass for a fold
+        raise SystemExit(f"--families: no train spoofs of {', '.join(unknown)}; families with train spoofs: {', '.join(known)}")
     feats, chan = load_features(setup, "asis", layers), load_features(setup, "channel", layers)
     with open(DATA_DIR / "trials" / "cm-dev.csv", newline="") as f:
         trials = [r["path"] for r in csv.DictReader(f)]
