@@ -78,6 +78,11 @@ def manifest_rows(setup: Setup) -> list[dict]:
                     rows.append({"path": str(index.parent / r["path"]), "corpus": folder, "speaker": r["voice_a"], "kind": "spoof",
                                  "attack": r.get("attack") or source, "split": split, "duration_s": r["duration_s"],
                                  "generated": source})
+    missing = setup.generated - {r["generated"] for r in rows if r.get("generated")}
+    if missing:  # asked for, but silently absent, they would leave a run without them that looks like one with them
+        folders = ", ".join(str(Path(DATA_WORK) / f) for f, (src, _) in GENERATED.items() if src in missing)
+        raise SystemExit(f"no generated clips of {', '.join(sorted(missing))}: no index.csv under {folders} "
+                         "(gen_kokoro for kokoro, spoof_v4.gen --pack-mp3 for v4gen)")
     return rows
 
 
