@@ -150,6 +150,46 @@ export function encoderPrefixFor(encoder: ModelEntry, states: number | null): En
   return fits[0] ?? null;
 }
 
+/**
+ * A spoof model fused with a second one (manifest `fusion`): both score each recording, each logit is
+ * standardised by its real dev clips' median (`centre`) and interquartile range (`spread`), the two are
+ * averaged with `with.weight` on the second, and the result is put back on this model's logit scale, so the
+ * entry's thresholds read like this model's own logits would.
+ */
+export interface SpoofFusion {
+  centre: number;
+  spread: number;
+  with: { model: string; weight: number; centre: number; spread: number };
+}
+
+export function spoofFusion(entry: ModelEntry): SpoofFusion | null {
+  return (entry.fusion as SpoofFusion | undefined) ?? null;
+}
+
+function spoofFusionProblem(m: ModelEntry, models: ModelEntry[]): string | null {
+  const f = m.fusion as Partial<SpoofFusion> | undefined;
+  const finite = (x: unknown) => typeof x === 'number' && Number.isFinite(x);
+  const positive = (x: unknown) => finite(x) && (x as number) > 0;
+  if (m.kind !== 'spoof') return 'is for spoof models only';
+  if (!f || typeof f !== 'object' || !f.with || typeof f.with !== 'object')
+    return 'must be {"centre", "spread", "with": {"model", "weight", "centre", "spread"}}';
+  if (
+    !finite(f.centre) ||
+    !positive(f.spread) ||
+    !finite(f.with.centre) ||
+    !positive(f.with.spread)
+  )
+    return 'centre values must be numbers and spread values positive numbers';
+  if (!positive(f.with.weight) || f.with.weight! >= 1)
+    return 'with.weight must be between 0 and 1 (the share of the second model)';
+  const partner = models.find((x) => x && x.name === f.with!.model);
+  if (!partner || partner.kind !== 'spoof' || partner.fusion !== undefined)
+    return 'with.model must name a spoof model of the manifest that is not a fusion itself';
+  if (spoofInput(partner) === 'whisper-hidden-states')
+    return "with.model must read the audio itself: one speech encoder run serves the entry's own model";
+  return null;
+}
+
 /** What serves a spoof model that reads a speech encoder's hidden states. */
 export interface SpoofEncoder {
   entry: ModelEntry;
@@ -421,6 +461,11 @@ export function validateManifest(doc: unknown, path = 'manifest'): Manifest {
     names.add(m.name);
     m.input ??= {};
     m.output ??= {};
+  }
+  for (const [i, m] of (doc as Manifest).models.entries()) {
+    if (m.fusion === undefined) continue;
+    const problem = spoofFusionProblem(m, (doc as Manifest).models);
+    if (problem) throw invalid(path, `models[${i}].fusion ${problem}`);
   }
   for (const m of (doc as Manifest).models) {
     if (m.voiceprintModel === undefined) continue;

@@ -145,3 +145,29 @@ async function scoreSpoofEncoded(
   const out = await session.run({ [io.inputName]: input });
   return spoofScore(finiteLogitSum(out[io.outputName]!.data as Float32Array, 1), 1);
 }
+
+/** How a fused spoof model combines its own logit with its partner's (manifest.ts `SpoofFusion`). */
+export interface SpoofFusionParams {
+  centre: number;
+  spread: number;
+  weight: number;
+  withCentre: number;
+  withSpread: number;
+}
+
+/**
+ * The fused score: each logit standardised, `weight` on the partner's, back on the own model's scale.
+ * A recording the own model could not score (no windows) stays undecided.
+ */
+export function fuseSpoofScores(
+  own: SpoofScore,
+  partner: SpoofScore,
+  f: SpoofFusionParams,
+): SpoofScore {
+  if (own.windows === 0) return own;
+  const z =
+    ((1 - f.weight) * (own.meanLogit - f.centre)) / f.spread +
+    (f.weight * (partner.meanLogit - f.withCentre)) / f.withSpread;
+  const meanLogit = f.centre + f.spread * z;
+  return { bonafideProbability: sigmoid(meanLogit), meanLogit, windows: own.windows };
+}

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -27,6 +28,7 @@ import {
   speechDecoderParts,
   spoofEncoderName,
   resolveSpoofEncoder,
+  spoofFusion,
   spoofInput,
   verifyModelFile,
   type ModelEntry,
@@ -230,6 +232,8 @@ export interface VoiceEngine {
   /** Every speaker model served, the default first, then those kept for older voiceprints. */
   readonly speakerModels: readonly ModelEntry[];
   readonly spoofModel: ModelEntry;
+  /** Identifies the spoof scoring for caches: the model file's sha256, and a fusion's partner file and parameters. */
+  readonly spoofModelKey: string;
   /** The speech decoder that checks phrases, or null when none is loaded. */
   readonly phraseDecoder: ModelEntry | null;
   /** Primary language subtags whose phrases can be checked (e.g. ['en']); empty without a decoder. */
@@ -318,9 +322,12 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
   const encoderEntry = spoofEncoder?.entry ?? null;
   const encoderStates = spoofEncoder?.states ?? null;
   const encoderPrefix = spoofEncoder?.prefix ?? null;
+  const fusion = spoofFusion(spoofEntry);
+  const partnerEntry = fusion ? selectModel(manifest, 'spoof', modelsDir, fusion.with.model) : null;
   const [spoofPath, ...speakerPaths] = await Promise.all(
     [spoofEntry, ...speakerEntries].map((entry) => verifyModelFile(entry, modelsDir)),
   );
+  const partnerPath = partnerEntry ? await verifyModelFile(partnerEntry, modelsDir) : null;
   // Without a phrase decoder the whole encoder never runs when a prefix serves the spoof model.
   const encoderPath =
     encoderEntry && (decoderEntry || !encoderPrefix)
@@ -362,6 +369,21 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     }
   };
   const spoofIo = await ioOf(spoofPath!, spoofEntry);
+  const spoofPartner =
+    fusion && partnerEntry && partnerPath
+      ? {
+          path: partnerPath,
+          ...(await ioOf(partnerPath, partnerEntry)),
+          input: spoofInput(partnerEntry),
+          fusion: {
+            centre: fusion.centre,
+            spread: fusion.spread,
+            weight: fusion.with.weight,
+            withCentre: fusion.with.centre,
+            withSpread: fusion.with.spread,
+          },
+        }
+      : null;
   const speakerRefs: SpeakerModelRef[] = [];
   const scorers = new Map<string, SpeakerScoring>();
   for (const [i, entry] of speakerEntries.entries()) {
@@ -407,6 +429,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
       input: spoofInput(spoofEntry),
       ...(encoderStates ? { encoderStates } : {}),
     },
+    ...(spoofPartner ? { spoofPartner } : {}),
     ...(encoderPath ? { speechEncoder: { path: encoderPath } } : {}),
     ...(encoderPrefixPath && encoderPrefix
       ? { speechEncoderPrefix: { path: encoderPrefixPath, states: encoderPrefix.states } }
@@ -470,6 +493,11 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
     speakerModel: speakerEntry,
     speakerModels: speakerEntries,
     spoofModel: spoofEntry,
+    spoofModelKey: partnerEntry
+      ? createHash('sha256')
+          .update(`${spoofEntry.sha256} ${partnerEntry.sha256} ${JSON.stringify(fusion)}`)
+          .digest('hex')
+      : spoofEntry.sha256,
     phraseDecoder: decoderEntry,
     phraseLanguages: decoderParts?.languages ?? [],
     defaultThreshold,

@@ -4,7 +4,7 @@ import { checkSignal } from './audio-check.js';
 import type { AudioInput, IntakeLimits } from '../audio/intake.js';
 import { EngineError, type SerializedEngineError } from '../errors.js';
 import { openSession, resolveIo, type ModelRef } from '../models/sessions.js';
-import type { SpoofInput } from '../models/spoof.js';
+import type { SpoofFusionParams, SpoofInput } from '../models/spoof.js';
 import type { DecodingConfig } from '../models/manifest.js';
 import { loadVocabulary } from '../phrase/vocabulary.js';
 import type { PhraseChecker } from './phrase-check.js';
@@ -20,6 +20,8 @@ export interface WorkerConfig {
   /** Every speaker model to serve; the first is the default. */
   speakers: SpeakerModelRef[];
   spoof: ModelRef & { input: SpoofInput; encoderStates?: number };
+  /** A fused spoof model's second model (it reads the audio itself) and how the two scores combine. */
+  spoofPartner?: ModelRef & { input: SpoofInput; fusion: SpoofFusionParams };
   /** The speech encoder (Whisper's), when the spoof model reads its hidden states or phrases are checked. */
   speechEncoder?: ModelRef;
   /** Its graph up to the hidden states the spoof model reads, run when no phrase is checked (manifest `prefixes`). */
@@ -55,23 +57,29 @@ export type WorkerReply<T> = { ok: true; value: T } | { ok: false; error: Serial
 const config = workerData as WorkerConfig;
 
 async function loadModels(): Promise<LoadedModels> {
-  const [vad, spoof, speechEncoder, speechEncoderPrefix, phraseChecker, ...speakerSessions] =
-    await Promise.all([
-      openSession(config.vadPath, 1, 'silero-vad'),
-      openSession(config.spoof.path, config.intraOpThreads),
-      config.speechEncoder
-        ? openSession(config.speechEncoder.path, config.intraOpThreads, 'speech-encoder')
-        : undefined,
-      config.speechEncoderPrefix
-        ? openSession(
-            config.speechEncoderPrefix.path,
-            config.intraOpThreads,
-            'speech-encoder prefix',
-          )
-        : undefined,
-      loadPhraseChecker(),
-      ...config.speakers.map((ref) => openSession(ref.path, config.intraOpThreads, ref.name)),
-    ]);
+  const [
+    vad,
+    spoof,
+    spoofPartner,
+    speechEncoder,
+    speechEncoderPrefix,
+    phraseChecker,
+    ...speakerSessions
+  ] = await Promise.all([
+    openSession(config.vadPath, 1, 'silero-vad'),
+    openSession(config.spoof.path, config.intraOpThreads),
+    config.spoofPartner
+      ? openSession(config.spoofPartner.path, config.intraOpThreads, 'spoof fusion partner')
+      : undefined,
+    config.speechEncoder
+      ? openSession(config.speechEncoder.path, config.intraOpThreads, 'speech-encoder')
+      : undefined,
+    config.speechEncoderPrefix
+      ? openSession(config.speechEncoderPrefix.path, config.intraOpThreads, 'speech-encoder prefix')
+      : undefined,
+    loadPhraseChecker(),
+    ...config.speakers.map((ref) => openSession(ref.path, config.intraOpThreads, ref.name)),
+  ]);
   const speakers = new Map(
     config.speakers.map((ref, i) => {
       const session = speakerSessions[i]!;
@@ -91,6 +99,18 @@ async function loadModels(): Promise<LoadedModels> {
       input: config.spoof.input,
       ...(config.spoof.encoderStates ? { encoderStates: config.spoof.encoderStates } : {}),
     },
+    ...(spoofPartner && config.spoofPartner
+      ? {
+          spoofPartner: {
+            session: spoofPartner,
+            io: {
+              ...resolveIo(spoofPartner, config.spoofPartner),
+              input: config.spoofPartner.input,
+            },
+            fusion: config.spoofPartner.fusion,
+          },
+        }
+      : {}),
     speechEncoder,
     ...(speechEncoderPrefix ? { speechEncoderPrefix } : {}),
     phraseChecker,

@@ -270,7 +270,7 @@ async function main() {
 
   const phraseEncoding = Boolean(args['phrase-encoding']);
   // The VAD decides which samples are embedded, so its build is part of the key.
-  const key = `${engine.speakerModel.sha256.slice(0, 12)}-${engine.spoofModel.sha256.slice(0, 12)}-vad-${vad}${phraseEncoding ? '-phrase' : ''}`;
+  const key = `${engine.speakerModel.sha256.slice(0, 12)}-${engine.spoofModelKey.slice(0, 12)}-vad-${vad}${phraseEncoding ? '-phrase' : ''}`;
   const cacheDir =
     typeof args['cache-dir'] === 'string'
       ? userPath(args['cache-dir'])

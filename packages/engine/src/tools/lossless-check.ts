@@ -1,5 +1,5 @@
 /**
- * npm run check:lossless -- [--data-dir ../shared/datasets] [--spoof-model name] [--threads N]
+ * npm run check:lossless -- [--data-dir ../shared/datasets] [--spoof-model name] [--threads N] [--scores file.json]
  *
  * Scores each real recording of the data set's lossless/ folder twice, as recorded (FLAC, handed to the
  * engine as 16-bit WAV, the form apps send) and as its MP3 twin, and counts the clips flagged by the
@@ -23,6 +23,8 @@ const args = parseArgs(process.argv.slice(2), {
     'data-dir <dir>': 'the development data set (default ../shared/datasets beside the repository)',
     'spoof-model <name>': 'spoof model from the manifest (default: the default one)',
     'threads <n>': 'engine worker threads',
+    'scores <file>':
+      "also write each pair's spoof logits (log-odds of bona fide), lossless and MP3",
   },
 });
 const repo = resolve(PACKAGE_DIR, '..', '..');
@@ -39,7 +41,13 @@ const verifyThreshold = 1 - engine.defaultDeepfakeThreshold;
 const enrolThreshold = 1 - engine.defaultEnrolmentDeepfakeThreshold;
 
 const pairs = readCsv(join(dataDir, 'lossless', 'manifest.csv'));
-const scored: { path: string; lossless: number; mp3: number }[] = [];
+const scored: {
+  path: string;
+  lossless: number;
+  mp3: number;
+  losslessLogit: number;
+  mp3Logit: number;
+}[] = [];
 for (const pair of pairs) {
   const [lossless, mp3] = await Promise.all([
     engine.embedBytes(await flacToWav(new Uint8Array(readFileSync(join(dataDir, pair.path!))))),
@@ -49,6 +57,8 @@ for (const pair of pairs) {
     path: pair.path!,
     lossless: lossless.bonafideProbability,
     mp3: mp3.bonafideProbability,
+    losslessLogit: lossless.spoofLogit,
+    mp3Logit: mp3.spoofLogit,
   });
 }
 await engine.close();
@@ -74,6 +84,14 @@ const result = {
 const out = join(repo, 'bench', 'results', `lossless-check-${engine.spoofModelId}.json`);
 mkdirSync(join(repo, 'bench', 'results'), { recursive: true });
 writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
+if (typeof args.scores === 'string') {
+  const scoresFile = userPath(args.scores);
+  writeFileSync(
+    scoresFile,
+    JSON.stringify({ spoofModel: engine.spoofModelId, pairs: scored }, null, 1) + '\n',
+  );
+  console.log(`wrote ${scoresFile}`);
+}
 for (const name of ['verification', 'enrolment'] as const) {
   const r = result[name];
   console.log(
