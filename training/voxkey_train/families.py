@@ -35,3 +35,21 @@ def lofo_excluded(fold: str) -> tuple:
 def family_of(attack: str) -> str:
     a = attack.split(":", 1)[1] if attack.startswith("dataset:") else attack
     return FAMILY_OF.get(a, "other")
+
+
+# Leave-one-corpus-out for real speech (issue 30): a fold per corpus with at least this many real clips in the data
+# set, and one for the smaller corpora (mostly TTS demo pages' reference recordings) pooled.
+LOCO_MIN_CLIPS = 100
+SMALL_CORPORA_FOLD = "demo-pages (pooled)"
+
+
+def loco_folds(rows: list[dict]) -> dict[str, set[str]]:
+    """{fold: the corpora it leaves out} from the data set's manifest rows (`kind`, `corpus`; lossless twins,
+    when a row marks one with `lossless_of`, do not count)."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        if r["kind"] == "bonafide" and not r.get("lossless_of"):
+            counts[r["corpus"]] = counts.get(r["corpus"], 0) + 1
+    folds = {c: {c} for c, n in sorted(counts.items()) if n >= LOCO_MIN_CLIPS}
+    folds[SMALL_CORPORA_FOLD] = {c for c, n in counts.items() if n < LOCO_MIN_CLIPS}
+    return folds

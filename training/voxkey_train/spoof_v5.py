@@ -5,6 +5,7 @@
     python -m voxkey_train.spoof_v5 select                      # leave-one-family-out and leave-one-corpus-out
     python -m voxkey_train.spoof_v5 export                      # the chosen head -> models/voxkey-spoof-v5.onnx
     python -m voxkey_train.spoof_v5 fold-scores --families F,.. --out S.npz   # LOFO heads' CM dev logits (cm_fusion_check)
+    python -m voxkey_train.spoof_v5 fold-scores --corpora all --out S.npz     # the same for leave-one-corpus-out heads
 
     --states N (features) encodes only up to the first N hidden states (the encoder's prefix graph), and
     --layers N (select, export) gives the head the first N: a head that reads fewer layers lets the engine skip
@@ -35,7 +36,7 @@ import numpy as np
 
 from .data import WORK as DATA_WORK
 from .pretrained import DATA_DIR, MODELS, ort_session
-from .families import LOFO_GROUPS
+from .families import LOCO_MIN_CLIPS, LOFO_GROUPS, loco_folds
 from .whisper import chunks, log_mel
 
 ENCODER = "voxkey-whisper-tiny-en-encoder"
@@ -202,7 +203,10 @@ def main() -> None:
     s.add_argument("--layers", type=int, default=ENCODER_STATES, help="hidden states the head reads: the first N (of 5)")
     fs = sub.add_parser("fold-scores", help="each leave-one-family-out head's logits on every CM dev trial (.npz), "
                         "for cm_fusion_check lofo")
-    fs.add_argument("--families", required=True, help="comma-separated families, one fold each")
+    which = fs.add_mutually_exclusive_group(required=True)
+    which.add_argument("--families", help="comma-separated families, one fold each")
+    which.add_argument("--corpora", help="leave-one-corpus-out folds instead: comma-separated corpora of real speech, "
+                       f"or 'all' (every corpus with >= {LOCO_MIN_CLIPS} real clips, and the smaller ones as one fold)")
     fs.add_argument("--head", default="mlp128x5", choices=sorted(CANDIDATES))
     fs.add_argument("--layers", type=int, default=ENCODER_STATES, help="hidden states the head reads: the first N (of 5)")
     fs.add_argument("--out", required=True)
@@ -232,7 +236,10 @@ def main() -> None:
     elif args.cmd == "export":
         export(setup, args.name, args.head, Path(args.out), args.layers)
     elif args.cmd == "fold-scores":
-        fold_scores(setup, args.families.split(","), args.head, Path(args.out), args.layers)
+        if args.corpora:
+            corpus_fold_scores(setup, args.corpora, args.head, Path(args.out), args.layers)
+        else:
+            fold_scores(setup, args.families.split(","), args.head, Path(args.out), args.layers)
 
 
 
@@ -334,7 +341,6 @@ CANDIDATES = {
     "mlp128": dict(hidden=128, weight_decay=1e-2, epochs=30),
     "mlp128x5": dict(hidden=128, weight_decay=1e-2, epochs=30, members=5),
 }
-LOCO_MIN_CLIPS = 100
 
 
 def labelled_rows(setup: Setup):
@@ -432,11 +438,7 @@ def select(setup: Setup, out_path: Path, candidates: list[str], layers: int = EN
             result["lofo"][fam] = {"eer": eer(scores, [1] * len(real_dev) + [0] * len(spoofs))[0], "dev_spoofs": len(spoofs),
                                    "unseen_in_every_fold": not trained}
             print(f"{name} LOFO {fam}: EER {result['lofo'][fam]['eer']:.3f} ({len(spoofs)} dev spoofs)", flush=True)
-        real_corpora = sorted({r["corpus"] for r in rows if r["label"] == 1 and not r.get("lossless_of")})
-        big = [c for c in real_corpora if sum(r["label"] == 1 and r["corpus"] == c and not r.get("lossless_of") for r in rows) >= LOCO_MIN_CLIPS]
-        folds = {c: {c} for c in big}
-        folds["demo-pages (pooled)"] = set(real_corpora) - set(big)
-        for fold, corpora in folds.items():
+        for fold, corpora in loco_folds(rows).items():
             head = Head(**params).fit(*training_set(rows, feats, chan, lambda r, cs=corpora: r["label"] == 1 and r["corpus"] in cs))
             others = {}
             for r in real_dev:
@@ -460,15 +462,22 @@ def select(setup: Setup, out_path: Path, candidates: list[str], layers: int = EN
 
 def fold_scores(setup: Setup, families: list[str], candidate: str, out: Path, layers: int = ENCODER_STATES) -> None:
     """For each family, the head trained without it (and its related generated families) as `select` trains it,
-    scoring every clip of the CM dev trials as it is: {family: logits in the trial list's order} + `paths`."""
+    scoring every clip of the CM dev trials as it is, then the dev clips of the generated sources asked for:
+    {family: logits in the order of `paths`} + `paths` + `generated` ({path: family} of the generated clips)."""
     rows = labelled_rows(setup)
     known = sorted({r["family"] for r in rows if r["label"] == 0 and r["split"] == "train"})
-    unknown = [f for f in families if f not in known]
+    # a generated family with dev clips only (--with-generated kokoro without kokoro-train) is unseen by every head
+    unseen = sorted({r["family"] for r in rows if r.get("generated") and r["split"] == "dev"} - set(known))
+    unknown = [f for f in families if f not in known + unseen]
     if unknown:  # a misspelt family would leave nothing out and pass for a fold
-        raise SystemExit(f"--families: no train spoofs of {', '.join(unknown)}; families with train spoofs: {', '.join(known)}")
+        raise SystemExit(f"--families: no train spoofs of {', '.join(unknown)}; families with train spoofs: {', '.join(known)}"
+                         + (f"; generated, dev clips only: {', '.join(unseen)}" if unseen else ""))
     feats, chan = load_features(setup, "asis", layers), load_features(setup, "channel", layers)
     with open(DATA_DIR / "trials" / "cm-dev.csv", newline="") as f:
         trials = [r["path"] for r in csv.DictReader(f)]
+    # the generated sources' dev clips too (not in the data set's trial list): their paths follow the trials'
+    generated_dev = [r for r in rows if r.get("generated") and r["split"] == "dev" and r["path"] in feats]
+    trials += [r["path"] for r in generated_dev]
     x = np.stack([feats[p] for p in trials])
     scores = {}
     for fam in families:
@@ -476,7 +485,34 @@ def fold_scores(setup: Setup, families: list[str], candidate: str, out: Path, la
         head = Head(**CANDIDATES[candidate]).fit(*training_set(rows, feats, chan, lambda r, f=left_out: r["family"] in f))
         scores[fam] = head.logits(x)
         print(f"{fam}: fold head scored {len(trials)} trials", flush=True)
-    np.savez(out, paths=np.array(trials), **scores)
+    np.savez(out, paths=np.array(trials), generated=np.array(json.dumps({r["path"]: r["family"] for r in generated_dev})),
+             **scores)
+    print(f"wrote {out}")
+
+
+def corpus_fold_scores(setup: Setup, corpora: str, candidate: str, out: Path, layers: int = ENCODER_STATES) -> None:
+    """For each leave-one-corpus-out fold (families.loco_folds), the head trained without that corpus's real clips,
+    as `select` trains it, scoring every clip of the CM dev trials as it is: {fold: logits in the trial list's
+    order} + `paths`."""
+    rows = labelled_rows(setup)
+    folds = loco_folds(rows)
+    if corpora != "all":
+        known = {c for cs in folds.values() for c in cs}
+        wanted = corpora.split(",")
+        if unknown := [c for c in wanted if c not in known]:
+            raise SystemExit(f"--corpora: no real clips of {', '.join(unknown)}; corpora: {', '.join(sorted(known))}")
+        folds = {c: {c} for c in wanted}
+    feats, chan = load_features(setup, "asis", layers), load_features(setup, "channel", layers)
+    with open(DATA_DIR / "trials" / "cm-dev.csv", newline="") as f:
+        trials = [r["path"] for r in csv.DictReader(f)]
+    x = np.stack([feats[p] for p in trials])
+    scores = {}
+    for fold, left_out in folds.items():
+        head = Head(**CANDIDATES[candidate]).fit(
+            *training_set(rows, feats, chan, lambda r, cs=left_out: r["label"] == 1 and r["corpus"] in cs))
+        scores[fold] = head.logits(x)
+        print(f"{fold}: fold head scored {len(trials)} trials", flush=True)
+    np.savez(out, paths=np.array(trials), folds=np.array(json.dumps({k: sorted(v) for k, v in folds.items()})), **scores)
     print(f"wrote {out}")
 
 

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 from . import augment as A
 from .data import Cache, TRAIN_DIR, WORK, data_dir_arg
-from .families import family_of, lofo_excluded
+from .families import LOCO_MIN_CLIPS, SMALL_CORPORA_FOLD, family_of, lofo_excluded, loco_folds
 from .spoof_model import WIN, build_cm, oc_softmax_loss
 from .warmstart import load_onnx_weights
 
@@ -27,13 +27,15 @@ def log(*a):
     print(time.strftime("%H:%M:%S"), *a, flush=True)
 
 
-def load_pools(cache: Cache, exclude_families=(), spoofgen=None):
+def load_pools(cache: Cache, exclude_families=(), spoofgen=None, exclude_corpora=()):
     """Bona fide train clips (Common Voice; other corpora with their MP3 round trip) and spoof
-    clips by family -> attack (kept as int16 to halve memory). exclude_families: left out (LOFO)."""
+    clips by family -> attack (kept as int16 to halve memory). exclude_families: left out (LOFO);
+    exclude_corpora: real corpora left out (leave-one-corpus-out), with their clips' channel versions."""
     rows = cache.rows
+    corpus_of = {r["path"]: r["corpus"] for r in rows}
     bona_cv, bona_other = [], {}
     for i, r in enumerate(rows):
-        if r["kind"] == "bonafide" and r["split"] == "train":
+        if r["kind"] == "bonafide" and r["split"] == "train" and r["corpus"] not in exclude_corpora:
             if r["corpus"] == "commonvoice":
                 bona_cv.append((cache.raw[r["raw_off"]: r["raw_off"] + r["raw_len"]], None))
             else:
@@ -52,7 +54,8 @@ def load_pools(cache: Cache, exclude_families=(), spoofgen=None):
         if "ch_off" in r:  # v4 (spoof_v4/gen.py): every clip also through a user channel; memory-mapped, not copied
             clip = (wave[o: o + n], wave[int(r["ch_off"]): int(r["ch_off"]) + int(r["ch_len"])])
             if r["family"] == "bonafide":
-                bona_chan.append(clip)
+                if corpus_of.get(r["src"]) not in exclude_corpora:
+                    bona_chan.append(clip)
                 continue
             f = r["family"]
         else:
@@ -64,7 +67,7 @@ def load_pools(cache: Cache, exclude_families=(), spoofgen=None):
     corp = sorted(bona_other)
     w = np.sqrt(np.array([len(bona_other[c]) for c in corp], np.float64))
     log("bona fide cv", len(bona_cv), "other", {c: len(bona_other[c]) for c in corp}, "spoof families",
-        {k: sum(len(x) for x in v.values()) for k, v in fam.items()}, "excluded", list(exclude_families),
+        {k: sum(len(x) for x in v.values()) for k, v in fam.items()}, "excluded", list(exclude_families), sorted(exclude_corpora),
         "bona fide through channels", len(bona_chan))
     return bona_cv, (corp, [bona_other[c] for c in corp], w / w.sum()), fam, bona_chan
 
@@ -118,7 +121,7 @@ def make_batch(pools, step, seed, bs, rawboost_p=0.0, chan_p=0.0):
         if j % 2 == 0:
             if bona_chan and rng.random() < chan_p:
                 x = bona_chan[rng.integers(len(bona_chan))][1]
-            elif rng.random() < 0.5:
+            elif bona_cv and rng.random() < 0.5:  # none when Common Voice is the corpus left out
                 x = bona_cv[rng.integers(len(bona_cv))][0]
             else:
                 pool = other[int(min(np.searchsorted(np.cumsum(cw), rng.random()), len(other) - 1))]
@@ -153,6 +156,9 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--init-onnx", default=None, help="start a new run from a shipped model's weights")
     ap.add_argument("--exclude-families", default="", help="comma-separated families left out (LOFO), see families.py")
+    ap.add_argument("--exclude-corpora", default="",
+                    help="comma-separated real corpora left out (leave-one-corpus-out); 'small': every corpus with fewer "
+                    f"than {LOCO_MIN_CLIPS} real clips (families.loco_folds)")
     ap.add_argument("--rawboost-p", type=float, default=0.0,
                     help="share of crops (both classes) with RawBoost-style noise; >0 also band-limits spoofs like Common Voice")
     ap.add_argument("--spoofgen", default=None, help="generated-spoof folder (default $VOXKEY_WORK/spoofgen; v4: .../spoofgen-v4)")
@@ -165,7 +171,13 @@ def main():
     os.makedirs(CKPT_DIR, exist_ok=True)
     ck = os.path.join(CKPT_DIR, f"spoof_{tag}.pt")
     excl = tuple(f for x in a.exclude_families.split(",") if x for f in lofo_excluded(x))
-    pools = load_pools(Cache(), excl, a.spoofgen)
+    cache = Cache()
+    corpora = set(x for x in a.exclude_corpora.split(",") if x)
+    if "small" in corpora:
+        corpora = (corpora - {"small"}) | loco_folds(cache.rows)[SMALL_CORPORA_FOLD]
+    if unknown := corpora - {r["corpus"] for r in cache.rows if r["kind"] == "bonafide"}:
+        ap.error(f"--exclude-corpora: no real clips of {', '.join(sorted(unknown))}")
+    pools = load_pools(cache, excl, a.spoofgen, frozenset(corpora))
     save_at = {int(x) for x in a.save_at.split(",") if x}
     model = build_cm(a.arch)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=1e-4)
@@ -179,7 +191,7 @@ def main():
 
     def save():
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, "arch": a.arch,
-                    "args": vars(a), "excluded": list(excl)}, ck + ".tmp")
+                    "args": vars(a), "excluded": list(excl), "excluded_corpora": sorted(corpora)}, ck + ".tmp")
         os.replace(ck + ".tmp", ck)
         log(f"checkpoint step {step}")
 

@@ -7,6 +7,8 @@
   v4-oc    the same with the one-class-softmax head
   lofo     leave-one-family-out folds (--folds "family:steps ..."), from v2 like v3's folds
   lofo-oc  the same folds with the one-class-softmax head
+  loco     leave-one-corpus-out folds of real speech (--corpora "corpus:steps ..."; 'small' = the corpora with fewer
+           than 100 real clips, as one fold), from v2 like the family folds: DIR/scores-cm-loco4-<corpus>.npy
   eval-v3  the shipped v3 model through the same evaluation (thresholds for v3)
   export   v4 checkpoint -> models/voxkey-spoof-v4.onnx + evaluation + manifest entry
 
@@ -27,7 +29,7 @@ import sys
 from ..data import DATA_DIR, WORK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-STAGES = ("gen", "v4", "v4-oc", "lofo", "lofo-oc", "eval-v3", "export")
+STAGES = ("gen", "v4", "v4-oc", "lofo", "lofo-oc", "loco", "eval-v3", "export")
 V2_COMMIT = "e861fd7"  # the v2 models in git history (the folds' warm start)
 
 
@@ -37,6 +39,8 @@ def main() -> None:
     ap.add_argument("--data-dir", default=DATA_DIR)
     ap.add_argument("--steps", type=int, default=700, help="v4 / v4-oc training steps (the shipped run: 320)")
     ap.add_argument("--folds", default="codec-lm-tts:250 vc-any:250 neural-vocoder:250", help='"family:steps ..."')
+    ap.add_argument("--corpora", default="commonvoice:80 speechocean762:80 librispeech-tc100:80 emodb:80 small:80",
+                    help='"corpus:steps ..." (loco)')
     ap.add_argument("--jobs", type=int, default=2, help="generation stage worker processes")
     ap.add_argument("--nice", type=int, default=19)
     ap.add_argument("--ckpt", default="training/checkpoints/spoof_v4-bce.pt", help="the checkpoint `export` exports")
@@ -83,6 +87,14 @@ def main() -> None:
                 run("train_spoof", *common, "--arch", arch, "--tag", tag, "--init-onnx", v2_spoof, "--max-steps", steps,
                     "--exclude-families", fam)
                 run("spoof_v4.evaluate", "--data-dir", data, "--ckpt", f"training/checkpoints/spoof_{tag}.pt", *extra,
+                    "--out", f"training/results/cm-{tag}.json", quiet=True)
+        elif stage == "loco":
+            for fold in a.corpora.split():
+                corpus, steps = fold.rsplit(":", 1)
+                tag = f"loco4-{corpus}"
+                run("train_spoof", *common, "--tag", tag, "--init-onnx", v2_spoof, "--max-steps", steps,
+                    "--exclude-corpora", corpus)
+                run("spoof_v4.evaluate", "--data-dir", data, "--ckpt", f"training/checkpoints/spoof_{tag}.pt",
                     "--out", f"training/results/cm-{tag}.json", quiet=True)
         elif stage == "eval-v3":
             run("spoof_v4.evaluate", "--data-dir", data, "--onnx", "models/voxkey-spoof-v3.onnx",
