@@ -33,11 +33,12 @@ import {
   speakerInputScale,
   spoofEncoderStates,
   resolveSpoofEncoder,
+  spoofFusion,
   spoofInput,
   type ModelEntry,
 } from '../models/manifest.js';
 import { openSession, resolveIo } from '../models/sessions.js';
-import { scoreSpoof } from '../models/spoof.js';
+import { fuseSpoofScores, scoreSpoof, type SpoofFusionParams } from '../models/spoof.js';
 import { encodeSpeech } from '../models/speech-encoder.js';
 import {
   concatSegments,
@@ -386,16 +387,47 @@ async function main() {
     openEncoder(spoofEntry),
     vsSpoof ? openEncoder(vsSpoof.entry) : null,
   ]);
+  // A fused spoof model also runs its partner, which reads the audio itself (manifest.ts SpoofFusion).
+  const openPartner = async (entry: ModelEntry) => {
+    const fusion = spoofFusion(entry);
+    if (!fusion) return null;
+    const partner = await openModel('spoof', fusion.with.model);
+    const params: SpoofFusionParams = {
+      centre: fusion.centre,
+      spread: fusion.spread,
+      weight: fusion.with.weight,
+      withCentre: fusion.with.centre,
+      withSpread: fusion.with.spread,
+    };
+    return { session: partner.session, io: spoofIoOf(partner.session, partner.entry), params };
+  };
+  const [partner, vsPartner] = await Promise.all([
+    openPartner(spoofEntry),
+    vsSpoof ? openPartner(vsSpoof.entry) : null,
+  ]);
   const spoofCheck =
-    (session: typeof spoof, io: typeof spoofIo, encoderSession: typeof encoder) =>
-    async (samples: Float32Array) =>
-      scoreSpoof(
+    (
+      session: typeof spoof,
+      io: typeof spoofIo,
+      encoderSession: typeof encoder,
+      fusedWith: typeof partner,
+    ) =>
+    async (samples: Float32Array) => {
+      const own = await scoreSpoof(
         session,
         io,
         samples,
         undefined,
         encoderSession ? await encodeSpeech(encoderSession, samples) : undefined,
       );
+      return fusedWith
+        ? fuseSpoofScores(
+            own,
+            await scoreSpoof(fusedWith.session, fusedWith.io, samples),
+            fusedWith.params,
+          )
+        : own;
+    };
   const stages: Record<string, Record<string, number>> = {};
   for (const [name, bytes] of Object.entries(clips)) {
     const decoded = await decodeAudio(bytes);
@@ -444,12 +476,14 @@ async function main() {
     if (vsSpoof) {
       const paired = await timePaired(
         runs,
-        () => spoofCheck(spoof, spoofIo, encoder)(decoded.samples),
-        () => spoofCheck(vsSpoof.session, vsSpoof.io, vsEncoder)(decoded.samples),
+        () => spoofCheck(spoof, spoofIo, encoder, partner)(decoded.samples),
+        () => spoofCheck(vsSpoof.session, vsSpoof.io, vsEncoder, vsPartner)(decoded.samples),
       );
       Object.assign(s, { spoofMs: paired.aMs, vsSpoofMs: paired.bMs, spoofVsRatio: paired.ratio });
     } else {
-      s.spoofMs = await timeIt(runs, () => spoofCheck(spoof, spoofIo, encoder)(decoded.samples));
+      s.spoofMs = await timeIt(runs, () =>
+        spoofCheck(spoof, spoofIo, encoder, partner)(decoded.samples),
+      );
     }
     s.netSpeechSeconds = det.netSpeechSeconds;
     stages[name] = s;
