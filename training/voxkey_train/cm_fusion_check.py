@@ -13,7 +13,8 @@ its real dev clips, then averaged, so no spoof label of the dev set chooses anyt
 the second model's logit scale (its median and interquartile range), so that at weight 0 on the first model it is
 the second model's own logit. With --lossless (two `npm run check:lossless -- --scores F` files, the same models in
 the same order), the thresholds also count the lossless recordings as a block and are lowered until no lossless
-recording and its MP3 twin are split (spoof_v5.consistent_threshold), as the shipped v5 thresholds were set.
+recording and its MP3 twin are split (spoof_v5.consistent_threshold), as the shipped v5 thresholds were set, and
+then halfway down to the next lower real clip's score, so that no real clip sits exactly at a threshold.
 Reported per model and fused:
 pooled EER, EER per attack family (every dev spoof family against all real dev clips), and at issue 30's flagging
 rule (at most 1% / 0.2% of the real dev clips of every corpus with >= 100 of them, the smaller corpora pooled) the
@@ -230,8 +231,9 @@ def fusion_entry(names: list[str], caches: list[str], centre_scale: list[tuple[f
     rule = ("bona fide probability below which audio is flagged: the fused score's threshold at which at most 1% "
             "(verification) / 0.2% (enrolment) of the engine's real dev clips of every corpus with >= 100 of them are "
             "flagged, the lossless recordings as their own block, smaller corpora pooled, then lowered until every "
-            "lossless recording and its MP3 twin are on one side of it, both at least 0.5 logit away "
-            f"(training/voxkey_train/cm_fusion_check.py; {result_path})")
+            "lossless recording and its MP3 twin are on one side of it, both at least 0.5 logit away, then halfway down "
+            "to the next lower real clip's score (0.5 logit under the lowest when none is lower), so that no real clip "
+            f"sits exactly at it (training/voxkey_train/cm_fusion_check.py; {result_path})")
     return {
         "name": name, "file": own["file"], "sha256": own["sha256"], "kind": "spoof", "bundled": own["bundled"],
         "default": True, "input": own["input"], "output": own["output"],
@@ -296,6 +298,10 @@ def main() -> None:
     if a.lossless and len(a.lossless) != 2:
         ap.error("--lossless takes two files, or none")
     pairs = [lossless_pairs(Path(f)) for f in a.lossless]
+    if a.names and a.lossless:
+        scored_by = [json.loads(Path(f).read_text()).get("spoofModel") for f in a.lossless]
+        if scored_by != a.names.split(","):
+            ap.error(f"--lossless files scored by {scored_by}, --names says {a.names}: the same models in the same order")
     if pairs and [p for p, _ in pairs[0]] != [p for p, _ in pairs[1]]:
         ap.error("the two --lossless files scored different recordings")
     pair_logits = [np.array([x for _, x in p], np.float64) for p in pairs]  # [n, 2]: as recorded, as MP3

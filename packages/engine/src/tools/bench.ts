@@ -500,6 +500,8 @@ async function main() {
     vsVad?.release(),
     encoder?.release(),
     vsEncoder?.release(),
+    partner?.session.release(),
+    vsPartner?.session.release(),
   ]);
 
   // End to end through the pool: file bytes -> verify decision, one request at a time.
