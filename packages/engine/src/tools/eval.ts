@@ -421,7 +421,11 @@ async function main() {
     date: new Date().toISOString(),
     speakerModel: { name: engine.speakerModel.name, sha256: engine.speakerModel.sha256 },
     vad,
-    spoofModel: { name: engine.spoofModelId, sha256: engine.spoofModel.sha256 },
+    spoofModel: {
+      name: engine.spoofModelId,
+      sha256: engine.spoofModel.sha256,
+      ...(engine.spoofModelKey !== engine.spoofModel.sha256 ? { key: engine.spoofModelKey } : {}),
+    },
     dataset: datasetDir,
     clips: {
       total: clips.length,
