@@ -150,20 +150,22 @@ def loco(v4_dir: Path, v5_scores: Path, trials_csv: str) -> dict:
     """Leave-one-corpus-out: per fold, v4's and v5's heads trained without that corpus's real clips, each standardised
     by the real dev clips of the other corpora (the fold's fusion never sees the left-out corpus either), fused with
     each weight on v4, the verification threshold set by the flagging rule on the other corpora (threshold_for,
-    1%), and the share of the left-out corpus's real dev clips flagged at it. Only CM dev trials are scored (v4's
-    fold evaluation scores no others), so a corpus with no real dev clip (LibriSpeech's are all train clips) is not
-    measured here, and the others are measured on their dev clips only (`spoof_v5 select` counts every clip)."""
+    1%), and the share of the left-out corpus's real clips flagged at it: its dev clips, and with its other (train)
+    clips when both folds scored them (`spoof_v4 loco` and `fold-scores --corpora` do), every real clip of the corpus,
+    as `spoof_v5 select` counts."""
     with open(trials_csv, newline="") as f:
         rows = list(csv.DictReader(f))
     v5 = np.load(v5_scores)
     if v5["paths"].tolist() != [r["path"] for r in rows]:
         raise SystemExit(f"{v5_scores} was scored on another trial list")
     folds = json.loads(str(v5["folds"]))
+    v5_held = json.loads(str(v5["held_out"])) if "held_out" in v5.files else {}
     corpus = np.array([r["corpus"] for r in rows])
     real = np.array([r["label"] == "bonafide" for r in rows])
     out: dict = {}
     for fold, corpora in folds.items():
-        v4_file = v4_dir / f"scores-cm-loco4-{'small' if fold == SMALL_CORPORA_FOLD else fold}.npy"
+        stem = f"scores-cm-loco4-{'small' if fold == SMALL_CORPORA_FOLD else fold}"
+        v4_file = v4_dir / f"{stem}.npy"
         if not v4_file.exists():
             print(f"{fold}: no {v4_file}, skipped")
             continue
@@ -172,20 +174,31 @@ def loco(v4_dir: Path, v5_scores: Path, trials_csv: str) -> dict:
             raise SystemExit(f"{v4_file}: {len(a)} scores for {len(rows)} trials")
         held = real & np.isin(corpus, corpora)
         others = real & ~held
-        if not held.any():  # its real clips are all in the train split: the CM dev trials cannot show this fold
-            print(f"{fold}: no real dev clips, skipped")
-            out[fold] = {"real_dev_clips": 0, "flagged_by_weight": None}
-            continue
-        za, zb = standardised(a, others), standardised(b, others)
-        flagged = []
+        ca, cb = centre_and_scale(a, others), centre_and_scale(b, others)
+        za, zb = (a - ca[0]) / ca[1], (b - cb[0]) / cb[1]
+        # the corpus's other real clips, where both folds scored them
+        extra_a, extra_b = np.zeros(0), np.zeros(0)
+        v4_held_file = v4_dir / f"{stem}-held-out.npz"
+        if v4_held_file.exists() and fold in v5_held:
+            h4 = np.load(v4_held_file)
+            by_path = dict(zip(h4["paths"].tolist(), h4["logits"].tolist()))
+            pairs = [(by_path[p], x) for p, x in zip(v5_held[fold]["paths"], v5_held[fold]["logits"]) if p in by_path]
+            if pairs:
+                extra_a = (np.array([p for p, _ in pairs]) - ca[0]) / ca[1]
+                extra_b = (np.array([x for _, x in pairs]) - cb[0]) / cb[1]
+        flagged_dev, flagged_all = [], []
         for w in V4_WEIGHTS:
             fused = w * za + (1 - w) * zb
             blocks = {c: fused[others & (corpus == c)] for c in sorted(set(corpus[others]))}
-            flagged.append(float((fused[held] < threshold_for(blocks, 0.01)).mean()))
-        out[fold] = {"real_dev_clips": int(held.sum()), "flagged_by_weight": flagged}
-        print(f"{fold} left out ({int(held.sum())} real dev clips): flagged by v4 {flagged[-1]:.1%}, v5 {flagged[0]:.1%}, "
-              + ", ".join(f"{w:.1f}: {x:.1%}" for w, x in zip(V4_WEIGHTS, flagged)))
-    measured = [v["flagged_by_weight"] for v in out.values() if v["flagged_by_weight"] is not None]
+            t = threshold_for(blocks, 0.01)
+            everything = np.concatenate([fused[held], w * extra_a + (1 - w) * extra_b])
+            flagged_dev.append(float((fused[held] < t).mean()) if held.any() else None)
+            flagged_all.append(float((everything < t).mean()) if everything.size else None)
+        out[fold] = {"real_dev_clips": int(held.sum()), "real_clips": int(held.sum() + extra_a.size),
+                     "flagged_by_weight": flagged_all, "flagged_dev_clips_by_weight": flagged_dev}
+        print(f"{fold} left out ({int(held.sum())} real dev clips, {int(held.sum() + extra_a.size)} in all): flagged "
+              + ", ".join(f"{w:.1f}: {x:.1%}" for w, x in zip(V4_WEIGHTS, flagged_all) if x is not None))
+    measured = [v["flagged_by_weight"] for v in out.values() if v["flagged_by_weight"][0] is not None]
     worst = np.max(measured, axis=0) if measured else []
     print("worst left-out corpus by v4 weight: " + ", ".join(f"{w:.1f}: {x:.1%}" for w, x in zip(V4_WEIGHTS, worst)))
     return {"weights": V4_WEIGHTS.tolist(), "loco": out, "worst_by_weight": list(map(float, worst))}

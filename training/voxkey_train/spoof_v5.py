@@ -493,7 +493,7 @@ def fold_scores(setup: Setup, families: list[str], candidate: str, out: Path, la
 def corpus_fold_scores(setup: Setup, corpora: str, candidate: str, out: Path, layers: int = ENCODER_STATES) -> None:
     """For each leave-one-corpus-out fold (families.loco_folds), the head trained without that corpus's real clips,
     as `select` trains it, scoring every clip of the CM dev trials as it is: {fold: logits in the trial list's
-    order} + `paths`."""
+    order} + `paths`, and the left-out corpora's other real clips: `held_out` (JSON {fold: {paths, logits}})."""
     rows = labelled_rows(setup)
     folds = loco_folds(rows)
     if corpora != "all":
@@ -506,13 +506,19 @@ def corpus_fold_scores(setup: Setup, corpora: str, candidate: str, out: Path, la
     with open(DATA_DIR / "trials" / "cm-dev.csv", newline="") as f:
         trials = [r["path"] for r in csv.DictReader(f)]
     x = np.stack([feats[p] for p in trials])
-    scores = {}
+    in_trials = set(trials)
+    scores, held_out = {}, {}
     for fold, left_out in folds.items():
         head = Head(**CANDIDATES[candidate]).fit(
             *training_set(rows, feats, chan, lambda r, cs=left_out: r["label"] == 1 and r["corpus"] in cs))
         scores[fold] = head.logits(x)
-        print(f"{fold}: fold head scored {len(trials)} trials", flush=True)
-    np.savez(out, paths=np.array(trials), folds=np.array(json.dumps({k: sorted(v) for k, v in folds.items()})), **scores)
+        # the left-out corpora's other real clips (train split), unseen by this head too
+        held = [r["path"] for r in rows if r["label"] == 1 and r["corpus"] in left_out and not r.get("lossless_of")
+                and r["path"] in feats and r["path"] not in in_trials]
+        held_out[fold] = {"paths": held, "logits": head.logits(np.stack([feats[p] for p in held])).tolist() if held else []}
+        print(f"{fold}: fold head scored {len(trials)} trials and {len(held)} other real clips of the corpus", flush=True)
+    np.savez(out, paths=np.array(trials), folds=np.array(json.dumps({k: sorted(v) for k, v in folds.items()})),
+             held_out=np.array(json.dumps(held_out)), **scores)
     print(f"wrote {out}")
 
 

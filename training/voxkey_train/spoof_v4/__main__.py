@@ -8,7 +8,8 @@
   lofo     leave-one-family-out folds (--folds "family:steps ..."), from v2 like v3's folds
   lofo-oc  the same folds with the one-class-softmax head
   loco     leave-one-corpus-out folds of real speech (--corpora "corpus:steps ..."; 'small' = the corpora with fewer
-           than 100 real clips, as one fold), from v2 like the family folds: DIR/scores-cm-loco4-<corpus>.npy
+           than 100 real clips, as one fold), from v2 like the family folds: DIR/scores-cm-loco4-<corpus>.npy, and the
+           held-out corpus's other real clips in DIR/scores-cm-loco4-<corpus>-held-out.npz
   eval-v3  the shipped v3 model through the same evaluation (thresholds for v3)
   export   v4 checkpoint -> models/voxkey-spoof-v4.onnx + evaluation + manifest entry
 
@@ -95,7 +96,7 @@ def main() -> None:
                 run("train_spoof", *common, "--tag", tag, "--init-onnx", v2_spoof, "--max-steps", steps,
                     "--exclude-corpora", corpus)
                 run("spoof_v4.evaluate", "--data-dir", data, "--ckpt", f"training/checkpoints/spoof_{tag}.pt",
-                    "--out", f"training/results/cm-{tag}.json", quiet=True)
+                    "--score-real-corpora", corpus, "--out", f"training/results/cm-{tag}.json", quiet=True)
         elif stage == "eval-v3":
             run("spoof_v4.evaluate", "--data-dir", data, "--onnx", "models/voxkey-spoof-v3.onnx",
                 "--out", "training/results/cm-v4-eval-voxkey-spoof-v3.json", quiet=True)

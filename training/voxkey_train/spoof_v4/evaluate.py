@@ -99,6 +99,9 @@ def main():
     ap.add_argument("--gen-families", default="")
     ap.add_argument("--spoofgen", default=os.path.join(WORK, "spoofgen-v4"))
     ap.add_argument("--bench", nargs="+", metavar="MODEL.onnx", help="only time these waveform-input models (see above)")
+    ap.add_argument("--score-real-corpora", default="",
+                    help="also score every other real clip of these corpora (a leave-one-corpus-out fold's held-out "
+                    "clips; 'small': the corpora of families.SMALL_CORPORA_FOLD), into scores-<out>-held-out.npz")
     a = ap.parse_args()
     if a.bench:
         return bench(a.bench)
@@ -154,6 +157,17 @@ def main():
     res["spoofAccepted"] = {k: float((s[~lab] >= t).mean()) for k, t in ops.items()}
     res["evalSeconds"] = round(time.time() - t0, 1)
     np.save(os.path.join(WORK, "scores-" + os.path.basename(a.out or "x").replace(".json", ".npy")), s)
+    if a.score_real_corpora:
+        from ..families import SMALL_CORPORA_FOLD, loco_folds
+        corpora = set(a.score_real_corpora.split(","))
+        if "small" in corpora:
+            corpora = (corpora - {"small"}) | loco_folds(cache.rows)[SMALL_CORPORA_FOLD]
+        in_trials = {t["path"] for t in trials}
+        held = [i for i, r in enumerate(cache.rows)
+                if r["kind"] == "bonafide" and r["corpus"] in corpora and r["path"] not in in_trials]
+        np.savez(os.path.join(WORK, "scores-" + os.path.basename(a.out or "x").replace(".json", "-held-out.npz")),
+                 paths=np.array([cache.rows[i]["path"] for i in held]),
+                 logits=np.array([score(engine_windows(cache.wav(i))) for i in held]))
     js = json.dumps(res, indent=1)
     print(js)
     if a.out:
