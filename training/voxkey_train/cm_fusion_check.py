@@ -179,13 +179,20 @@ def loco(v4_dir: Path, v5_scores: Path, trials_csv: str) -> dict:
         # the corpus's other real clips, where both folds scored them
         extra_a, extra_b = np.zeros(0), np.zeros(0)
         v4_held_file = v4_dir / f"{stem}-held-out.npz"
-        if v4_held_file.exists() and fold in v5_held:
+        if v4_held_file.exists() != (fold in v5_held):
+            raise SystemExit(f"{fold}: only one model's fold scored the corpus's other clips ({v4_held_file}, "
+                             f"{v5_scores} held_out): rerun the other, or neither")
+        if v4_held_file.exists():
             h4 = np.load(v4_held_file)
             by_path = dict(zip(h4["paths"].tolist(), h4["logits"].tolist()))
-            pairs = [(by_path[p], x) for p, x in zip(v5_held[fold]["paths"], v5_held[fold]["logits"]) if p in by_path]
+            if set(by_path) != set(v5_held[fold]["paths"]):
+                raise SystemExit(f"{fold}: the two folds scored different clips of the corpus")
+            pairs = [(by_path[p], x) for p, x in zip(v5_held[fold]["paths"], v5_held[fold]["logits"])]
             if pairs:
                 extra_a = (np.array([p for p, _ in pairs]) - ca[0]) / ca[1]
                 extra_b = (np.array([x for _, x in pairs]) - cb[0]) / cb[1]
+        else:
+            print(f"{fold}: neither fold scored the corpus's other clips: its dev clips only")
         flagged_dev, flagged_all = [], []
         for w in V4_WEIGHTS:
             fused = w * za + (1 - w) * zb
@@ -280,7 +287,8 @@ def main() -> None:
                     help="write the fusion with this weight on the first model into models/manifest.json as --ship-name, the "
                          "default spoof model, its thresholds by the rule above (needs --lossless and --names)")
     ap.add_argument("--ship-name", default="voxkey-spoof-v5-fusion")
-    ap.add_argument("--loco-v4", type=Path, help="spoof_v4 loco's work folder (its scores-cm-loco4-<corpus>.npy)")
+    ap.add_argument("--loco-v4", type=Path, help="spoof_v4 loco's work folder (its scores-cm-loco4-<corpus>.npy and "
+                    "-held-out.npz)")
     ap.add_argument("--loco-v5", type=Path, help="spoof_v5 fold-scores --corpora's .npz")
     ap.add_argument("--lofo-v4", type=Path, help="spoof_v4 lofo's work folder (its scores-cm-lofo4-<family>.npy)")
     ap.add_argument("--lofo-v5", type=Path, help="spoof_v5 fold-scores' .npz")

@@ -162,6 +162,8 @@ def main():
         corpora = set(a.score_real_corpora.split(","))
         if "small" in corpora:
             corpora = (corpora - {"small"}) | loco_folds(cache.rows)[SMALL_CORPORA_FOLD]
+        if unknown := corpora - {r["corpus"] for r in cache.rows if r["kind"] == "bonafide"}:
+            ap.error(f"--score-real-corpora: no real clips of {', '.join(sorted(unknown))}")
         in_trials = {t["path"] for t in trials}
         held = [i for i, r in enumerate(cache.rows)
                 if r["kind"] == "bonafide" and r["corpus"] in corpora and r["path"] not in in_trials]
