@@ -3,6 +3,7 @@ import { SPOOF_BANDS, spoofBands, spoofFrames } from '../features/spoof-bands.js
 import { sigmoid } from '../math.js';
 import { EngineError } from '../errors.js';
 import type { EncodedSpeech } from './speech-encoder.js';
+import type { SpoofFusion } from './manifest.js';
 
 export const SPOOF_WINDOW = 64000; // 4 s at 16 kHz
 export const SPOOF_HOP = 32000; // 2 s
@@ -155,6 +156,17 @@ export interface SpoofFusionParams {
   withSpread: number;
 }
 
+/** A manifest fusion's numbers as the scoring takes them. */
+export function spoofFusionParams(fusion: SpoofFusion): SpoofFusionParams {
+  return {
+    centre: fusion.centre,
+    spread: fusion.spread,
+    weight: fusion.with.weight,
+    withCentre: fusion.with.centre,
+    withSpread: fusion.with.spread,
+  };
+}
+
 /**
  * The fused score: each logit standardised, `weight` on the partner's, back on the own model's scale.
  * A recording the own model could not score (no windows) stays undecided.
@@ -170,4 +182,26 @@ export function fuseSpoofScores(
     (f.weight * (partner.meanLogit - f.withCentre)) / f.withSpread;
   const meanLogit = f.centre + f.spread * z;
   return { bonafideProbability: sigmoid(meanLogit), meanLogit, windows: own.windows };
+}
+
+/** A fused spoof model's second model, which reads the audio itself, and how its score joins the first's. */
+export interface SpoofPartner {
+  session: ort.InferenceSession;
+  io: SpoofModelIo;
+  fusion: SpoofFusionParams;
+}
+
+/** A recording's spoof score: the model's own, fused with its partner's when the model has one. */
+export async function scoreRecordingSpoof(
+  session: ort.InferenceSession,
+  io: SpoofModelIo,
+  samples: Float32Array,
+  checkpoint?: () => void,
+  encoded?: EncodedSpeech,
+  partner?: SpoofPartner,
+): Promise<SpoofScore> {
+  const own = await scoreSpoof(session, io, samples, checkpoint, encoded);
+  if (!partner) return own;
+  const other = await scoreSpoof(partner.session, partner.io, samples, checkpoint);
+  return fuseSpoofScores(own, other, partner.fusion);
 }

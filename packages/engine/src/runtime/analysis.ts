@@ -13,14 +13,13 @@ import { estimateSnrDb, signalStats } from '../scoring/quality.js';
 import { cosineSimilarity, meanEmbedding } from '../scoring/scoring.js';
 import type { RecordingQuality } from '../scoring/calibration.js';
 import {
-  fuseSpoofScores,
-  scoreSpoof,
-  type SpoofFusionParams,
+  scoreRecordingSpoof,
   type SpoofModelIo,
+  type SpoofPartner,
   type SpoofScore,
 } from '../models/spoof.js';
 import { concatSegments, detectSpeech } from '../features/vad.js';
-import { encodeSpeech, type EncodedSpeech } from '../models/speech-encoder.js';
+import { encodeSpeech } from '../models/speech-encoder.js';
 import { checkPhrase, PHRASE_PAD_SAMPLES, type PhraseChecker } from './phrase-check.js';
 import type { PhraseOutcome, PhraseRequest } from '../phrase/check.js';
 import { measureChannelQuality, type ChannelQuality } from '../features/channel-quality.js';
@@ -39,7 +38,7 @@ export interface LoadedModels {
   spoof: ort.InferenceSession;
   spoofIo: SpoofModelIo;
   /** The second model of a fused spoof model, which reads the audio itself. */
-  spoofPartner?: { session: ort.InferenceSession; io: SpoofModelIo; fusion: SpoofFusionParams };
+  spoofPartner?: SpoofPartner;
   /** Whisper's encoder, run once per recording when a model reads its hidden states or a phrase is checked. */
   speechEncoder?: ort.InferenceSession;
   /** The encoder's graph up to the hidden states the spoof model reads: run instead when no phrase is checked. */
@@ -127,19 +126,6 @@ const SPOOF_NOT_CHECKED: SpoofScore = {
 
 const SEGMENT_SECONDS = 20;
 const MIN_HALF_SECONDS = 2;
-
-async function scoreRecordingSpoof(
-  models: LoadedModels,
-  samples: Float32Array,
-  checkpoint: Checkpoint,
-  encoded: EncodedSpeech | undefined,
-): Promise<SpoofScore> {
-  const own = await scoreSpoof(models.spoof, models.spoofIo, samples, checkpoint, encoded);
-  const partner = models.spoofPartner;
-  if (!partner) return own;
-  const other = await scoreSpoof(partner.session, partner.io, samples, checkpoint);
-  return fuseSpoofScores(own, other, partner.fusion);
-}
 
 /** Everything from file bytes (or PCM) to embedding and spoof score; runs inside a pool worker. */
 export async function analyse(
@@ -249,7 +235,14 @@ export async function analyse(
   const encoderMs = performance.now() - tEncoder;
   const tSpoof = performance.now();
   const spoof = spoofCheck
-    ? await scoreRecordingSpoof(models, samples, checkpoint, encoded)
+    ? await scoreRecordingSpoof(
+        models.spoof,
+        models.spoofIo,
+        samples,
+        checkpoint,
+        encoded,
+        models.spoofPartner,
+      )
     : SPOOF_NOT_CHECKED;
   const spoofMs = performance.now() - tSpoof;
   const tPhrase = performance.now();

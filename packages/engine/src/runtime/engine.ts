@@ -34,6 +34,7 @@ import {
   type ModelEntry,
 } from '../models/manifest.js';
 import { openSession, resolveIo } from '../models/sessions.js';
+import { spoofFusionParams } from '../models/spoof.js';
 import { qualityScore } from '../scoring/quality.js';
 import {
   decideVerification,
@@ -375,13 +376,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
           path: partnerPath,
           ...(await ioOf(partnerPath, partnerEntry)),
           input: spoofInput(partnerEntry),
-          fusion: {
-            centre: fusion.centre,
-            spread: fusion.spread,
-            weight: fusion.with.weight,
-            withCentre: fusion.with.centre,
-            withSpread: fusion.with.spread,
-          },
+          fusion: spoofFusionParams(fusion),
         }
       : null;
   const speakerRefs: SpeakerModelRef[] = [];

@@ -38,7 +38,7 @@ import {
   type ModelEntry,
 } from '../models/manifest.js';
 import { openSession, resolveIo } from '../models/sessions.js';
-import { fuseSpoofScores, scoreSpoof, type SpoofFusionParams } from '../models/spoof.js';
+import { scoreRecordingSpoof, spoofFusionParams, type SpoofPartner } from '../models/spoof.js';
 import { encodeSpeech } from '../models/speech-encoder.js';
 import {
   concatSegments,
@@ -388,46 +388,36 @@ async function main() {
     vsSpoof ? openEncoder(vsSpoof.entry) : null,
   ]);
   // A fused spoof model also runs its partner, which reads the audio itself (manifest.ts SpoofFusion).
-  const openPartner = async (entry: ModelEntry) => {
+  const openPartner = async (entry: ModelEntry): Promise<SpoofPartner | undefined> => {
     const fusion = spoofFusion(entry);
-    if (!fusion) return null;
+    if (!fusion) return undefined;
     const partner = await openModel('spoof', fusion.with.model);
-    const params: SpoofFusionParams = {
-      centre: fusion.centre,
-      spread: fusion.spread,
-      weight: fusion.with.weight,
-      withCentre: fusion.with.centre,
-      withSpread: fusion.with.spread,
+    return {
+      session: partner.session,
+      io: spoofIoOf(partner.session, partner.entry),
+      fusion: spoofFusionParams(fusion),
     };
-    return { session: partner.session, io: spoofIoOf(partner.session, partner.entry), params };
   };
   const [partner, vsPartner] = await Promise.all([
     openPartner(spoofEntry),
-    vsSpoof ? openPartner(vsSpoof.entry) : null,
+    vsSpoof ? openPartner(vsSpoof.entry) : undefined,
   ]);
   const spoofCheck =
     (
       session: typeof spoof,
       io: typeof spoofIo,
       encoderSession: typeof encoder,
-      fusedWith: typeof partner,
+      fusedWith: SpoofPartner | undefined,
     ) =>
-    async (samples: Float32Array) => {
-      const own = await scoreSpoof(
+    async (samples: Float32Array) =>
+      scoreRecordingSpoof(
         session,
         io,
         samples,
         undefined,
         encoderSession ? await encodeSpeech(encoderSession, samples) : undefined,
+        fusedWith,
       );
-      return fusedWith
-        ? fuseSpoofScores(
-            own,
-            await scoreSpoof(fusedWith.session, fusedWith.io, samples),
-            fusedWith.params,
-          )
-        : own;
-    };
   const stages: Record<string, Record<string, number>> = {};
   for (const [name, bytes] of Object.entries(clips)) {
     const decoded = await decodeAudio(bytes);
