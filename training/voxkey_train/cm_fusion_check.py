@@ -342,16 +342,19 @@ def main() -> None:
     # its meaning in logits of the model it was set for
     cb, sb = centre_scale[1]
 
+    def on_b_scale(wa: float, z_a: np.ndarray, z_b: np.ndarray) -> np.ndarray:
+        return cb + sb * (wa * z_a + (1 - wa) * z_b)
+
     def fused(wa: float) -> np.ndarray:
-        return cb + sb * (wa * za + (1 - wa) * zb)
+        return on_b_scale(wa, za, zb)
 
     def extra_of(wa: float) -> np.ndarray:
-        return cb + sb * (wa * ze[0] + (1 - wa) * ze[1])
+        return on_b_scale(wa, *ze)
 
     def lossless_of(wa: float) -> tuple[np.ndarray, np.ndarray] | None:
         if not zl:
             return None
-        f = cb + sb * (wa * zl[0] + (1 - wa) * zl[1])
+        f = on_b_scale(wa, *zl)
         return f[:, 0], f[:, 1]
 
     result = {"trials": len(rows), "caches": [Path(c).name for c in a.cache], "lossless": a.lossless,

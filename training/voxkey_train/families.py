@@ -53,3 +53,14 @@ def loco_folds(rows: list[dict]) -> dict[str, set[str]]:
     folds = {c: {c} for c, n in sorted(counts.items()) if n >= LOCO_MIN_CLIPS}
     folds[SMALL_CORPORA_FOLD] = {c for c, n in counts.items() if n < LOCO_MIN_CLIPS}
     return folds
+
+
+def real_corpora_named(names: str, rows: list[dict]) -> set[str]:
+    """Comma-separated corpora of real speech ('small': those of the SMALL_CORPORA_FOLD) as a set; ValueError naming
+    any that has no real clip in `rows`."""
+    corpora = {x for x in names.split(",") if x}
+    if "small" in corpora:
+        corpora = (corpora - {"small"}) | loco_folds(rows)[SMALL_CORPORA_FOLD]
+    if unknown := corpora - {r["corpus"] for r in rows if r["kind"] == "bonafide"}:
+        raise ValueError(f"no real clips of {', '.join(sorted(unknown))}")
+    return corpora

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 from . import augment as A
 from .data import Cache, TRAIN_DIR, WORK, data_dir_arg
-from .families import LOCO_MIN_CLIPS, SMALL_CORPORA_FOLD, family_of, lofo_excluded, loco_folds
+from .families import LOCO_MIN_CLIPS, family_of, lofo_excluded, real_corpora_named
 from .spoof_model import WIN, build_cm, oc_softmax_loss
 from .warmstart import load_onnx_weights
 
@@ -172,11 +172,10 @@ def main():
     ck = os.path.join(CKPT_DIR, f"spoof_{tag}.pt")
     excl = tuple(f for x in a.exclude_families.split(",") if x for f in lofo_excluded(x))
     cache = Cache()
-    corpora = set(x for x in a.exclude_corpora.split(",") if x)
-    if "small" in corpora:
-        corpora = (corpora - {"small"}) | loco_folds(cache.rows)[SMALL_CORPORA_FOLD]
-    if unknown := corpora - {r["corpus"] for r in cache.rows if r["kind"] == "bonafide"}:
-        ap.error(f"--exclude-corpora: no real clips of {', '.join(sorted(unknown))}")
+    try:
+        corpora = real_corpora_named(a.exclude_corpora, cache.rows)
+    except ValueError as e:
+        ap.error(f"--exclude-corpora: {e}")
     pools = load_pools(cache, excl, a.spoofgen, frozenset(corpora))
     save_at = {int(x) for x in a.save_at.split(",") if x}
     model = build_cm(a.arch)

@@ -158,12 +158,11 @@ def main():
     res["evalSeconds"] = round(time.time() - t0, 1)
     np.save(os.path.join(WORK, "scores-" + os.path.basename(a.out or "x").replace(".json", ".npy")), s)
     if a.score_real_corpora:
-        from ..families import SMALL_CORPORA_FOLD, loco_folds
-        corpora = set(a.score_real_corpora.split(","))
-        if "small" in corpora:
-            corpora = (corpora - {"small"}) | loco_folds(cache.rows)[SMALL_CORPORA_FOLD]
-        if unknown := corpora - {r["corpus"] for r in cache.rows if r["kind"] == "bonafide"}:
-            ap.error(f"--score-real-corpora: no real clips of {', '.join(sorted(unknown))}")
+        from ..families import real_corpora_named
+        try:
+            corpora = real_corpora_named(a.score_real_corpora, cache.rows)
+        except ValueError as e:
+            ap.error(f"--score-real-corpora: {e}")
         in_trials = {t["path"] for t in trials}
         held = [i for i, r in enumerate(cache.rows)
                 if r["kind"] == "bonafide" and r["corpus"] in corpora and r["path"] not in in_trials]
