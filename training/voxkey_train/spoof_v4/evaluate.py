@@ -108,6 +108,13 @@ def main():
     data_dir = os.path.abspath(a.data_dir)
     t0 = time.time()
     cache = Cache()
+    corpora: set[str] = set()
+    if a.score_real_corpora:  # refused before any scoring
+        from ..families import real_corpora_named
+        try:
+            corpora = real_corpora_named(a.score_real_corpora, cache.rows)
+        except ValueError as e:
+            ap.error(f"--score-real-corpora: {e}")
     with open(os.path.join(data_dir, "trials", "cm-dev.csv")) as f:
         trials = list(csv.DictReader(f))
     rows = [cache.rows[cache.by_path[t["path"]]] for t in trials]
@@ -158,11 +165,6 @@ def main():
     res["evalSeconds"] = round(time.time() - t0, 1)
     np.save(os.path.join(WORK, "scores-" + os.path.basename(a.out or "x").replace(".json", ".npy")), s)
     if a.score_real_corpora:
-        from ..families import real_corpora_named
-        try:
-            corpora = real_corpora_named(a.score_real_corpora, cache.rows)
-        except ValueError as e:
-            ap.error(f"--score-real-corpora: {e}")
         in_trials = {t["path"] for t in trials}
         held = [i for i, r in enumerate(cache.rows)
                 if r["kind"] == "bonafide" and r["corpus"] in corpora and r["path"] not in in_trials]
