@@ -183,8 +183,9 @@ describe(`${STREAMS} concurrent verification streams: the RSS of a separate serv
     expect(first.peak - baseline, summary).toBeLessThan(200);
     // Nothing is kept per stream once it is over: the last round ends no higher than the process had
     // already been (RSS after a round varies by tens of MiB with the garbage collector's timing, so
-    // the level is the earlier rounds' peak); 240 KB kept per stream would show as 24 MiB.
+    // the level is the earlier rounds' peak). The margin is 40 MiB (400 KB kept per stream): at 24 MiB
+    // a clean run on a loaded CI machine once ended 24.4 MiB above it (2026-11-29).
     const earlierPeak = Math.max(...rounds.slice(0, -1).map((r) => r.peak));
-    expect(rounds.at(-1)!.after - earlierPeak, summary).toBeLessThan(24);
+    expect(rounds.at(-1)!.after - earlierPeak, summary).toBeLessThan(40);
   }, 300_000);
 });
