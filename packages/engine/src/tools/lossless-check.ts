@@ -4,16 +4,16 @@
  * Scores each real recording of the data set's lossless/ folder twice, as recorded (FLAC, handed to the
  * engine as 16-bit WAV, the form apps send) and as its MP3 twin, and counts the clips flagged by the
  * spoof check in one form and not the other at the verification and enrolment thresholds: coding alone
- * must never change a verdict. Writes bench/results/lossless-check-<spoof model>.json.
+ * must never change a verdict (exit status 1 when it does). Writes bench/results/lossless-check-<spoof model>.json
+ * (or --out), with each threshold's closest score in logits, the margin another CPU's int8 kernels have.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createEngine } from '../runtime/engine.js';
 import { PACKAGE_DIR } from '../package-dir.js';
 import { num, parseArgs, userPath } from './args.js';
-import { readCsv } from './csv.js';
-import { flacToWav } from './flac.js';
+import { closestToThreshold, losslessVerdicts, scoreLosslessPairs } from './lossless-pairs.js';
 
 const args = parseArgs(process.argv.slice(2), {
   name: 'npm run check:lossless --',
@@ -25,6 +25,7 @@ const args = parseArgs(process.argv.slice(2), {
     'threads <n>': 'engine worker threads',
     'scores <file>':
       "also write each pair's spoof logits (log-odds of bona fide), lossless and MP3",
+    'out <file>': 'result file (default bench/results/lossless-check-<spoof model>.json)',
   },
 });
 const repo = resolve(PACKAGE_DIR, '..', '..');
@@ -40,36 +41,12 @@ const engine = await createEngine({
 const verifyThreshold = 1 - engine.defaultDeepfakeThreshold;
 const enrolThreshold = 1 - engine.defaultEnrolmentDeepfakeThreshold;
 
-const pairs = readCsv(join(dataDir, 'lossless', 'manifest.csv'));
-const scored: {
-  path: string;
-  lossless: number;
-  mp3: number;
-  losslessLogit: number;
-  mp3Logit: number;
-}[] = [];
-for (const pair of pairs) {
-  const [lossless, mp3] = await Promise.all([
-    engine.embedBytes(await flacToWav(new Uint8Array(readFileSync(join(dataDir, pair.path!))))),
-    engine.embedBytes(new Uint8Array(readFileSync(join(dataDir, pair.mp3_path!)))),
-  ]);
-  scored.push({
-    path: pair.path!,
-    lossless: lossless.bonafideProbability,
-    mp3: mp3.bonafideProbability,
-    losslessLogit: lossless.spoofLogit,
-    mp3Logit: mp3.spoofLogit,
-  });
-}
+const scored = await scoreLosslessPairs(engine, dataDir);
 await engine.close();
 
 const at = (threshold: number) => ({
-  threshold,
-  flaggedLossless: scored.filter((s) => s.lossless < threshold).length,
-  flaggedMp3: scored.filter((s) => s.mp3 < threshold).length,
-  flaggedInOneFormOnly: scored
-    .filter((s) => s.lossless < threshold !== s.mp3 < threshold)
-    .map((s) => s.path),
+  ...losslessVerdicts(scored, threshold),
+  closestLogitToThreshold: closestToThreshold(scored, threshold),
 });
 const result = {
   command: `npm run check:lossless -- ${process.argv.slice(2).join(' ')}`.trim(),
@@ -81,8 +58,11 @@ const result = {
   meanAbsProbabilityDifference:
     scored.reduce((s, x) => s + Math.abs(x.lossless - x.mp3), 0) / Math.max(scored.length, 1),
 };
-const out = join(repo, 'bench', 'results', `lossless-check-${engine.spoofModelId}.json`);
-mkdirSync(join(repo, 'bench', 'results'), { recursive: true });
+const out =
+  typeof args.out === 'string'
+    ? userPath(args.out)
+    : join(repo, 'bench', 'results', `lossless-check-${engine.spoofModelId}.json`);
+mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
 if (typeof args.scores === 'string') {
   const scoresFile = userPath(args.scores);
@@ -95,7 +75,13 @@ if (typeof args.scores === 'string') {
 for (const name of ['verification', 'enrolment'] as const) {
   const r = result[name];
   console.log(
-    `${name} threshold ${r.threshold.toFixed(6)}: flagged ${r.flaggedLossless}/${scored.length} lossless, ${r.flaggedMp3}/${scored.length} MP3; flagged in one form only: ${r.flaggedInOneFormOnly.length}`,
+    `${name} threshold ${r.threshold.toFixed(6)}: flagged ${r.flaggedLossless}/${scored.length} lossless, ${r.flaggedMp3}/${scored.length} MP3; flagged in one form only: ${r.flaggedInOneFormOnly.length}; closest score ${r.closestLogitToThreshold.toFixed(3)} logit from it`,
   );
 }
 console.log(`wrote ${out}`);
+const split =
+  result.verification.flaggedInOneFormOnly.length + result.enrolment.flaggedInOneFormOnly.length;
+if (split > 0) {
+  console.error(`FAILED: coding alone changed ${split} verdict(s)`);
+  process.exitCode = 1;
+}
