@@ -1,11 +1,12 @@
 /**
  * `npm run bench:api` — request-to-webhook latency of verifications against a real `voxkey serve`.
  *
- *   tsx bench/api.ts [--postgres] [--samples1 40] [--samples8 80] [--window 20] [--speakers 4] [--audio-checks 40] [--server-bin other/bin/voxkey.js]
+ *   tsx bench/api.ts [--postgres] [--format wav|mp3] [--samples1 40] [--samples8 80] [--window 20] [--speakers 4] [--audio-checks 40] [--server-bin other/bin/voxkey.js]
  *
  * Starts a server process (SQLite by default; --postgres: a fresh database on 127.0.0.1:5432),
  * creates an organisation with the CLI, points it at a local webhook receiver, enrols a few speakers
- * from ~5 s Common Voice clips, then measures from the POST of a verification to the arrival of
+ * from ~5 s Common Voice clips (sent as 16-bit WAV by default, the issue's workload; --format mp3 sends
+ * them as stored), then measures from the POST of a verification to the arrival of
  * its webhook: one at a time, 8 at a time, and the sustained verifications per second over a fixed
  * window (closed loop, 16 in flight), and the synchronous audio pre-check of ~5 s clips (POST to 200,
  * one at a time, idle server). Then, in the same run with the server stopped, the engine alone
@@ -17,7 +18,14 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createEngine, decodeBase64Audio } from '@voxkey/engine';
-import { client, fiveSecondClips, measureAudioChecks, startReceiver } from './lib/api.js';
+import {
+  type ClipFormat,
+  client,
+  fiveSecondClips,
+  inFormat,
+  measureAudioChecks,
+  startReceiver,
+} from './lib/api.js';
 import {
   argValue,
   chooseModels,
@@ -42,6 +50,9 @@ const WINDOW_S = Number(argValue('--window', '20'));
 const SPEAKERS = Number(argValue('--speakers', '4'));
 const SUSTAINED_IN_FLIGHT = Number(argValue('--in-flight', '16'));
 const AUDIO_CHECKS = Number(argValue('--audio-checks', '40'));
+const FORMAT = argValue('--format', 'wav') as ClipFormat;
+if (FORMAT !== 'wav' && FORMAT !== 'mp3')
+  throw new Error(`--format must be wav or mp3, not ${FORMAT}`);
 /** Another build's bin/voxkey.js (e.g. before a change): the engine-alone reference is this run's either way. */
 const SERVER_BIN = argValue('--server-bin') ? path.resolve(argValue('--server-bin')!) : undefined;
 
@@ -50,10 +61,10 @@ async function main() {
   const startedAt = new Date().toISOString();
   const machineAtStart = machine();
   console.log(
-    `bench:api on ${dialect}; models: ${models.which}; load average ${machineAtStart.loadavg.join(' ')}`,
+    `bench:api on ${dialect}, ${FORMAT} recordings; models: ${models.which}; load average ${machineAtStart.loadavg.join(' ')}`,
   );
 
-  const speakers = fiveSecondClips(SPEAKERS * 4, 3);
+  const speakers = await inFormat(fiveSecondClips(SPEAKERS * 4, 3), FORMAT);
   // The engine alone before the server starts and again after it stops; the API figures are compared with the mean.
   const engineBefore = await engineAlone(models.dir, speakers);
   console.log(
@@ -247,7 +258,15 @@ async function main() {
         rssMiB: { start: rssStart, end: rssMiB(server.pid) },
       },
       recordings: {
-        corpus: 'commonvoice (MP3, 16 kHz mono, 24 kbit/s)',
+        corpus:
+          FORMAT === 'wav'
+            ? 'commonvoice, decoded and sent as 16 kHz mono 16-bit WAV'
+            : 'commonvoice (MP3, 16 kHz mono, 24 kbit/s)',
+        format: FORMAT,
+        meanBase64Bytes: Math.round(
+          speakers.flatMap((s) => s.clips).reduce((sum, c) => sum + c.base64.length, 0) /
+            speakers.flatMap((s) => s.clips).length,
+        ),
         durationSeconds: '4.5-5.5',
         speakers: enrolled.length,
         failedEnrolments,

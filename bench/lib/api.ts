@@ -136,6 +136,31 @@ export function fiveSecondClips(
   }));
 }
 
+export type ClipFormat = 'wav' | 'mp3';
+
+/**
+ * The clips of `fiveSecondClips` in the form a request carries: as stored (`mp3`, 24 kbit/s) or as
+ * 16 kHz mono 16-bit WAV (`wav`, about 160 kB for 5 s: the form most apps send, and issue 33's
+ * workload), decoded from the MP3 by the engine's own decoder.
+ */
+export async function inFormat(
+  speakers: ReturnType<typeof fiveSecondClips>,
+  format: ClipFormat,
+): Promise<ReturnType<typeof fiveSecondClips>> {
+  if (format === 'mp3') return speakers;
+  const { decodeAudio, encodeWav } = await import('@voxkey/engine/dsp');
+  const toWav = async (base64: string) => {
+    const { samples } = await decodeAudio(new Uint8Array(Buffer.from(base64, 'base64')));
+    return Buffer.from(encodeWav(samples, 16_000)).toString('base64');
+  };
+  return Promise.all(
+    speakers.map(async (s) => ({
+      speaker: s.speaker,
+      clips: await Promise.all(s.clips.map(async (c) => ({ ...c, base64: await toWav(c.base64) }))),
+    })),
+  );
+}
+
 /**
  * The synchronous audio pre-check (`POST /audio-checks`, target under 100 ms for a 5 s clip): the
  * time from the POST to the 200, one at a time, after `warmup` unmeasured calls. Returns the raw

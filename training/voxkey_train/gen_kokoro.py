@@ -166,7 +166,12 @@ def main() -> None:
     ap.add_argument("--split", choices=["dev", "train"], default="dev", help="dev texts (dev only) or texts to train on")
     ap.add_argument("--out", help=f"default {OUT} (dev) or {TRAIN_OUT} (train)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--trials-dir", help="dev only: also write DIR/trials/cm-dev-kokoro.csv (the CM dev trials, then one "
+                    "spoof row per clip, attack kokoro-82m, corpus kokoro) with DIR/speech linked to the data set's speech/ and "
+                    "DIR/clips to the clips, so `npm run eval -- --cm DIR/trials/cm-dev-kokoro.csv` scores both")
     args = ap.parse_args()
+    if args.trials_dir and args.split == "train":
+        ap.error("--trials-dir is for the dev clips")
     t0 = time.time()
     train = args.split == "train"
     out = Path(args.out or (TRAIN_OUT if train else OUT))
@@ -206,6 +211,26 @@ def main() -> None:
     if unknown:
         print(f"IPA symbols not in Kokoro's vocabulary (dropped): {dict(unknown.most_common())}")
     print(f"{len(rows)} clips, {seconds:.1f} s of audio, wall {time.time() - t0:.0f} s -> {out / 'index.csv'}")
+    if args.trials_dir:
+        print(f"wrote {write_dev_trials(Path(args.trials_dir), out, rows)}")
+
+
+def write_dev_trials(trials_dir: Path, out: Path, rows: list[dict]) -> Path:
+    """The CM dev trials plus these clips as spoofs, in a folder whose speech/ and clips/ link to both sources."""
+    for name, target in (("speech", DATA_DIR / "speech"), ("clips", out / "clips")):
+        link = trials_dir / name
+        if link.is_symlink() or link.exists():
+            if link.resolve() != target.resolve():
+                raise SystemExit(f"{link} exists and is not a link to {target}")
+        else:
+            trials_dir.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(target.resolve(), target_is_directory=True)
+    trials = trials_dir / "trials" / "cm-dev-kokoro.csv"
+    trials.parent.mkdir(parents=True, exist_ok=True)
+    dev = (DATA_DIR / "trials" / "cm-dev.csv").read_text(encoding="utf-8").rstrip("\n").split("\n")
+    kokoro = [f"{r['path']},spoof,kokoro-82m,kokoro" for r in rows]
+    trials.write_text("\n".join(dev + kokoro) + "\n", encoding="utf-8")
+    return trials
 
 
 if __name__ == "__main__":

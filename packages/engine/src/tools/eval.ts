@@ -428,6 +428,8 @@ async function main() {
       ...(engine.spoofModelKey !== engine.spoofModel.sha256 ? { key: engine.spoofModelKey } : {}),
     },
     dataset: datasetDir,
+    /** the per-clip scores this run read and wrote (training's cm_fusion_check and sv studies read it) */
+    cacheFile,
     clips: {
       total: clips.length,
       embedded: todo.length - Object.keys(failed).length,
