@@ -180,6 +180,8 @@ export interface BenchResult {
   stagesMedianMs: Record<string, Record<string, number>>;
   endToEndVerify: Record<string, { medianMs: number; p90Ms: number; rtf: number }>;
   enrol10sMedianMs: number;
+  phraseCheck5s?: PhraseCost;
+  phraseCheckDigits?: PhraseCost;
   throughput5s: Record<string, number>;
   memory: {
     peakRssMb: number;
@@ -189,6 +191,13 @@ export interface BenchResult {
     rssSamples: { runs: number; rssMb: number }[];
     rssGrowthMbFrom100ToEnd: number;
   };
+}
+
+interface PhraseCost {
+  withPhraseMs: number;
+  withoutPhraseMs: number;
+  addedMs: number;
+  matched: boolean;
 }
 
 export function renderBench(r: BenchResult): string {
@@ -279,6 +288,18 @@ export function renderBench(r: BenchResult): string {
   lines.push(
     `Enrolment of a 10 s clip (adds the two half-embeddings): ${f1(r.enrol10sMedianMs)} ms median.`,
   );
+  const phrases: [string, PhraseCost][] = [];
+  if (r.phraseCheck5s) phrases.push(['a 5 s free sentence', r.phraseCheck5s]);
+  if (r.phraseCheckDigits) phrases.push(['a digit challenge', r.phraseCheckDigits]);
+  if (phrases.length)
+    lines.push(
+      `Phrase check (issue 32), a verification with and without it, side by side: ${phrases
+        .map(
+          ([what, p]) =>
+            `${what} ${f1(p.withPhraseMs)} vs ${f1(p.withoutPhraseMs)} ms (+${f1(p.addedMs)} ms${p.matched ? '' : ', not matched'})`,
+        )
+        .join('; ')}.`,
+    );
   lines.push(
     `Throughput, burst of 5 s verifications: ${Object.entries(r.throughput5s)
       .map(([k, v]) => `${k} ${v.toFixed(1)}`)
