@@ -1,5 +1,5 @@
 import type { StreamStart } from '@voxkey/contract';
-import type { VoiceEngine } from '@voxkey/engine';
+import type { EngineErrorCode, VoiceEngine } from '@voxkey/engine';
 import type { AppConfig } from './config.js';
 import type { Database } from './db/connection.js';
 import type { TokenKind } from './db/types.js';
@@ -60,6 +60,15 @@ export interface Observability {
   poolStats?: () => { utilization: number; queueSize: number };
 }
 
+/**
+ * Why the engine could not start. Clients and /readyz see only `code`; `detail`, the engine's message,
+ * names local paths and CLI commands and so goes to the server log only.
+ */
+export interface VoiceUnavailable {
+  code: EngineErrorCode;
+  detail: string;
+}
+
 /** Everything the request side and the workers share, built once by the runtime. */
 export interface AppDeps {
   database: Database;
@@ -67,7 +76,7 @@ export interface AppDeps {
   sealer: Sealer;
   signals: JobSignals;
   /** Set when this process should process voice but cannot (e.g. no model installed): voice requests get 503. */
-  voiceUnavailable?: string;
+  voiceUnavailable?: VoiceUnavailable;
   /** Set in processes that run the engine: 'degraded' once the watchdog saw a stuck worker thread. */
   engineHealth?: () => 'ok' | 'degraded';
   /** Runs audio pre-checks in the engine's pool; absent where this process has no engine. */

@@ -93,9 +93,9 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
         taskTimeoutMs: config.ENGINE_TASK_TIMEOUT_MS,
       });
     } catch (err) {
-      // Without a usable model the rest of the API still works; voice requests get a 503 that says why.
+      // Without a usable model the rest of the API still works; voice requests get a 503 naming the error code.
       if (!isEngineError(err) || err.category !== 'model') throw err;
-      deps.voiceUnavailable = err.message;
+      deps.voiceUnavailable = { code: err.code, detail: err.message };
       logger.error({ code: err.code }, `voice processing unavailable: ${err.message}`);
     }
   }

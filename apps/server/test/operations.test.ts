@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { EngineError } from '@voxkey/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { createMetrics } from '../src/observability/metrics.js';
@@ -190,22 +191,93 @@ describe(`trial quota, request ids, metrics, headers and logs (${TEST_DIALECT})`
 });
 
 describe(`voice processing unavailable (${TEST_DIALECT})`, () => {
-  it('answers voice requests with 503 saying why, while the rest of the API works', async () => {
-    const ctx = await createTestContext();
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await createTestContext();
+  });
+  afterAll(() => ctx.cleanup());
+
+  // What the engine says of a missing model: a local path and a CLI hint, for the operator only.
+  const ENGINE_DETAIL =
+    'model manifest not found at /srv/voxkey/models/manifest.json; run `npx voxkey models pull`';
+  const CLIENT_MESSAGE =
+    "Voice processing is unavailable on this server (model_missing); the operator's server log has the details.";
+  const unavailable = { code: 503, error: 'unavailable', message: CLIENT_MESSAGE };
+  const expectNoDetail = (body: unknown) => {
+    const text = JSON.stringify(body);
+    for (const part of ['/srv/', 'manifest.json', 'voxkey models pull']) {
+      expect(text).not.toContain(part);
+    }
+  };
+
+  const voiceRequest = (kind: 'enrollments' | 'verifications') =>
+    ctx.request('POST', `/v1/organisations/${ctx.orgA.id}/${kind}`, {
+      body: { voice_data: silentWav(), request_uuid: crypto.randomUUID(), external_id: 'x' },
+    });
+  const audioCheck = () =>
+    ctx.request('POST', `/v1/organisations/${ctx.orgA.id}/audio-checks`, {
+      body: { voice_data: silentWav() },
+    });
+
+  it('answers voice requests with 503 naming the engine error code, while the rest of the API works', async () => {
+    ctx.deps.voiceUnavailable = { code: 'model_missing', detail: ENGINE_DETAIL };
     try {
-      ctx.deps.voiceUnavailable = 'no speaker model is installed';
-      const res = await ctx.request('POST', `/v1/organisations/${ctx.orgA.id}/enrollments`, {
-        body: { voice_data: 'AAAA', request_uuid: crypto.randomUUID(), external_id: 'x' },
-      });
+      const res = await voiceRequest('enrollments');
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({
-        code: 503,
-        error: 'unavailable',
-        message: 'Voice processing is unavailable on this server: no speaker model is installed',
-      });
+      expect(res.body).toEqual(unavailable);
       expect((await ctx.request('GET', `/v1/organisations/${ctx.orgA.id}`)).status).toBe(200);
     } finally {
-      await ctx.cleanup();
+      ctx.deps.voiceUnavailable = undefined;
+    }
+  });
+
+  it('never shows the engine message (local paths, CLI hints) in 503 bodies or on /readyz', async () => {
+    ctx.deps.voiceUnavailable = { code: 'model_missing', detail: ENGINE_DETAIL };
+    const audioChecker = ctx.deps.audioChecker;
+    ctx.deps.audioChecker = undefined;
+    try {
+      for (const res of [
+        await voiceRequest('enrollments'),
+        await voiceRequest('verifications'),
+        await audioCheck(),
+      ]) {
+        expect(res.status).toBe(503);
+        expect(res.body).toEqual(unavailable);
+        expectNoDetail(res.body);
+      }
+      const ready = await ctx.request('GET', '/readyz', { token: null });
+      expect(ready.status).toBe(200);
+      expect(ready.body).toEqual({ status: 'ready', voice: 'unavailable (model_missing)' });
+      expectNoDetail(ready.body);
+    } finally {
+      ctx.deps.voiceUnavailable = undefined;
+      ctx.deps.audioChecker = audioChecker;
+    }
+  });
+
+  it('an engine that fails to start on an audio check: 503 with the code, the message in the server log only', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const { logger } = ctx.deps.observability;
+    const audioChecker = ctx.deps.audioChecker;
+    ctx.deps.observability.logger = pino({ level: 'info' }, sink);
+    ctx.deps.audioChecker = {
+      checkAudio: () => Promise.reject(new EngineError('model_missing', ENGINE_DETAIL)),
+    };
+    try {
+      const res = await audioCheck();
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual(unavailable);
+      expectNoDetail(res.body);
+      expect(lines.join('')).toContain(ENGINE_DETAIL);
+    } finally {
+      ctx.deps.observability.logger = logger;
+      ctx.deps.audioChecker = audioChecker;
     }
   });
 });

@@ -1,7 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { claimJob } from '../src/repositories/jobs.js';
 import { insertUser } from '../src/repositories/users.js';
 import { insertSample, insertVoiceprint } from '../src/repositories/voiceprints.js';
+import { processJob } from '../src/workers/job-processor.js';
 import { TEST_DIALECT } from './support/database.js';
+import { fakeAnalyzer } from './support/fake-engine.js';
 import {
   expectError,
   expectInvalidId,
@@ -14,7 +18,7 @@ import {
   WITHOUT_RATE_LIMITS,
   withQuery,
 } from './support/expect.js';
-import { orgPath, seedDevice, seedUser, UNKNOWN_ID } from './support/fixtures.js';
+import { orgPath, seedDevice, seedUser, silentWav, UNKNOWN_ID } from './support/fixtures.js';
 
 describe(`users and devices (${TEST_DIALECT})`, () => {
   const ctx = useContext(WITHOUT_RATE_LIMITS);
@@ -419,6 +423,50 @@ describe(`users and devices (${TEST_DIALECT})`, () => {
       const d = await seedDevice(c, { orgId: c.orgA.id, userId: u.id, type });
       const res = await c.request('GET', orgPath(c.orgA.id, `/devices/${d.id}`));
       expect(res.body.type).toBe(type);
+    });
+
+    it("a request without device_type keeps a known device's type (a new device gets 0); one with device_type changes it", async () => {
+      const c = ctx();
+      await c.db
+        .updateTable('organisation_settings')
+        .set({ callback_url: 'https://hooks.example.com/v' })
+        .where('org_id', '=', c.orgA.id)
+        .execute();
+      const externalId = `device-type-${randomUUID()}`;
+      const fingerprint = `fp-${randomUUID()}`;
+      /** Sends the request, runs its job and answers the type of the device it recorded. */
+      const submit = async (
+        kind: 'enrollments' | 'verifications',
+        device: { device_fingerprint: string; device_type?: number },
+      ) => {
+        const res = await c.request('POST', orgPath(c.orgA.id, `/${kind}`), {
+          body: {
+            voice_data: silentWav(),
+            request_uuid: randomUUID(),
+            external_id: externalId,
+            ...device,
+          },
+        });
+        expect(res.status).toBe(202);
+        const job = await claimJob(c.db, c.database.dialect, 'w', 60_000);
+        expect((await processJob(c.deps, fakeAnalyzer(), job!, 'w')).result).toBe('completed');
+        const row = await c.db
+          .selectFrom('devices')
+          .select('type')
+          .where('fingerprint', '=', device.device_fingerprint)
+          .executeTakeFirstOrThrow();
+        return row.type;
+      };
+
+      expect(await submit('enrollments', { device_fingerprint: fingerprint, device_type: 1 })).toBe(
+        1,
+      );
+      expect(await submit('verifications', { device_fingerprint: fingerprint })).toBe(1);
+      expect(
+        await submit('verifications', { device_fingerprint: fingerprint, device_type: 2 }),
+      ).toBe(2);
+      expect(await submit('verifications', { device_fingerprint: fingerprint })).toBe(2);
+      expect(await submit('verifications', { device_fingerprint: `fp-${randomUUID()}` })).toBe(0);
     });
 
     it("404 for an unknown device and for another organisation's device", async () => {

@@ -1,7 +1,7 @@
 import { WebhookTestEventSchema } from '@voxkey/contract';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWebhookDispatcher } from '../src/workers/webhook-dispatcher.js';
+import { createWebhookDispatcher, maxDeliveryAttempts } from '../src/workers/webhook-dispatcher.js';
 import { TEST_DIALECT } from './support/database.js';
 import { expectError, expectForbidden, ISO_UTC, useContext } from './support/expect.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
@@ -20,18 +20,13 @@ describe(`webhook test events: POST /organisations/{org_id}/webhook-test (${TEST
       body: { org_id: orgId, settings: { callback_url: callbackUrl } },
     });
 
-  async function deliverAll(): Promise<void> {
-    const dispatcher = createWebhookDispatcher(ctx().deps);
+  /** Runs a dispatcher (with `deps`, the context's by default) until `done` says so. */
+  async function dispatchUntil(done: () => Promise<boolean>, deps = ctx().deps): Promise<void> {
+    const dispatcher = createWebhookDispatcher(deps);
     dispatcher.start();
     try {
       const deadline = Date.now() + 10_000;
-      for (;;) {
-        const pending = await ctx()
-          .db.selectFrom('webhook_deliveries')
-          .select('id')
-          .where('status', '=', 'pending')
-          .execute();
-        if (pending.length === 0) return;
+      while (!(await done())) {
         if (Date.now() > deadline) throw new Error('deliveries still pending');
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
@@ -39,6 +34,49 @@ describe(`webhook test events: POST /organisations/{org_id}/webhook-test (${TEST
       await dispatcher.stop();
     }
   }
+
+  const deliverAll = () =>
+    dispatchUntil(async () => {
+      const pending = await ctx()
+        .db.selectFrom('webhook_deliveries')
+        .select('id')
+        .where('status', '=', 'pending')
+        .execute();
+      return pending.length === 0;
+    });
+
+  const deliveryRow = (id: number) =>
+    ctx()
+      .db.selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+
+  const redeliver = (id: number) =>
+    ctx().request('POST', `/v1/organisations/${ctx().orgA.id}/webhook-deliveries/${id}/redeliver`);
+
+  /** Sends a test event to a receiver that always answers 500, until the delivery is failed. */
+  async function sendUntilRetriesRunOut() {
+    const failing = await startWebhookReceiver(() => 500);
+    try {
+      await setCallback(failing.url);
+      const sent = await ctx().request('POST', testPath());
+      await deliverAll();
+      return sent;
+    } finally {
+      await failing.close();
+      await setCallback(receiver.url);
+    }
+  }
+
+  /** What a queued delivery looks like before its first attempt. */
+  const FRESH = {
+    status: 'pending',
+    attempts: 0,
+    last_status_code: null,
+    last_error: null,
+    delivered_at: null,
+  };
 
   it('409 no_callback_url when the organisation has no callback URL, and nothing is queued', async () => {
     await setCallback(null);
@@ -103,14 +141,79 @@ describe(`webhook test events: POST /organisations/{org_id}/webhook-test (${TEST
   it('a test delivery can be redelivered (same webhook-id) like any other', async () => {
     const sent = await ctx().request('POST', testPath());
     await deliverAll();
-    const again = await ctx().request(
-      'POST',
-      `/v1/organisations/${ctx().orgA.id}/webhook-deliveries/${sent.body.id}/redeliver`,
-    );
+    const again = await redeliver(sent.body.id);
     expect(again.status).toBe(202);
-    expect(again.body).toMatchObject({ id: sent.body.id, status: 'pending' });
+    expect(again.body).toMatchObject({
+      ...FRESH,
+      id: sent.body.id,
+      webhook_id: sent.body.webhook_id,
+    });
     await deliverAll();
     expect(receiver.calls.filter((c) => c.id === sent.body.webhook_id)).toHaveLength(2);
+    expect(await deliveryRow(sent.body.id)).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+      last_status_code: 200,
+    });
+  });
+
+  it('a delivery whose retries ran out is sent again, the same event, when redelivered', async () => {
+    const sent = await sendUntilRetriesRunOut();
+    const exhausted = await deliveryRow(sent.body.id);
+    expect(exhausted).toMatchObject({
+      status: 'failed',
+      attempts: maxDeliveryAttempts(ctx().deps.config.WEBHOOK_RETRY_SCHEDULE),
+      last_status_code: 500,
+      last_error: 'receiver answered 500',
+    });
+
+    const again = await redeliver(sent.body.id);
+    expect(again.status).toBe(202);
+    expect(again.body).toMatchObject({ ...FRESH, webhook_id: sent.body.webhook_id });
+    await deliverAll();
+    const calls = receiver.calls.filter((c) => c.id === sent.body.webhook_id);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.rawBody).toBe(exhausted.payload);
+    expect(await deliveryRow(sent.body.id)).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+      last_status_code: 200,
+      last_error: null,
+    });
+  });
+
+  it('a redelivered delivery that fails retries on the first step of the schedule', async () => {
+    const sent = await ctx().request('POST', testPath());
+    await deliverAll();
+    const failing = await startWebhookReceiver(() => 500);
+    // Steps far apart: the delay after the attempt tells which step of the schedule it was on.
+    const schedule = [60_000, 3_600_000];
+    const deps = {
+      ...ctx().deps,
+      config: { ...ctx().deps.config, WEBHOOK_RETRY_SCHEDULE: schedule },
+    };
+    try {
+      await setCallback(failing.url);
+      expect((await redeliver(sent.body.id)).status).toBe(202);
+      await dispatchUntil(
+        async () => (await deliveryRow(sent.body.id)).last_status_code === 500,
+        deps,
+      );
+      const row = await deliveryRow(sent.body.id);
+      expect(row).toMatchObject({ status: 'pending', attempts: 1, delivered_at: null });
+      const delay = Date.parse(row.next_attempt_at!) - Date.parse(row.updated_at);
+      expect(delay).toBeGreaterThan(schedule[0]! * 0.8 - 1000);
+      expect(delay).toBeLessThanOrEqual(schedule[0]! * 1.2);
+    } finally {
+      // Not left pending for a minute: the other tests dispatch until nothing is pending.
+      await ctx()
+        .db.updateTable('webhook_deliveries')
+        .set({ status: 'failed', next_attempt_at: null })
+        .where('id', '=', sent.body.id)
+        .execute();
+      await failing.close();
+      await setCallback(receiver.url);
+    }
   });
 
   it('stays within the organisation: another organisation cannot send or see it', async () => {

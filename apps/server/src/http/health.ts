@@ -25,7 +25,10 @@ export function createHealthRoutes(deps: AppDeps, options: HealthOptions = {}) {
       () => true,
       () => false,
     );
-    const voice = deps.voiceUnavailable ? `unavailable: ${deps.voiceUnavailable}` : 'available';
+    // Unauthenticated: the engine's code only, its message (local paths) is in the server log.
+    const voice = deps.voiceUnavailable
+      ? `unavailable (${deps.voiceUnavailable.code})`
+      : 'available';
     // A stuck engine thread (the watchdog's verdict) takes the process out of rotation until it restarts.
     const engineDegraded = deps.engineHealth?.() === 'degraded';
     if (!options.engineReady) {

@@ -127,9 +127,19 @@ export function findDevice(
     .executeTakeFirst();
 }
 
+/**
+ * Records a use of a user's device. `type` null (the request named none): a new device gets type 0,
+ * a known one keeps its type.
+ */
 export async function upsertDevice(
   db: Executor,
-  values: { orgId: number; userId: number; fingerprint: string; type: number; usedAt: string },
+  values: {
+    orgId: number;
+    userId: number;
+    fingerprint: string;
+    type: number | null;
+    usedAt: string;
+  },
 ): Promise<DeviceRow> {
   return db
     .insertInto('devices')
@@ -137,15 +147,17 @@ export async function upsertDevice(
       org_id: values.orgId,
       user_id: values.userId,
       fingerprint: values.fingerprint,
-      type: values.type,
+      type: values.type ?? 0,
       last_used: values.usedAt,
       created_at: values.usedAt,
       updated_at: values.usedAt,
     })
     .onConflict((oc) =>
-      oc
-        .columns(['user_id', 'fingerprint'])
-        .doUpdateSet({ type: values.type, last_used: values.usedAt, updated_at: values.usedAt }),
+      oc.columns(['user_id', 'fingerprint']).doUpdateSet({
+        ...(values.type === null ? {} : { type: values.type }),
+        last_used: values.usedAt,
+        updated_at: values.usedAt,
+      }),
     )
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -126,6 +126,10 @@ export function listDeliveries(
   );
 }
 
+/**
+ * Queues a delivery again as if it were new (same webhook-id and payload): its attempts start from
+ * zero, so one whose retries ran out is sent again and a failure retries on the schedule's first step.
+ */
 export function requeueDelivery(
   db: Executor,
   orgId: number,
@@ -136,6 +140,10 @@ export function requeueDelivery(
     .updateTable('webhook_deliveries')
     .set({
       status: 'pending',
+      attempts: 0,
+      last_status_code: null,
+      last_error: null,
+      delivered_at: null,
       next_attempt_at: now,
       lease_owner: null,
       lease_expires_at: null,

@@ -10,7 +10,7 @@ import {
 import type { z } from 'zod';
 import type { AppDeps } from '../deps.js';
 import { ApiError } from '../errors.js';
-import { AUDIO_FIELD_CODES } from './voice-requests.js';
+import { AUDIO_FIELD_CODES, voiceUnavailableError } from './voice-requests.js';
 
 export type AudioCheck = z.infer<typeof AudioCheckSchema>;
 
@@ -31,11 +31,7 @@ export async function checkRecording(
   // Bad input is a 400 whether or not this server can run the check.
   const bytes = decodeAudioField(voiceData);
   const checker = deps.audioChecker;
-  if (!checker)
-    throw new ApiError(
-      'unavailable',
-      `Voice processing is unavailable on this server${deps.voiceUnavailable ? `: ${deps.voiceUnavailable}` : ''}`,
-    );
+  if (!checker) throw voiceUnavailableError(deps.voiceUnavailable?.code);
   const timeout = AbortSignal.timeout(AUDIO_CHECK_TIMEOUT_MS);
   try {
     const check = await checker.checkAudio(bytes, {
@@ -54,11 +50,13 @@ export async function checkRecording(
   } catch (err) {
     if (!isEngineError(err)) throw err;
     if (err.category === 'invalid_input') throw audioFieldError(err);
-    if (err.category === 'model')
-      throw new ApiError(
-        'unavailable',
-        `Voice processing is unavailable on this server: ${err.message}`,
+    if (err.category === 'model') {
+      deps.observability.logger.error(
+        { code: err.code },
+        `voice processing unavailable: ${err.message}`,
       );
+      throw voiceUnavailableError(err.code);
+    }
     if (err.category === 'capacity') {
       const why =
         err.code === 'timeout' || (err.code === 'aborted' && timeout.aborted)

@@ -167,13 +167,22 @@ export function acceptVoiceRequest(
   return acceptRecording(deps, auth, kind, fields, () => decodeVoiceData(voice_data));
 }
 
+/**
+ * The 503 of a voice request this server cannot process. It names the engine's error code, never
+ * its message: that names local paths and is in the server log.
+ */
+export function voiceUnavailableError(code?: EngineErrorCode): ApiError {
+  return new ApiError(
+    'unavailable',
+    code
+      ? `Voice processing is unavailable on this server (${code}); the operator's server log has the details.`
+      : 'Voice processing is unavailable on this server',
+  );
+}
+
 /** The callback URL voice results go to; voice requests are refused (409) without one. */
 export async function requireCallbackUrl(deps: AppDeps, orgId: number): Promise<string> {
-  if (deps.voiceUnavailable)
-    throw new ApiError(
-      'unavailable',
-      `Voice processing is unavailable on this server: ${deps.voiceUnavailable}`,
-    );
+  if (deps.voiceUnavailable) throw voiceUnavailableError(deps.voiceUnavailable.code);
   const settings = await findSettings(deps.database.db, orgId);
   const callbackUrl = settings?.callback_url;
   if (!callbackUrl) {

@@ -425,7 +425,7 @@ async function commitOutcome(
       orgId: job.org_id,
       userId,
       fingerprint: job.device_fingerprint,
-      type: job.device_type ?? 0,
+      type: job.device_type,
       usedAt: outcome.completedAt,
     });
   };

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connection.js';
-import { insertChallenge } from '../../src/repositories/challenges.js';
 import { TEST_DIALECT } from '../support/database.js';
 import { connectStream, sendPcm } from '../support/stream-server.js';
 import {
@@ -26,10 +25,10 @@ const isDigitString = (text: string) =>
   text.split(/\s+/).every((word) => DIGIT_WORDS.has(word.toLowerCase()));
 
 // Prompted-phrase liveness through the API with the bundled recogniser and real speech: a recording
-// that says the phrase matches, a recording of another text does not. Challenges are random, so the
-// digit challenge here is a row written straight into the server's database with the digits a real
-// clip says (a test-only way: the API never takes a challenge's text); the predefined-text path
-// uses the API alone.
+// that says the phrase matches, a recording of another text does not. Challenges are random, so each
+// digit challenge here is made by the API and then given, straight in the server's database, the
+// digits a real clip says (a test-only way: the API never takes a challenge's text); the
+// predefined-text path, enrolment with one included, uses the API alone.
 describe.skipIf(!spokenTextsPresentFor(import.meta.url, 'phrase checks on real speech'))(
   `prompted phrases end to end, with real speech (${TEST_DIALECT})`,
   () => {
@@ -64,23 +63,24 @@ describe.skipIf(!spokenTextsPresentFor(import.meta.url, 'phrase checks on real s
       expect(record.body.phrase).toEqual(event.phrase);
       return event;
     };
-    /** A challenge whose text is what `clip` says (lowercase digit words), for the enrolled speaker. */
+    /**
+     * A challenge made by the API for the enrolled speaker (its id, binding and expiry as served), whose
+     * random digits are then replaced in the database by the ones `clip` says (lowercase digit words).
+     */
     const challengeSaying = async (clip: SpokenClip) => {
+      const created = await api('POST', '/challenges', { external_id: externalId });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
       const database = openDatabase(environment.env.DATABASE_URL!);
       try {
-        const row = await insertChallenge(database.db, {
-          id: randomUUID(),
-          orgId: org.id,
-          externalId,
-          text: clip.text.toLowerCase(),
-          vocabulary: 'digits',
-          language: 'en-UK',
-          expiresAt: new Date(Date.now() + 120_000).toISOString(),
-        });
-        return row.id;
+        await database.db
+          .updateTable('challenges')
+          .set({ text: clip.text.toLowerCase() })
+          .where('id', '=', created.body.challenge_id)
+          .executeTakeFirstOrThrow();
       } finally {
         await database.close();
       }
+      return created.body.challenge_id as string;
     };
 
     beforeAll(async () => {
@@ -214,6 +214,24 @@ describe.skipIf(!spokenTextsPresentFor(import.meta.url, 'phrase checks on real s
       });
       const missed = await submit('verifications', sentences.other, { text_id: text.body.id });
       expect(missed.phrase, JSON.stringify(missed)).toMatchObject({ matched: false });
+    });
+
+    it('an enrolment with a predefined text (text_id) reports its phrase check too', async () => {
+      const text = await api('POST', '/predefined-texts', {
+        org_id: org.id,
+        language: 'en-UK',
+        text_code: 33,
+        text: sentences.said.text,
+      });
+      expect(text.status, JSON.stringify(text.body)).toBe(201);
+      const enrolled = await submit('enrollments', sentences.said, {
+        external_id: 'sentence-speaker',
+        text_id: text.body.id,
+      });
+      expect(enrolled, JSON.stringify(enrolled)).toMatchObject({
+        status: 'enrolled',
+        phrase: { expected: sentences.said.text, matched: true },
+      });
     });
 
     it('require_phrase: another text is rejected with phrase_not_matched; a used challenge is refused', async () => {
