@@ -131,6 +131,10 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
     runner = createJobRunner(deps, watchdog.analyzer, engine.stats().threads + 1);
   }
   if (options.withWorkers) dispatcher = createWebhookDispatcher(deps);
+  if (options.withWorkers && !config.SMTP_URL)
+    logger.warn(
+      'SMTP_URL is not set: no failure-alert email is sent, whatever an organisation sets in alert_on_failure',
+    );
   const purger = options.withWorkers ? createIdempotencyPurger(deps) : null;
 
   return {
