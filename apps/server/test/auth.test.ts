@@ -205,7 +205,12 @@ describe(`authentication (${TEST_DIALECT})`, () => {
     it('rotation: old and new tokens are valid together, deleting the old leaves the new working', async () => {
       const c = ctx();
       const old = await createToken(c, { friendly_name: 'svc-v1' });
-      const rotated = await createToken(c, { friendly_name: 'svc-v2' }, { token: old.bearer });
+      // A token that expires creates tokens that expire no later than itself.
+      const rotated = await createToken(
+        c,
+        { friendly_name: 'svc-v2', expires_at: old.token.expires_at },
+        { token: old.bearer },
+      );
       for (const bearer of [old.bearer, rotated.bearer, c.orgA.token]) {
         expect((await c.request('GET', orgPath(c.orgA.id), { token: bearer })).status).toBe(200);
       }

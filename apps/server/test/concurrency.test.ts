@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TEST_DIALECT } from './support/database.js';
 import { expectError, useContext } from './support/expect.js';
-import { createText, orgPath, seedUser } from './support/fixtures.js';
+import { createText, inADay, orgPath, seedUser } from './support/fixtures.js';
 
 const statuses = (responses: { status: number }[]) => responses.map((r) => r.status).sort();
 
@@ -115,7 +115,7 @@ describe(`concurrency (${TEST_DIALECT})`, () => {
     const responses = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
         ctx().request('POST', orgPath(ctx().orgA.id, '/api-tokens'), {
-          body: { friendly_name: `burst-${i}`, enabled: true },
+          body: { friendly_name: `burst-${i}`, enabled: true, expires_at: inADay() },
         }),
       ),
     );

@@ -17,7 +17,7 @@ import { issueToken } from '../src/services/organisations.js';
 import { createTestContext, type TestContext, type TestResponse } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { expectError, expectValidation } from './support/expect.js';
-import { moveToPlan, orgPath, seedJobs, seedUser, silentWav } from './support/fixtures.js';
+import { inADay, moveToPlan, orgPath, seedJobs, seedUser, silentWav } from './support/fixtures.js';
 
 const AUDIO = silentWav();
 
@@ -255,18 +255,19 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
     it('idempotency_key_reused', async () => {
       const headers = { 'Idempotency-Key': `reused-${randomUUID()}` };
       const path = orgPath(ctx.orgA.id, '/api-tokens');
+      const expires_at = inADay();
       expect(
         (
           await ctx.request('POST', path, {
             headers,
-            body: { friendly_name: 'first', enabled: true },
+            body: { friendly_name: 'first', enabled: true, expires_at },
           })
         ).status,
       ).toBe(201);
       code(
         await ctx.request('POST', path, {
           headers,
-          body: { friendly_name: 'second', enabled: true },
+          body: { friendly_name: 'second', enabled: true, expires_at },
         }),
         'idempotency_key_reused',
       );
@@ -493,6 +494,14 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
       fieldCode(
         await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), {
           body: { friendly_name: 'later', enabled: true, expires_at: '2099-01-01T00:00:00Z' },
+        }),
+        'expires_at',
+        'outlives_creator',
+      );
+      // Nor one that never expires: without expires_at its request is refused, not shortened.
+      fieldCode(
+        await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), {
+          body: { friendly_name: 'forever', enabled: true },
         }),
         'expires_at',
         'outlives_creator',

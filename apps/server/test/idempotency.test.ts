@@ -6,6 +6,7 @@ import { purgeExpiredIdempotencyKeys } from '../src/workers/idempotency-purge.js
 import type { TestResponse } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { expectError, useContext } from './support/expect.js';
+import { inADay } from './support/fixtures.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 const HOUR = 60 * 60 * 1000;
@@ -65,7 +66,7 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
   it('createApiToken: a repeat replays the first response, the same bearer, and creates one token', async () => {
     const key = newKey();
     const before = await count('api_tokens');
-    const body = { friendly_name: 'idem', enabled: true };
+    const body = { friendly_name: 'idem', enabled: true, expires_at: inADay() };
     const first = await post('/api-tokens', key, body);
     expect(first.status).toBe(201);
     const again = await post('/api-tokens', key, body);
@@ -137,12 +138,13 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
 
   it('the same key with a different body, or on another operation, is 409 idempotency_key_reused and does nothing', async () => {
     const key = newKey();
-    expect((await post('/api-tokens', key, { friendly_name: 'one', enabled: true })).status).toBe(
-      201,
-    );
+    const expires_at = inADay();
+    expect(
+      (await post('/api-tokens', key, { friendly_name: 'one', enabled: true, expires_at })).status,
+    ).toBe(201);
     const before = await count('api_tokens');
     expectError(
-      await post('/api-tokens', key, { friendly_name: 'two', enabled: true }),
+      await post('/api-tokens', key, { friendly_name: 'two', enabled: true, expires_at }),
       409,
       /different request/,
       'idempotency_key_reused',
@@ -153,7 +155,7 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
 
   it('keys are scoped per organisation; the token (and its kind) does not matter', async () => {
     const key = newKey();
-    const body = { friendly_name: 'scoped', enabled: true };
+    const body = { friendly_name: 'scoped', enabled: true, expires_at: inADay() };
     const first = await post('/api-tokens', key, body);
     // Another token of the same organisation (a production token; the first was a trial token) gets the replay.
     const again = await post('/api-tokens', key, body, first.body.bearer);
@@ -191,7 +193,11 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
     const key = newKey();
     const bad = await post('/api-tokens', key, { friendly_name: '', enabled: true });
     expect(bad.status).toBe(400);
-    const good = await post('/api-tokens', key, { friendly_name: 'fixed', enabled: true });
+    const good = await post('/api-tokens', key, {
+      friendly_name: 'fixed',
+      enabled: true,
+      expires_at: inADay(),
+    });
     expect(good.status).toBe(201);
     expect(good.headers.get('idempotent-replayed')).toBeNull();
   });
@@ -199,7 +205,7 @@ describe(`Idempotency-Key on the POSTs without a natural key (${TEST_DIALECT})`,
   it('concurrent duplicates do not both act: one token, every other answer a replay or 409 idempotency_key_in_progress', async () => {
     const key = newKey();
     const before = await count('api_tokens');
-    const body = { friendly_name: 'race', enabled: true };
+    const body = { friendly_name: 'race', enabled: true, expires_at: inADay() };
     const answers = await Promise.all(
       Array.from({ length: 8 }, () => post('/api-tokens', key, body)),
     );

@@ -4,9 +4,18 @@ import { issueToken } from '../src/services/organisations.js';
 import { createTestContext, type TestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { expectValidation } from './support/expect.js';
-import { moveToPlan, orgPath, seedJobs, silentWav } from './support/fixtures.js';
+import { inADay, moveToPlan, orgPath, seedJobs, silentWav } from './support/fixtures.js';
 
 const VOICE = silentWav();
+
+async function tokenCount(ctx: TestContext): Promise<number> {
+  const { n } = await ctx.db
+    .selectFrom('api_tokens')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('org_id', '=', ctx.orgA.id)
+    .executeTakeFirstOrThrow();
+  return Number(n);
+}
 
 async function setCallback(ctx: TestContext, orgId: number) {
   await ctx.db
@@ -41,9 +50,10 @@ describe(`Sandbox is the plan, not the token (${TEST_DIALECT})`, () => {
     ctx = await createTestContext();
     await setCallback(ctx, ctx.orgA.id);
     await seedJobs(ctx, 100, { org_id: ctx.orgA.id });
-    // The escape the issue describes: the trial token creates a never-expiring production token.
+    // The escape the issue describes: the trial token creates a production token (which must
+    // expire no later than the trial token, but is not a trial token).
     const created = await ctx.request('POST', orgPath(ctx.orgA.id, '/api-tokens'), {
-      body: { friendly_name: 'escape', enabled: true },
+      body: { friendly_name: 'escape', enabled: true, expires_at: inADay() },
     });
     expect(created.status).toBe(201);
     const live = created.body.bearer as string;
@@ -60,9 +70,13 @@ describe(`Sandbox is the plan, not the token (${TEST_DIALECT})`, () => {
     const trial = await enrol(ctx, ctx.orgA.id, ctx.orgA.token);
     expect(trial.status).toBe(429);
     expect(trial.body.message).toMatch(/Trial tokens .*sandbox quota of 100/);
+    // It says how to get a production token as things are: the operator's CLI for one that never
+    // expires, or one the trial token creates, which expires with it.
+    expect(trial.body.message).toMatch(/voxkey token create/);
+    expect(trial.body.message).toMatch(/no later than the trial token/);
   });
 
-  it('a trial token only creates tokens that expire no later than itself', async () => {
+  it('a trial token only creates tokens that expire no later than itself, and never silently shortens one', async () => {
     ctx = await createTestContext();
     const path = orgPath(ctx.orgA.id, '/api-tokens');
     const trial = (
@@ -73,20 +87,38 @@ describe(`Sandbox is the plan, not the token (${TEST_DIALECT})`, () => {
         .where('kind', '=', 'trial')
         .executeTakeFirstOrThrow()
     ).expires_at!;
+    const before = await tokenCount(ctx);
 
-    const inherited = await ctx.request('POST', path, {
+    // Without expires_at the token would never expire: refused, not cut to the trial's expiry.
+    const omitted = await ctx.request('POST', path, {
       body: { friendly_name: 'no-expiry', enabled: true },
     });
-    expect(inherited.status).toBe(201);
-    expect(inherited.body.token.expires_at).toBe(trial);
+    expectValidation(omitted, [
+      {
+        field: 'expires_at',
+        code: 'outlives_creator',
+        message:
+          /^Required when the token making the request expires: a token cannot outlive the token that creates it/,
+      },
+    ]);
+    expect(omitted.body.errors[0].message).toContain(`no later than ${trial}`);
+    expect(omitted.body.errors[0].message).toContain('voxkey token create');
+    expect(await tokenCount(ctx)).toBe(before);
 
     const later = new Date(Date.parse(trial) + 60_000).toISOString();
     expectValidation(
       await ctx.request('POST', path, {
         body: { friendly_name: 'later', enabled: true, expires_at: later },
       }),
-      [{ field: 'expires_at', message: /trial token/ }],
+      [{ field: 'expires_at', code: 'outlives_creator', message: /trial token/ }],
     );
+
+    // The trial's own expiry is the latest allowed.
+    const same = await ctx.request('POST', path, {
+      body: { friendly_name: 'same', enabled: true, expires_at: trial },
+    });
+    expect(same.status).toBe(201);
+    expect(same.body.token.expires_at).toBe(trial);
 
     const earlier = new Date(Date.now() + 86_400_000).toISOString();
     const ok = await ctx.request('POST', path, {
@@ -96,21 +128,30 @@ describe(`Sandbox is the plan, not the token (${TEST_DIALECT})`, () => {
     expect(Date.parse(ok.body.token.expires_at)).toBe(Date.parse(earlier));
 
     // Nor can a token the trial token created: the chain never outlives the trial.
-    const child = inherited.body.bearer as string;
-    const grandchild = await ctx.request('POST', path, {
-      token: child,
-      body: { friendly_name: 'grandchild', enabled: true },
-    });
-    expect(grandchild.status).toBe(201);
-    expect(grandchild.body.token.expires_at).toBe(trial);
+    const child = same.body.bearer as string;
+    expectValidation(
+      await ctx.request('POST', path, {
+        token: child,
+        body: { friendly_name: 'grandchild', enabled: true },
+      }),
+      [{ field: 'expires_at', code: 'outlives_creator', message: /^Required when/ }],
+    );
     expectValidation(
       await ctx.request('POST', path, {
         token: child,
         body: { friendly_name: 'later', enabled: true, expires_at: later },
       }),
-      ['expires_at'],
+      [{ field: 'expires_at', code: 'outlives_creator', message: /A token that expires/ }],
     );
-    // A production token (not created by a trial token) may create tokens that never expire.
+    const grandchild = await ctx.request('POST', path, {
+      token: child,
+      body: { friendly_name: 'grandchild', enabled: true, expires_at: earlier },
+    });
+    expect(grandchild.status).toBe(201);
+    expect(Date.parse(grandchild.body.token.expires_at)).toBe(Date.parse(earlier));
+    expect(await tokenCount(ctx)).toBe(before + 3);
+
+    // A production token that never expires (the operator's) creates tokens that never expire.
     const { bearer } = await issueToken(ctx.db, {
       orgId: ctx.orgA.id,
       friendlyName: 'ops',
@@ -120,7 +161,15 @@ describe(`Sandbox is the plan, not the token (${TEST_DIALECT})`, () => {
       token: bearer,
       body: { friendly_name: 'forever', enabled: true },
     });
+    expect(forever.status).toBe(201);
     expect(forever.body.token.expires_at).toBeNull();
+    const far = '2099-01-01T00:00:00.000Z';
+    const distant = await ctx.request('POST', path, {
+      token: bearer,
+      body: { friendly_name: 'distant', enabled: true, expires_at: far },
+    });
+    expect(distant.status).toBe(201);
+    expect(distant.body.token.expires_at).toBe(far);
   });
 });
 

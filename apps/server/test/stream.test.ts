@@ -362,6 +362,27 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
       expect(close.code).toBe(4400);
     });
 
+    it('request_uuid is any UUID, as for POST /verifications: a v7 is verified under it, the nil UUID is a 400 invalid_uuid', async () => {
+      const v7 = `01890a5d-ac96-7${randomUUID().slice(15)}`;
+      const client = await open();
+      client.ws.send(start({ request_uuid: v7 }));
+      await sendPcm(client.ws, tonePcm(4, GENUINE));
+      client.ws.send(JSON.stringify({ type: 'end' }));
+      expect(await client.next('result')).toMatchObject({ request_uuid: v7, result: 'verified' });
+      expect(await client.closed).toMatchObject({ code: 1000 });
+      const record = await s.ctx.request('GET', orgPath(s.ctx.orgA.id, `/verifications/${v7}`));
+      expect(record.status).toBe(200);
+      expect(record.body).toMatchObject({ request_uuid: v7, status: 'completed' });
+
+      const { error, close } = await refusedStart({
+        request_uuid: '00000000-0000-0000-0000-000000000000',
+      });
+      expect(error.errors).toEqual([
+        { field: 'request_uuid', code: 'invalid_uuid', message: 'Must be a valid UUID' },
+      ]);
+      expect(close.code).toBe(4400);
+    });
+
     it('an unknown user: 404 user_not_enrolled (4404); a deactivated one: 403 user_inactive (4403)', async () => {
       const unknown = await refusedStart({ external_id: 'nobody' });
       expect(unknown.error).toMatchObject({ code: 404, error: 'user_not_enrolled' });

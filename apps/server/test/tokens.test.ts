@@ -12,7 +12,7 @@ import {
   UNKNOWN_FIELD,
   useContext,
 } from './support/expect.js';
-import { createToken, orgPath, UNKNOWN_ID } from './support/fixtures.js';
+import { createToken, inADay, orgPath, UNKNOWN_ID } from './support/fixtures.js';
 
 describe(`API tokens (${TEST_DIALECT})`, () => {
   const ctx = useContext();
@@ -43,6 +43,18 @@ describe(`API tokens (${TEST_DIALECT})`, () => {
       expect(
         (await ctx().request('GET', orgPath(ctx().orgA.id), { token: res.body.bearer })).status,
       ).toBe(200);
+    });
+
+    it('without expires_at, a creator that expires (the trial token) gets 400 outlives_creator: never a silently shorter token', async () => {
+      const before = expectList(await ctx().request('GET', tokensPath()), 'token').length;
+      const res = await ctx().request('POST', tokensPath(), {
+        body: { friendly_name: 'would-never-expire', enabled: true },
+      });
+      expectValidation(res, [
+        { field: 'expires_at', code: 'outlives_creator', message: /^Required when the token/ },
+      ]);
+      expect(res.body.errors[0].message).toMatch(/no later than \d{4}-\d\d-\d\dT/);
+      expect(expectList(await ctx().request('GET', tokensPath()), 'token')).toHaveLength(before);
     });
 
     it('expires_at with an offset is stored and returned as UTC', async () => {
@@ -91,7 +103,7 @@ describe(`API tokens (${TEST_DIALECT})`, () => {
 
     it('friendly_name is 1 to 200 characters', async () => {
       const ok = await ctx().request('POST', tokensPath(), {
-        body: { friendly_name: 'n'.repeat(200), enabled: true },
+        body: { friendly_name: 'n'.repeat(200), enabled: true, expires_at: inADay() },
       });
       expect(ok.status).toBe(201);
       expect(ok.body.token.friendly_name).toHaveLength(200);

@@ -7,6 +7,8 @@ import {
   EMPTY_MESSAGE,
   EnrollmentRequestSchema,
   REQUIRED_MESSAGE,
+  StreamStartSchema,
+  VerificationRequestSchema,
 } from '../src/index.js';
 
 describe('contract', () => {
@@ -73,12 +75,63 @@ describe('contract', () => {
       path: ['request_uuid'],
       message: 'Must be a valid UUID v4',
     });
+    // A UUID v7 is fine for a verification, not for an enrolment.
+    expect(
+      EnrollmentRequestSchema.safeParse({
+        voice_data: 'AAAA',
+        request_uuid: '01890a5d-ac96-774b-bcce-b302099a8057',
+        external_id: 'x',
+      }).error?.issues[0],
+    ).toMatchObject({ path: ['request_uuid'], message: 'Must be a valid UUID v4' });
     const good = EnrollmentRequestSchema.parse({
       voice_data: 'AAAA',
       request_uuid: '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d',
       external_id: 'x',
     });
     expect(good.language).toBe('en-UK');
+  });
+
+  it('takes any RFC 9562 UUID as a verification request_uuid (and stream start), not the nil or max UUID', () => {
+    const body = (request_uuid: string) => ({ voice_data: 'AAAA', request_uuid, external_id: 'x' });
+    for (const uuid of [
+      '01890a5d-ac96-774b-bcce-b302099a8057', // v7
+      'c232ab00-9414-11ec-b3c8-9f6bdeced846', // v1
+      '9b2f6d3e-8c1a-4f5b-9d7e-2a4c6e8f0b1d', // v4
+      '2489E9AD-2EE2-8E00-8EC9-32D5F69181C0', // v8, upper case
+    ]) {
+      expect(VerificationRequestSchema.safeParse(body(uuid)).success, uuid).toBe(true);
+      expect(
+        StreamStartSchema.safeParse({
+          type: 'start',
+          format: 'wav',
+          request_uuid: uuid,
+          external_id: 'x',
+        }).success,
+        uuid,
+      ).toBe(true);
+    }
+    for (const uuid of [
+      'not-a-uuid',
+      '00000000-0000-0000-0000-000000000000',
+      'ffffffff-ffff-ffff-ffff-ffffffffffff',
+      '01890a5d-ac96-074b-bcce-b302099a8057', // version 0
+      '01890a5d-ac96-774b-cbce-b302099a8057', // Microsoft variant
+    ]) {
+      const bad = VerificationRequestSchema.safeParse(body(uuid));
+      expect(bad.error?.issues, uuid).toEqual([
+        expect.objectContaining({
+          path: ['request_uuid'],
+          format: 'uuid',
+          message: 'Must be a valid UUID',
+        }),
+      ]);
+    }
+    // A missing one is still "required", not a UUID problem.
+    const missing = VerificationRequestSchema.safeParse({ voice_data: 'AAAA', external_id: 'x' });
+    expect(missing.error?.issues[0]).toMatchObject({
+      path: ['request_uuid'],
+      message: REQUIRED_MESSAGE,
+    });
   });
 
   it('refuses impossible dates in timestamp filters instead of throwing', () => {

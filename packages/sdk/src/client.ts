@@ -89,7 +89,10 @@ export type CreateEnrollmentInput = Omit<EnrollmentRequest, 'request_uuid' | 'vo
 };
 export type CreateVerificationInput = Omit<VerificationRequest, 'request_uuid' | 'voice_data'> & {
   voice_data: VoiceInput;
-  /** UUID v4 making the request idempotent; generated when omitted. Reuse it to retry safely. */
+  /**
+   * Any UUID (RFC 9562, versions 1 to 8, e.g. v4 or v7) making the request idempotent; a v4 is
+   * generated when omitted. Reuse it to retry safely.
+   */
   request_uuid?: string;
 };
 export interface CreateAudioCheckInput {
@@ -106,7 +109,11 @@ export interface CreateTokenInput {
   friendly_name: string;
   /** Default true. */
   enabled?: boolean;
-  /** ISO 8601 date-time; omit for a token that never expires. */
+  /**
+   * ISO 8601 date-time; omit for a token that never expires. A token cannot outlive the one that
+   * creates it: when the client's token expires (a trial token, or one with an expiry), this is
+   * required and must be no later than that expiry (else a 400 `outlives_creator`).
+   */
   expires_at?: string;
 }
 export interface CreatePredefinedTextInput {

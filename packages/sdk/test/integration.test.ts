@@ -28,6 +28,9 @@ function syntheticVoiceWav(seconds: number): Uint8Array {
   return encodeWav(samples, rate);
 }
 
+/** The server's token is a trial token: what it creates must expire no later than itself. */
+const inADay = () => new Date(Date.now() + 86_400_000).toISOString();
+
 const SERVER_BUILT = serverBuiltFor(import.meta.url, 'against the real server');
 
 describe.skipIf(!SERVER_BUILT)('against the real server', () => {
@@ -120,7 +123,7 @@ describe.skipIf(!SERVER_BUILT)('against the real server', () => {
   });
 
   it('tokens: create, list, disable (then 401), delete', async () => {
-    const created = await vk.tokens.create({ friendly_name: 'sdk-it' });
+    const created = await vk.tokens.create({ friendly_name: 'sdk-it', expires_at: inADay() });
     expect(created.bearer).toMatch(/^vk_/);
     const ids = [];
     for await (const t of vk.tokens.iterate()) ids.push(t.id);
@@ -194,7 +197,10 @@ describe.skipIf(!SERVER_BUILT)('against the real server', () => {
       orgId,
       logger: { debug: (message) => lines.push(message) },
     });
-    const created = await logged.tokens.create({ friendly_name: 'idempotency-key' });
+    const created = await logged.tokens.create({
+      friendly_name: 'idempotency-key',
+      expires_at: inADay(),
+    });
     const secret = await logged.webhooks.rotateSecret();
     expect(secret.secret).toMatch(/^whsec_/);
     await logged.tokens.delete(created.token.id);
@@ -206,11 +212,12 @@ describe.skipIf(!SERVER_BUILT)('against the real server', () => {
   it('the server replays a keyed POST sent twice with one Idempotency-Key (same bearer), and refuses the key for another body', async () => {
     const vk = createVoxkeyClient({ baseUrl, token, orgId });
     const headers = { 'Idempotency-Key': `sdk-integration-${Date.now()}` };
-    const first = await vk.tokens.create({ friendly_name: 'replayed' }, { headers });
-    const again = await vk.tokens.create({ friendly_name: 'replayed' }, { headers });
+    const expires_at = inADay();
+    const first = await vk.tokens.create({ friendly_name: 'replayed', expires_at }, { headers });
+    const again = await vk.tokens.create({ friendly_name: 'replayed', expires_at }, { headers });
     expect(again).toEqual(first);
     const other = await vk.tokens
-      .create({ friendly_name: 'another body' }, { headers })
+      .create({ friendly_name: 'another body', expires_at }, { headers })
       .catch((error: unknown) => error);
     expect(other).toBeInstanceOf(VoxkeyError);
     expect(other).toMatchObject({ status: 409, error: 'idempotency_key_reused' });

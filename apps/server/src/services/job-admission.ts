@@ -44,7 +44,7 @@ async function monthlyQuota(
     (await findPlanByName(db, DEFAULT_PLAN_NAME))?.monthly_calls_included ?? FALLBACK_SANDBOX_QUOTA;
   return {
     quota,
-    why: `Trial tokens are limited to the sandbox quota of ${quota} enrolments and verifications a month; create a production token`,
+    why: `Trial tokens are limited to the sandbox quota of ${quota} enrolments and verifications a month; use a production token: the operator creates one that never expires (voxkey token create), and one created through the API with this trial token must expire no later than the trial token`,
   };
 }
 

@@ -292,7 +292,12 @@ async function withLiveToken(
   const res = await fetch(`${api}/organisations/${signedUp.id}/api-tokens`, {
     method: 'POST',
     headers: { authorization: `Bearer ${signedUp.trialToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ friendly_name: 'hostile-run', enabled: true }),
+    // A token the trial token creates must expire no later than it: a day is within any trial.
+    body: JSON.stringify({
+      friendly_name: 'hostile-run',
+      enabled: true,
+      expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+    }),
   });
   expect(res.status).toBe(201);
   return { id: signedUp.id, token: ((await res.json()) as { bearer: string }).bearer };

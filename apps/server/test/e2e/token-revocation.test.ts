@@ -60,9 +60,11 @@ describe(`token revocation across server processes (${TEST_DIALECT})`, () => {
     });
 
   async function newToken(): Promise<{ id: number; bearer: string }> {
+    // admin is the trial token: what it creates must expire no later than itself.
     const res = await call(first, admin, 'POST', '/api-tokens', {
       friendly_name: `t-${Math.random()}`,
       enabled: true,
+      expires_at: new Date(Date.now() + 86_400_000).toISOString(),
     });
     expect(res.status).toBe(201);
     const body = (await res.json()) as { bearer: string; token: { id: number } };

@@ -296,7 +296,7 @@ describe.skipIf(!datasetPresentFor(import.meta.url, 'enrolment and verification 
       expect(missing.body.errors).toEqual(
         expect.arrayContaining([
           { field: 'external_id', code: 'required', message: 'This field is required' },
-          { field: 'request_uuid', code: 'invalid_uuid', message: 'Must be a valid UUID v4' },
+          { field: 'request_uuid', code: 'invalid_uuid', message: 'Must be a valid UUID' },
         ]),
       );
     });

@@ -136,6 +136,13 @@ export async function createText(
   return res.body;
 }
 
+/** Within any trial: a token the (expiring) trial token creates must expire no later than it. */
+export const inADay = () => new Date(Date.now() + 86_400_000).toISOString();
+
+/**
+ * Creates a token through the API, by default with the organisation's trial token; so it expires
+ * in a day unless `values` says otherwise (without expires_at the trial token's request is a 400).
+ */
 export async function createToken(
   ctx: TestContext,
   values: { friendly_name?: string; enabled?: boolean; expires_at?: string } = {},
@@ -147,6 +154,7 @@ export async function createToken(
     body: {
       friendly_name: values.friendly_name ?? `svc-${randomUUID().slice(0, 8)}`,
       enabled: values.enabled ?? true,
+      expires_at: inADay(),
       ...values,
     },
   });

@@ -10,6 +10,7 @@ import {
 } from '../schemas/common.js';
 import {
   AcceptedSchema,
+  anyUuid,
   AudioCheckRequestSchema,
   AudioCheckSchema,
   EnrollmentRequestSchema,
@@ -25,14 +26,20 @@ const acceptedHeaders = {
     schema: { type: 'string' as const },
   },
 };
-const RequestPathParams = OrgPathParams.extend({
-  request_uuid: z
-    .string()
-    .regex(UUID_V4_PATTERN, 'Must be a valid UUID v4')
-    .openapi({
-      param: { name: 'request_uuid', in: 'path', required: true },
-      description: 'The request_uuid sent with the request.',
-    }),
+const requestUuidParam = { name: 'request_uuid', in: 'path', required: true } as const;
+/** An enrolment's request_uuid is a UUID v4. */
+const EnrollmentPathParams = OrgPathParams.extend({
+  request_uuid: z.string().regex(UUID_V4_PATTERN, 'Must be a valid UUID v4').openapi({
+    param: requestUuidParam,
+    description: 'The request_uuid (a UUID v4) sent with the enrolment.',
+  }),
+});
+/** A verification's request_uuid is any UUID (v1 to v8), as in the request. */
+const VerificationPathParams = OrgPathParams.extend({
+  request_uuid: anyUuid('Must be a valid UUID').openapi({
+    param: requestUuidParam,
+    description: 'The request_uuid (any UUID) sent with the verification.',
+  }),
 });
 
 export const createEnrollment = createRoute({
@@ -87,7 +94,7 @@ export const getEnrollment = createRoute({
   'x-voxkey-retry': 'safe',
   summary: 'Read an enrolment request and its outcome',
   tags,
-  request: { params: RequestPathParams },
+  request: { params: EnrollmentPathParams },
   responses: {
     200: jsonResponse(RequestRecordSchema, 'The request record.'),
     ...commonErrorResponses,
@@ -101,7 +108,7 @@ export const getVerification = createRoute({
   'x-voxkey-retry': 'safe',
   summary: 'Read a verification request and its outcome',
   tags,
-  request: { params: RequestPathParams },
+  request: { params: VerificationPathParams },
   responses: {
     200: jsonResponse(RequestRecordSchema, 'The request record.'),
     ...commonErrorResponses,

@@ -62,7 +62,7 @@ export const redeliverWebhook = createRoute({
   'x-voxkey-retry': 'idempotency-key',
   summary: 'Deliver a webhook again',
   description:
-    'Queues the same event (same `webhook-id`) for immediate delivery, whatever its status.',
+    'Queues the same event (same `webhook-id`) for immediate delivery, whatever its status, as a fresh delivery: `attempts` back to 0 and the last error cleared, so one whose retries ran out is sent again with every retry.',
   tags,
   request: {
     params: OrgPathParams.extend({ delivery_id: pathId('delivery_id', 'Delivery identifier.') }),

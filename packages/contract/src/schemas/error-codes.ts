@@ -153,7 +153,8 @@ export const FIELD_ERROR_CODES = {
   invalid_value: 'The value is not one of those allowed.',
   invalid_format:
     'A string does not have the required format (pattern, date-time, email, URL, identifier).',
-  invalid_uuid: 'The value is not a UUID v4.',
+  invalid_uuid:
+    "The value is not a UUID: a UUID v4 for an enrolment's `request_uuid` and a `challenge_id`; any RFC 9562 UUID (version 1 to 8, not the nil or max UUID) for a verification's `request_uuid`.",
   invalid_json: 'The body is not well-formed JSON.',
   too_short: 'A string or list is shorter than allowed (an empty required string included).',
   too_long: 'A string or list is longer than allowed.',
@@ -168,7 +169,7 @@ export const FIELD_ERROR_CODES = {
   too_many_errors:
     'The last entry of a list cut at 20 problems: its message says how many more were not listed (its `field` is empty).',
   outlives_creator:
-    'A token would expire after the token that creates it (e.g. a trial token creating a longer-lived token).',
+    "A token would outlive the token that creates it: its `expires_at` is later than the creator's, or is omitted (never expires) while the creator expires (e.g. a trial token).",
   callback_url_not_allowed:
     'The callback URL is not allowed (not http(s), has credentials, cannot be resolved, or points at a forbidden address).',
   invalid_base64: '`voice_data` is not valid base64.',

@@ -20,7 +20,11 @@ export const CreateApiTokenBodySchema = z
       .datetime({ offset: true, message: 'Must be an ISO 8601 date-time' })
       .optional()
       .openapi({
-        description: 'Optional. When omitted the token never expires. Must be in the future.',
+        description:
+          'When the token stops working; must be in the future. When omitted the token never expires. ' +
+          'A token cannot outlive the token that creates it: when the token making the request expires (a trial token, or any token with an `expires_at`), ' +
+          "`expires_at` is required and must be no later than that token's own expiry, else 400 `outlives_creator` on `expires_at` (nothing is shortened silently). " +
+          'A token that never expires can be created by a token that never expires, or by the operator (`voxkey token create`).',
         example: '2027-03-01T00:00:00Z',
       }),
   })

@@ -28,18 +28,26 @@ export const create: AppRouteHandler<typeof createApiToken> = async (c) => {
 };
 
 /**
- * A token may only create tokens that expire no later than itself (without expires_at: at the
- * same time), so a trial token, or anything it created, cannot outlive the trial.
+ * A token may only create tokens that expire no later than itself, so a trial token, or anything
+ * it created, cannot outlive the trial. Nothing is shortened silently: without expires_at the new
+ * token would never expire, so a creator that expires must name an expiry (docs/decisions.md).
  */
 function expiryAllowedFor(auth: AuthContext, requested: Date | null): string | null {
   if (auth.tokenExpiresAt === null) return requested?.toISOString() ?? null;
-  if (requested === null) return auth.tokenExpiresAt;
+  const creatorExpiry = new Date(auth.tokenExpiresAt).toISOString();
+  if (requested === null) {
+    throw ApiError.field(
+      'expires_at',
+      'outlives_creator',
+      `Required when the token making the request expires: a token cannot outlive the token that creates it; give an expires_at no later than ${creatorExpiry}, or ask the operator for a non-expiring token (voxkey token create)`,
+    );
+  }
   if (requested.getTime() > Date.parse(auth.tokenExpiresAt)) {
     const who = auth.tokenKind === 'trial' ? 'A trial token' : 'A token that expires';
     throw ApiError.field(
       'expires_at',
       'outlives_creator',
-      `${who} can only create tokens that expire by ${auth.tokenExpiresAt}, when it expires itself`,
+      `${who} can only create tokens that expire by ${creatorExpiry}, when it expires itself`,
     );
   }
   return requested.toISOString();
