@@ -186,9 +186,21 @@ export interface VoxkeyClient {
     get(id: Id, options?: RequestOptions): Promise<Plan>;
   };
   readonly subscriptions: {
+    /** The organisation's subscriptions, oldest first (`sort: 'id:desc'` for the newest first). */
+    list(params?: ListParams, options?: RequestOptions): Promise<Page<Subscription>>;
+    iterate(
+      params?: ListParams,
+      options?: RequestOptions,
+    ): AsyncGenerator<Subscription, void, undefined>;
     get(id: Id, options?: RequestOptions): Promise<Subscription>;
   };
   readonly invoices: {
+    /** The organisation's invoices, oldest first; one subscription's with `filter: 'sub_id=<id>'`. */
+    list(params?: ListParams, options?: RequestOptions): Promise<Page<Invoice>>;
+    iterate(
+      params?: ListParams,
+      options?: RequestOptions,
+    ): AsyncGenerator<Invoice, void, undefined>;
     get(id: Id, options?: RequestOptions): Promise<Invoice>;
   };
   readonly audioChecks: {
@@ -532,6 +544,14 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
   };
 
   const subscriptions: VoxkeyClient['subscriptions'] = {
+    ...listResource(
+      (query, o) =>
+        raw.GET('/organisations/{org_id}/subscriptions', {
+          params: { path: org(), query },
+          ...init(o),
+        }),
+      unwrap,
+    ),
     get: (id, o) =>
       call(
         raw.GET('/organisations/{org_id}/subscriptions/{subscription_id}', {
@@ -542,6 +562,11 @@ export function createVoxkeyClient(options: VoxkeyClientOptions): VoxkeyClient {
   };
 
   const invoices: VoxkeyClient['invoices'] = {
+    ...listResource(
+      (query, o) =>
+        raw.GET('/organisations/{org_id}/invoices', { params: { path: org(), query }, ...init(o) }),
+      unwrap,
+    ),
     get: (id, o) =>
       call(
         raw.GET('/organisations/{org_id}/invoices/{invoice_id}', {

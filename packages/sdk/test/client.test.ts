@@ -33,6 +33,68 @@ describe('typed success', () => {
     expect(q.get('page')).toBe('2');
   });
 
+  it("lists the organisation's subscriptions and invoices with list parameters, and iterates them", async () => {
+    const subscription = (id: number) => ({
+      id,
+      org_id: 7,
+      plan_id: 1,
+      start_date: '2026-11-01',
+      end_date: null,
+      created_at: '2026-11-01T10:00:00.000Z',
+      updated_at: '2026-11-01T10:00:00.000Z',
+    });
+    const invoice = (id: number) => ({
+      id,
+      org_id: 7,
+      sub_id: 4,
+      invoice_sequence: id,
+      quotas: { monthly_verifications: 10, overage_calls: 0 },
+      file_ref: `invoices/7/${id}.json`,
+      created_at: '2026-12-01T00:00:00.000Z',
+      updated_at: '2026-12-01T00:00:00.000Z',
+    });
+    const { fetch, calls } = mockFetch(
+      json({ results: [subscription(4)] }, 200, { 'X-Total-Pages': '1', 'X-Total-Count': '1' }),
+      json({ results: [invoice(9), invoice(8)] }, 200, {
+        'X-Total-Pages': '2',
+        'X-Total-Count': '3',
+      }),
+      json({ results: [invoice(1)] }, 200, { 'X-Total-Pages': '2', 'X-Total-Count': '3' }),
+      json({ results: [invoice(9), invoice(8)] }, 200, {
+        'X-Total-Pages': '2',
+        'X-Total-Count': '3',
+      }),
+      json({ results: [invoice(1)] }, 200, { 'X-Total-Pages': '2', 'X-Total-Count': '3' }),
+    );
+    const vk = client(fetch);
+    expect(await vk.subscriptions.list({ sort: 'id:desc' })).toEqual({
+      results: [subscription(4)],
+      page: 1,
+      totalPages: 1,
+      totalCount: 1,
+    });
+    const page = await vk.invoices.list({ filter: 'sub_id=4', perPage: 2 });
+    expect(page).toEqual({
+      results: [invoice(9), invoice(8)],
+      page: 1,
+      totalPages: 2,
+      totalCount: 3,
+    });
+    expect((await vk.invoices.list({ filter: 'sub_id=4', perPage: 2, page: 2 })).results).toEqual([
+      invoice(1),
+    ]);
+    const ids: number[] = [];
+    for await (const i of vk.invoices.iterate({ filter: 'sub_id=4', perPage: 2 })) ids.push(i.id);
+    expect(ids).toEqual([9, 8, 1]);
+    expect(calls.map((c) => `${c.method} ${c.url.pathname}${c.url.search}`)).toEqual([
+      'GET /v1/organisations/7/subscriptions?sort=id%3Adesc',
+      'GET /v1/organisations/7/invoices?filter=sub_id%3D4&per_page=2',
+      'GET /v1/organisations/7/invoices?filter=sub_id%3D4&per_page=2&page=2',
+      'GET /v1/organisations/7/invoices?filter=sub_id%3D4&per_page=2&page=1',
+      'GET /v1/organisations/7/invoices?filter=sub_id%3D4&per_page=2&page=2',
+    ]);
+  });
+
   it('fills org_id into bodies that need it', async () => {
     const text = {
       id: 1,

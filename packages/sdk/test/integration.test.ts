@@ -122,6 +122,23 @@ describe.skipIf(!SERVER_BUILT)('against the real server', () => {
     await expect(vk.users.get(999)).rejects.toMatchObject({ status: 404 });
   });
 
+  it('subscriptions and invoices: listed (the sign-up subscription, no invoices yet), then read by id', async () => {
+    const subs = await vk.subscriptions.list();
+    expect(subs).toMatchObject({ page: 1, totalPages: 1, totalCount: 1 });
+    expect(subs.results[0]).toMatchObject({ org_id: orgId, end_date: null });
+    expect(await vk.subscriptions.get(subs.results[0]!.id)).toEqual(subs.results[0]);
+    const iterated = [];
+    for await (const s of vk.subscriptions.iterate({ sort: 'id:desc' })) iterated.push(s);
+    expect(iterated).toEqual(subs.results);
+    const invoices = await vk.invoices.list({ filter: `sub_id=${subs.results[0]!.id}` });
+    expect(invoices).toMatchObject({ results: [], page: 1, totalPages: 0, totalCount: 0 });
+    const seen = [];
+    for await (const i of vk.invoices.iterate()) seen.push(i);
+    expect(seen).toEqual([]);
+    const elsewhere = createVoxkeyClient({ baseUrl, token, orgId: orgId + 1000 });
+    await expect(elsewhere.invoices.list()).rejects.toMatchObject({ status: 403 });
+  });
+
   it('tokens: create, list, disable (then 401), delete', async () => {
     const created = await vk.tokens.create({ friendly_name: 'sdk-it', expires_at: inADay() });
     expect(created.bearer).toMatch(/^vk_/);

@@ -80,15 +80,19 @@ describe('pagination', () => {
     expect(seen).toEqual([1]);
   });
 
-  it('every list has iterate: tokens, plans, deliveries', async () => {
+  it('every list has iterate: tokens, plans, subscriptions, invoices, deliveries', async () => {
     const { fetch, calls } = mockFetch(json({ results: [] }, 200, { 'X-Total-Pages': '0' }));
     const vk = client(fetch);
     for await (const _ of vk.tokens.iterate()) void _;
     for await (const _ of vk.plans.iterate()) void _;
+    for await (const _ of vk.subscriptions.iterate()) void _;
+    for await (const _ of vk.invoices.iterate()) void _;
     for await (const _ of vk.webhooks.iterateDeliveries({ filter: 'status=failed' })) void _;
     expect(calls.map((c) => c.url.pathname)).toEqual([
       '/v1/organisations/7/api-tokens',
       '/v1/plans',
+      '/v1/organisations/7/subscriptions',
+      '/v1/organisations/7/invoices',
       '/v1/organisations/7/webhook-deliveries',
     ]);
   });

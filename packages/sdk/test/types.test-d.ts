@@ -13,11 +13,13 @@ import {
   type ErrorCode,
   type FieldError,
   type FieldErrorCode,
+  type Invoice,
   type OperationErrorCode,
   type Page,
   type PhraseCheck,
   type PredefinedText,
   type RequestRecord,
+  type Subscription,
   type User,
   type VerificationCompletedEvent,
   type VoxkeyEvent,
@@ -86,6 +88,10 @@ describe('resource methods', () => {
     expectTypeOf(vk.users.get).returns.toEqualTypeOf<Promise<User>>();
     expectTypeOf(vk.users.list).returns.toEqualTypeOf<Promise<Page<User>>>();
     expectTypeOf(vk.users.iterate).returns.toEqualTypeOf<AsyncGenerator<User, void, undefined>>();
+    expectTypeOf(vk.subscriptions.list).returns.toEqualTypeOf<Promise<Page<Subscription>>>();
+    expectTypeOf(vk.invoices.iterate).returns.toEqualTypeOf<
+      AsyncGenerator<Invoice, void, undefined>
+    >();
     expectTypeOf(vk.enrollments.create).returns.toEqualTypeOf<Promise<AcceptedRequest>>();
     expectTypeOf(vk.verifications.get).returns.toEqualTypeOf<Promise<RequestRecord>>();
     expectTypeOf<RequestRecord['result']>().toEqualTypeOf<

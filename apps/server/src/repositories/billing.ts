@@ -1,4 +1,8 @@
-import { PLAN_FILTER_FIELDS } from '@voxkey/contract';
+import {
+  INVOICE_FILTER_FIELDS,
+  PLAN_FILTER_FIELDS,
+  SUBSCRIPTION_FILTER_FIELDS,
+} from '@voxkey/contract';
 import { sql } from 'kysely';
 import type { Executor } from '../db/connection.js';
 import type { InvoiceRow, PlanRow, SubscriptionRow } from '../db/types.js';
@@ -45,6 +49,8 @@ export function toInvoice(row: InvoiceRow) {
 }
 
 const PLAN_FIELDS = columnsOf(PLAN_FILTER_FIELDS);
+const SUBSCRIPTION_FIELDS = columnsOf(SUBSCRIPTION_FILTER_FIELDS);
+const INVOICE_FIELDS = columnsOf(INVOICE_FILTER_FIELDS);
 
 export function listPlans(db: Executor, query: ListQuery): Promise<ListResult<PlanRow>> {
   return listRows(db.selectFrom('plans').selectAll(), query, PLAN_FIELDS);
@@ -102,6 +108,19 @@ export async function insertSubscription(
     .executeTakeFirstOrThrow();
 }
 
+/** One page of the organisation's subscriptions; never another organisation's. */
+export function listSubscriptions(
+  db: Executor,
+  orgId: number,
+  query: ListQuery,
+): Promise<ListResult<SubscriptionRow>> {
+  return listRows(
+    db.selectFrom('subscriptions').selectAll().where('org_id', '=', orgId),
+    query,
+    SUBSCRIPTION_FIELDS,
+  );
+}
+
 export function findSubscription(
   db: Executor,
   orgId: number,
@@ -113,6 +132,19 @@ export function findSubscription(
     .where('org_id', '=', orgId)
     .where('id', '=', id)
     .executeTakeFirst();
+}
+
+/** One page of the organisation's invoices; never another organisation's. */
+export function listInvoices(
+  db: Executor,
+  orgId: number,
+  query: ListQuery,
+): Promise<ListResult<InvoiceRow>> {
+  return listRows(
+    db.selectFrom('invoices').selectAll().where('org_id', '=', orgId),
+    query,
+    INVOICE_FIELDS,
+  );
 }
 
 export function findInvoice(

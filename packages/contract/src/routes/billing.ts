@@ -2,10 +2,14 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { commonErrorResponses, jsonResponse, OrgPathParams, pathId } from '../schemas/common.js';
 import { listQuerySchema, listResponse } from '../schemas/list.js';
 import {
+  INVOICE_FILTER_FIELDS,
+  INVOICE_SORT_FIELDS,
   InvoiceSchema,
   PLAN_FILTER_FIELDS,
   PLAN_SORT_FIELDS,
   PlanSchema,
+  SUBSCRIPTION_FILTER_FIELDS,
+  SUBSCRIPTION_SORT_FIELDS,
   SubscriptionSchema,
 } from '../schemas/billing.js';
 
@@ -36,6 +40,26 @@ export const getPlan = createRoute({
   responses: { 200: jsonResponse(PlanSchema, 'The plan.'), ...commonErrorResponses },
 });
 
+export const listSubscriptions = createRoute({
+  method: 'get',
+  path: '/organisations/{org_id}/subscriptions',
+  operationId: 'listSubscriptions',
+  'x-voxkey-retry': 'safe',
+  summary: 'List subscriptions',
+  description:
+    "The organisation's own subscriptions, each as `getSubscription` returns it (`end_date` null while it runs on). " +
+    'Oldest first (`id` ascending) like every list; `sort=id:desc` gives the newest first.',
+  tags,
+  request: {
+    params: OrgPathParams,
+    query: listQuerySchema(SUBSCRIPTION_FILTER_FIELDS, SUBSCRIPTION_SORT_FIELDS),
+  },
+  responses: {
+    200: listResponse(SubscriptionSchema, 'SubscriptionList', 'A page of subscriptions.'),
+    ...commonErrorResponses,
+  },
+});
+
 export const getSubscription = createRoute({
   method: 'get',
   path: '/organisations/{org_id}/subscriptions/{subscription_id}',
@@ -54,6 +78,26 @@ export const getSubscription = createRoute({
   },
 });
 
+export const listInvoices = createRoute({
+  method: 'get',
+  path: '/organisations/{org_id}/invoices',
+  operationId: 'listInvoices',
+  'x-voxkey-retry': 'safe',
+  summary: 'List invoices',
+  description:
+    "The organisation's own invoices, each as `getInvoice` returns it; one subscription's with `filter=sub_id=<id>`. " +
+    'Oldest first (`id` ascending) like every list; `sort=id:desc` gives the newest first.',
+  tags,
+  request: {
+    params: OrgPathParams,
+    query: listQuerySchema(INVOICE_FILTER_FIELDS, INVOICE_SORT_FIELDS),
+  },
+  responses: {
+    200: listResponse(InvoiceSchema, 'InvoiceList', 'A page of invoices.'),
+    ...commonErrorResponses,
+  },
+});
+
 export const getInvoice = createRoute({
   method: 'get',
   path: '/organisations/{org_id}/invoices/{invoice_id}',
@@ -67,4 +111,11 @@ export const getInvoice = createRoute({
   responses: { 200: jsonResponse(InvoiceSchema, 'The invoice.'), ...commonErrorResponses },
 });
 
-export const billingRoutes = { listPlans, getPlan, getSubscription, getInvoice };
+export const billingRoutes = {
+  listPlans,
+  getPlan,
+  listSubscriptions,
+  getSubscription,
+  listInvoices,
+  getInvoice,
+};

@@ -41,6 +41,13 @@ export const SubscriptionSchema = z
   })
   .openapi('Subscription');
 
+export const SUBSCRIPTION_FILTER_FIELDS = {
+  id: 'integer',
+  plan_id: 'integer',
+  created_at: 'timestamp',
+} as const satisfies FieldTypes;
+export const SUBSCRIPTION_SORT_FIELDS = ['id', 'created_at'] as const;
+
 export const InvoiceSchema = z
   .object({
     id: recordId(),
@@ -62,3 +69,11 @@ export const InvoiceSchema = z
     updated_at: timestamp(),
   })
   .openapi('Invoice');
+
+export const INVOICE_FILTER_FIELDS = {
+  id: 'integer',
+  sub_id: 'integer',
+  invoice_sequence: 'integer',
+  created_at: 'timestamp',
+} as const satisfies FieldTypes;
+export const INVOICE_SORT_FIELDS = ['id', 'invoice_sequence', 'created_at'] as const;

@@ -237,6 +237,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organisations/{org_id}/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List subscriptions
+         * @description The organisation's own subscriptions, each as `getSubscription` returns it (`end_date` null while it runs on). Oldest first (`id` ascending) like every list; `sort=id:desc` gives the newest first.
+         */
+        get: operations["listSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organisations/{org_id}/subscriptions/{subscription_id}": {
         parameters: {
             query?: never;
@@ -246,6 +266,26 @@ export interface paths {
         };
         /** Get a subscription */
         get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organisations/{org_id}/invoices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List invoices
+         * @description The organisation's own invoices, each as `getInvoice` returns it; one subscription's with `filter=sub_id=<id>`. Oldest first (`id` ascending) like every list; `sort=id:desc` gives the newest first.
+         */
+        get: operations["listInvoices"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1253,6 +1293,9 @@ export interface components {
              */
             updated_at: string;
         };
+        SubscriptionList: {
+            results: components["schemas"]["Subscription"][];
+        };
         Subscription: {
             /**
              * @description Record identifier.
@@ -1290,6 +1333,9 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             updated_at: string;
+        };
+        InvoiceList: {
+            results: components["schemas"]["Invoice"][];
         };
         Invoice: {
             /**
@@ -3699,6 +3745,116 @@ export interface operations {
             };
         };
     };
+    listSubscriptions: {
+        parameters: {
+            query?: {
+                /** @description Condition `<field>=<value>` or `<field>=<operator>:<value>`; operators `eq`, `gt`, `gte`, `lt`, `lte`, `like` (`%` wildcard, case-sensitive). Repeat the parameter for several conditions; all must hold (AND). Prefix a value with `eq:` to match a value that itself looks like an operator. Fields: `id`, `plan_id`, `created_at`. */
+                filter?: string | string[];
+                /** @description `<field>:asc` or `<field>:desc`. Fields: `id`, `created_at`. Default `id:asc`. */
+                sort?: string;
+                /** @description Page size, 1 to 300. */
+                per_page?: number;
+                /** @description Page number, from 1. A page past the end is empty. */
+                page?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Organisation identifier. */
+                org_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of subscriptions. */
+            200: {
+                headers: {
+                    /** @description Total number of pages for this query and page size (0 when nothing matches). */
+                    "X-Total-Pages"?: number;
+                    /** @description Total number of matching records. */
+                    "X-Total-Count"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionList"];
+                };
+            };
+            /** @description The request failed validation; `errors` has one entry per faulty field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Token invalid, expired or disabled. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description The token may not act on this organisation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description No such resource in this organisation. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            /** @description Internal error; the message never carries internals. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
     getSubscription: {
         parameters: {
             query?: never;
@@ -3720,6 +3876,116 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description The request failed validation; `errors` has one entry per faulty field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Token invalid, expired or disabled. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description The token may not act on this organisation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description No such resource in this organisation. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description The request carries a body that is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            /** @description Internal error; the message never carries internals. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    listInvoices: {
+        parameters: {
+            query?: {
+                /** @description Condition `<field>=<value>` or `<field>=<operator>:<value>`; operators `eq`, `gt`, `gte`, `lt`, `lte`, `like` (`%` wildcard, case-sensitive). Repeat the parameter for several conditions; all must hold (AND). Prefix a value with `eq:` to match a value that itself looks like an operator. Fields: `id`, `sub_id`, `invoice_sequence`, `created_at`. */
+                filter?: string | string[];
+                /** @description `<field>:asc` or `<field>:desc`. Fields: `id`, `invoice_sequence`, `created_at`. Default `id:asc`. */
+                sort?: string;
+                /** @description Page size, 1 to 300. */
+                per_page?: number;
+                /** @description Page number, from 1. A page past the end is empty. */
+                page?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Organisation identifier. */
+                org_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of invoices. */
+            200: {
+                headers: {
+                    /** @description Total number of pages for this query and page size (0 when nothing matches). */
+                    "X-Total-Pages"?: number;
+                    /** @description Total number of matching records. */
+                    "X-Total-Count"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvoiceList"];
                 };
             };
             /** @description The request failed validation; `errors` has one entry per faulty field. */

@@ -1,5 +1,19 @@
-import type { getInvoice, getPlan, getSubscription, listPlans } from '@voxkey/contract';
-import { PLAN_FILTER_FIELDS, PLAN_SORT_FIELDS } from '@voxkey/contract';
+import type {
+  getInvoice,
+  getPlan,
+  getSubscription,
+  listInvoices,
+  listPlans,
+  listSubscriptions,
+} from '@voxkey/contract';
+import {
+  INVOICE_FILTER_FIELDS,
+  INVOICE_SORT_FIELDS,
+  PLAN_FILTER_FIELDS,
+  PLAN_SORT_FIELDS,
+  SUBSCRIPTION_FILTER_FIELDS,
+  SUBSCRIPTION_SORT_FIELDS,
+} from '@voxkey/contract';
 import { ApiError } from '../../errors.js';
 import { parseListQuery, setPaginationHeaders } from '../../http/list-params.js';
 import type { AppRouteHandler } from '../../http/types.js';
@@ -21,6 +35,21 @@ export const plan: AppRouteHandler<typeof getPlan> = async (c) => {
   return c.json(billing.toPlan(row), 200);
 };
 
+export const subscriptions: AppRouteHandler<typeof listSubscriptions> = async (c) => {
+  const query = parseListQuery(
+    c.req.valid('query'),
+    SUBSCRIPTION_FILTER_FIELDS,
+    SUBSCRIPTION_SORT_FIELDS,
+  );
+  const result = await billing.listSubscriptions(
+    c.get('deps').database.db,
+    c.get('auth').orgId,
+    query,
+  );
+  setPaginationHeaders(c, result);
+  return c.json({ results: result.rows.map(billing.toSubscription) }, 200);
+};
+
 export const subscription: AppRouteHandler<typeof getSubscription> = async (c) => {
   const row = await billing.findSubscription(
     c.get('deps').database.db,
@@ -29,6 +58,13 @@ export const subscription: AppRouteHandler<typeof getSubscription> = async (c) =
   );
   if (!row) throw ApiError.notFound('Subscription');
   return c.json(billing.toSubscription(row), 200);
+};
+
+export const invoices: AppRouteHandler<typeof listInvoices> = async (c) => {
+  const query = parseListQuery(c.req.valid('query'), INVOICE_FILTER_FIELDS, INVOICE_SORT_FIELDS);
+  const result = await billing.listInvoices(c.get('deps').database.db, c.get('auth').orgId, query);
+  setPaginationHeaders(c, result);
+  return c.json({ results: result.rows.map(billing.toInvoice) }, 200);
 };
 
 export const invoice: AppRouteHandler<typeof getInvoice> = async (c) => {
