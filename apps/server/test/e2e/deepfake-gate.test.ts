@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DIALECT } from '../support/database.js';
 import {
+  DATASET_DIR,
   datasetPresentFor,
   losslessRecordings,
   type LosslessRecording,
@@ -28,6 +30,12 @@ const manifest = JSON.parse(
   readFileSync(new URL('../../../../models/manifest.json', import.meta.url), 'utf8'),
 ) as { models: ManifestModel[] };
 const defaultSpoof = manifest.models.find((m) => m.kind === 'spoof' && m.default)!;
+/**
+ * A dev spoof (VoiceLoop text-to-speech, 6.7 s of speech) that the default model scores far below both of
+ * its thresholds (logit -20.6 against -2.8 and -3.5, `npm run eval` of 2026-11-30), so that no CPU's
+ * kernels move it across one.
+ */
+const SPOOF_CLIP = 'speech/voiceloop-vctk/p339/voiceloop-the-achievement-p339.mp3';
 
 // The deepfake gate on real speech as apps send it: lossless WAV as recorded, and the same utterances as MP3.
 describe.skipIf(
@@ -91,6 +99,32 @@ describe.skipIf(
       failure_reason: null,
       models: { spoof: defaultSpoof.name },
     });
+  });
+
+  it('enrols a real speaker from an MP3 recording too', async () => {
+    const result = await submit('enrollments', recordings[0]!.mp3, {
+      external_id: 'lossless-speaker-mp3',
+    });
+    expect(result).toMatchObject({ status: 'enrolled', failure_reason: null });
+  });
+
+  it('flags a synthetic recording as WAV and as MP3, and refuses to enrol it', async () => {
+    const { decodeAudio, encodeWav } = await import('@voxkey/engine/dsp');
+    const mp3 = new Uint8Array(readFileSync(path.join(DATASET_DIR, SPOOF_CLIP)));
+    const wav = encodeWav((await decodeAudio(mp3)).samples, 16_000);
+    for (const audio of [wav, mp3]) {
+      const verified = await submit('verifications', audio);
+      expect(verified.deepfake_detected, JSON.stringify(verified)).toBe(true);
+      expect(verified.deepfake_score).toBeGreaterThanOrEqual(verified.deepfake_threshold);
+    }
+    for (const audio of [wav, mp3]) {
+      const enrolled = await submit('enrollments', audio, { external_id: 'cloned-voice' });
+      expect(enrolled, JSON.stringify(enrolled)).toMatchObject({
+        status: 'failed',
+        failure_reason: 'deepfake_detected',
+        user_id: null,
+      });
+    }
   });
 
   it('verifies the same utterance as lossless WAV and as MP3 alike: real in both, with the default model thresholds', async () => {
