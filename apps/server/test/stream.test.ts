@@ -394,6 +394,24 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
       expect(inactive.close.code).toBe(4403);
     });
 
+    it('require_phrase: a start without challenge_id or text_id is a 400 phrase_required on challenge_id (4400)', async () => {
+      const requirePhrase = (on: boolean) =>
+        s.ctx.request('PATCH', orgPath(s.ctx.orgA.id, '/settings'), {
+          body: { org_id: s.ctx.orgA.id, settings: { require_phrase: on } },
+        });
+      expect((await requirePhrase(true)).status).toBe(200);
+      try {
+        const { error, close } = await refusedStart({});
+        expect(error).toMatchObject({ code: 400, error: 'validation_failed' });
+        expect(error.errors).toEqual([
+          expect.objectContaining({ field: 'challenge_id', code: 'phrase_required' }),
+        ]);
+        expect(close.code).toBe(4400);
+      } finally {
+        expect((await requirePhrase(false)).status).toBe(200);
+      }
+    });
+
     it('a used request_uuid: 409 request_uuid_reused (4409)', async () => {
       const used = randomUUID();
       await seedJobs(s.ctx, 1, {
