@@ -1,7 +1,7 @@
 /**
  * `npm run bench:profile` — CPU profile of the authenticated read path of a real `voxkey serve`.
  *
- *   tsx bench/profile.ts [--duration 5] [--connections 10] [--postgres] [--voice [--in-flight 16]]
+ *   tsx bench/profile.ts [--duration 5] [--connections 10] [--postgres] [--voice [--in-flight 16] [--format wav|mp3]]
  *
  * Starts the server under `node --cpu-prof` (SQLite file by default), seeds 100 users and one
  * predefined text, drives GET one text and the users page with autocannon, stops the server and
@@ -11,7 +11,7 @@
  * bench/results/profiles/ for a closer look (Chrome DevTools, speedscope).
  *
  * --voice: instead of reads, the acceptance path and the worker loop: one speaker enrolled, then
- * verifications (~5 s recordings) kept 16 (--in-flight) in flight for the duration with webhooks to a local
+ * verifications (~5 s recordings, MP3 as stored or --format wav) kept 16 (--in-flight) in flight for the duration with webhooks to a local
  * receiver, workers in process. The main thread's profile is summarised (the engine's worker
  * threads write their own files).
  */
@@ -19,7 +19,7 @@ import { mkdirSync, readdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { summariseProfile } from '../packages/engine/src/tools/profile.js';
-import { client, fiveSecondClips, startReceiver } from './lib/api.js';
+import { type ClipFormat, client, fiveSecondClips, inFormat, startReceiver } from './lib/api.js';
 import { runLoad, seedUsers } from './lib/load.js';
 import {
   argValue,
@@ -49,7 +49,9 @@ async function driveVoice(
     const { orgId, bearer } = await createBenchOrganisation(environment, 'Profile', receiver.url);
     const call = client(`${baseUrl}/v1`, bearer);
     let enrolled: { externalId: string; probes: string[] } | null = null;
-    for (const [i, s] of fiveSecondClips(8, 3).entries()) {
+    for (const [i, s] of (
+      await inFormat(fiveSecondClips(8, 3), argValue('--format', 'mp3') as ClipFormat)
+    ).entries()) {
       const requestUuid = randomUUID();
       const externalId = `speaker-${i}`;
       await call('POST', `/organisations/${orgId}/enrollments`, {

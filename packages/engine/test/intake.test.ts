@@ -61,6 +61,19 @@ describe('base64', () => {
   it('rejects oversize input before decoding it', () => {
     expect(code(() => decodeBase64Audio('A'.repeat(20_000), 1000))).toBe('audio_too_large');
   });
+  it('gives the same bytes on its fast path (canonical base64) as on the strict one, for every length and padding', () => {
+    for (let length = 1; length <= 66; length++) {
+      const bytes = new Uint8Array(Array.from({ length }, (_, i) => (i * 97 + length * 31) & 255));
+      const std = Buffer.from(bytes).toString('base64');
+      // the wrapped form takes the strict path (whitespace); every form must decode alike
+      for (const s of [std, std.replace(/=+$/, ''), `${std.slice(0, 3)}\n${std.slice(3)}`])
+        expect(Array.from(decodeBase64Audio(s)), s).toEqual(Array.from(bytes));
+    }
+    // non-canonical trailing bits ("QR" is "A" too): not the fast path's, accepted by the strict one as before
+    expect(Array.from(decodeBase64Audio('QR'))).toEqual([0x41]);
+    expect(code(() => decodeBase64Audio('QQ='))).toBe('invalid_base64');
+    expect(code(() => decodeBase64Audio('QQ==', 0))).toBe('audio_too_large');
+  });
 });
 
 describe('format sniffing', () => {

@@ -5,6 +5,23 @@ const BASE64_BODY = /^[A-Za-z0-9+/]*={0,2}$/;
 const BASE64URL_BODY = /^[A-Za-z0-9\-_]*={0,2}$/;
 
 /**
+ * The common case, one native pass each way instead of the checks below (a 5 s WAV is 213 kB of base64, where
+ * those regular expressions cost about 2.5 ms of the request thread): standard base64 with no whitespace that
+ * Node's decoder reads back to exactly the same text (padding optional). Anything else (whitespace, the URL-safe
+ * alphabet, bad characters or lengths) returns undefined and takes the strict path, which accepts all this
+ * accepts, with the same bytes.
+ */
+function canonicalBase64(body: string, maxBytes: number): Uint8Array | undefined {
+  const bytes = Buffer.from(body, 'base64');
+  if (bytes.length === 0 || bytes.length > maxBytes) return undefined;
+  const again = bytes.toString('base64');
+  let end = again.length;
+  if (body.length !== end) while (end > 0 && again.charCodeAt(end - 1) === 61 /* = */) end--;
+  if (body.length !== end || !again.startsWith(body)) return undefined;
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+}
+
+/**
  * Strict base64 (standard or URL-safe alphabet, optional padding, whitespace ignored).
  * The size limit is checked on the encoded length before anything is allocated.
  */
@@ -26,6 +43,8 @@ export function decodeBase64Audio(
   let body = input;
   const comma = body.startsWith('data:') ? body.indexOf(',') : -1;
   if (comma >= 0) body = body.slice(comma + 1);
+  const canonical = canonicalBase64(body, maxBytes);
+  if (canonical) return canonical;
   body = body.replace(/\s+/g, '');
   const urlSafe = !BASE64_BODY.test(body);
   if (urlSafe && !BASE64URL_BODY.test(body)) {
