@@ -210,6 +210,9 @@ def main() -> None:
     fs.add_argument("--head", default="mlp128x5", choices=sorted(CANDIDATES))
     fs.add_argument("--layers", type=int, default=ENCODER_STATES, help="hidden states the head reads: the first N (of 5)")
     fs.add_argument("--out", required=True)
+    cs = sub.add_parser("channel-shares", help="the channel pass's share of each channel among real and spoofed train "
+                        "clips, from the seeded draw alone (no features needed)")
+    cs.add_argument("--out")
     e = sub.add_parser("export")
     e.add_argument("--name", default="voxkey-spoof-v5")
     e.add_argument("--head", default="linear", choices=sorted(CANDIDATES))
@@ -218,19 +221,28 @@ def main() -> None:
     for p in (f, s, e, fs):
         p.add_argument("--encoder", default=ENCODER, help="the speech encoder whose hidden states the head reads "
                        "(the default, the float encoder, is built by import_whisper, not shipped)")
-    for p in (s, e, fs):
+    for p in (s, e, fs, cs):
         p.add_argument("--with-generated", action="append", default=[], choices=sorted({a for a, _ in GENERATED.values()}),
                        help="train and measure with this generated source too (kokoro: one family; v4gen: the v4 "
                        "generation stage's nine; their clips under $VOXKEY_WORK)")
     args = ap.parse_args()
     generated = getattr(args, "with_generated", []) + ([args.generated] if getattr(args, "generated", None) else [])
-    setup = Setup(args.encoder, frozenset(generated))
+    setup = Setup(getattr(args, "encoder", ENCODER), frozenset(generated))
     if args.cmd == "features" and not 0 <= args.states < ENCODER_STATES:
         ap.error(f"--states takes 1-{ENCODER_STATES - 1} (0 or none: every hidden state)")
     if args.cmd in ("select", "export", "fold-scores") and not 0 < args.layers <= ENCODER_STATES:
         ap.error(f"--layers takes 1-{ENCODER_STATES}")
     if args.cmd == "features":
         extract(setup, args.version, args.limit, args.shard, args.shards, args.states, args.generated)
+    elif args.cmd == "channel-shares":
+        shares = drawn_channel_shares(setup)
+        gap = max(abs(v["real"] - v["spoof"]) for v in shares.values())
+        for ch, v in shares.items():
+            print(f"{ch:28s} real {v['real']:6.1%} ({v['real_clips']})  spoofed {v['spoof']:6.1%} ({v['spoof_clips']})")
+        print(f"largest difference between the classes: {gap:.1%}")
+        if args.out:
+            Path(args.out).write_text(json.dumps({"generated": sorted(setup.generated), "largest_difference": gap,
+                                                  "channel_shares": shares}, indent=1) + "\n")
     elif args.cmd == "select":
         select(setup, Path(args.out), args.candidates.split(","), args.layers)
     elif args.cmd == "export":
@@ -410,6 +422,22 @@ def channel_shares(setup: Setup, rows: list[dict], layers: int = ENCODER_STATES)
                 counts.setdefault(channel, [0, 0])[label_of[path]] += 1
     totals = [sum(c[k] for c in counts.values()) or 1 for k in (0, 1)]
     return {ch: {"real": c[1] / totals[1], "spoof": c[0] / totals[0]} for ch, c in sorted(counts.items())}
+
+
+def drawn_channel_shares(setup: Setup) -> dict[str, dict[str, float]]:
+    """The channel pass's shares without its features: `extract` draws each clip's channel from a generator seeded
+    by the clip's path alone, so the rows give the same figures `select` prints from the shards, for a run whose
+    features are not on this machine (the dataset's train clips and the setup's generated ones, as the shipped
+    head's two channel passes, `features --version channel` and the same with `--generated kokoro`, cover them)."""
+    from . import channels
+    rows = channel_subset([r for r in manifest_rows(setup) if r.get("split") == "train" and not r.get("lossless_of")])
+    counts: dict[str, list[int]] = {}
+    for r in rows:
+        spec = channels.draw_channel(np.random.default_rng(zlib.crc32(r["path"].encode())))
+        counts.setdefault(spec.name, [0, 0])[r["kind"] == "bonafide"] += 1
+    totals = [sum(c[k] for c in counts.values()) or 1 for k in (0, 1)]
+    return {ch: {"real": c[1] / totals[1], "spoof": c[0] / totals[0], "real_clips": c[1], "spoof_clips": c[0]}
+            for ch, c in sorted(counts.items())}
 
 
 def select(setup: Setup, out_path: Path, candidates: list[str], layers: int = ENCODER_STATES) -> None:
