@@ -147,6 +147,8 @@ export async function inFormat(
   speakers: ReturnType<typeof fiveSecondClips>,
   format: ClipFormat,
 ): Promise<ReturnType<typeof fiveSecondClips>> {
+  if (format !== 'wav' && format !== 'mp3')
+    throw new Error(`--format must be wav or mp3, not ${format}`);
   if (format === 'mp3') return speakers;
   const { decodeAudio, encodeWav } = await import('@voxkey/engine/dsp');
   const toWav = async (base64: string) => {

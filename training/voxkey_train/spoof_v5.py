@@ -155,12 +155,22 @@ def channel_subset(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r["path"] in keep]
 
 
+def channel_pass_rows(setup: Setup) -> list[dict]:
+    """The clips the channel pass puts through a channel: the train split's, real ones subsampled per corpus."""
+    return channel_subset([r for r in manifest_rows(setup) if r.get("split") == "train" and not r.get("lossless_of")])
+
+
+def drawn_channel(path: str):
+    """A clip's channel and the generator that goes on to apply it, seeded by the clip's path alone."""
+    from . import channels
+    rng = np.random.default_rng(zlib.crc32(path.encode()))
+    return channels.draw_channel(rng), rng
+
+
 def extract(setup: Setup, version: str, limit: int | None, shard: int, shards: int, states: int = 0,
             generated: str | None = None) -> None:
-    rows = manifest_rows(setup)
-    if version == "channel":
-        from . import channels
-        rows = channel_subset([r for r in rows if r.get("split") == "train" and not r.get("lossless_of")])
+    from . import channels
+    rows = channel_pass_rows(setup) if version == "channel" else manifest_rows(setup)
     if generated:
         rows = [r for r in rows if r.get("generated") == generated]
     rows = rows[shard::shards][:limit]
@@ -173,8 +183,7 @@ def extract(setup: Setup, version: str, limit: int | None, shard: int, shards: i
         x = load(DATA_DIR / r["path"])
         chan = "none"
         if version == "channel":
-            rng = np.random.default_rng(zlib.crc32(r["path"].encode()))
-            spec = channels.draw_channel(rng)
+            spec, rng = drawn_channel(r["path"])
             x = both_classes_augment(channels.apply_channel(x, spec, rng), rng)
             chan = spec.name
         feats.append(pooled(hidden_states(session, x)))
@@ -429,11 +438,9 @@ def drawn_channel_shares(setup: Setup) -> dict[str, dict[str, float]]:
     by the clip's path alone, so the rows give the same figures `select` prints from the shards, for a run whose
     features are not on this machine (the dataset's train clips and the setup's generated ones, as the shipped
     head's two channel passes, `features --version channel` and the same with `--generated kokoro`, cover them)."""
-    from . import channels
-    rows = channel_subset([r for r in manifest_rows(setup) if r.get("split") == "train" and not r.get("lossless_of")])
     counts: dict[str, list[int]] = {}
-    for r in rows:
-        spec = channels.draw_channel(np.random.default_rng(zlib.crc32(r["path"].encode())))
+    for r in channel_pass_rows(setup):
+        spec, _ = drawn_channel(r["path"])
         counts.setdefault(spec.name, [0, 0])[r["kind"] == "bonafide"] += 1
     totals = [sum(c[k] for c in counts.values()) or 1 for k in (0, 1)]
     return {ch: {"real": c[1] / totals[1], "spoof": c[0] / totals[0], "real_clips": c[1], "spoof_clips": c[0]}

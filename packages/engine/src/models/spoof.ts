@@ -201,7 +201,8 @@ export async function scoreRecordingSpoof(
   partner?: SpoofPartner,
 ): Promise<SpoofScore> {
   const own = await scoreSpoof(session, io, samples, checkpoint, encoded);
-  if (!partner) return own;
+  // the fusion keeps a recording the own model could not score undecided: no need for the partner's score
+  if (!partner || own.windows === 0) return own;
   const other = await scoreSpoof(partner.session, partner.io, samples, checkpoint);
   return fuseSpoofScores(own, other, partner.fusion);
 }

@@ -128,9 +128,9 @@ function cmMetrics(bona: number[], spoof: number[], thresholdLogit: number) {
   };
 }
 
-/** A block constrains the decision only if its FAR can be measured there: one allowed false accept at least (and >= 30 nontargets). */
 /** The shipped decision's rule: FAR at most 1% in every dev block with enough non-targets (issue 31). */
 const DEFAULT_MAX_FAR = 0.01;
+/** A block constrains the decision only if its FAR can be measured there: one allowed false accept at least (and >= 30 nontargets). */
 const minNontargetsFor = (maxFar: number) => Math.max(30, Math.ceil(1 / maxFar - 1e-9));
 
 async function main() {
@@ -178,6 +178,7 @@ async function main() {
         'with --write-enrolment-spoof-threshold: share of real clips of any corpus refused (default 0.005)',
     },
   });
+  const maxFar = num(args['max-far'], DEFAULT_MAX_FAR);
   const svPath = typeof args.sv === 'string' ? userPath(args.sv) : undefined;
   const cmPath = typeof args.cm === 'string' ? userPath(args.cm) : undefined;
   if (!svPath && !cmPath) {
@@ -515,7 +516,7 @@ async function main() {
           q: Object.values(channelFeatures(p.qe, p.qt!, neutral)),
           w: non.length / count.size / count.get(kindOf(p))!,
         }));
-        const w = fitTailWeights(pts, 1 - num(args['max-far'], DEFAULT_MAX_FAR));
+        const w = fitTailWeights(pts, 1 - maxFar);
         channelTerms = {
           weights: Object.fromEntries(
             CHANNEL_FEATURE_NAMES.map((f, i) => [f, Number(w[i]!.toFixed(6))]),
@@ -582,8 +583,8 @@ async function main() {
       })),
       {
         threshold: num(args['match-threshold'], 0.85),
-        maxFar: num(args['max-far'], DEFAULT_MAX_FAR),
-        minNontargets: minNontargetsFor(num(args['max-far'], DEFAULT_MAX_FAR)),
+        maxFar,
+        minNontargets: minNontargetsFor(maxFar),
       },
     );
     // The operating point fitted on one half of the dev speakers, measured on the other half (and the
@@ -617,8 +618,8 @@ async function main() {
         blockNames.map((k) => ({ name: k, ...split(blockOf(fit, k)) })),
         {
           threshold: num(args['match-threshold'], 0.85),
-          maxFar: num(args['max-far'], DEFAULT_MAX_FAR),
-          minNontargets: minNontargetsFor(num(args['max-far'], DEFAULT_MAX_FAR)),
+          maxFar,
+          minNontargets: minNontargetsFor(maxFar),
         },
       );
       for (const name of ['pooled', ...blockNames]) {
@@ -652,7 +653,7 @@ async function main() {
       crossValidatedOperatingPoint: {
         method:
           '2-fold by speaker (sha1 of corpus/speaker): the decision calibration fitted on one fold, FAR/FRR counted on the other; cross-fold nontargets left out',
-        maxFar: num(args['max-far'], DEFAULT_MAX_FAR),
+        maxFar,
         groups: crossValidated,
       },
       trials: cleanTrials.length,
@@ -716,7 +717,7 @@ async function main() {
       const keepSamplesTerm = samplesTerm && !staleCalibration;
       if (samplesTerm && !keepSamplesTerm)
         console.error(
-          `dropped enrolSamplesLog ${samplesTerm}: it was fitted on other scores (${staleCalibration}); refit it with $VOXKEY_VENV/bin/python -m training.voxkey_train.sv_study multi --cache <this run's clean-set cache> --model ${engine.speakerModel.name} --max-far ${num(args['max-far'], DEFAULT_MAX_FAR)} --out <result.json> and copy its enrolSamplesLog into the calibration's quality block of every entry of this embedding space`,
+          `dropped enrolSamplesLog ${samplesTerm}: it was fitted on other scores (${staleCalibration}); refit it with $VOXKEY_VENV/bin/python -m training.voxkey_train.sv_study multi --cache <this run's clean-set cache> --model ${engine.speakerModel.name} --max-far ${maxFar} --out <result.json> and copy its enrolSamplesLog into the calibration's quality block of every entry of this embedding space`,
         );
       const quality = {
         ...(qualityW ? { testLogDuration: Number(qualityW.toFixed(6)) } : {}),
