@@ -132,7 +132,7 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
   }
   if (options.withWorkers) dispatcher = createWebhookDispatcher(deps);
   if (options.withWorkers && !config.SMTP_URL)
-    logger.warn(
+    logger.info(
       'SMTP_URL is not set: no failure-alert email is sent, whatever an organisation sets in alert_on_failure',
     );
   const purger = options.withWorkers ? createIdempotencyPurger(deps) : null;
