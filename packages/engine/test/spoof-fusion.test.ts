@@ -76,7 +76,7 @@ describe('fuseSpoofScores', () => {
     bonafideProbability: 1 / (1 + Math.exp(-meanLogit)),
     windows,
   });
-  const f = { centre: 15, spread: 10, weight: 0.5, withCentre: 2, withSpread: 2 };
+  const f = { centre: 15, spread: 10, with: { model: 'cnn', weight: 0.5, centre: 2, spread: 2 } };
 
   it('averages the standardised logits and puts the result on the own model scale', () => {
     // own at its centre, partner one spread above its centre: half a spread above the own centre
@@ -84,10 +84,9 @@ describe('fuseSpoofScores', () => {
     expect(fused.meanLogit).toBeCloseTo(20, 10);
     expect(fused.bonafideProbability).toBeCloseTo(1 / (1 + Math.exp(-20)), 12);
     // weight 0.2 on the partner
-    expect(fuseSpoofScores(score(5), score(0), { ...f, weight: 0.2 }).meanLogit).toBeCloseTo(
-      15 + 10 * (0.8 * -1 + 0.2 * -1),
-      10,
-    );
+    expect(
+      fuseSpoofScores(score(5), score(0), { ...f, with: { ...f.with, weight: 0.2 } }).meanLogit,
+    ).toBeCloseTo(15 + 10 * (0.8 * -1 + 0.2 * -1), 10);
   });
 
   it('leaves a recording the own model could not score undecided', () => {

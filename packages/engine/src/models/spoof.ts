@@ -147,39 +147,15 @@ async function scoreSpoofEncoded(
   return spoofScore(finiteLogitSum(out[io.outputName]!.data as Float32Array, 1), 1);
 }
 
-/** How a fused spoof model combines its own logit with its partner's (manifest.ts `SpoofFusion`). */
-export interface SpoofFusionParams {
-  centre: number;
-  spread: number;
-  weight: number;
-  withCentre: number;
-  withSpread: number;
-}
-
-/** A manifest fusion's numbers as the scoring takes them. */
-export function spoofFusionParams(fusion: SpoofFusion): SpoofFusionParams {
-  return {
-    centre: fusion.centre,
-    spread: fusion.spread,
-    weight: fusion.with.weight,
-    withCentre: fusion.with.centre,
-    withSpread: fusion.with.spread,
-  };
-}
-
 /**
  * The fused score: each logit standardised, `weight` on the partner's, back on the own model's scale.
  * A recording the own model could not score (no windows) stays undecided.
  */
-export function fuseSpoofScores(
-  own: SpoofScore,
-  partner: SpoofScore,
-  f: SpoofFusionParams,
-): SpoofScore {
+export function fuseSpoofScores(own: SpoofScore, partner: SpoofScore, f: SpoofFusion): SpoofScore {
   if (own.windows === 0) return own;
   const z =
-    ((1 - f.weight) * (own.meanLogit - f.centre)) / f.spread +
-    (f.weight * (partner.meanLogit - f.withCentre)) / f.withSpread;
+    ((1 - f.with.weight) * (own.meanLogit - f.centre)) / f.spread +
+    (f.with.weight * (partner.meanLogit - f.with.centre)) / f.with.spread;
   const meanLogit = f.centre + f.spread * z;
   return { bonafideProbability: sigmoid(meanLogit), meanLogit, windows: own.windows };
 }
@@ -188,7 +164,7 @@ export function fuseSpoofScores(
 export interface SpoofPartner {
   session: ort.InferenceSession;
   io: SpoofModelIo;
-  fusion: SpoofFusionParams;
+  fusion: SpoofFusion;
 }
 
 /** A recording's spoof score: the model's own, fused with its partner's when the model has one. */

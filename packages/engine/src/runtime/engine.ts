@@ -34,7 +34,6 @@ import {
   type ModelEntry,
 } from '../models/manifest.js';
 import { openSession, resolveIo } from '../models/sessions.js';
-import { spoofFusionParams } from '../models/spoof.js';
 import { qualityScore } from '../scoring/quality.js';
 import {
   decideVerification,
@@ -376,7 +375,7 @@ export async function createEngine(opts: EngineOptions = {}): Promise<VoiceEngin
           path: partnerPath,
           ...(await ioOf(partnerPath, partnerEntry)),
           input: spoofInput(partnerEntry),
-          fusion: spoofFusionParams(fusion),
+          fusion,
         }
       : null;
   const speakerRefs: SpeakerModelRef[] = [];

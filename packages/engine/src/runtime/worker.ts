@@ -4,7 +4,8 @@ import { checkSignal } from './audio-check.js';
 import type { AudioInput, IntakeLimits } from '../audio/intake.js';
 import { EngineError, type SerializedEngineError } from '../errors.js';
 import { openSession, resolveIo, type ModelRef } from '../models/sessions.js';
-import type { SpoofFusionParams, SpoofInput } from '../models/spoof.js';
+import type { SpoofFusion } from '../models/manifest.js';
+import type { SpoofInput } from '../models/spoof.js';
 import type { DecodingConfig } from '../models/manifest.js';
 import { loadVocabulary } from '../phrase/vocabulary.js';
 import type { PhraseChecker } from './phrase-check.js';
@@ -21,7 +22,7 @@ export interface WorkerConfig {
   speakers: SpeakerModelRef[];
   spoof: ModelRef & { input: SpoofInput; encoderStates?: number };
   /** A fused spoof model's second model (it reads the audio itself) and how the two scores combine. */
-  spoofPartner?: ModelRef & { input: SpoofInput; fusion: SpoofFusionParams };
+  spoofPartner?: ModelRef & { input: SpoofInput; fusion: SpoofFusion };
   /** The speech encoder (Whisper's), when the spoof model reads its hidden states or phrases are checked. */
   speechEncoder?: ModelRef;
   /** Its graph up to the hidden states the spoof model reads, run when no phrase is checked (manifest `prefixes`). */

@@ -38,7 +38,7 @@ import {
   type ModelEntry,
 } from '../models/manifest.js';
 import { openSession, resolveIo } from '../models/sessions.js';
-import { scoreRecordingSpoof, spoofFusionParams, type SpoofPartner } from '../models/spoof.js';
+import { scoreRecordingSpoof, type SpoofPartner } from '../models/spoof.js';
 import { encodeSpeech } from '../models/speech-encoder.js';
 import {
   concatSegments,
@@ -395,7 +395,7 @@ async function main() {
     return {
       session: partner.session,
       io: spoofIoOf(partner.session, partner.entry),
-      fusion: spoofFusionParams(fusion),
+      fusion,
     };
   };
   const [partner, vsPartner] = await Promise.all([
