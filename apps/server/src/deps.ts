@@ -61,12 +61,11 @@ export interface Observability {
 }
 
 /**
- * Why the engine could not start. Clients and /readyz see only `code`; `detail`, the engine's message,
- * names local paths and CLI commands and so goes to the server log only.
+ * Why the engine could not start: its error code only. The engine's message names local paths and CLI
+ * commands, so it goes to the server log and never reaches clients or /readyz.
  */
 export interface VoiceUnavailable {
   code: EngineErrorCode;
-  detail: string;
 }
 
 /** Everything the request side and the workers share, built once by the runtime. */

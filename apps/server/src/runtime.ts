@@ -95,7 +95,7 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
     } catch (err) {
       // Without a usable model the rest of the API still works; voice requests get a 503 naming the error code.
       if (!isEngineError(err) || err.category !== 'model') throw err;
-      deps.voiceUnavailable = { code: err.code, detail: err.message };
+      deps.voiceUnavailable = { code: err.code };
       logger.error({ code: err.code }, `voice processing unavailable: ${err.message}`);
     }
   }

@@ -220,7 +220,7 @@ describe(`voice processing unavailable (${TEST_DIALECT})`, () => {
     });
 
   it('answers voice requests with 503 naming the engine error code, while the rest of the API works', async () => {
-    ctx.deps.voiceUnavailable = { code: 'model_missing', detail: ENGINE_DETAIL };
+    ctx.deps.voiceUnavailable = { code: 'model_missing' };
     try {
       const res = await voiceRequest('enrollments');
       expect(res.status).toBe(503);
@@ -232,7 +232,7 @@ describe(`voice processing unavailable (${TEST_DIALECT})`, () => {
   });
 
   it('never shows the engine message (local paths, CLI hints) in 503 bodies or on /readyz', async () => {
-    ctx.deps.voiceUnavailable = { code: 'model_missing', detail: ENGINE_DETAIL };
+    ctx.deps.voiceUnavailable = { code: 'model_missing' };
     const audioChecker = ctx.deps.audioChecker;
     ctx.deps.audioChecker = undefined;
     try {

@@ -140,6 +140,29 @@ describe(`request_uuid: any UUID for a verification, UUID v4 for an enrolment ($
     }
   });
 
+  it('a challenge_id that is not a UUID v4 is a 400 invalid_uuid, on enrolments and verifications', async () => {
+    const c = ctx();
+    for (const kind of ['enrollments', 'verifications'] as const) {
+      for (const challengeId of [V7, 'not-a-uuid']) {
+        const res = await c.request('POST', orgPath(c.orgA.id, `/${kind}`), {
+          body: {
+            voice_data: AUDIO,
+            request_uuid: randomUUID(),
+            external_id: 'alice',
+            challenge_id: challengeId,
+          },
+        });
+        expectValidation(res, [
+          {
+            field: 'challenge_id',
+            code: 'invalid_uuid',
+            message: 'Must be a challenge_id returned by POST /organisations/{org_id}/challenges',
+          },
+        ]);
+      }
+    }
+  });
+
   it('GET .../verifications/{request_uuid} takes any UUID; GET .../enrollments/{request_uuid} a UUID v4', async () => {
     const c = ctx();
     const v1 = await c.request('GET', orgPath(c.orgA.id, `/verifications/${V1}`));

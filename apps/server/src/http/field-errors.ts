@@ -1,16 +1,10 @@
-import {
-  type FieldErrorCode,
-  fieldErrorCodeNames,
-  REQUIRED_MESSAGE,
-  UUID_V4_PATTERN,
-} from '@voxkey/contract';
+import { type FieldErrorCode, fieldErrorCodeNames, REQUIRED_MESSAGE } from '@voxkey/contract';
 import type { ZodError } from 'zod';
 import type { FieldError } from '../errors.js';
 
 type Issue = ZodError['issues'][number];
 
 const KNOWN_CODES = new Set<string>(fieldErrorCodeNames);
-const UUID_PATTERN = String(UUID_V4_PATTERN);
 
 const byLength = (origin: string | undefined, lengthCode: FieldErrorCode): FieldErrorCode =>
   origin === 'string' || origin === 'array' || origin === 'set' ? lengthCode : 'out_of_range';
@@ -28,9 +22,7 @@ export function fieldErrorCode(issue: Issue): FieldErrorCode {
     case 'too_big':
       return byLength(issue.origin, 'too_long');
     case 'invalid_format':
-      return issue.format === 'uuid' || (issue.format === 'regex' && issue.pattern === UUID_PATTERN)
-        ? 'invalid_uuid'
-        : 'invalid_format';
+      return issue.format === 'uuid' ? 'invalid_uuid' : 'invalid_format';
     case 'custom': {
       const code = (issue.params as { code?: unknown } | undefined)?.code;
       return typeof code === 'string' && KNOWN_CODES.has(code)

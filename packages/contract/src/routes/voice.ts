@@ -1,4 +1,4 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import {
   audioCheckErrorResponses,
   commonErrorResponses,
@@ -15,7 +15,7 @@ import {
   AudioCheckSchema,
   EnrollmentRequestSchema,
   RequestRecordSchema,
-  UUID_V4_PATTERN,
+  uuidV4,
   VerificationRequestSchema,
 } from '../schemas/voice.js';
 
@@ -29,7 +29,7 @@ const acceptedHeaders = {
 const requestUuidParam = { name: 'request_uuid', in: 'path', required: true } as const;
 /** An enrolment's request_uuid is a UUID v4. */
 const EnrollmentPathParams = OrgPathParams.extend({
-  request_uuid: z.string().regex(UUID_V4_PATTERN, 'Must be a valid UUID v4').openapi({
+  request_uuid: uuidV4('Must be a valid UUID v4').openapi({
     param: requestUuidParam,
     description: 'The request_uuid (a UUID v4) sent with the enrolment.',
   }),
