@@ -495,6 +495,17 @@ def select(setup: Setup, out_path: Path, candidates: list[str], layers: int = EN
     print(f"wrote {out_path}")
 
 
+def cm_dev_trial_paths() -> list[str]:
+    with open(DATA_DIR / "trials" / "cm-dev.csv", newline="") as f:
+        return [r["path"] for r in csv.DictReader(f)]
+
+
+def fold_heads(rows, feats: dict, chan: dict, candidate: str, excludes: dict):
+    """(fold, head) for each fold of `excludes` ({fold: which rows to leave out}), trained as `select` trains it."""
+    for fold, exclude in excludes.items():
+        yield fold, Head(**CANDIDATES[candidate]).fit(*training_set(rows, feats, chan, exclude))
+
+
 def fold_scores(setup: Setup, families: list[str], candidate: str, out: Path, layers: int = ENCODER_STATES) -> None:
     """For each family, the head trained without it (and its related generated families) as `select` trains it,
     scoring every clip of the CM dev trials as it is, then the dev clips of the generated sources asked for:
@@ -508,16 +519,14 @@ def fold_scores(setup: Setup, families: list[str], candidate: str, out: Path, la
         raise SystemExit(f"--families: no train spoofs of {', '.join(unknown)}; families with train spoofs: {', '.join(known)}"
                          + (f"; generated, dev clips only: {', '.join(unseen)}" if unseen else ""))
     feats, chan = load_features(setup, "asis", layers), load_features(setup, "channel", layers)
-    with open(DATA_DIR / "trials" / "cm-dev.csv", newline="") as f:
-        trials = [r["path"] for r in csv.DictReader(f)]
+    trials = cm_dev_trial_paths()
     # the generated sources' dev clips too (not in the data set's trial list): their paths follow the trials'
     generated_dev = [r for r in rows if r.get("generated") and r["split"] == "dev" and r["path"] in feats]
     trials += [r["path"] for r in generated_dev]
     x = np.stack([feats[p] for p in trials])
+    excludes = {fam: (lambda r, f=LOFO_GROUPS.get(fam, (fam,)): r["family"] in f) for fam in families}
     scores = {}
-    for fam in families:
-        left_out = LOFO_GROUPS.get(fam, (fam,))
-        head = Head(**CANDIDATES[candidate]).fit(*training_set(rows, feats, chan, lambda r, f=left_out: r["family"] in f))
+    for fam, head in fold_heads(rows, feats, chan, candidate, excludes):
         scores[fam] = head.logits(x)
         print(f"{fam}: fold head scored {len(trials)} trials", flush=True)
     np.savez(out, paths=np.array(trials), generated=np.array(json.dumps({r["path"]: r["family"] for r in generated_dev})),
@@ -528,7 +537,8 @@ def fold_scores(setup: Setup, families: list[str], candidate: str, out: Path, la
 def corpus_fold_scores(setup: Setup, corpora: str, candidate: str, out: Path, layers: int = ENCODER_STATES) -> None:
     """For each leave-one-corpus-out fold (families.loco_folds), the head trained without that corpus's real clips,
     as `select` trains it, scoring every clip of the CM dev trials as it is: {fold: logits in the trial list's
-    order} + `paths`, and the left-out corpora's other real clips: `held_out` (JSON {fold: {paths, logits}})."""
+    order} + `paths`, and the left-out corpora's other real clips: `held_out` (JSON {fold: {paths, logits}}).
+    Unlike `fold_scores`, no generated dev clips: a corpus fold is read by its real clips only."""
     rows = labelled_rows(setup)
     folds = loco_folds(rows)
     if corpora != "all":
@@ -538,17 +548,15 @@ def corpus_fold_scores(setup: Setup, corpora: str, candidate: str, out: Path, la
             raise SystemExit(f"--corpora: no real clips of {', '.join(unknown)}; corpora: {', '.join(sorted(known))}")
         folds = {c: {c} for c in wanted}
     feats, chan = load_features(setup, "asis", layers), load_features(setup, "channel", layers)
-    with open(DATA_DIR / "trials" / "cm-dev.csv", newline="") as f:
-        trials = [r["path"] for r in csv.DictReader(f)]
+    trials = cm_dev_trial_paths()
     x = np.stack([feats[p] for p in trials])
     in_trials = set(trials)
+    excludes = {fold: (lambda r, cs=left_out: r["label"] == 1 and r["corpus"] in cs) for fold, left_out in folds.items()}
     scores, held_out = {}, {}
-    for fold, left_out in folds.items():
-        head = Head(**CANDIDATES[candidate]).fit(
-            *training_set(rows, feats, chan, lambda r, cs=left_out: r["label"] == 1 and r["corpus"] in cs))
+    for fold, head in fold_heads(rows, feats, chan, candidate, excludes):
         scores[fold] = head.logits(x)
         # the left-out corpora's other real clips (train split), unseen by this head too
-        held = [r["path"] for r in rows if r["label"] == 1 and r["corpus"] in left_out and not r.get("lossless_of")
+        held = [r["path"] for r in rows if r["label"] == 1 and r["corpus"] in folds[fold] and not r.get("lossless_of")
                 and r["path"] in feats and r["path"] not in in_trials]
         held_out[fold] = {"paths": held, "logits": head.logits(np.stack([feats[p] for p in held])).tolist() if held else []}
         print(f"{fold}: fold head scored {len(trials)} trials and {len(held)} other real clips of the corpus", flush=True)
