@@ -130,11 +130,9 @@ describe(`raw audio at rest (${TEST_DIALECT})`, () => {
 
       const doneFiles = await databaseFiles(database, sqliteFile);
       expect(filesContaining(doneFiles, marker)).toEqual([]);
-      const row = await database.db
-        .selectFrom('jobs')
-        .select(['status', 'audio'])
-        .executeTakeFirstOrThrow();
-      expect(row).toEqual({ status: 'completed', audio: null });
+      const row = await database.db.selectFrom('jobs').select('status').executeTakeFirstOrThrow();
+      expect(row).toEqual({ status: 'completed' });
+      expect(await database.db.selectFrom('job_recordings').selectAll().execute()).toEqual([]);
       if (database.dialect === 'sqlite')
         expect(
           (await sql<{ secure_delete: number }>`pragma secure_delete`.execute(database.db)).rows[0]!

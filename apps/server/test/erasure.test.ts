@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { claimJob } from '../src/repositories/jobs.js';
+import { claimJob, findJobRecording } from '../src/repositories/jobs.js';
 import { issueToken } from '../src/services/organisations.js';
 import { processJob } from '../src/workers/job-processor.js';
 import { purgeExpiredRecords } from '../src/workers/retention.js';
@@ -132,9 +132,9 @@ describe(`erasure and retention (${TEST_DIALECT})`, () => {
         match_score: null,
         quality_score: null,
         result: null,
-        audio: null,
       });
       expect(job.erased_at).not.toBeNull();
+      expect(await findJobRecording(ctx.db, job.id)).toBeNull();
     }
     expect(erased.find((j) => j.request_uuid === queued)).toMatchObject({
       status: 'failed',

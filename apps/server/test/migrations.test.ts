@@ -4,7 +4,7 @@ import { Migrator } from 'kysely';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { type Database, openDatabase } from '../src/db/connection.js';
 import { MIGRATIONS, migrateToLatest } from '../src/db/migrate.js';
-import { jobRecording } from '../src/repositories/jobs.js';
+import { findJobRecording } from '../src/repositories/jobs.js';
 import { requestFingerprint } from '../src/services/voice-requests.js';
 import { TEST_DIALECT } from './support/database.js';
 import { createPostgresDatabase } from './support/postgres.js';
@@ -54,7 +54,7 @@ describe(`migrations (${TEST_DIALECT})`, () => {
 
     await migrateToLatest(db);
     const rows = await db.selectFrom('jobs').selectAll().orderBy('id').execute();
-    const queued = jobRecording(rows[0]!);
+    const queued = await findJobRecording(db, rows[0]!.id);
     expect(Buffer.from(queued!.bytes).equals(recording)).toBe(true);
     expect(queued!.info).toMatchObject({
       format: 'wav',
@@ -73,6 +73,61 @@ describe(`migrations (${TEST_DIALECT})`, () => {
         recording,
       ),
     );
-    expect(jobRecording(rows[1]!)).toBeNull();
+    expect(await findJobRecording(db, rows[1]!.id)).toBeNull();
+  });
+
+  it("2026-11-30T0500_job_recordings moves a queued job's recording out of the job row, and back down", async () => {
+    const database = await emptyDatabase();
+    onTestFinished(() => database.close());
+    const db = database.db as any;
+    const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
+    expect((await migrator.migrateTo('2026-11-28T0200_claim_indexes')).error).toBeUndefined();
+
+    const recording = Buffer.from(encodeWav(new Float32Array(16000 * 4), 16000));
+    const info = JSON.stringify({ format: 'wav', sampleRate: 16000 });
+    const now = new Date().toISOString();
+    const org = await db
+      .insertInto('organisations')
+      .values({ name: 'Old', email: 'old@example.com', created_at: now, updated_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const job = (status: string, audio: Buffer | null) => ({
+      org_id: org.id,
+      kind: 'verification',
+      request_uuid: randomUUID(),
+      body_hash: 'x',
+      external_id: randomUUID(),
+      language: 'en-UK',
+      audio,
+      audio_info: audio ? info : null,
+      status,
+      attempts: 0,
+      run_after: now,
+      created_at: now,
+      updated_at: now,
+    });
+    await db
+      .insertInto('jobs')
+      .values([job('queued', recording), job('completed', null)])
+      .execute();
+
+    await migrateToLatest(database.db);
+    const ids = (await db.selectFrom('jobs').select('id').orderBy('id').execute()).map(
+      (r: { id: number }) => r.id,
+    );
+    const moved = await findJobRecording(database.db, ids[0]);
+    expect(Buffer.from(moved!.bytes).equals(recording)).toBe(true);
+    expect(moved!.info).toEqual(JSON.parse(info));
+    expect(await findJobRecording(database.db, ids[1])).toBeNull();
+
+    expect((await migrator.migrateDown()).error).toBeUndefined();
+    const back = await db
+      .selectFrom('jobs')
+      .select(['audio', 'audio_info'])
+      .orderBy('id')
+      .execute();
+    expect(Buffer.from(back[0].audio).equals(recording)).toBe(true);
+    expect(back[0].audio_info).toBe(info);
+    expect(back[1]).toEqual({ audio: null, audio_info: null });
   });
 });

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { isEngineError } from '@voxkey/engine';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { claimJob } from '../src/repositories/jobs.js';
+import { claimJob, findJobRecording } from '../src/repositories/jobs.js';
 import { insertDelivery } from '../src/repositories/webhooks.js';
 import { sealRecording } from '../src/security/recordings.js';
 import { watchEngine } from '../src/workers/engine-watchdog.js';
@@ -13,7 +13,7 @@ import { createWebhookDispatcher } from '../src/workers/webhook-dispatcher.js';
 import { createTestContext, type TestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { fakeAnalyzer } from './support/fake-engine.js';
-import { seedJob, silentWav } from './support/fixtures.js';
+import { seedJob, seedJobRecording, silentWav } from './support/fixtures.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -24,20 +24,23 @@ async function queueJob(
 ) {
   const requestUuid = randomUUID();
   const expired = new Date(Date.now() - 1000).toISOString();
-  return seedJob(ctx, {
+  const job = await seedJob(ctx, {
     org_id: ctx.orgA.id,
     kind: 'enrollment',
     request_uuid: requestUuid,
     external_id: values.externalId,
-    audio: Buffer.from(
-      sealRecording(ctx.deps.sealer, ctx.orgA.id, requestUuid, Buffer.from(silentWav(), 'base64')),
-    ),
     status: values.status ?? 'queued',
     attempts: values.attempts ?? 0,
     // A processing job with an expired lease: its worker died mid-job.
     lease_owner: values.status === 'processing' ? 'dead-worker' : null,
     lease_expires_at: values.status === 'processing' ? expired : null,
   });
+  await seedJobRecording(
+    ctx,
+    job.id,
+    sealRecording(ctx.deps.sealer, ctx.orgA.id, requestUuid, Buffer.from(silentWav(), 'base64')),
+  );
+  return job;
 }
 
 function memoryLogger() {
@@ -77,9 +80,9 @@ describe(`poison jobs and deliveries end (${TEST_DIALECT})`, () => {
     expect(row).toMatchObject({
       status: 'failed',
       failure_reason: 'processing_error',
-      audio: null,
       attempts: 4,
     });
+    expect(await findJobRecording(ctx.db, job.id)).toBeNull();
     const deliveries = await ctx.db
       .selectFrom('webhook_deliveries')
       .selectAll()

@@ -14,6 +14,7 @@ import * as enrollmentDeepfakeThreshold from './migrations/2026-11-27T0430_enrol
 import * as sampleRecordingQuality from './migrations/2026-11-27T2200_sample_recording_quality.js';
 import * as phraseChallenges from './migrations/2026-11-28T0100_phrase_challenges.js';
 import * as claimIndexes from './migrations/2026-11-28T0200_claim_indexes.js';
+import * as jobRecordings from './migrations/2026-11-30T0500_job_recordings.js';
 import type { DB } from './types.js';
 
 /** Migrations in order; names are timestamps so they sort by creation. */
@@ -33,6 +34,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T2200_sample_recording_quality': sampleRecordingQuality,
   '2026-11-28T0100_phrase_challenges': phraseChallenges,
   '2026-11-28T0200_claim_indexes': claimIndexes,
+  '2026-11-30T0500_job_recordings': jobRecordings,
 };
 
 function createMigrator(db: Kysely<DB>): Migrator {

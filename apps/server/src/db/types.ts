@@ -143,10 +143,6 @@ export interface JobsTable {
   language: string;
   device_fingerprint: string | null;
   device_type: number | null;
-  /** The recording's file bytes (WAV or MP3), kept only until the job ends. */
-  audio: Uint8Array | null;
-  /** JSON of the request-side header check (the engine's AudioInfo), so the worker does not check again. */
-  audio_info: string | null;
   status: JobStatus;
   attempts: number;
   run_after: Timestamp;
@@ -307,6 +303,15 @@ export interface QueueTurnsTable {
   delivery_claimed_at: Timestamp | null;
 }
 
+/** A job's recording, kept only until the job ends (its own table, so updates of the job row stay small). */
+export interface JobRecordingsTable {
+  job_id: number;
+  /** The recording's file bytes (WAV or MP3), sealed (security/recordings.ts). */
+  audio: Uint8Array;
+  /** JSON of the request-side header check (the engine's AudioInfo), so the worker does not check again. */
+  audio_info: string | null;
+}
+
 export interface DB {
   organisations: OrganisationsTable;
   organisation_settings: OrganisationSettingsTable;
@@ -318,6 +323,7 @@ export interface DB {
   devices: DevicesTable;
   predefined_texts: PredefinedTextsTable;
   jobs: JobsTable;
+  job_recordings: JobRecordingsTable;
   voiceprints: VoiceprintsTable;
   voiceprint_samples: VoiceprintSamplesTable;
   webhook_secrets: WebhookSecretsTable;

@@ -36,6 +36,8 @@ export async function eraseJobs(
       .where('status', 'in', ['queued', 'processing'])
       .execute();
   }
+  const ending = selected.where('status', 'in', ['completed', 'failed']);
+  await db.deleteFrom('job_recordings').where('job_id', 'in', ending).execute();
   const erased = await db
     .updateTable('jobs')
     .set({
@@ -43,7 +45,6 @@ export async function eraseJobs(
       body_hash: 'erased',
       device_fingerprint: null,
       device_type: null,
-      audio: null,
       user_id: null,
       result: null,
       match_score: null,

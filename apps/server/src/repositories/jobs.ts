@@ -79,16 +79,29 @@ export interface Recording {
   info: AudioInfo;
 }
 
+const selectJobRecording = compiledOnce((db, jobId: number) =>
+  db.selectFrom('job_recordings').select(['audio', 'audio_info']).where('job_id', '=', jobId),
+);
+
 /**
  * The job's recording, or null once the job ended. `info` is null for jobs queued before the
  * header check's result was stored (the engine then checks the header itself).
  */
-export function jobRecording(row: JobRow): { bytes: Uint8Array; info: AudioInfo | null } | null {
-  if (!row.audio) return null;
+export async function findJobRecording(
+  db: Executor,
+  jobId: number,
+): Promise<{ bytes: Uint8Array; info: AudioInfo | null } | null> {
+  const row = await selectJobRecording(db, jobId);
+  if (!row[0]) return null;
   return {
-    bytes: row.audio,
-    info: row.audio_info ? (JSON.parse(row.audio_info) as AudioInfo) : null,
+    bytes: row[0].audio,
+    info: row[0].audio_info ? (JSON.parse(row[0].audio_info) as AudioInfo) : null,
   };
+}
+
+/** Drops a job's recording (zeroed on SQLite: `secure_delete`); run where the job ends. */
+export async function deleteJobRecording(db: Executor, jobId: number): Promise<void> {
+  await db.deleteFrom('job_recordings').where('job_id', '=', jobId).execute();
 }
 
 export function toRequestRecord(row: JobRow) {
@@ -127,9 +140,10 @@ function recordingQualityOfRow(row: JobRow) {
   return q ? recordingQualityFields(q) : null;
 }
 
+/** Stores a job and its recording (in its own table: the claim then updates a small row). */
 export async function insertJob(db: Executor, job: NewJob): Promise<JobRow> {
   const now = nowIso();
-  return db
+  const row = await db
     .insertInto('jobs')
     .values({
       org_id: job.orgId,
@@ -140,12 +154,6 @@ export async function insertJob(db: Executor, job: NewJob): Promise<JobRow> {
       language: job.language,
       device_fingerprint: job.deviceFingerprint,
       device_type: job.deviceType,
-      audio: Buffer.from(
-        job.recording.bytes.buffer,
-        job.recording.bytes.byteOffset,
-        job.recording.bytes.byteLength,
-      ),
-      audio_info: JSON.stringify(job.recording.info),
       mode: job.kind === 'enrollment' ? (job.mode ?? 'new') : null,
       challenge_id: job.phrase?.challengeId ?? null,
       text_id: job.phrase?.textId ?? null,
@@ -159,6 +167,19 @@ export async function insertJob(db: Executor, job: NewJob): Promise<JobRow> {
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  await db
+    .insertInto('job_recordings')
+    .values({
+      job_id: row.id,
+      audio: Buffer.from(
+        job.recording.bytes.buffer,
+        job.recording.bytes.byteOffset,
+        job.recording.bytes.byteLength,
+      ),
+      audio_info: JSON.stringify(job.recording.info),
+    })
+    .execute();
+  return row;
 }
 
 const selectJobByRequest = compiledOnce((db, orgId: number, requestUuid: string) =>
@@ -363,7 +384,7 @@ export interface JobCompletion {
 
 /**
  * Records the outcome only if this worker still holds the lease, so a job completes exactly once
- * even when a slow worker and a reclaiming one race. The audio is dropped in the same write.
+ * even when a slow worker and a reclaiming one race. The recording is dropped in the same transaction.
  */
 export async function completeJob(
   db: Executor,
@@ -375,8 +396,6 @@ export async function completeJob(
     .updateTable('jobs')
     .set({
       status: outcome.status,
-      audio: null,
-      audio_info: null,
       lease_owner: null,
       lease_expires_at: null,
       user_id: outcome.userId ?? null,
@@ -406,7 +425,9 @@ export async function completeJob(
     .where('status', '=', 'processing')
     .where('lease_owner', '=', owner)
     .executeTakeFirst();
-  return Number(updated.numUpdatedRows) === 1;
+  if (Number(updated.numUpdatedRows) !== 1) return false;
+  await deleteJobRecording(db, jobId);
+  return true;
 }
 
 /** Hands a claimed job back (e.g. on shutdown or a capacity error) to be retried after a delay. */

@@ -13,7 +13,7 @@ import type { EnrollmentMode, FailureReason, JobRow } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
 import { loadDecisionSettings } from '../decisions/settings.js';
 import { loadVerificationSubject } from '../decisions/subject.js';
-import { completeJob, jobPhrase, jobRecording, releaseJob } from '../repositories/jobs.js';
+import { completeJob, findJobRecording, jobPhrase, releaseJob } from '../repositories/jobs.js';
 import { findUserByExternalId, insertUser, upsertDevice } from '../repositories/users.js';
 import {
   countSamples,
@@ -90,8 +90,8 @@ async function decisionSettings(deps: AppDeps, engine: VoiceAnalyzer, orgId: num
  * The recording as the request side stored it (its header was checked there, so the engine does not
  * check it again), with the phrase the engine is to check in it.
  */
-function recordingOf(deps: AppDeps, job: JobRow) {
-  const recording = jobRecording(job);
+async function recordingOf(deps: AppDeps, job: JobRow) {
+  const recording = await findJobRecording(deps.database.db, job.id);
   if (!recording) throw new Error(`job ${job.id} has no recording`);
   const bytes = openRecording(deps.sealer, job.org_id, job.request_uuid, recording.bytes);
   const phrase = jobPhrase(job);
@@ -160,7 +160,7 @@ async function analyseEnrolment(
   }
   if (mode === 'new' && current.user) return { outcome: failed('already_enrolled') };
 
-  const { bytes, options } = recordingOf(deps, job);
+  const { bytes, options } = await recordingOf(deps, job);
   try {
     const settings = await decisionSettings(deps, engine, job.org_id);
     common.deepfakeThreshold = settings.enrolmentDeepfakeThreshold;
@@ -275,7 +275,7 @@ async function analyseVerification(
     job.device_fingerprint && voiceprint.enrolment_fingerprint
       ? job.device_fingerprint !== voiceprint.enrolment_fingerprint
       : null;
-  const { bytes, options } = recordingOf(deps, job);
+  const { bytes, options } = await recordingOf(deps, job);
   try {
     const analysis = await engine.verify(bytes, subject.samples, {
       ...options,

@@ -85,9 +85,11 @@ describe.skipIf(!datasetPresentFor(import.meta.url, 'crashes, backpressure and r
         await server.stop();
 
         const database = openDatabase(environment.env.DATABASE_URL!);
-        const jobs = await database.db.selectFrom('jobs').select(['status', 'audio']).execute();
+        const jobs = await database.db.selectFrom('jobs').select('status').execute();
+        const kept = await database.db.selectFrom('job_recordings').select('job_id').execute();
         await database.close();
-        expect(jobs.every((job) => job.status === 'completed' && job.audio === null)).toBe(true);
+        expect(jobs.every((job) => job.status === 'completed')).toBe(true);
+        expect(kept).toEqual([]);
       } finally {
         await receiver.close();
         await environment.cleanup();

@@ -56,6 +56,14 @@ export async function seedJobs(
   return ctx.db.insertInto('jobs').values(rows).returningAll().execute();
 }
 
+/** A seeded job's recording (stored beside the job, as insertJob stores it). */
+export async function seedJobRecording(ctx: TestContext, jobId: number, audio: Uint8Array) {
+  await ctx.db
+    .insertInto('job_recordings')
+    .values({ job_id: jobId, audio: Buffer.from(audio), audio_info: null })
+    .execute();
+}
+
 export async function moveToPlan(ctx: TestContext, orgId: number, planName: string) {
   const plan = await ctx.db
     .selectFrom('plans')

@@ -4,7 +4,7 @@
  * to A can be spotted by scanning the body.
  */
 import { randomUUID } from 'node:crypto';
-import { insertJob } from '../../src/repositories/jobs.js';
+import { deleteJobRecording, insertJob } from '../../src/repositories/jobs.js';
 import { insertText } from '../../src/repositories/predefined-texts.js';
 import { insertDelivery } from '../../src/repositories/webhooks.js';
 import { issueToken } from '../../src/services/organisations.js';
@@ -88,18 +88,17 @@ async function seedJob(
               device_mismatch: 0,
               latency_ms: 120,
               completed_at: now,
-              audio: null,
             }
           : {
               status: 'completed',
               quality_score: 0.8,
               latency_ms: 150,
               completed_at: now,
-              audio: null,
             },
       )
       .where('id', '=', job.id)
       .execute();
+    await deleteJobRecording(ctx.db, job.id);
   }
   const delivery = await insertDelivery(ctx.db, {
     orgId,

@@ -269,14 +269,13 @@ export async function queuePoisonJobs(options: {
   const sealer = createSealer(parseEncryptionKey(options.encryptionKey));
   const recording = Buffer.from(options.voice, 'base64');
   const now = new Date().toISOString();
-  const job = (requestUuid: string, sealedFor: string) => ({
+  const job = (requestUuid: string) => ({
     org_id: options.orgId,
     kind: 'enrollment' as const,
     request_uuid: requestUuid,
     body_hash: 'poison',
     external_id: `poison-${requestUuid.slice(0, 8)}`,
     language: 'en-UK',
-    audio: Buffer.from(sealRecording(sealer, options.orgId, sealedFor, recording)),
     mode: 'new' as const,
     run_after: now,
     created_at: now,
@@ -286,18 +285,31 @@ export async function queuePoisonJobs(options: {
   const failsEveryAttempt = randomUUID();
   const database = openDatabase(options.databaseUrl);
   try {
-    await database.db
+    const jobs = await database.db
       .insertInto('jobs')
       .values([
         {
-          ...job(killedItsWorkers, killedItsWorkers),
+          ...job(killedItsWorkers),
           status: 'processing',
           attempts: options.maxAttempts,
           lease_owner: 'dead-worker',
           lease_expires_at: new Date(Date.now() - 1000).toISOString(),
         },
-        { ...job(failsEveryAttempt, randomUUID()), status: 'queued', attempts: 0 },
+        { ...job(failsEveryAttempt), status: 'queued', attempts: 0 },
       ])
+      .returning('id')
+      .execute();
+    // The second recording is sealed for another request: it can never be opened.
+    const sealedFor = [killedItsWorkers, randomUUID()];
+    await database.db
+      .insertInto('job_recordings')
+      .values(
+        jobs.map(({ id }, i) => ({
+          job_id: id,
+          audio: Buffer.from(sealRecording(sealer, options.orgId, sealedFor[i]!, recording)),
+          audio_info: null,
+        })),
+      )
       .execute();
   } finally {
     await database.close();
