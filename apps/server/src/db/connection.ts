@@ -10,6 +10,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { DB } from './types.js';
+import { startWalCheckpointer } from './wal-checkpointer.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Executor = Kysely<DB> | Transaction<DB>;
@@ -59,6 +60,18 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   };
 }
 
+const DEFAULT_WAL_AUTOCHECKPOINT = 1000;
+
+/** WAL checkpoints on a thread of their own (wal-checkpointer.ts); on SQLite's own schedule again if it fails. */
+function checkpointOffThread(sqlite: SQLite.Database, file: string) {
+  sqlite.pragma('wal_autocheckpoint = 0');
+  return startWalCheckpointer(file, (error) => {
+    if (!sqlite.open) return;
+    sqlite.pragma(`wal_autocheckpoint = ${DEFAULT_WAL_AUTOCHECKPOINT}`);
+    process.emitWarning(`SQLite checkpoints run on commit again: ${error}`, 'VoxkeyWarning');
+  });
+}
+
 export interface OpenOptions {
   poolSize?: number;
   /** PostgreSQL: how long to wait for a new connection (or a free pooled one) before the query fails. */
@@ -79,10 +92,18 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     sqlite.pragma('secure_delete = ON');
     // LIKE filters are case-sensitive on PostgreSQL; make SQLite agree.
     sqlite.pragma('case_sensitive_like = ON');
+    const checkpointer = file === ':memory:' ? null : checkpointOffThread(sqlite, file);
     const db = new Kysely<DB>({
       dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
     });
-    return { db, dialect: 'sqlite', close: () => db.destroy() };
+    return {
+      db,
+      dialect: 'sqlite',
+      close: async () => {
+        await checkpointer?.stop();
+        await db.destroy();
+      },
+    };
   }
   const pool = new pg.Pool({
     connectionString: url,
