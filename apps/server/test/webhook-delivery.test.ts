@@ -112,6 +112,62 @@ describe('webhook HTTP delivery', () => {
     expect(redirect.statusCode).toBe(302);
   });
 
+  it('keeps the connection alive for the next webhook to the same receiver', async () => {
+    let connections = 0;
+    const counted = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.end());
+    });
+    counted.on('connection', () => connections++);
+    await new Promise<void>((resolve) => counted.listen(0, '127.0.0.1', resolve));
+    const target = `http://localhost:${(counted.address() as AddressInfo).port}/hook`;
+    try {
+      for (let i = 0; i < 3; i++)
+        expect(await postJson(target, '{}', {}, { timeoutMs: 2000, policy: local })).toEqual({
+          statusCode: 200,
+          error: null,
+        });
+      expect(connections).toBe(1);
+      // Another policy never borrows that connection: its own is checked (and refused) at connect.
+      expect((await postJson(target, '{}', {}, { timeoutMs: 2000, policy: strict })).error).toMatch(
+        /forbidden/,
+      );
+      expect(connections).toBe(1);
+    } finally {
+      counted.closeAllConnections();
+      await new Promise<void>((resolve) => counted.close(() => resolve()));
+    }
+  });
+
+  it('sends once more on a new connection when the receiver closed the kept-alive one', async () => {
+    const sockets = new Set<import('node:net').Socket>();
+    let bodies = 0;
+    const closing = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        bodies++;
+        res.end();
+      });
+    });
+    closing.keepAliveTimeout = 60_000;
+    closing.on('connection', (socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => closing.listen(0, '127.0.0.1', resolve));
+    const target = `http://localhost:${(closing.address() as AddressInfo).port}/hook`;
+    try {
+      expect(
+        (await postJson(target, '{}', {}, { timeoutMs: 2000, policy: local })).statusCode,
+      ).toBe(200);
+      // The receiver drops its idle connection; the client has not seen it close yet.
+      for (const socket of sockets) socket.destroy();
+      const again = await postJson(target, '{}', {}, { timeoutMs: 2000, policy: local });
+      expect(again).toEqual({ statusCode: 200, error: null });
+      expect(bodies).toBe(2);
+    } finally {
+      closing.closeAllConnections();
+      await new Promise<void>((resolve) => closing.close(() => resolve()));
+    }
+  });
+
   it('retries on the schedule with jitter, then gives up', () => {
     const schedule = [5000, 300_000];
     expect(nextDelayMs(schedule, 1, () => 0.5)).toBe(5000);

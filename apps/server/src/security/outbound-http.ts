@@ -68,40 +68,76 @@ function guardedLookup(policy: CallbackPolicy): LookupFunction {
   };
 }
 
+/**
+ * Kept-alive connections to callback hosts, so a webhook does not pay a TCP (and TLS) handshake each
+ * time. Every new connection resolves through guardedLookup, so a reused one only ever reaches an
+ * address that passed the check when it connected: DNS rebinding needs a new connection, and that
+ * is checked again. Idle connections close after IDLE_SOCKET_MS (or the receiver's keep-alive hint).
+ */
+const IDLE_SOCKET_MS = 4000;
+// One pool per set of addresses a policy allows: a connection made under one is never lent to another.
+const agents = new Map<string, { http: http.Agent; https: https.Agent }>();
+
+function agentFor(policy: CallbackPolicy, protocol: 'http:' | 'https:'): http.Agent {
+  const key = `${policy.allowLoopback}/${policy.allowPrivate}`;
+  let pair = agents.get(key);
+  if (!pair) {
+    const options = { keepAlive: true, timeout: IDLE_SOCKET_MS, maxFreeSockets: 16 };
+    pair = { http: new http.Agent(options), https: new https.Agent(options) };
+    agents.set(key, pair);
+  }
+  return protocol === 'https:' ? pair.https : pair.http;
+}
+
 /** POSTs exact bytes with a hard timeout; never throws, and never follows redirects. */
-export function postJson(
+export async function postJson(
   url: string,
   body: string,
   headers: Record<string, string>,
   options: { timeoutMs: number; policy: CallbackPolicy },
 ): Promise<PostResult> {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return { statusCode: null, error: 'invalid callback URL', reason: 'invalid_callback_url' };
+  }
+  const protocol = target.protocol;
+  if (protocol !== 'https:' && protocol !== 'http:') {
+    return {
+      statusCode: null,
+      error: 'callback URL must be http(s)',
+      reason: 'invalid_callback_url',
+    };
+  }
+  const host = target.hostname.replace(/^\[|\]$/g, '');
+  const literal = /^[\d.]+$/.test(host) || host.includes(':');
+  if (literal && !isAddressAllowed(host, options.policy)) {
+    return {
+      statusCode: null,
+      error: `${host} is a forbidden address`,
+      reason: 'forbidden_address',
+    };
+  }
+  const pooled = agentFor(options.policy, protocol);
+  const first = await postOnce(target, host, body, headers, options, pooled);
+  // A kept-alive connection the receiver closed while it was idle: once more on a new connection.
+  if (first.staleSocket)
+    return (await postOnce(target, host, body, headers, options, false)).result;
+  return first.result;
+}
+
+function postOnce(
+  target: URL,
+  host: string,
+  body: string,
+  headers: Record<string, string>,
+  options: { timeoutMs: number; policy: CallbackPolicy },
+  agent: http.Agent | false,
+): Promise<{ result: PostResult; staleSocket: boolean }> {
+  const client = target.protocol === 'https:' ? https : http;
   return new Promise((resolve) => {
-    let target: URL;
-    try {
-      target = new URL(url);
-    } catch {
-      resolve({ statusCode: null, error: 'invalid callback URL', reason: 'invalid_callback_url' });
-      return;
-    }
-    const client = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : null;
-    if (!client) {
-      resolve({
-        statusCode: null,
-        error: 'callback URL must be http(s)',
-        reason: 'invalid_callback_url',
-      });
-      return;
-    }
-    const host = target.hostname.replace(/^\[|\]$/g, '');
-    const literal = /^[\d.]+$/.test(host) || host.includes(':');
-    if (literal && !isAddressAllowed(host, options.policy)) {
-      resolve({
-        statusCode: null,
-        error: `${host} is a forbidden address`,
-        reason: 'forbidden_address',
-      });
-      return;
-    }
+    const done = (result: PostResult, staleSocket = false) => resolve({ result, staleSocket });
     const request = client.request(
       target,
       {
@@ -113,16 +149,13 @@ export function postJson(
           'user-agent': 'Voxkey-Webhooks/1',
         },
         lookup: guardedLookup(options.policy),
-        // A fresh connection per attempt: a pooled socket would skip the address check.
-        agent: false,
+        agent,
         timeout: options.timeoutMs,
       },
       (response) => {
         response.resume();
-        response.on('end', () => resolve({ statusCode: response.statusCode ?? null, error: null }));
-        response.on('error', () =>
-          resolve({ statusCode: response.statusCode ?? null, error: null }),
-        );
+        response.on('end', () => done({ statusCode: response.statusCode ?? null, error: null }));
+        response.on('error', () => done({ statusCode: response.statusCode ?? null, error: null }));
       },
     );
     const timedOut = () =>
@@ -131,8 +164,11 @@ export function postJson(
       );
     const timer = setTimeout(timedOut, options.timeoutMs);
     request.on('timeout', timedOut);
-    request.on('error', (err) =>
-      resolve({ statusCode: null, error: err.message, reason: coarseDeliveryError(err, host) }),
+    request.on('error', (err: NodeJS.ErrnoException) =>
+      done(
+        { statusCode: null, error: err.message, reason: coarseDeliveryError(err, host) },
+        request.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE'),
+      ),
     );
     request.on('close', () => clearTimeout(timer));
     request.end(body);
