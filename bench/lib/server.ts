@@ -125,8 +125,13 @@ export async function createEnvironment(
   };
 }
 
-export async function cli<T = any>(environment: Environment, args: string[]): Promise<T> {
-  const { stdout } = await promisify(execFile)(process.execPath, [BIN, ...args, '--json'], {
+/** Runs the CLI of this build, or of `bin` (another build's bin/voxkey.js: its migrations, not this build's). */
+export async function cli<T = any>(
+  environment: Environment,
+  args: string[],
+  bin: string = BIN,
+): Promise<T> {
+  const { stdout } = await promisify(execFile)(process.execPath, [bin, ...args, '--json'], {
     env: { ...process.env, ...environment.env },
   });
   return JSON.parse(stdout) as T;
@@ -140,27 +145,29 @@ export async function createBenchOrganisation(
   environment: Environment,
   name: string,
   callbackUrl?: string,
+  bin?: string,
 ): Promise<{ orgId: number; bearer: string }> {
-  const org = await cli(environment, [
-    'org',
-    'create',
-    '--name',
-    name,
-    '--email',
-    `${name.toLowerCase()}@example.com`,
-    '--plan',
-    '4',
-    ...(callbackUrl ? ['--callback-url', callbackUrl] : []),
-  ]);
+  const org = await cli(
+    environment,
+    [
+      'org',
+      'create',
+      '--name',
+      name,
+      '--email',
+      `${name.toLowerCase()}@example.com`,
+      '--plan',
+      '4',
+      ...(callbackUrl ? ['--callback-url', callbackUrl] : []),
+    ],
+    bin,
+  );
   const orgId: number = org.organisation.id;
-  const live = await cli(environment, [
-    'token',
-    'create',
-    '--org',
-    String(orgId),
-    '--name',
-    name.toLowerCase(),
-  ]);
+  const live = await cli(
+    environment,
+    ['token', 'create', '--org', String(orgId), '--name', name.toLowerCase()],
+    bin,
+  );
   return { orgId, bearer: live.bearer };
 }
 
