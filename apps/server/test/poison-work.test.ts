@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { isEngineError } from '@voxkey/engine';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { eraseJobs } from '../src/repositories/erasure.js';
 import { claimJob, findJobRecording } from '../src/repositories/jobs.js';
 import { insertDelivery } from '../src/repositories/webhooks.js';
 import { sealRecording } from '../src/security/recordings.js';
@@ -60,6 +61,23 @@ function memoryLogger() {
 describe(`poison jobs and deliveries end (${TEST_DIALECT})`, () => {
   let ctx: TestContext;
   afterEach(() => ctx.cleanup());
+
+  it('a job erased after its claim (the recording is gone) is left to what ended it: no engine call, no retry', async () => {
+    ctx = await createTestContext();
+    const job = await queueJob(ctx, { externalId: 'gone' });
+    const claimed = await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000);
+    expect(claimed?.id).toBe(job.id);
+    await eraseJobs(ctx.db, (eb) => eb('id', '=', job.id), { inFlightReason: 'user_deleted' });
+    const engine = fakeAnalyzer();
+    expect(await processJob(ctx.deps, engine, claimed!, 'worker-1')).toEqual({ result: 'lost' });
+    expect(engine.calls).toBe(0);
+    const row = await ctx.db
+      .selectFrom('jobs')
+      .select(['status', 'failure_reason'])
+      .where('id', '=', job.id)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'failed', failure_reason: 'user_deleted' });
+  });
 
   it('a job whose workers keep dying is failed at claim time with processing_error, one webhook, no engine call', async () => {
     ctx = await createTestContext({ JOB_MAX_ATTEMPTS: '3' });

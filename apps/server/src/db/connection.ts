@@ -64,12 +64,21 @@ const DEFAULT_WAL_AUTOCHECKPOINT = 1000;
 
 /** WAL checkpoints on a thread of their own (wal-checkpointer.ts); on SQLite's own schedule again if it fails. */
 function checkpointOffThread(sqlite: SQLite.Database, file: string) {
+  const onCommitAgain = (error: string) => {
+    try {
+      if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${DEFAULT_WAL_AUTOCHECKPOINT}`);
+      process.emitWarning(`SQLite checkpoints run on commit again: ${error}`, 'VoxkeyWarning');
+    } catch {
+      // the connection is closing: nothing left to checkpoint for
+    }
+  };
   sqlite.pragma('wal_autocheckpoint = 0');
-  return startWalCheckpointer(file, (error) => {
-    if (!sqlite.open) return;
-    sqlite.pragma(`wal_autocheckpoint = ${DEFAULT_WAL_AUTOCHECKPOINT}`);
-    process.emitWarning(`SQLite checkpoints run on commit again: ${error}`, 'VoxkeyWarning');
-  });
+  try {
+    return startWalCheckpointer(file, onCommitAgain);
+  } catch (err) {
+    onCommitAgain(err instanceof Error ? err.message : String(err));
+    return null;
+  }
 }
 
 export interface OpenOptions {

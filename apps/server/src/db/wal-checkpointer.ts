@@ -44,8 +44,11 @@ export function startWalCheckpointer(file: string, onFailure: (error: string) =>
   });
   worker.unref();
   let stopped = false;
+  let reported = false;
   const fail = (error: string) => {
-    if (!stopped) onFailure(error);
+    if (stopped || reported) return;
+    reported = true;
+    onFailure(error);
   };
   worker.on('message', (m: { error?: string }) => m.error && fail(m.error));
   worker.on('error', (err) => fail(err.message));

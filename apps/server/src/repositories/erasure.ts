@@ -11,7 +11,8 @@ type JobFilter = (
  * Erases the personal data of the jobs `filter` selects: their webhook deliveries are deleted
  * (pending ones are never sent, sent ones purged), and each job keeps only what metering needs
  * (organisation, kind, status, failure reason, latency, timestamps). The external id becomes
- * `erased:<job id>`; fingerprints, user id, scores and results are cleared; GETs answer 404.
+ * `erased:<job id>`; fingerprints, user id, scores and results are cleared, and a recording still
+ * held is deleted; GETs answer 404.
  * Jobs still queued or processing end as `failed` with `user_deleted`, so no worker sends them.
  */
 export async function eraseJobs(

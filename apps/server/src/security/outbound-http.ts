@@ -75,6 +75,7 @@ function guardedLookup(policy: CallbackPolicy): LookupFunction {
  * is checked again. Idle connections close after IDLE_SOCKET_MS (or the receiver's keep-alive hint).
  */
 const IDLE_SOCKET_MS = 4000;
+const MIN_RETRY_MS = 100;
 // One pool per set of addresses a policy allows: a connection made under one is never lent to another.
 const agents = new Map<string, { http: http.Agent; https: https.Agent }>();
 
@@ -119,11 +120,16 @@ export async function postJson(
       reason: 'forbidden_address',
     };
   }
+  const deadline = Date.now() + options.timeoutMs;
   const pooled = agentFor(options.policy, protocol);
   const first = await postOnce(target, host, body, headers, options, pooled);
-  // A kept-alive connection the receiver closed while it was idle: once more on a new connection.
-  if (first.staleSocket)
-    return (await postOnce(target, host, body, headers, options, false)).result;
+  // A kept-alive connection the receiver closed while it was idle: once more on a new connection,
+  // within the same attempt's time.
+  const left = deadline - Date.now();
+  if (first.staleSocket && left >= MIN_RETRY_MS) {
+    const retry = { ...options, timeoutMs: left };
+    return (await postOnce(target, host, body, headers, retry, false)).result;
+  }
   return first.result;
 }
 

@@ -92,7 +92,7 @@ async function decisionSettings(deps: AppDeps, engine: VoiceAnalyzer, orgId: num
  */
 async function recordingOf(deps: AppDeps, job: JobRow) {
   const recording = await findJobRecording(deps.database.db, job.id);
-  if (!recording) throw new Error(`job ${job.id} has no recording`);
+  if (!recording) throw new RecordingGoneError(job.id);
   const bytes = openRecording(deps.sealer, job.org_id, job.request_uuid, recording.bytes);
   const phrase = jobPhrase(job);
   return {
@@ -488,6 +488,10 @@ export async function processJob(
           : await analyseVerification(deps, engine, job);
     }
   } catch (err) {
+    // The job ended elsewhere after this claim (its user was erased, which deletes the recording):
+    // nothing to run or hand back. Should the job still be ours, its lease runs out and the claim's
+    // attempt limit ends it.
+    if (err instanceof RecordingGoneError) return { result: 'lost' };
     if (job.attempts < deps.config.JOB_MAX_ATTEMPTS) {
       deps.observability.logger.warn(
         { err, jobId: job.id, attempt: job.attempts },
@@ -572,3 +576,9 @@ function numericTimings(timings: object): Record<string, number> {
 }
 
 class LeaseLostError extends Error {}
+
+class RecordingGoneError extends Error {
+  constructor(jobId: number) {
+    super(`job ${jobId} has no recording`);
+  }
+}

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { Insertable } from 'kysely';
 import { openDatabase } from '../../src/db/connection.js';
+import type { JobsTable } from '../../src/db/types.js';
 import { sealRecording } from '../../src/security/recordings.js';
 import { createSealer, parseEncryptionKey } from '../../src/security/sealing.js';
 import { rssMiB } from './process-memory.js';
@@ -285,32 +287,33 @@ export async function queuePoisonJobs(options: {
   const failsEveryAttempt = randomUUID();
   const database = openDatabase(options.databaseUrl);
   try {
-    const jobs = await database.db
-      .insertInto('jobs')
-      .values([
-        {
-          ...job(killedItsWorkers),
-          status: 'processing',
-          attempts: options.maxAttempts,
-          lease_owner: 'dead-worker',
-          lease_expires_at: new Date(Date.now() - 1000).toISOString(),
-        },
-        { ...job(failsEveryAttempt), status: 'queued', attempts: 0 },
-      ])
-      .returning('id')
-      .execute();
-    // The second recording is sealed for another request: it can never be opened.
-    const sealedFor = [killedItsWorkers, randomUUID()];
-    await database.db
-      .insertInto('job_recordings')
-      .values(
-        jobs.map(({ id }, i) => ({
+    const seed = async (values: Insertable<JobsTable>, sealedFor: string) => {
+      const { id } = await database.db
+        .insertInto('jobs')
+        .values(values)
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await database.db
+        .insertInto('job_recordings')
+        .values({
           job_id: id,
-          audio: Buffer.from(sealRecording(sealer, options.orgId, sealedFor[i]!, recording)),
+          audio: Buffer.from(sealRecording(sealer, options.orgId, sealedFor, recording)),
           audio_info: null,
-        })),
-      )
-      .execute();
+        })
+        .execute();
+    };
+    await seed(
+      {
+        ...job(killedItsWorkers),
+        status: 'processing',
+        attempts: options.maxAttempts,
+        lease_owner: 'dead-worker',
+        lease_expires_at: new Date(Date.now() - 1000).toISOString(),
+      },
+      killedItsWorkers,
+    );
+    // Sealed for another request: this recording can never be opened.
+    await seed({ ...job(failsEveryAttempt), status: 'queued', attempts: 0 }, randomUUID());
   } finally {
     await database.close();
   }

@@ -21,7 +21,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .insertInto('job_recordings')
     .columns(['job_id', 'audio', 'audio_info'])
     .expression(
-      db.selectFrom('jobs').select(['id', 'audio', 'audio_info']).where('audio', 'is not', null),
+      db
+        .selectFrom('jobs')
+        .select(['id', 'audio', 'audio_info'])
+        .where('audio', 'is not', null)
+        .where('status', 'in', ['queued', 'processing']),
     )
     .execute();
   await db.schema.alterTable('jobs').dropColumn('audio').execute();
@@ -31,16 +35,16 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('jobs').addColumn('audio', bytesType(db)).execute();
   await db.schema.alterTable('jobs').addColumn('audio_info', 'text').execute();
-  const recordings = await db
-    .selectFrom('job_recordings')
-    .select(['job_id', 'audio', 'audio_info'])
+  // One statement: the queue may hold hundreds of recordings of up to 10 MB.
+  const recordingOf = (column: 'audio' | 'audio_info') =>
+    db
+      .selectFrom('job_recordings')
+      .select(column)
+      .whereRef('job_recordings.job_id', '=', 'jobs.id');
+  await db
+    .updateTable('jobs')
+    .set({ audio: recordingOf('audio'), audio_info: recordingOf('audio_info') })
+    .where('id', 'in', db.selectFrom('job_recordings').select('job_id'))
     .execute();
-  for (const r of recordings) {
-    await db
-      .updateTable('jobs')
-      .set({ audio: r.audio, audio_info: r.audio_info })
-      .where('id', '=', r.job_id)
-      .execute();
-  }
   await db.schema.dropTable('job_recordings').execute();
 }
