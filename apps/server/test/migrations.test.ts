@@ -17,40 +17,56 @@ async function emptyDatabase(): Promise<Database> {
   return database;
 }
 
+/** A new database migrated up to `name`, closed when the test ends. */
+async function migratedTo(name: string) {
+  const database = await emptyDatabase();
+  onTestFinished(() => database.close());
+  const migrator = new Migrator({
+    db: database.db,
+    provider: { getMigrations: async () => MIGRATIONS },
+  });
+  expect((await migrator.migrateTo(name)).error).toBeUndefined();
+  return { database, db: database.db as any, migrator };
+}
+
+/** Jobs of one new organisation as an older schema stored them: common fields plus each job's own. */
+async function seedOldJobs(db: any, jobs: Array<Record<string, unknown>>) {
+  const now = new Date().toISOString();
+  const org = await db
+    .insertInto('organisations')
+    .values({ name: 'Old', email: 'old@example.com', created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const common = {
+    org_id: org.id,
+    body_hash: 'x',
+    language: 'en-UK',
+    attempts: 0,
+    run_after: now,
+    created_at: now,
+    updated_at: now,
+  };
+  await db
+    .insertInto('jobs')
+    .values(
+      jobs.map((job) => ({
+        ...common,
+        request_uuid: randomUUID(),
+        external_id: randomUUID(),
+        ...job,
+      })),
+    )
+    .execute();
+}
+
 describe(`migrations (${TEST_DIALECT})`, () => {
   it("2026-11-25T0600_audio_bytes turns a queued job's base64 audio into bytes with its header check", async () => {
-    const database = await emptyDatabase();
-    onTestFinished(() => database.close());
-    const db = database.db;
-    const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
-    const before = await migrator.migrateTo('2026-11-21T1700_bytewise_text');
-    expect(before.error).toBeUndefined();
-
+    const { db } = await migratedTo('2026-11-21T1700_bytewise_text');
     const recording = Buffer.from(encodeWav(new Float32Array(16000 * 4), 16000));
-    const now = new Date().toISOString();
-    const org = await (db as any)
-      .insertInto('organisations')
-      .values({ name: 'Old', email: 'old@example.com', created_at: now, updated_at: now })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const job = (status: string, audio: string | null) => ({
-      org_id: org.id,
-      kind: 'enrollment',
-      request_uuid: randomUUID(),
-      body_hash: 'x',
-      external_id: randomUUID(),
-      language: 'en-UK',
-      audio,
-      status,
-      attempts: 0,
-      run_after: now,
-      created_at: now,
-      updated_at: now,
-    });
-    await (db as any)
-      .insertInto('jobs')
-      .values([job('queued', recording.toString('base64')), job('completed', null)])
-      .execute();
+    await seedOldJobs(db, [
+      { kind: 'enrollment', status: 'queued', audio: recording.toString('base64') },
+      { kind: 'enrollment', status: 'completed', audio: null },
+    ]);
 
     await migrateToLatest(db);
     const rows = await db.selectFrom('jobs').selectAll().orderBy('id').execute();
@@ -77,39 +93,13 @@ describe(`migrations (${TEST_DIALECT})`, () => {
   });
 
   it("2026-11-30T0500_job_recordings moves a queued job's recording out of the job row, and back down", async () => {
-    const database = await emptyDatabase();
-    onTestFinished(() => database.close());
-    const db = database.db as any;
-    const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
-    expect((await migrator.migrateTo('2026-11-28T0200_claim_indexes')).error).toBeUndefined();
-
+    const { database, db, migrator } = await migratedTo('2026-11-28T0200_claim_indexes');
     const recording = Buffer.from(encodeWav(new Float32Array(16000 * 4), 16000));
     const info = JSON.stringify({ format: 'wav', sampleRate: 16000 });
-    const now = new Date().toISOString();
-    const org = await db
-      .insertInto('organisations')
-      .values({ name: 'Old', email: 'old@example.com', created_at: now, updated_at: now })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const job = (status: string, audio: Buffer | null) => ({
-      org_id: org.id,
-      kind: 'verification',
-      request_uuid: randomUUID(),
-      body_hash: 'x',
-      external_id: randomUUID(),
-      language: 'en-UK',
-      audio,
-      audio_info: audio ? info : null,
-      status,
-      attempts: 0,
-      run_after: now,
-      created_at: now,
-      updated_at: now,
-    });
-    await db
-      .insertInto('jobs')
-      .values([job('queued', recording), job('completed', null)])
-      .execute();
+    await seedOldJobs(db, [
+      { kind: 'verification', status: 'queued', audio: recording, audio_info: info },
+      { kind: 'verification', status: 'completed', audio: null, audio_info: null },
+    ]);
 
     await migrateToLatest(database.db);
     const ids = (await db.selectFrom('jobs').select('id').orderBy('id').execute()).map(

@@ -91,11 +91,11 @@ export async function findJobRecording(
   db: Executor,
   jobId: number,
 ): Promise<{ bytes: Uint8Array; info: AudioInfo | null } | null> {
-  const row = await selectJobRecording(db, jobId);
-  if (!row[0]) return null;
+  const [row] = await selectJobRecording(db, jobId);
+  if (!row) return null;
   return {
-    bytes: row[0].audio,
-    info: row[0].audio_info ? (JSON.parse(row[0].audio_info) as AudioInfo) : null,
+    bytes: row.audio,
+    info: row.audio_info ? (JSON.parse(row.audio_info) as AudioInfo) : null,
   };
 }
 
