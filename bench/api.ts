@@ -32,6 +32,7 @@ import {
   chooseModels,
   createBenchOrganisation,
   createEnvironment,
+  databaseServerCpuSeconds,
   type Dialect,
   hasFlag,
   machine,
@@ -210,6 +211,7 @@ async function main() {
     // Sustained: keep SUSTAINED_IN_FLIGHT verifications in flight for the window; count webhooks that arrive in it.
     const cpuBeforeWindow = threadCpuSeconds(server.pid);
     const benchCpuBeforeWindow = process.cpuUsage();
+    const databaseCpuBeforeWindow = dialect === 'postgres' ? databaseServerCpuSeconds() : null;
     const windowStart = performance.now();
     const windowEnd = windowStart + WINDOW_S * 1000;
     let completedInWindow = 0;
@@ -229,6 +231,12 @@ async function main() {
     );
     const sustainedCpu = cpuPerVerification(cpuBeforeWindow, accepted);
     const benchClientMs = cpuMsPerVerification(process.cpuUsage(benchCpuBeforeWindow), accepted);
+    const databaseServerMs =
+      databaseCpuBeforeWindow === null || accepted === 0
+        ? null
+        : Math.round(
+            (((databaseServerCpuSeconds() - databaseCpuBeforeWindow) * 1000) / accepted) * 10,
+          ) / 10;
     const sustained = {
       windowSeconds: WINDOW_S,
       inFlight: SUSTAINED_IN_FLIGHT,
@@ -238,9 +246,11 @@ async function main() {
       serverCpuPerVerification: sustainedCpu,
       /** This process's CPU (the client sending requests and the webhook receiver): it shares the cores. */
       benchProcessCpuPerVerificationMs: benchClientMs,
+      /** PostgreSQL only: the CPU of every PostgreSQL server process on this machine, per verification. */
+      databaseServerCpuPerVerificationMs: databaseServerMs,
     };
     console.log(
-      `server CPU per verification (main thread / other threads): one at a time ${c1Cpu?.mainThreadMs} / ${c1Cpu?.otherThreadsMs} ms; sustained ${sustainedCpu?.mainThreadMs} / ${sustainedCpu?.otherThreadsMs} ms; this process (client and receiver) ${benchClientMs} ms`,
+      `server CPU per verification (main thread / other threads): one at a time ${c1Cpu?.mainThreadMs} / ${c1Cpu?.otherThreadsMs} ms; sustained ${sustainedCpu?.mainThreadMs} / ${sustainedCpu?.otherThreadsMs} ms; this process (client and receiver) ${benchClientMs} ms${databaseServerMs === null ? '' : `; PostgreSQL ${databaseServerMs} ms`}`,
     );
     console.log(
       `sustained (${SUSTAINED_IN_FLIGHT} in flight, ${WINDOW_S} s): ${sustained.verificationsPerSecond} verifications/s, p50 ${sustained.requestToWebhookMs.p50} ms`,

@@ -245,6 +245,25 @@ export function cpuSeconds(pid: number): number | null {
 }
 
 /**
+ * CPU seconds used so far by every PostgreSQL server process on this machine (its backends, the
+ * checkpointer, the WAL writer): the database shares the cores with the server under test. A backend
+ * that exits takes its seconds with it, so read this around a window in which the pool stays open.
+ */
+export function databaseServerCpuSeconds(): number {
+  let seconds = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+    } catch {
+      continue;
+    }
+    seconds += cpuSeconds(Number(entry)) ?? 0;
+  }
+  return seconds;
+}
+
+/**
  * CPU seconds by thread of a process: the main thread (its id is the process id) and every other thread
  * (worker threads, which run the engine, and libuv's pool), from /proc/<pid>/task/<tid>/stat.
  */

@@ -29,6 +29,8 @@ const ConfigSchema = z.object({
   DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   /** PostgreSQL: statements running longer are cancelled by the server (0 = no limit; migrations are exempt). */
   DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
+  /** PostgreSQL: prepare each statement once per connection; false behind a pooler in transaction mode that does not keep prepared statements. */
+  DATABASE_PREPARED_STATEMENTS: booleanFromEnv.default(true),
   WEBHOOK_ALLOW_LOOPBACK: booleanFromEnv.default(false),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(false),
   DOCS_SCRIPT_URL: z.string().optional(),

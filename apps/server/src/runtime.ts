@@ -60,6 +60,7 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
       poolSize: config.DATABASE_POOL_SIZE,
       connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
       statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     });
   if (!options.database) await migrate(config, database);
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);

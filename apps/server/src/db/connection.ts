@@ -9,6 +9,7 @@ import {
   type Transaction,
 } from 'kysely';
 import pg from 'pg';
+import { prepareStatementsPerConnection } from './prepared-statements.js';
 import type { DB } from './types.js';
 import { startWalCheckpointer } from './wal-checkpointer.js';
 
@@ -87,6 +88,8 @@ export interface OpenOptions {
   connectTimeoutMs?: number;
   /** PostgreSQL: the server cancels any statement that runs longer (0 = no limit). */
   statementTimeoutMs?: number;
+  /** PostgreSQL: each connection prepares the statements it runs once (default true; prepared-statements.ts). */
+  preparedStatements?: boolean;
 }
 
 export function openDatabase(url: string, options: OpenOptions = {}): Database {
@@ -122,6 +125,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   });
   // An idle client's error (e.g. the server restarting) must not crash the process; the next query reconnects.
   pool.on('error', () => {});
+  if (options.preparedStatements ?? true) prepareStatementsPerConnection(pool);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }

@@ -214,27 +214,27 @@ export function findEnrolmentInFlight(
 }
 
 const UNFINISHED: JobStatus[] = ['queued', 'processing'];
-const countUnfinished = (db: Executor) =>
+const countUnfinishedOfAllAndOne = compiledOnce((db, orgId: number) =>
   db
     .selectFrom('jobs')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .select((eb) => [
+      eb.fn.countAll<number>().as('all'),
+      eb.fn.count<number>(eb.case().when('org_id', '=', orgId).then(1).end()).as('organisation'),
+    ])
     .where(
       'status',
       'in',
       UNFINISHED.map((status) => sql.lit(status)),
-    );
-const countUnfinishedOfAll = compiledOnce((db) => countUnfinished(db));
-const countUnfinishedOfOrganisation = compiledOnce((db, orgId: number) =>
-  countUnfinished(db).where('org_id', '=', orgId),
+    ),
 );
 
-/** Unfinished (queued or processing) jobs, of one organisation or of all. */
-export async function countUnfinishedJobs(db: Executor, orgId?: number): Promise<number> {
-  const [row] =
-    orgId === undefined
-      ? await countUnfinishedOfAll(db)
-      : await countUnfinishedOfOrganisation(db, orgId);
-  return Number(row!.n);
+/** Unfinished (queued or processing) jobs of all organisations and of one, in one statement: admission checks both. */
+export async function countUnfinishedJobs(
+  db: Executor,
+  orgId: number,
+): Promise<{ all: number; organisation: number }> {
+  const [row] = await countUnfinishedOfAllAndOne(db, orgId);
+  return { all: Number(row!.all), organisation: Number(row!.organisation) };
 }
 
 // Any constant works; it only has to differ from other advisory locks in the same database.

@@ -68,12 +68,13 @@ async function checkQueueCaps(deps: AppDeps, db: Executor, orgId: number): Promi
     new ApiError('queue_full', message, {
       headers: { 'Retry-After': String(QUEUE_FULL_RETRY_AFTER_S) },
     });
-  if ((await jobs.countUnfinishedJobs(db, orgId)) >= deps.config.JOB_MAX_QUEUE_PER_ORG) {
+  const unfinished = await jobs.countUnfinishedJobs(db, orgId);
+  if (unfinished.organisation >= deps.config.JOB_MAX_QUEUE_PER_ORG) {
     throw full(
       `This organisation already has ${deps.config.JOB_MAX_QUEUE_PER_ORG} requests waiting to be processed; retry later`,
     );
   }
-  if ((await jobs.countUnfinishedJobs(db)) >= deps.config.JOB_MAX_QUEUE)
+  if (unfinished.all >= deps.config.JOB_MAX_QUEUE)
     throw full('The processing queue is full; retry later');
 }
 

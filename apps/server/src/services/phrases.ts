@@ -5,9 +5,8 @@ import type { JobKind } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { consumeChallenge, findChallenge } from '../repositories/challenges.js';
-import { fromFlag, nowIso } from '../repositories/clock.js';
+import { nowIso } from '../repositories/clock.js';
 import type { JobPhrase } from '../repositories/jobs.js';
-import { findSettings } from '../repositories/organisations.js';
 import { findText } from '../repositories/predefined-texts.js';
 
 /** The phrase fields of an enrolment, a verification or a stream's `start`. */
@@ -74,6 +73,7 @@ export async function checkPhraseFields(
   orgId: number,
   kind: JobKind,
   fields: PhraseFields,
+  requirePhrase: boolean,
 ): Promise<PhraseClaim> {
   if (fields.challenge_id !== undefined && fields.text_id !== undefined) {
     throw ApiError.field(
@@ -86,15 +86,12 @@ export async function checkPhraseFields(
     return { kind: 'challenge', challengeId: fields.challenge_id };
   if (fields.text_id !== undefined)
     return { kind: 'text', phrase: await phraseOfText(deps, orgId, fields.text_id) };
-  if (kind === 'verification') {
-    const settings = await findSettings(deps.database.db, orgId);
-    if (settings && fromFlag(settings.require_phrase)) {
-      throw ApiError.field(
-        'challenge_id',
-        'phrase_required',
-        'This organisation requires a phrase on every verification: create a challenge (POST /organisations/{org_id}/challenges) and send its challenge_id, or send a text_id',
-      );
-    }
+  if (kind === 'verification' && requirePhrase) {
+    throw ApiError.field(
+      'challenge_id',
+      'phrase_required',
+      'This organisation requires a phrase on every verification: create a challenge (POST /organisations/{org_id}/challenges) and send its challenge_id, or send a text_id',
+    );
   }
   return { kind: 'none' };
 }

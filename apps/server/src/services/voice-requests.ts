@@ -14,6 +14,7 @@ import { isUniqueViolation } from '../db/errors.js';
 import { ApiError, type FieldErrorCode } from '../errors.js';
 import type { AppDeps, AuthContext } from '../deps.js';
 import * as jobs from '../repositories/jobs.js';
+import { fromFlag } from '../repositories/clock.js';
 import { findSettings } from '../repositories/organisations.js';
 import { sealRecording } from '../security/recordings.js';
 import { admitJob } from './job-admission.js';
@@ -180,8 +181,14 @@ export function voiceUnavailableError(code?: EngineErrorCode): ApiError {
   );
 }
 
-/** The callback URL voice results go to; voice requests are refused (409) without one. */
-export async function requireCallbackUrl(deps: AppDeps, orgId: number): Promise<string> {
+/**
+ * The settings a voice request needs, read once: the callback URL its result goes to (refused with
+ * 409 without one) and whether a verification must say a phrase.
+ */
+export async function requireVoiceSettings(
+  deps: AppDeps,
+  orgId: number,
+): Promise<{ callbackUrl: string; requirePhrase: boolean }> {
   if (deps.voiceUnavailable) throw voiceUnavailableError(deps.voiceUnavailable.code);
   const settings = await findSettings(deps.database.db, orgId);
   const callbackUrl = settings?.callback_url;
@@ -191,7 +198,7 @@ export async function requireCallbackUrl(deps: AppDeps, orgId: number): Promise<
       `No callback URL is configured: set one with PATCH /v1/organisations/${orgId}/settings {"org_id": ${orgId}, "settings": {"callback_url": "https://..."}}`,
     );
   }
-  return callbackUrl;
+  return { callbackUrl, requirePhrase: fromFlag(settings.require_phrase) };
 }
 
 /**
@@ -204,7 +211,7 @@ export async function checkVerificationStart(
   orgId: number,
   body: Omit<VoiceRequestBody, 'voice_data'>,
 ): Promise<JobPhrase | null> {
-  await requireCallbackUrl(deps, orgId);
+  const { requirePhrase } = await requireVoiceSettings(deps, orgId);
   if (await jobs.findJobByRequest(deps.database.db, orgId, body.request_uuid)) {
     throw new ApiError(
       'request_uuid_reused',
@@ -212,7 +219,7 @@ export async function checkVerificationStart(
     );
   }
   await checkSubject(deps, orgId, 'verification', body);
-  const claim = await checkPhraseFields(deps, orgId, 'verification', body);
+  const claim = await checkPhraseFields(deps, orgId, 'verification', body, requirePhrase);
   return settlePhraseClaim(deps.database.db, orgId, claim, {
     externalId: body.external_id,
     requestUuid: body.request_uuid,
@@ -234,7 +241,7 @@ export async function acceptRecording(
   options: { settledPhrase?: JobPhrase | null } = {},
 ) {
   const { orgId } = auth;
-  const callbackUrl = await requireCallbackUrl(deps, orgId);
+  const { callbackUrl, requirePhrase } = await requireVoiceSettings(deps, orgId);
   const db = deps.database.db;
 
   const audio = readAudio();
@@ -255,7 +262,9 @@ export async function acceptRecording(
   const info = checkRecording(audio);
   await checkSubject(deps, orgId, kind, body);
   const claim =
-    options.settledPhrase === undefined ? await checkPhraseFields(deps, orgId, kind, body) : null;
+    options.settledPhrase === undefined
+      ? await checkPhraseFields(deps, orgId, kind, body, requirePhrase)
+      : null;
   const settlePhrase = (trx: Executor) =>
     claim
       ? settlePhraseClaim(trx, orgId, claim, {

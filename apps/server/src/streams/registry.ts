@@ -1,7 +1,7 @@
 import type { AppDeps, AuthContext, StreamRegistry } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { checkJobRoom } from '../services/job-admission.js';
-import { requireCallbackUrl } from '../services/voice-requests.js';
+import { requireVoiceSettings } from '../services/voice-requests.js';
 import { type StreamEngine, VerificationStream } from './verification-stream.js';
 
 /**
@@ -33,7 +33,7 @@ export function createStreamRegistry(
         throw new ApiError('unavailable', 'The server is shutting down; connect again', {
           headers: { 'Retry-After': '1' },
         });
-      await requireCallbackUrl(deps, auth.orgId);
+      await requireVoiceSettings(deps, auth.orgId);
       await checkJobRoom(deps, auth);
       const open = perOrg.get(auth.orgId) ?? 0;
       const cap = deps.config.STREAM_MAX_PER_ORG;

@@ -1,0 +1,90 @@
+import { type Kysely, sql } from 'kysely';
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Database, openDatabase } from '../src/db/connection.js';
+import { createTestDatabase, TEST_DIALECT, type TestDatabase } from './support/database.js';
+import { testConfig } from './support/context.js';
+
+/** The statements this session (one pooled connection) has prepared through the protocol. */
+async function preparedHere(db: Kysely<any>) {
+  const { rows } = await sql<{
+    name: string;
+    statement: string;
+  }>`select name, statement from pg_prepared_statements where not from_sql`.execute(db);
+  return rows;
+}
+
+const probeById = (db: Kysely<any>, id: number) =>
+  db.selectFrom('prepared_probe').selectAll().where('id', '=', id).execute();
+
+describe('prepared statements (PostgreSQL)', () => {
+  it('are on by default and can be turned off', () => {
+    expect(testConfig().DATABASE_PREPARED_STATEMENTS).toBe(true);
+    expect(testConfig({ DATABASE_PREPARED_STATEMENTS: 'false' }).DATABASE_PREPARED_STATEMENTS).toBe(
+      false,
+    );
+  });
+
+  describe.skipIf(TEST_DIALECT !== 'postgres')('on a database', () => {
+    let test: TestDatabase;
+    let database: Database;
+    let other: pg.Client;
+
+    beforeEach(async () => {
+      test = await createTestDatabase();
+      database = openDatabase(test.url, { poolSize: 1 });
+      await sql`create table prepared_probe (id integer primary key, name text not null)`.execute(
+        database.db,
+      );
+      await sql`insert into prepared_probe values (1, 'one'), (2, 'two')`.execute(database.db);
+      other = new pg.Client({ connectionString: test.url });
+      await other.connect();
+    });
+
+    afterEach(async () => {
+      await other.end();
+      await database.close();
+      await test.cleanup();
+    });
+
+    it('prepares each statement once per connection and binds each call its own values', async () => {
+      expect(await probeById(database.db as Kysely<any>, 1)).toEqual([{ id: 1, name: 'one' }]);
+      expect(await probeById(database.db as Kysely<any>, 2)).toEqual([{ id: 2, name: 'two' }]);
+      const prepared = (await preparedHere(database.db as Kysely<any>)).filter((p) =>
+        p.statement.includes('prepared_probe'),
+      );
+      expect(prepared.filter((p) => p.statement.startsWith('select'))).toHaveLength(1);
+      expect(prepared[0]!.name).toMatch(/^voxkey_\d+_\d+$/);
+    });
+
+    it('runs unnamed when turned off', async () => {
+      const unprepared = openDatabase(test.url, { poolSize: 1, preparedStatements: false });
+      try {
+        await probeById(unprepared.db as Kysely<any>, 1);
+        expect(await preparedHere(unprepared.db as Kysely<any>)).toEqual([]);
+      } finally {
+        await unprepared.close();
+      }
+    });
+
+    it("a statement whose columns another process's migration changed runs again, prepared anew", async () => {
+      await probeById(database.db as Kysely<any>, 1);
+      await other.query('alter table prepared_probe add column note text');
+      expect(await probeById(database.db as Kysely<any>, 1)).toEqual([
+        { id: 1, name: 'one', note: null },
+      ]);
+    });
+
+    it('inside a transaction, the transaction fails once and the next one works', async () => {
+      const db = database.db as Kysely<any>;
+      await probeById(db, 1);
+      await other.query('alter table prepared_probe add column note text');
+      await expect(db.transaction().execute((trx) => probeById(trx, 1))).rejects.toThrow(
+        /cached plan must not change result type/,
+      );
+      expect(await db.transaction().execute((trx) => probeById(trx, 2))).toEqual([
+        { id: 2, name: 'two', note: null },
+      ]);
+    });
+  });
+});
