@@ -19,7 +19,14 @@ import { mkdirSync, readdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { summariseProfile } from '../packages/engine/src/tools/profile.js';
-import { type ClipFormat, client, fiveSecondClips, inFormat, startReceiver } from './lib/api.js';
+import {
+  type ClipFormat,
+  client,
+  enrolFirstSpeaker,
+  fiveSecondClips,
+  inFormat,
+  startReceiver,
+} from './lib/api.js';
 import { runLoad, seedUsers } from './lib/load.js';
 import {
   argValue,
@@ -48,23 +55,12 @@ async function driveVoice(
   try {
     const { orgId, bearer } = await createBenchOrganisation(environment, 'Profile', receiver.url);
     const call = client(`${baseUrl}/v1`, bearer);
-    let enrolled: { externalId: string; probes: string[] } | null = null;
-    for (const [i, s] of (
-      await inFormat(fiveSecondClips(8, 3), argValue('--format', 'mp3') as ClipFormat)
-    ).entries()) {
-      const requestUuid = randomUUID();
-      const externalId = `speaker-${i}`;
-      await call('POST', `/organisations/${orgId}/enrollments`, {
-        voice_data: s.clips[0]!.base64,
-        request_uuid: requestUuid,
-        external_id: externalId,
-      });
-      if ((await receiver.waitFor(requestUuid)).body.status === 'enrolled') {
-        enrolled = { externalId, probes: s.clips.slice(1).map((c) => c.base64) };
-        break;
-      }
-    }
-    if (!enrolled) throw new Error('no speaker could be enrolled');
+    const enrolled = await enrolFirstSpeaker(
+      call,
+      receiver,
+      orgId,
+      await inFormat(fiveSecondClips(8, 3), argValue('--format', 'mp3') as ClipFormat),
+    );
     const end = performance.now() + DURATION * 1000;
     let done = 0;
     await Promise.all(
@@ -72,9 +68,9 @@ async function driveVoice(
         while (performance.now() < end) {
           const requestUuid = randomUUID();
           const res = await call('POST', `/organisations/${orgId}/verifications`, {
-            voice_data: enrolled!.probes[done % 2]!,
+            voice_data: enrolled.probes[done % 2]!,
             request_uuid: requestUuid,
-            external_id: enrolled!.externalId,
+            external_id: enrolled.externalId,
           });
           if (res.status !== 202) throw new Error(`verification: ${res.status}`);
           await receiver.waitFor(requestUuid);

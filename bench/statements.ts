@@ -15,7 +15,14 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { client, fiveSecondClips, inFormat, recordingPoster, startReceiver } from './lib/api.js';
+import {
+  client,
+  enrolFirstSpeaker,
+  fiveSecondClips,
+  inFormat,
+  recordingPoster,
+  startReceiver,
+} from './lib/api.js';
 import {
   argValue,
   chooseModels,
@@ -96,21 +103,8 @@ async function main() {
     );
     const call = client(`${server.baseUrl}/v1`, bearer);
     const post = recordingPoster(`${server.baseUrl}/v1`, bearer);
-    let subject: { externalId: string; probe: string } | undefined;
-    for (const [i, speaker] of speakers.entries()) {
-      const requestUuid = randomUUID();
-      const externalId = `speaker-${i}`;
-      await call('POST', `/organisations/${orgId}/enrollments`, {
-        voice_data: speaker.clips[0]!.base64,
-        request_uuid: requestUuid,
-        external_id: externalId,
-      });
-      if ((await receiver.waitFor(requestUuid)).body.status === 'enrolled') {
-        subject = { externalId, probe: speaker.clips[1]!.base64 };
-        break;
-      }
-    }
-    if (!subject) throw new Error('no speaker could be enrolled');
+    const enrolled = await enrolFirstSpeaker(call, receiver, orgId, speakers);
+    const subject = { externalId: enrolled.externalId, probe: enrolled.probes[0]! };
     const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const requestToWebhookMs: number[] = [];
     const verify = async () => {

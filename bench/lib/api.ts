@@ -1,4 +1,5 @@
 /** HTTP helpers for the benchmarks: an authenticated client, a webhook receiver, dataset recordings. */
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -139,6 +140,30 @@ export async function startReceiver() {
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/**
+ * Enrols the speakers of `speakers` in turn until one is enrolled (a clip with too little speech fails
+ * enrolment: Common Voice has long silences); returns its external id and the base64 of its other clips.
+ */
+export async function enrolFirstSpeaker(
+  call: ReturnType<typeof client>,
+  receiver: Awaited<ReturnType<typeof startReceiver>>,
+  orgId: number,
+  speakers: Array<{ clips: Array<{ base64: string }> }>,
+): Promise<{ externalId: string; probes: string[] }> {
+  for (const [i, speaker] of speakers.entries()) {
+    const requestUuid = randomUUID();
+    const externalId = `speaker-${i}`;
+    await call('POST', `/organisations/${orgId}/enrollments`, {
+      voice_data: speaker.clips[0]!.base64,
+      request_uuid: requestUuid,
+      external_id: externalId,
+    });
+    if ((await receiver.waitFor(requestUuid)).body.status === 'enrolled')
+      return { externalId, probes: speaker.clips.slice(1).map((c) => c.base64) };
+  }
+  throw new Error('no speaker could be enrolled');
 }
 
 export interface Clip {

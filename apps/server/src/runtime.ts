@@ -44,6 +44,7 @@ async function migrate(config: AppConfig, database: Database): Promise<void> {
   const migrations = openDatabase(config.DATABASE_URL, {
     poolSize: 1,
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    preparedStatements: false,
   });
   try {
     await migrateToLatest(migrations.db);

@@ -47,19 +47,38 @@ describe('prepared statements (PostgreSQL)', () => {
       await test.cleanup();
     });
 
-    it('prepares each statement once per connection and binds each call its own values', async () => {
-      expect(await probeById(database.db as Kysely<any>, 1)).toEqual([{ id: 1, name: 'one' }]);
-      expect(await probeById(database.db as Kysely<any>, 2)).toEqual([{ id: 2, name: 'two' }]);
-      const prepared = (await preparedHere(database.db as Kysely<any>)).filter((p) =>
-        p.statement.includes('prepared_probe'),
+    it('prepares a statement on its second call, once per connection, and binds each call its own values', async () => {
+      const db = database.db as Kysely<any>;
+      const probes = async () =>
+        (await preparedHere(db)).filter((p) => p.statement.includes('prepared_probe'));
+      expect(await probeById(db, 1)).toEqual([{ id: 1, name: 'one' }]);
+      expect(await probes()).toEqual([]);
+      expect(await probeById(db, 2)).toEqual([{ id: 2, name: 'two' }]);
+      expect(await probeById(db, 1)).toEqual([{ id: 1, name: 'one' }]);
+      const prepared = await probes();
+      expect(prepared).toHaveLength(1);
+      // Named by the text's hash, so another process cannot mean another statement by the name.
+      expect(prepared[0]!.name).toMatch(/^voxkey_[0-9a-f]{32}_0$/);
+    });
+
+    it('a statement node-postgres closed after failing to send its values is prepared again', async () => {
+      const db = database.db as Kysely<any>;
+      await probeById(db, 1);
+      const unserialisable = {
+        toJSON() {
+          throw new Error('cannot serialise');
+        },
+      };
+      await expect(probeById(db, unserialisable as unknown as number)).rejects.toThrow(
+        'cannot serialise',
       );
-      expect(prepared.filter((p) => p.statement.startsWith('select'))).toHaveLength(1);
-      expect(prepared[0]!.name).toMatch(/^voxkey_\d+_\d+$/);
+      expect(await probeById(db, 2)).toEqual([{ id: 2, name: 'two' }]);
     });
 
     it('runs unnamed when turned off', async () => {
       const unprepared = openDatabase(test.url, { poolSize: 1, preparedStatements: false });
       try {
+        await probeById(unprepared.db as Kysely<any>, 1);
         await probeById(unprepared.db as Kysely<any>, 1);
         expect(await preparedHere(unprepared.db as Kysely<any>)).toEqual([]);
       } finally {
@@ -69,6 +88,7 @@ describe('prepared statements (PostgreSQL)', () => {
 
     it("a statement whose columns another process's migration changed runs again, prepared anew", async () => {
       await probeById(database.db as Kysely<any>, 1);
+      await probeById(database.db as Kysely<any>, 1);
       await other.query('alter table prepared_probe add column note text');
       expect(await probeById(database.db as Kysely<any>, 1)).toEqual([
         { id: 1, name: 'one', note: null },
@@ -77,6 +97,7 @@ describe('prepared statements (PostgreSQL)', () => {
 
     it('inside a transaction, the transaction fails once and the next one works', async () => {
       const db = database.db as Kysely<any>;
+      await probeById(db, 1);
       await probeById(db, 1);
       await other.query('alter table prepared_probe add column note text');
       await expect(db.transaction().execute((trx) => probeById(trx, 1))).rejects.toThrow(

@@ -9,7 +9,7 @@ export async function migrate(
   config: AppConfig,
   io: CliIo,
 ): Promise<void> {
-  const database = openDatabase(config.DATABASE_URL, { poolSize: 1 });
+  const database = openDatabase(config.DATABASE_URL, { poolSize: 1, preparedStatements: false });
   try {
     if (options.status) {
       const migrations = (await migrationStatus(database.db)).map((m) => ({
