@@ -13,6 +13,9 @@
  * (`createEngine` in this process, the server's default thread count, the same enrolment clips and
  * probes): base64 (decoded here) -> decision one at a time, and sustained with 16 in flight over the same window,
  * so the API path's cost reads as a ratio of two figures taken minutes apart on the same machine.
+ * And one at a time, paired (--paired 20, 0 for none): each API verification beside the same probe
+ * through an engine in this process, the order alternating, so request-to-webhook less the engine's
+ * time reads pair by pair.
  * Writes bench/results/api-<date>[-postgres].json.
  */
 import { randomUUID } from 'node:crypto';
@@ -36,6 +39,7 @@ import {
   type Dialect,
   hasFlag,
   machine,
+  percentile,
   rssMiB,
   startServer,
   summarise,
@@ -48,6 +52,8 @@ import {
 const dialect: Dialect = hasFlag('--postgres') ? 'postgres' : 'sqlite';
 const SAMPLES_1 = Number(argValue('--samples1', '40'));
 const SAMPLES_8 = Number(argValue('--samples8', '80'));
+/** Verifications one at a time, each beside the same probe through an engine in this process (0: none). */
+const PAIRED = Number(argValue('--paired', '20'));
 const WINDOW_S = Number(argValue('--window', '20'));
 const SPEAKERS = Number(argValue('--speakers', '4'));
 const SUSTAINED_IN_FLIGHT = Number(argValue('--in-flight', '16'));
@@ -86,7 +92,7 @@ async function main() {
 
     // Enrol speakers until SPEAKERS are enrolled; a clip with too little speech (Common Voice has
     // long silences) fails enrolment, and that speaker is skipped.
-    const enrolled: Array<{ externalId: string; probes: string[] }> = [];
+    const enrolled: Array<{ externalId: string; enrolment: string; probes: string[] }> = [];
     let failedEnrolments = 0;
     for (const [i, s] of speakers.entries()) {
       if (enrolled.length >= SPEAKERS) break;
@@ -104,24 +110,34 @@ async function main() {
         failedEnrolments++;
         continue;
       }
-      enrolled.push({ externalId, probes: s.clips.slice(1).map((c) => c.base64) });
+      enrolled.push({
+        externalId,
+        enrolment: s.clips[0]!.base64,
+        probes: s.clips.slice(1).map((c) => c.base64),
+      });
     }
     if (enrolled.length < SPEAKERS)
       throw new Error(`only ${enrolled.length} speakers could be enrolled`);
     console.log(`enrolled ${enrolled.length} speakers`);
 
     let counter = 0;
+    const nextProbe = () => {
+      const who = enrolled[counter % enrolled.length]!;
+      const probe = who.probes[counter % who.probes.length]!;
+      counter++;
+      return { who, probe };
+    };
     const results: Record<string, number> = {};
     /** One verification: POST -> 202 -> webhook. Returns [request-to-webhook, request-to-202] in ms. */
-    async function verifyOnce(): Promise<{
+    async function verifyOnce(
+      pick: { who: (typeof enrolled)[number]; probe: string } = nextProbe(),
+    ): Promise<{
       total: number;
       accept: number;
       serverLatency: number;
       result: string;
     }> {
-      const who = enrolled[counter % enrolled.length]!;
-      const probe = who.probes[counter % who.probes.length]!;
-      counter++;
+      const { who, probe } = pick;
       const requestUuid = randomUUID();
       const t0 = performance.now();
       const res = await post(`/organisations/${orgId}/verifications`, probe, {
@@ -256,6 +272,14 @@ async function main() {
       `sustained (${SUSTAINED_IN_FLIGHT} in flight, ${WINDOW_S} s): ${sustained.verificationsPerSecond} verifications/s, p50 ${sustained.requestToWebhookMs.p50} ms`,
     );
 
+    // One at a time, each API verification beside the same probe through an engine in this process,
+    // alternating which goes first: the difference is read pair by pair, not between two runs minutes apart.
+    const paired = PAIRED > 0 ? await pairedWithEngine(models.dir, enrolled, verifyOnce) : null;
+    if (paired)
+      console.log(
+        `paired one at a time (n=${paired.n}): request-to-webhook p50 ${paired.requestToWebhookMs.p50} ms, engine p50 ${paired.engineMs.p50} ms, difference p50 ${paired.differenceMs.p50} ms (p25 ${paired.differenceMs.p25}, p75 ${paired.differenceMs.p75})`,
+      );
+
     const report = {
       benchmark: 'api',
       startedAt,
@@ -291,6 +315,7 @@ async function main() {
       },
       concurrency1: { ...c1, serverCpuPerVerification: c1Cpu },
       concurrency8: c8,
+      pairedConcurrency1: paired,
       sustained,
       audioCheck,
       verificationResults: results,
@@ -336,6 +361,8 @@ async function main() {
             ) / 1000,
           concurrency1P50DifferenceMs:
             Math.round((c1.requestToWebhookMs.p50 - engineOnly.concurrency1Ms.p50) * 10) / 10,
+          /** The median of the paired differences (request to webhook less the same probe's engine time). */
+          pairedConcurrency1DifferenceMs: paired?.differenceMs.p50 ?? null,
         },
       },
     );
@@ -399,6 +426,62 @@ async function engineAlone(modelsDir: string, speakers: ReturnType<typeof fiveSe
         /** This process's CPU, all threads: the engine's workers and the base64 decoding here. */
         cpuPerVerificationMs: cpuMsPerVerification(process.cpuUsage(cpuBefore), started),
       },
+    };
+  } finally {
+    await engine.close();
+  }
+}
+
+/**
+ * `PAIRED` verifications one at a time through the API (request to webhook), each beside the same
+ * probe decided by an engine in this process (base64 to decision, as the server's worker does), the
+ * order alternating. The server's engine pool and this one are idle while the other runs.
+ */
+async function pairedWithEngine(
+  modelsDir: string,
+  enrolled: Array<{ externalId: string; enrolment: string; probes: string[] }>,
+  viaApi: (pick: { who: (typeof enrolled)[number]; probe: string }) => Promise<{ total: number }>,
+) {
+  const engine = await createEngine({ modelsDir });
+  try {
+    const voiceprints = new Map<string, Awaited<ReturnType<typeof engine.enrol>>['voiceprint']>();
+    for (const who of enrolled)
+      voiceprints.set(
+        who.externalId,
+        (await engine.enrol(decodeBase64Audio(who.enrolment))).voiceprint,
+      );
+    const viaEngine = async (who: (typeof enrolled)[number], probe: string) => {
+      const t0 = performance.now();
+      await engine.verify(decodeBase64Audio(probe), voiceprints.get(who.externalId)!);
+      return performance.now() - t0;
+    };
+    const api: number[] = [];
+    const alone: number[] = [];
+    const differences: number[] = [];
+    for (let i = -2; i < PAIRED; i++) {
+      const who = enrolled[(i + 2) % enrolled.length]!;
+      const probe = who.probes[(i + 2) % who.probes.length]!;
+      let apiMs: number;
+      let engineMs: number;
+      if (i % 2 === 0) {
+        apiMs = (await viaApi({ who, probe })).total;
+        engineMs = await viaEngine(who, probe);
+      } else {
+        engineMs = await viaEngine(who, probe);
+        apiMs = (await viaApi({ who, probe })).total;
+      }
+      if (i < 0) continue; // warm-up of this process's engine
+      api.push(apiMs);
+      alone.push(engineMs);
+      differences.push(apiMs - engineMs);
+    }
+    const sortedDifferences = [...differences].sort((x, y) => x - y);
+    const at = (p: number) => Math.round(percentile(sortedDifferences, p) * 10) / 10;
+    return {
+      n: differences.length,
+      requestToWebhookMs: summarise(api),
+      engineMs: summarise(alone),
+      differenceMs: { p25: at(25), p50: at(50), p75: at(75) },
     };
   } finally {
     await engine.close();
