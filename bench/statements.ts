@@ -28,6 +28,7 @@ import {
   chooseModels,
   createBenchOrganisation,
   createEnvironment,
+  machine,
   POSTGRES_ADMIN_URL,
   runBench,
   startServer,
@@ -42,8 +43,9 @@ const IDLE_MS = 3000;
 /** After a webhook arrives, for the dispatcher to record its delivery. */
 const SETTLE_MS = 300;
 
+/** Debian's log of the newest installed PostgreSQL's main cluster. */
 function defaultLog(): string {
-  const version = readdirSync('/etc/postgresql')[0];
+  const [version] = readdirSync('/etc/postgresql').sort((a, b) => Number(b) - Number(a));
   return `/var/log/postgresql/postgresql-${version}-main.log`;
 }
 
@@ -79,22 +81,22 @@ async function main() {
   const log = argValue('--log') ?? defaultLog();
   const models = chooseModels();
   const speakers = await inFormat(fiveSecondClips(4, 3), 'wav');
+  const startedAt = new Date().toISOString();
+  const machineAtStart = machine();
   const environment = await createEnvironment('postgres', { VOXKEY_MODELS_DIR: models.dir });
-  const database = new URL(environment.databaseUrl).pathname.slice(1);
-  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
-  await admin.connect();
-  await admin.query(`alter database ${database} set log_statement = 'all'`);
-  await admin.end();
   const receiver = await startReceiver();
-  // The loops are woken when work arrives; their idle polls (the dispatcher's at most 1 s apart) are counted apart.
-  const server = await startServer(
-    environment,
-    { JOB_POLL_MS: '60000' },
-    'statements',
-    [],
-    SERVER_BIN,
-  );
+  let server: Awaited<ReturnType<typeof startServer>> | undefined;
   try {
+    const database = new URL(environment.databaseUrl).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+    await admin.connect();
+    try {
+      await admin.query(`alter database ${database} set log_statement = 'all'`);
+    } finally {
+      await admin.end();
+    }
+    // The loops are woken when work arrives; their idle polls (the dispatcher's at most 1 s apart) are counted apart.
+    server = await startServer(environment, { JOB_POLL_MS: '60000' }, 'statements', [], SERVER_BIN);
     const { orgId, bearer } = await createBenchOrganisation(
       environment,
       'Bench',
@@ -152,6 +154,8 @@ async function main() {
     const label = argValue('--label');
     writeResult(`statements-${today()}${label ? `-${label}` : ''}`, {
       benchmark: 'statements',
+      startedAt,
+      machine: { ...machineAtStart, loadavgAtEnd: machine().loadavg },
       command: `npm run bench:statements -- ${process.argv.slice(2).join(' ')}`,
       serverBin: SERVER_BIN ?? 'this build',
       verifications: VERIFICATIONS,
@@ -163,7 +167,7 @@ async function main() {
       requestToWebhookMs: latency,
     });
   } finally {
-    await server.stop();
+    await server?.stop();
     await receiver.close();
     await environment.cleanup();
   }

@@ -155,11 +155,12 @@ export async function enrolFirstSpeaker(
   for (const [i, speaker] of speakers.entries()) {
     const requestUuid = randomUUID();
     const externalId = `speaker-${i}`;
-    await call('POST', `/organisations/${orgId}/enrollments`, {
+    const res = await call('POST', `/organisations/${orgId}/enrollments`, {
       voice_data: speaker.clips[0]!.base64,
       request_uuid: requestUuid,
       external_id: externalId,
     });
+    if (res.status !== 202) throw new Error(`enrolment: ${res.status} ${JSON.stringify(res.body)}`);
     if ((await receiver.waitFor(requestUuid)).body.status === 'enrolled')
       return { externalId, probes: speaker.clips.slice(1).map((c) => c.base64) };
   }

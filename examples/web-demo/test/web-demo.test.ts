@@ -526,109 +526,116 @@ describe.skipIf(!HAS_DATASET || !HAS_CHROMIUM)('web-demo in headless Chromium', 
     }
   });
 
-  it('verifies while speaking: streamVoice through the backend to Voxkey, progress on the page, then the result and its record', async () => {
-    const api = (method: string, urlPath: string, body?: unknown) =>
-      fetch(`${server.baseUrl}/organisations/${server.orgId}${urlPath}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${server.token}`,
-          ...(body ? { 'content-type': 'application/json' } : {}),
-        },
-        body: body ? JSON.stringify(body) : undefined,
-      }).then(async (response) => ({ status: response.status, body: await response.json() }));
-    // Speaker A enrolled through the API (the page's enrolment has its own test), with the deepfake gate off as above.
-    expect(
-      (
-        await api('PATCH', '/settings', {
-          org_id: server.orgId,
-          settings: { reject_deepfake_enrollments: false },
-        })
-      ).status,
-    ).toBe(200);
-    for (const [index, clip] of clipsA.slice(0, 2).entries()) {
-      const requestUuid = randomUUID();
-      const body = {
-        external_id: 'stream-user',
-        request_uuid: requestUuid,
-        voice_data: readFileSync(clip).toString('base64'),
-        mode: index === 0 ? 'replace' : 'add',
-      };
-      expect((await api('POST', '/enrollments', body)).status).toBe(202);
-      const deadline = Date.now() + 60_000;
-      let record = await api('GET', `/enrollments/${requestUuid}`);
-      while (!['completed', 'failed'].includes(record.body.status) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 200));
-        record = await api('GET', `/enrollments/${requestUuid}`);
+  // Retried once: the stream is paced in real time by Chromium's fake microphone, which on a loaded
+  // 2-core machine once dropped enough audio that the streamed envelope matched its clip at r = 0.77
+  // instead of 0.99 (CI, 2026-11-30); a second failure is a real one.
+  it(
+    'verifies while speaking: streamVoice through the backend to Voxkey, progress on the page, then the result and its record',
+    { retry: 1 },
+    async () => {
+      const api = (method: string, urlPath: string, body?: unknown) =>
+        fetch(`${server.baseUrl}/organisations/${server.orgId}${urlPath}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${server.token}`,
+            ...(body ? { 'content-type': 'application/json' } : {}),
+          },
+          body: body ? JSON.stringify(body) : undefined,
+        }).then(async (response) => ({ status: response.status, body: await response.json() }));
+      // Speaker A enrolled through the API (the page's enrolment has its own test), with the deepfake gate off as above.
+      expect(
+        (
+          await api('PATCH', '/settings', {
+            org_id: server.orgId,
+            settings: { reject_deepfake_enrollments: false },
+          })
+        ).status,
+      ).toBe(200);
+      for (const [index, clip] of clipsA.slice(0, 2).entries()) {
+        const requestUuid = randomUUID();
+        const body = {
+          external_id: 'stream-user',
+          request_uuid: requestUuid,
+          voice_data: readFileSync(clip).toString('base64'),
+          mode: index === 0 ? 'replace' : 'add',
+        };
+        expect((await api('POST', '/enrollments', body)).status).toBe(202);
+        const deadline = Date.now() + 60_000;
+        let record = await api('GET', `/enrollments/${requestUuid}`);
+        while (!['completed', 'failed'].includes(record.body.status) && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 200));
+          record = await api('GET', `/enrollments/${requestUuid}`);
+        }
+        expect(record.body.status, JSON.stringify(record.body)).toBe('completed');
       }
-      expect(record.body.status, JSON.stringify(record.body)).toBe('completed');
-    }
 
-    const outcome = await useDemo(
-      demo,
-      wav.verifyA,
-      'verify-stream',
-      'stream-user',
-      '4-verify-while-speaking.png',
-    );
-    expect(outcome.phase, `${outcome.status}\n--- demo ---\n${demo.output().slice(-3000)}`).toBe(
-      'done',
-    );
-    expect(['verified', 'rejected', 'inconclusive']).toContain(outcome.result);
-    expect(outcome.score).toMatch(/^[01]\.\d{3}$/);
-    expect(outcome.status).toMatch(/\(decided (early, )?after \d+\.\d s of audio\)$/);
-    expectVerdictShown(outcome);
-    expectSdkRecorder(outcome, 1);
-    // Voxkey's progress messages reached the page and were shown, then its result.
-    const progress = outcome.stream.received.filter((m) => m.type === 'progress');
-    expect(progress.length).toBeGreaterThan(0);
-    expect(
-      outcome.log.some((line) => /Voxkey heard \d+\.\d s, \d+\.\d s of it speech/.test(line)),
-    ).toBe(true);
-    const result = outcome.stream.received.at(-1);
-    expect(result).toMatchObject({
-      type: 'result',
-      final: true,
-      event_type: 'verification.completed',
-      external_id: 'stream-user',
-      result: outcome.result,
-    });
-    expect(await recordOf(result.request_uuid)).toMatchObject({
-      status: 'completed',
-      result: outcome.result,
-    });
-    // The stream named the phrase the page showed; a stream with a phrase decides after `end`.
-    expect(result.phrase).toMatchObject({ expected: outcome.prompted, matched: false });
-    expect(outcome.stream.texts).toEqual([JSON.stringify({ type: 'end' })]);
-    // What the page streamed: 16 kHz mono 16-bit PCM from the microphone, `end` after the seconds asked unless Voxkey decided before.
-    const seconds = outcome.stream.audio.length / 32_000;
-    expect(seconds).toBeGreaterThan(1);
-    expect(seconds).toBeLessThanOrEqual(VERIFY_SECONDS + 0.01);
-    if (seconds > VERIFY_SECONDS - 0.05)
+      const outcome = await useDemo(
+        demo,
+        wav.verifyA,
+        'verify-stream',
+        'stream-user',
+        '4-verify-while-speaking.png',
+      );
+      expect(outcome.phase, `${outcome.status}\n--- demo ---\n${demo.output().slice(-3000)}`).toBe(
+        'done',
+      );
+      expect(['verified', 'rejected', 'inconclusive']).toContain(outcome.result);
+      expect(outcome.score).toMatch(/^[01]\.\d{3}$/);
+      expect(outcome.status).toMatch(/\(decided (early, )?after \d+\.\d s of audio\)$/);
+      expectVerdictShown(outcome);
+      expectSdkRecorder(outcome, 1);
+      // Voxkey's progress messages reached the page and were shown, then its result.
+      const progress = outcome.stream.received.filter((m) => m.type === 'progress');
+      expect(progress.length).toBeGreaterThan(0);
+      expect(
+        outcome.log.some((line) => /Voxkey heard \d+\.\d s, \d+\.\d s of it speech/.test(line)),
+      ).toBe(true);
+      const result = outcome.stream.received.at(-1);
+      expect(result).toMatchObject({
+        type: 'result',
+        final: true,
+        event_type: 'verification.completed',
+        external_id: 'stream-user',
+        result: outcome.result,
+      });
+      expect(await recordOf(result.request_uuid)).toMatchObject({
+        status: 'completed',
+        result: outcome.result,
+      });
+      // The stream named the phrase the page showed; a stream with a phrase decides after `end`.
+      expect(result.phrase).toMatchObject({ expected: outcome.prompted, matched: false });
       expect(outcome.stream.texts).toEqual([JSON.stringify({ type: 'end' })]);
-    const pcm = new Int16Array(
-      outcome.stream.audio.buffer,
-      outcome.stream.audio.byteOffset,
-      outcome.stream.audio.length / 2,
-    );
-    const match = matchToSource(
-      encodeWav(
-        Float32Array.from(pcm, (v) => v / 32768),
-        16_000,
-      ),
-      wav.verifyA,
-    );
-    console.info(
-      `web-demo: streamed ${seconds.toFixed(2)} s, ${progress.length} progress messages, result ${outcome.result} (${outcome.score}); envelope r = ${match.toFixed(3)}`,
-    );
-    expect(
-      match,
-      'the streamed audio carries the clip played by the fake microphone',
-    ).toBeGreaterThan(0.8);
+      // What the page streamed: 16 kHz mono 16-bit PCM from the microphone, `end` after the seconds asked unless Voxkey decided before.
+      const seconds = outcome.stream.audio.length / 32_000;
+      expect(seconds).toBeGreaterThan(1);
+      expect(seconds).toBeLessThanOrEqual(VERIFY_SECONDS + 0.01);
+      if (seconds > VERIFY_SECONDS - 0.05)
+        expect(outcome.stream.texts).toEqual([JSON.stringify({ type: 'end' })]);
+      const pcm = new Int16Array(
+        outcome.stream.audio.buffer,
+        outcome.stream.audio.byteOffset,
+        outcome.stream.audio.length / 2,
+      );
+      const match = matchToSource(
+        encodeWav(
+          Float32Array.from(pcm, (v) => v / 32768),
+          16_000,
+        ),
+        wav.verifyA,
+      );
+      console.info(
+        `web-demo: streamed ${seconds.toFixed(2)} s, ${progress.length} progress messages, result ${outcome.result} (${outcome.score}); envelope r = ${match.toFixed(3)}`,
+      );
+      expect(
+        match,
+        'the streamed audio carries the clip played by the fake microphone',
+      ).toBeGreaterThan(0.8);
 
-    async function recordOf(requestUuid: string) {
-      const record = await api('GET', `/verifications/${requestUuid}`);
-      expect(record.status).toBe(200);
-      return record.body;
-    }
-  });
+      async function recordOf(requestUuid: string) {
+        const record = await api('GET', `/verifications/${requestUuid}`);
+        expect(record.status).toBe(200);
+        return record.body;
+      }
+    },
+  );
 });
