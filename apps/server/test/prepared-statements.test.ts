@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { type Database, openDatabase } from '../src/db/connection.js';
 import { createTestDatabase, TEST_DIALECT, type TestDatabase } from './support/database.js';
 import { testConfig } from './support/context.js';
@@ -22,6 +23,12 @@ describe('prepared statements (PostgreSQL)', () => {
     expect(testConfig().DATABASE_PREPARED_STATEMENTS).toBe(true);
     expect(testConfig({ DATABASE_PREPARED_STATEMENTS: 'false' }).DATABASE_PREPARED_STATEMENTS).toBe(
       false,
+    );
+  });
+
+  it('a value that is not a boolean stops start-up with a message naming the variable', () => {
+    expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'maybe' })).toThrow(
+      /Invalid configuration:\n {2}DATABASE_PREPARED_STATEMENTS: /,
     );
   });
 
