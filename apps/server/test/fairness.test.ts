@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimJob } from '../src/repositories/jobs.js';
+import { claimDelivery, insertDelivery } from '../src/repositories/webhooks.js';
 import { issueToken } from '../src/services/organisations.js';
 import { createJobRunner } from '../src/workers/job-runner.js';
 import { createWebhookDispatcher } from '../src/workers/webhook-dispatcher.js';
@@ -48,6 +49,83 @@ describe(`fair claim order between organisations (${TEST_DIALECT})`, () => {
     }
   });
 });
+
+describe.skipIf(TEST_DIALECT !== 'postgres')(
+  'a claim passes over work another process holds (postgres)',
+  () => {
+    // A's work is first in line, but another connection holds its row: the claim takes B's, and the turn it
+    // records is B's (the claim, the fallback and the turn are one statement).
+    const turns = (ctx: TestContext) =>
+      ctx.db.selectFrom('queue_turns').selectAll().orderBy('org_id').execute();
+
+    it('a job', async () => {
+      const ctx = await createTestContext();
+      try {
+        const seed = (orgId: number) =>
+          seedJob(ctx, {
+            org_id: orgId,
+            kind: 'enrollment',
+            status: 'queued',
+            attempts: 0,
+            external_id: `held-${orgId}`,
+          });
+        const held = await seed(ctx.orgA.id);
+        await seed(ctx.orgB.id);
+        await ctx.db.transaction().execute(async (trx) => {
+          await trx.selectFrom('jobs').select('id').where('id', '=', held.id).forUpdate().execute();
+          const claimed = await claimJob(ctx.db, ctx.database.dialect, 'test', 60_000);
+          expect(claimed?.org_id).toBe(ctx.orgB.id);
+          expect(claimed?.status).toBe('processing');
+          expect(await turns(ctx)).toEqual([
+            { org_id: ctx.orgB.id, job_claimed_at: claimed!.updated_at, delivery_claimed_at: null },
+          ]);
+          expect(await claimJob(ctx.db, ctx.database.dialect, 'test', 60_000)).toBeUndefined();
+        });
+        expect((await claimJob(ctx.db, ctx.database.dialect, 'test', 60_000))?.id).toBe(held.id);
+      } finally {
+        await ctx.cleanup();
+      }
+    });
+
+    it('a webhook delivery', async () => {
+      const ctx = await createTestContext();
+      try {
+        const seed = (orgId: number) =>
+          insertDelivery(ctx.db, {
+            orgId,
+            jobId: null,
+            webhookId: `msg_${randomUUID()}`,
+            eventType: 'verification.completed',
+            requestUuid: randomUUID(),
+            payload: '{}',
+          });
+        const held = await seed(ctx.orgA.id);
+        await sleep(2);
+        await seed(ctx.orgB.id);
+        await ctx.db.transaction().execute(async (trx) => {
+          await trx
+            .selectFrom('webhook_deliveries')
+            .select('id')
+            .where('id', '=', held.id)
+            .forUpdate()
+            .execute();
+          const claimed = await claimDelivery(ctx.db, ctx.database.dialect, 'test', 60_000);
+          expect(claimed?.org_id).toBe(ctx.orgB.id);
+          expect(claimed?.lease_owner).toBe('test');
+          expect(await turns(ctx)).toEqual([
+            { org_id: ctx.orgB.id, job_claimed_at: null, delivery_claimed_at: claimed!.updated_at },
+          ]);
+          expect(await claimDelivery(ctx.db, ctx.database.dialect, 'test', 60_000)).toBeUndefined();
+        });
+        expect((await claimDelivery(ctx.db, ctx.database.dialect, 'test', 60_000))?.id).toBe(
+          held.id,
+        );
+      } finally {
+        await ctx.cleanup();
+      }
+    });
+  },
+);
 
 describe(`one organisation cannot starve another (${TEST_DIALECT})`, () => {
   // Long enough next to scheduling noise on a busy machine that the queueing effect dominates: with fair

@@ -1,9 +1,8 @@
 import type { Voiceprint } from '@voxkey/engine';
 import type { UserRow, VoiceprintRow } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
-import { findUserByExternalId } from '../repositories/users.js';
 import {
-  findVoiceprint,
+  findUserWithVoiceprint,
   listSamples,
   sampleRecordingQuality,
 } from '../repositories/voiceprints.js';
@@ -24,8 +23,7 @@ export async function loadVerificationSubject(
   externalId: string,
 ): Promise<VerificationSubject | undefined> {
   const db = deps.database.db;
-  const user = await findUserByExternalId(db, orgId, externalId);
-  const voiceprint = user ? await findVoiceprint(db, orgId, user.id) : undefined;
+  const { user, voiceprint } = (await findUserWithVoiceprint(db, orgId, externalId)) ?? {};
   if (!user || !voiceprint) return undefined;
   const rows = await listSamples(db, voiceprint.id);
   if (rows.length === 0) return undefined;

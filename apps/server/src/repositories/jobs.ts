@@ -1,5 +1,5 @@
 import type { AudioInfo, PhraseOutcome, RecordingQuality } from '@voxkey/engine';
-import { type ExpressionBuilder, sql } from 'kysely';
+import { type ExpressionBuilder, type OperandValueExpressionOrList, sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
 import type {
   DB,
@@ -277,8 +277,9 @@ function runnable(now: string) {
  * a full queue therefore delays another's job by at most one job per lane of the job runner.
  * On PostgreSQL `FOR UPDATE SKIP LOCKED` lets several processes claim concurrently without
  * blocking; when the chosen organisation's jobs are all locked by other claimers, the oldest
- * unlocked job of any organisation is taken instead. SQLite has a single writer, so the UPDATE
- * is atomic as it is.
+ * unlocked job of any organisation is taken instead, and the claim, that fallback and the
+ * organisation's turn are one statement. SQLite has a single writer, so the UPDATE is atomic as
+ * it is and the turn follows it.
  */
 export async function claimJob(
   db: Executor,
@@ -288,42 +289,53 @@ export async function claimJob(
 ): Promise<JobRow | undefined> {
   const now = nowIso();
   const leaseExpiresAt = new Date(Date.now() + leaseMs).toISOString();
-  const claim = (from: ClaimFrom) =>
-    claimStatements[dialect][from](db, owner, leaseExpiresAt, now).then((rows) => rows[0]);
-  const claimed =
-    (await claim('next-organisation')) ??
-    (dialect === 'postgres' ? await claim('any-organisation') : undefined);
-  if (claimed) await takeTurn(db, 'job_claimed_at', claimed.org_id, now);
+  const [claimed] = await claimStatements[dialect](db, owner, leaseExpiresAt, now);
+  if (claimed && dialect === 'sqlite') await takeTurn(db, 'job_claimed_at', claimed.org_id, now);
   return claimed;
 }
 
-type ClaimFrom = 'next-organisation' | 'any-organisation';
-
 // Run on every job and after it (a lane looks again at once): built and compiled once.
 const claimStatements = {
-  sqlite: claimStatementsFor('sqlite'),
-  postgres: claimStatementsFor('postgres'),
+  sqlite: compiledOnce((db, owner: string, leaseExpiresAt: string, now: string) =>
+    claimUpdate(
+      db,
+      owner,
+      leaseExpiresAt,
+      now,
+      candidateJob(db, 'sqlite', now, 'next-organisation'),
+    ),
+  ),
+  postgres: compiledOnce((db, owner: string, leaseExpiresAt: string, now: string) =>
+    db
+      .with('claimed', () =>
+        claimUpdate(db, owner, leaseExpiresAt, now, (eb) =>
+          eb.fn.coalesce(
+            candidateJob(db, 'postgres', now, 'next-organisation'),
+            candidateJob(db, 'postgres', now, 'any-organisation'),
+          ),
+        ),
+      )
+      .with('turn', (qc) =>
+        qc
+          .insertInto('queue_turns')
+          .columns(['org_id', 'job_claimed_at'])
+          // the claim's updated_at is `now`
+          .expression((eb) => eb.selectFrom('claimed').select(['org_id', 'updated_at']))
+          .onConflict((oc) =>
+            oc
+              .column('org_id')
+              .doUpdateSet((eb) => ({ job_claimed_at: eb.ref('excluded.job_claimed_at') })),
+          ),
+      )
+      .selectFrom('claimed')
+      .selectAll(),
+  ),
 };
 
-function claimStatementsFor(dialect: Dialect) {
-  const from = (source: ClaimFrom) =>
-    compiledOnce((db, owner: string, leaseExpiresAt: string, now: string) =>
-      claimWhere(db, dialect, owner, leaseExpiresAt, now, source),
-    );
-  return {
-    'next-organisation': from('next-organisation'),
-    'any-organisation': from('any-organisation'),
-  };
-}
+type ClaimFrom = 'next-organisation' | 'any-organisation';
 
-function claimWhere(
-  db: Executor,
-  dialect: Dialect,
-  owner: string,
-  leaseExpiresAt: string,
-  now: string,
-  from: ClaimFrom,
-) {
+/** The id of the job to claim: the oldest runnable one, of the organisation whose turn it is or of any. */
+function candidateJob(db: Executor, dialect: Dialect, now: string, from: ClaimFrom) {
   const nextOrganisation = db
     .selectFrom('jobs')
     .leftJoin('queue_turns', 'queue_turns.org_id', 'jobs.org_id')
@@ -346,6 +358,16 @@ function claimWhere(
   if (from === 'next-organisation') candidate = candidate.where('org_id', '=', nextOrganisation);
   candidate = candidate.orderBy('id').limit(sql.lit(1));
   if (dialect === 'postgres') candidate = candidate.forUpdate().skipLocked();
+  return candidate;
+}
+
+function claimUpdate(
+  db: Executor,
+  owner: string,
+  leaseExpiresAt: string,
+  now: string,
+  id: OperandValueExpressionOrList<DB, 'jobs', 'id'>,
+) {
   return db
     .updateTable('jobs')
     .set({
@@ -355,7 +377,7 @@ function claimWhere(
       attempts: sql`attempts + 1`,
       updated_at: now,
     })
-    .where('id', '=', candidate)
+    .where('id', '=', id)
     .returningAll();
 }
 

@@ -1,6 +1,6 @@
 import type { RecordingQuality } from '@voxkey/engine';
 import type { Executor } from '../db/connection.js';
-import type { VoiceprintRow, VoiceprintSampleRow } from '../db/types.js';
+import type { UserRow, VoiceprintRow, VoiceprintSampleRow } from '../db/types.js';
 import { parseRecordingQuality } from './recording-quality.js';
 import { nowIso } from './clock.js';
 import { compiledOnce } from './compiled-once.js';
@@ -47,6 +47,60 @@ const selectVoiceprint = compiledOnce((db, orgId: number, userId: number) =>
     .where('org_id', '=', orgId)
     .where('user_id', '=', userId),
 );
+
+const selectUserWithVoiceprint = compiledOnce((db, orgId: number, externalId: string) =>
+  db
+    .selectFrom('users')
+    .leftJoin('voiceprints', (join) =>
+      join
+        .onRef('voiceprints.user_id', '=', 'users.id')
+        .onRef('voiceprints.org_id', '=', 'users.org_id'),
+    )
+    .selectAll('users')
+    .select([
+      'voiceprints.id as voiceprint_id',
+      'voiceprints.model_id as voiceprint_model_id',
+      'voiceprints.enrolment_fingerprint as voiceprint_enrolment_fingerprint',
+      'voiceprints.quality_score as voiceprint_quality_score',
+      'voiceprints.created_at as voiceprint_created_at',
+      'voiceprints.updated_at as voiceprint_updated_at',
+    ])
+    .where('users.org_id', '=', orgId)
+    .where('users.external_id', '=', externalId),
+);
+
+/** A user by external id and their voiceprint (undefined when they have none), in one lookup. */
+export async function findUserWithVoiceprint(
+  db: Executor,
+  orgId: number,
+  externalId: string,
+): Promise<{ user: UserRow; voiceprint: VoiceprintRow | undefined } | undefined> {
+  const [row] = await selectUserWithVoiceprint(db, orgId, externalId);
+  if (!row) return undefined;
+  const {
+    voiceprint_id: id,
+    voiceprint_model_id: modelId,
+    voiceprint_enrolment_fingerprint: enrolmentFingerprint,
+    voiceprint_quality_score: qualityScore,
+    voiceprint_created_at: createdAt,
+    voiceprint_updated_at: updatedAt,
+    ...user
+  } = row;
+  const voiceprint =
+    id === null
+      ? undefined
+      : {
+          id,
+          org_id: user.org_id,
+          user_id: user.id,
+          model_id: modelId!,
+          enrolment_fingerprint: enrolmentFingerprint,
+          quality_score: qualityScore,
+          created_at: createdAt!,
+          updated_at: updatedAt!,
+        };
+  return { user, voiceprint };
+}
 
 export async function findVoiceprint(
   db: Executor,

@@ -1,5 +1,5 @@
 import { DELIVERY_FILTER_FIELDS } from '@voxkey/contract';
-import { type ExpressionBuilder, sql } from 'kysely';
+import { type ExpressionBuilder, type OperandValueExpressionOrList, sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
 import type {
   DB,
@@ -63,6 +63,36 @@ const selectActiveSecrets = compiledOnce((db, orgId: number, now: string) =>
 
 export function activeSecrets(db: Executor, orgId: number): Promise<WebhookSecretRow[]> {
   return selectActiveSecrets(db, orgId, nowIso());
+}
+
+const selectDeliveryTarget = compiledOnce((db, orgId: number, now: string) =>
+  db
+    .selectFrom('organisation_settings')
+    .leftJoin('webhook_secrets', (join) =>
+      join
+        .onRef('webhook_secrets.org_id', '=', 'organisation_settings.org_id')
+        .on((eb) =>
+          eb.or([
+            eb('webhook_secrets.expires_at', 'is', null),
+            eb('webhook_secrets.expires_at', '>', now),
+          ]),
+        ),
+    )
+    .select(['organisation_settings.callback_url', 'webhook_secrets.sealed_secret'])
+    .where('organisation_settings.org_id', '=', orgId)
+    .orderBy('webhook_secrets.id', 'desc'),
+);
+
+/** Where an organisation's webhooks go and the sealed secrets that sign them now (newest first), in one lookup. */
+export async function findDeliveryTarget(
+  db: Executor,
+  orgId: number,
+): Promise<{ callbackUrl: string | null; sealedSecrets: string[] }> {
+  const rows = await selectDeliveryTarget(db, orgId, nowIso());
+  return {
+    callbackUrl: rows[0]?.callback_url ?? null,
+    sealedSecrets: rows.flatMap((row) => (row.sealed_secret === null ? [] : [row.sealed_secret])),
+  };
 }
 
 export async function expireCurrentSecrets(
@@ -161,7 +191,7 @@ export function requeueDelivery(
  * oldest goes next, its earliest-due delivery first. A flood of one organisation's webhooks (or a
  * slow receiver) then delays another organisation's by at most one delivery per lane. On
  * PostgreSQL, when the chosen organisation's deliveries are all locked, the earliest-due unlocked
- * delivery of any organisation is taken.
+ * delivery of any organisation is taken, and the claim, that fallback and the turn are one statement.
  */
 export async function claimDelivery(
   db: Executor,
@@ -171,33 +201,51 @@ export async function claimDelivery(
 ): Promise<WebhookDeliveryRow | undefined> {
   const now = nowIso();
   const leaseExpiresAt = new Date(Date.now() + leaseMs).toISOString();
-  const claim = (from: ClaimFrom) =>
-    claimStatements[dialect][from](db, owner, leaseExpiresAt, now).then((rows) => rows[0]);
-  const claimed =
-    (await claim('next-organisation')) ??
-    (dialect === 'postgres' ? await claim('any-organisation') : undefined);
-  if (claimed) await takeTurn(db, 'delivery_claimed_at', claimed.org_id, now);
+  const [claimed] = await claimStatements[dialect](db, owner, leaseExpiresAt, now);
+  if (claimed && dialect === 'sqlite')
+    await takeTurn(db, 'delivery_claimed_at', claimed.org_id, now);
   return claimed;
 }
 
-type ClaimFrom = 'next-organisation' | 'any-organisation';
-
 // Run for every delivery and after it (a lane looks again at once): built and compiled once.
 const claimStatements = {
-  sqlite: claimStatementsFor('sqlite'),
-  postgres: claimStatementsFor('postgres'),
+  sqlite: compiledOnce((db, owner: string, leaseExpiresAt: string, now: string) =>
+    claimUpdate(
+      db,
+      owner,
+      leaseExpiresAt,
+      now,
+      candidateDelivery(db, 'sqlite', now, 'next-organisation'),
+    ),
+  ),
+  postgres: compiledOnce((db, owner: string, leaseExpiresAt: string, now: string) =>
+    db
+      .with('claimed', () =>
+        claimUpdate(db, owner, leaseExpiresAt, now, (eb) =>
+          eb.fn.coalesce(
+            candidateDelivery(db, 'postgres', now, 'next-organisation'),
+            candidateDelivery(db, 'postgres', now, 'any-organisation'),
+          ),
+        ),
+      )
+      .with('turn', (qc) =>
+        qc
+          .insertInto('queue_turns')
+          .columns(['org_id', 'delivery_claimed_at'])
+          // the claim's updated_at is `now`
+          .expression((eb) => eb.selectFrom('claimed').select(['org_id', 'updated_at']))
+          .onConflict((oc) =>
+            oc.column('org_id').doUpdateSet((eb) => ({
+              delivery_claimed_at: eb.ref('excluded.delivery_claimed_at'),
+            })),
+          ),
+      )
+      .selectFrom('claimed')
+      .selectAll(),
+  ),
 };
 
-function claimStatementsFor(dialect: Dialect) {
-  const from = (source: ClaimFrom) =>
-    compiledOnce((db, owner: string, leaseExpiresAt: string, now: string) =>
-      claimDeliveryWhere(db, dialect, owner, leaseExpiresAt, now, source),
-    );
-  return {
-    'next-organisation': from('next-organisation'),
-    'any-organisation': from('any-organisation'),
-  };
-}
+type ClaimFrom = 'next-organisation' | 'any-organisation';
 
 function dueDelivery(now: string) {
   return (eb: ExpressionBuilder<DB, 'webhook_deliveries'>) =>
@@ -208,14 +256,8 @@ function dueDelivery(now: string) {
     ]);
 }
 
-function claimDeliveryWhere(
-  db: Executor,
-  dialect: Dialect,
-  owner: string,
-  leaseExpiresAt: string,
-  now: string,
-  from: ClaimFrom,
-) {
+/** The id of the delivery to claim: the earliest due, of the organisation whose turn it is or of any. */
+function candidateDelivery(db: Executor, dialect: Dialect, now: string, from: ClaimFrom) {
   const nextOrganisation = db
     .selectFrom('webhook_deliveries')
     .leftJoin('queue_turns', 'queue_turns.org_id', 'webhook_deliveries.org_id')
@@ -229,6 +271,16 @@ function claimDeliveryWhere(
   if (from === 'next-organisation') candidate = candidate.where('org_id', '=', nextOrganisation);
   candidate = candidate.orderBy('next_attempt_at').orderBy('id').limit(sql.lit(1));
   if (dialect === 'postgres') candidate = candidate.forUpdate().skipLocked();
+  return candidate;
+}
+
+function claimUpdate(
+  db: Executor,
+  owner: string,
+  leaseExpiresAt: string,
+  now: string,
+  id: OperandValueExpressionOrList<DB, 'webhook_deliveries', 'id'>,
+) {
   return db
     .updateTable('webhook_deliveries')
     .set({
@@ -237,7 +289,7 @@ function claimDeliveryWhere(
       attempts: sql`attempts + 1`,
       updated_at: now,
     })
-    .where('id', '=', candidate)
+    .where('id', '=', id)
     .returningAll();
 }
 

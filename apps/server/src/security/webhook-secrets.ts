@@ -31,15 +31,18 @@ export async function rotateWebhookSecret(db: Executor, sealer: Sealer, orgId: n
   return { secret, previous_secret_expires_at: hadSecret ? previousExpiresAt : null };
 }
 
-/** The secrets that sign now, newest first; an organisation without one gets one. */
-export async function signingSecrets(
+/**
+ * The secrets that sign now, newest first, from the organisation's active secrets as stored
+ * (`sealedSecrets`); an organisation without one gets one.
+ */
+export async function openSigningSecrets(
   db: Executor,
   sealer: Sealer,
   orgId: number,
+  sealedSecrets: string[],
 ): Promise<string[]> {
-  const rows = await webhooks.activeSecrets(db, orgId);
-  if (rows.length === 0) return [await createWebhookSecret(db, sealer, orgId)];
-  return rows.map((row) => sealer.open(row.sealed_secret, aad(orgId)).toString('utf8'));
+  if (sealedSecrets.length === 0) return [await createWebhookSecret(db, sealer, orgId)];
+  return sealedSecrets.map((sealed) => sealer.open(sealed, aad(orgId)).toString('utf8'));
 }
 
 /** Standard Webhooks headers; during a rotation `webhook-signature` carries one `v1,` signature per secret. */

@@ -18,6 +18,7 @@ import { findUserByExternalId, insertUser, upsertDevice } from '../repositories/
 import {
   countSamples,
   deleteVoiceprint,
+  findUserWithVoiceprint,
   findVoiceprint,
   insertSample,
   insertVoiceprint,
@@ -113,8 +114,8 @@ const phraseMatched = (outcome: PhraseOutcome | null | undefined) => outcome?.ma
 
 /** The user and voiceprint an enrolment builds on (add, replace), with its sample count. */
 async function currentVoiceprint(db: Executor, job: JobRow) {
-  const user = await findUserByExternalId(db, job.org_id, job.external_id);
-  const voiceprint = user ? await findVoiceprint(db, job.org_id, user.id) : undefined;
+  const { user, voiceprint } =
+    (await findUserWithVoiceprint(db, job.org_id, job.external_id)) ?? {};
   const samples = voiceprint ? await countSamples(db, voiceprint.id) : 0;
   return { user, voiceprint, samples };
 }

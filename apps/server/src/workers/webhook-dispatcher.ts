@@ -1,10 +1,9 @@
 import type { DeliveryStatus, WebhookDeliveryRow } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
-import { findSettings } from '../repositories/organisations.js';
-import { claimDelivery, recordAttempt } from '../repositories/webhooks.js';
+import { claimDelivery, findDeliveryTarget, recordAttempt } from '../repositories/webhooks.js';
 import { callbackPolicy } from '../security/callback-url.js';
 import { type PostResult, postJson } from '../security/outbound-http.js';
-import { signatureHeaders, signingSecrets } from '../security/webhook-secrets.js';
+import { openSigningSecrets, signatureHeaders } from '../security/webhook-secrets.js';
 import { workerOwnerId } from './owner-id.js';
 import { WakeableLoop } from './wakeable-loop.js';
 
@@ -24,12 +23,17 @@ export const maxDeliveryAttempts = (schedule: number[]) => schedule.length + 1;
 const POISON_ERROR = 'attempt limit reached without an outcome';
 
 async function attempt(deps: AppDeps, delivery: WebhookDeliveryRow): Promise<PostResult> {
-  const settings = await findSettings(deps.database.db, delivery.org_id);
-  if (!settings?.callback_url)
+  const target = await findDeliveryTarget(deps.database.db, delivery.org_id);
+  if (!target.callbackUrl)
     return { statusCode: null, error: 'No callback URL configured', reason: 'no_callback_url' };
-  const secrets = await signingSecrets(deps.database.db, deps.sealer, delivery.org_id);
+  const secrets = await openSigningSecrets(
+    deps.database.db,
+    deps.sealer,
+    delivery.org_id,
+    target.sealedSecrets,
+  );
   const headers = signatureHeaders(secrets, delivery.webhook_id, new Date(), delivery.payload);
-  return postJson(settings.callback_url, delivery.payload, headers, {
+  return postJson(target.callbackUrl, delivery.payload, headers, {
     timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
     policy: callbackPolicy(deps.config),
   });
