@@ -140,44 +140,56 @@ function recordingQualityOfRow(row: JobRow) {
   return q ? recordingQualityFields(q) : null;
 }
 
-/** Stores a job and its recording (in its own table: the claim then updates a small row). */
-export async function insertJob(db: Executor, job: NewJob): Promise<JobRow> {
+/**
+ * Stores a job and its recording (in its own table: the claim then updates a small row); on
+ * PostgreSQL in one statement.
+ */
+export async function insertJob(db: Executor, dialect: Dialect, job: NewJob): Promise<JobRow> {
   const now = nowIso();
-  const row = await db
-    .insertInto('jobs')
-    .values({
-      org_id: job.orgId,
-      kind: job.kind,
-      request_uuid: job.requestUuid,
-      body_hash: job.bodyHash,
-      external_id: job.externalId,
-      language: job.language,
-      device_fingerprint: job.deviceFingerprint,
-      device_type: job.deviceType,
-      mode: job.kind === 'enrollment' ? (job.mode ?? 'new') : null,
-      challenge_id: job.phrase?.challengeId ?? null,
-      text_id: job.phrase?.textId ?? null,
-      phrase_expected: job.phrase?.expected ?? null,
-      phrase_vocabulary: job.phrase?.vocabulary ?? null,
-      status: 'queued',
-      attempts: 0,
-      run_after: now,
-      created_at: now,
-      updated_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const values = {
+    org_id: job.orgId,
+    kind: job.kind,
+    request_uuid: job.requestUuid,
+    body_hash: job.bodyHash,
+    external_id: job.externalId,
+    language: job.language,
+    device_fingerprint: job.deviceFingerprint,
+    device_type: job.deviceType,
+    mode: job.kind === 'enrollment' ? (job.mode ?? 'new') : null,
+    challenge_id: job.phrase?.challengeId ?? null,
+    text_id: job.phrase?.textId ?? null,
+    phrase_expected: job.phrase?.expected ?? null,
+    phrase_vocabulary: job.phrase?.vocabulary ?? null,
+    status: 'queued' as const,
+    attempts: 0,
+    run_after: now,
+    created_at: now,
+    updated_at: now,
+  };
+  const recording = {
+    audio: Buffer.from(
+      job.recording.bytes.buffer,
+      job.recording.bytes.byteOffset,
+      job.recording.bytes.byteLength,
+    ),
+    audio_info: JSON.stringify(job.recording.info),
+  };
+  if (dialect === 'postgres') {
+    return db
+      .with('job', (qc) => qc.insertInto('jobs').values(values).returningAll())
+      .with('recording', (qc) =>
+        qc
+          .insertInto('job_recordings')
+          .values({ job_id: (eb) => eb.selectFrom('job').select('id'), ...recording }),
+      )
+      .selectFrom('job')
+      .selectAll()
+      .executeTakeFirstOrThrow();
+  }
+  const row = await db.insertInto('jobs').values(values).returningAll().executeTakeFirstOrThrow();
   await db
     .insertInto('job_recordings')
-    .values({
-      job_id: row.id,
-      audio: Buffer.from(
-        job.recording.bytes.buffer,
-        job.recording.bytes.byteOffset,
-        job.recording.bytes.byteLength,
-      ),
-      audio_info: JSON.stringify(job.recording.info),
-    })
+    .values({ job_id: row.id, ...recording })
     .execute();
   return row;
 }
@@ -410,11 +422,12 @@ export interface JobCompletion {
  */
 export async function completeJob(
   db: Executor,
+  dialect: Dialect,
   jobId: number,
   owner: string,
   outcome: JobCompletion,
 ): Promise<boolean> {
-  const updated = await db
+  const completion = db
     .updateTable('jobs')
     .set({
       status: outcome.status,
@@ -445,8 +458,22 @@ export async function completeJob(
     })
     .where('id', '=', jobId)
     .where('status', '=', 'processing')
-    .where('lease_owner', '=', owner)
-    .executeTakeFirst();
+    .where('lease_owner', '=', owner);
+  if (dialect === 'postgres') {
+    // the recording goes only with a completion this worker's lease allowed
+    const completed = await db
+      .with('completed', () => completion.returning('id'))
+      .with('recording', (qc) =>
+        qc
+          .deleteFrom('job_recordings')
+          .where('job_id', 'in', (eb) => eb.selectFrom('completed').select('id')),
+      )
+      .selectFrom('completed')
+      .select('id')
+      .execute();
+    return completed.length === 1;
+  }
+  const updated = await completion.executeTakeFirst();
   if (Number(updated.numUpdatedRows) !== 1) return false;
   await deleteJobRecording(db, jobId);
   return true;

@@ -95,7 +95,7 @@ export function admitJob(
     await checkMonthlyQuota(trx, auth);
     await checkQueueCaps(deps, trx, auth.orgId);
     const phrase = await settlePhrase(trx);
-    return jobs.insertJob(trx, { ...job, phrase });
+    return jobs.insertJob(trx, deps.database.dialect, { ...job, phrase });
   });
 }
 

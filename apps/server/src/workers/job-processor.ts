@@ -548,7 +548,7 @@ function commitCompletion(
     .execute(async (trx) => {
       const event = await commitOutcome(deps, trx, job, outcome);
       const record = poisoned ? { ...event.record, status: 'failed' as const } : event.record;
-      if (!(await completeJob(trx, job.id, owner, record))) {
+      if (!(await completeJob(trx, deps.database.dialect, job.id, owner, record))) {
         // Our lease ran out and another worker owns the job now: undo our writes.
         throw new LeaseLostError();
       }

@@ -58,7 +58,7 @@ async function seedJob(
   completed: boolean,
 ) {
   const requestUuid = randomUUID();
-  const job = await insertJob(ctx.db, {
+  const job = await insertJob(ctx.db, ctx.database.dialect, {
     orgId,
     kind,
     requestUuid,

@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimJob, completeJob, findJobRecording, insertJob } from '../src/repositories/jobs.js';
+import { createTestContext, type TestContext } from './support/context.js';
+import { TEST_DIALECT } from './support/database.js';
+
+const AUDIO = new Uint8Array([1, 2, 3, 4, 5]);
+
+describe(`a job's row and recording (${TEST_DIALECT})`, () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await createTestContext();
+  });
+  afterAll(() => ctx.cleanup());
+
+  const queue = (externalId: string) =>
+    insertJob(ctx.db, ctx.database.dialect, {
+      orgId: ctx.orgA.id,
+      kind: 'verification',
+      requestUuid: randomUUID(),
+      bodyHash: 'hash',
+      externalId,
+      language: 'en-UK',
+      deviceFingerprint: null,
+      deviceType: null,
+      phrase: null,
+      recording: {
+        bytes: AUDIO,
+        info: {
+          format: 'wav',
+          sampleRate: 16000,
+          channels: 1,
+          durationSeconds: 1,
+          bytes: AUDIO.length,
+        },
+      },
+    });
+  const completion = {
+    status: 'completed' as const,
+    result: 'verified' as const,
+    latencyMs: 5,
+    completedAt: new Date().toISOString(),
+  };
+
+  it('is stored with its recording, and completing it drops the recording', async () => {
+    const job = await queue('stored');
+    expect(job.status).toBe('queued');
+    expect((await findJobRecording(ctx.db, job.id))?.bytes).toEqual(Buffer.from(AUDIO));
+    const claimed = await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000);
+    expect(claimed?.id).toBe(job.id);
+    expect(await completeJob(ctx.db, ctx.database.dialect, job.id, 'worker-1', completion)).toBe(
+      true,
+    );
+    expect(await findJobRecording(ctx.db, job.id)).toBeNull();
+    const row = await ctx.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('id', '=', job.id)
+      .executeTakeFirstOrThrow();
+    expect([row.status, row.result, row.lease_owner]).toEqual(['completed', 'verified', null]);
+  });
+
+  it('a worker that lost its lease completes nothing and leaves the recording', async () => {
+    const job = await queue('reclaimed');
+    await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000);
+    // another worker took the job over (its lease expired)
+    await ctx.db
+      .updateTable('jobs')
+      .set({ lease_owner: 'worker-2' })
+      .where('id', '=', job.id)
+      .execute();
+    expect(await completeJob(ctx.db, ctx.database.dialect, job.id, 'worker-1', completion)).toBe(
+      false,
+    );
+    expect((await findJobRecording(ctx.db, job.id))?.bytes).toEqual(Buffer.from(AUDIO));
+    const row = await ctx.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('id', '=', job.id)
+      .executeTakeFirstOrThrow();
+    expect([row.status, row.lease_owner]).toEqual(['processing', 'worker-2']);
+  });
+});
