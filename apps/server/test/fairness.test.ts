@@ -87,6 +87,30 @@ describe.skipIf(TEST_DIALECT !== 'postgres')(
       }
     });
 
+    it('a claim that gets the fair pick holds no other row', async () => {
+      const ctx = await createTestContext();
+      try {
+        const seed = (orgId: number) =>
+          seedJob(ctx, { org_id: orgId, kind: 'enrollment', status: 'queued', attempts: 0 });
+        const fair = await seed(ctx.orgA.id);
+        const other = await seed(ctx.orgB.id);
+        await ctx.db.transaction().execute(async (trx) => {
+          expect((await claimJob(trx, ctx.database.dialect, 'test', 60_000))?.id).toBe(fair.id);
+          // from another connection, while the claim's transaction is still open
+          const locked = await ctx.db
+            .selectFrom('jobs')
+            .select('id')
+            .where('id', '=', other.id)
+            .forUpdate()
+            .noWait()
+            .execute();
+          expect(locked).toEqual([{ id: other.id }]);
+        });
+      } finally {
+        await ctx.cleanup();
+      }
+    });
+
     it('a webhook delivery', async () => {
       const ctx = await createTestContext();
       try {
@@ -100,8 +124,17 @@ describe.skipIf(TEST_DIALECT !== 'postgres')(
             payload: '{}',
           });
         const held = await seed(ctx.orgA.id);
-        await sleep(2);
-        await seed(ctx.orgB.id);
+        const other = await seed(ctx.orgB.id);
+        // A's is due first, so it is the fair pick
+        for (const [delivery, due] of [
+          [held, '2000-01-01T00:00:00.000Z'],
+          [other, '2000-01-01T00:00:01.000Z'],
+        ] as const)
+          await ctx.db
+            .updateTable('webhook_deliveries')
+            .set({ next_attempt_at: due })
+            .where('id', '=', delivery.id)
+            .execute();
         await ctx.db.transaction().execute(async (trx) => {
           await trx
             .selectFrom('webhook_deliveries')

@@ -62,7 +62,7 @@ describe(`a job's row and recording (${TEST_DIALECT})`, () => {
 
   it('a worker that lost its lease completes nothing and leaves the recording', async () => {
     const job = await queue('reclaimed');
-    await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000);
+    expect((await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000))?.id).toBe(job.id);
     // another worker took the job over (its lease expired)
     await ctx.db
       .updateTable('jobs')

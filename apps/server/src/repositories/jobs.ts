@@ -13,7 +13,7 @@ import type {
 } from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
 import { compiledOnce } from './compiled-once.js';
-import { takeTurn } from './queue-turns.js';
+import { claimTakingTurn, takeTurn } from './queue-turns.js';
 import { parseRecordingQuality, recordingQualityFields } from './recording-quality.js';
 
 export interface NewJob {
@@ -318,29 +318,16 @@ const claimStatements = {
     ),
   ),
   postgres: compiledOnce((db, owner: string, leaseExpiresAt: string, now: string) =>
-    db
-      .with('claimed', () =>
-        claimUpdate(db, owner, leaseExpiresAt, now, (eb) =>
-          eb.fn.coalesce(
-            candidateJob(db, 'postgres', now, 'next-organisation'),
-            candidateJob(db, 'postgres', now, 'any-organisation'),
-          ),
+    claimTakingTurn(
+      db,
+      'job_claimed_at',
+      claimUpdate(db, owner, leaseExpiresAt, now, (eb) =>
+        eb.fn.coalesce(
+          candidateJob(db, 'postgres', now, 'next-organisation'),
+          candidateJob(db, 'postgres', now, 'any-organisation'),
         ),
-      )
-      .with('turn', (qc) =>
-        qc
-          .insertInto('queue_turns')
-          .columns(['org_id', 'job_claimed_at'])
-          // the claim's updated_at is `now`
-          .expression((eb) => eb.selectFrom('claimed').select(['org_id', 'updated_at']))
-          .onConflict((oc) =>
-            oc
-              .column('org_id')
-              .doUpdateSet((eb) => ({ job_claimed_at: eb.ref('excluded.job_claimed_at') })),
-          ),
-      )
-      .selectFrom('claimed')
-      .selectAll(),
+      ),
+    ),
   ),
 };
 

@@ -1,4 +1,6 @@
+import type { UpdateQueryBuilder } from 'kysely';
 import type { Executor } from '../db/connection.js';
+import type { DB } from '../db/types.js';
 import { compiledOnce } from './compiled-once.js';
 
 export type TurnColumn = 'job_claimed_at' | 'delivery_claimed_at';
@@ -24,4 +26,27 @@ export async function takeTurn(
   at: string,
 ): Promise<void> {
   await upsertTurns[column](db, orgId, at);
+}
+
+/**
+ * PostgreSQL: a claim (`UPDATE ... RETURNING *` of one job or delivery, its `updated_at` set to the claim's time)
+ * and its organisation's turn in one statement, a data-modifying CTE: the turn is recorded exactly when a row is claimed.
+ */
+export function claimTakingTurn<
+  T extends 'jobs' | 'webhook_deliveries',
+  Row extends { org_id: number; updated_at: string },
+>(db: Executor, column: TurnColumn, claim: UpdateQueryBuilder<DB, T, T, Row>) {
+  return db
+    .with('claimed', () => claim)
+    .with('turn', (qc) =>
+      qc
+        .insertInto('queue_turns')
+        .columns(['org_id', column])
+        .expression((eb) => eb.selectFrom('claimed').select(['org_id', 'updated_at']))
+        .onConflict((oc) =>
+          oc.column('org_id').doUpdateSet((eb) => ({ [column]: eb.ref(`excluded.${column}`) })),
+        ),
+    )
+    .selectFrom('claimed')
+    .selectAll();
 }

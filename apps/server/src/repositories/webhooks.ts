@@ -10,7 +10,7 @@ import type {
 } from '../db/types.js';
 import { nowIso } from './clock.js';
 import { compiledOnce } from './compiled-once.js';
-import { takeTurn } from './queue-turns.js';
+import { claimTakingTurn, takeTurn } from './queue-turns.js';
 import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
 export function toDelivery(row: WebhookDeliveryRow) {
@@ -219,29 +219,16 @@ const claimStatements = {
     ),
   ),
   postgres: compiledOnce((db, owner: string, leaseExpiresAt: string, now: string) =>
-    db
-      .with('claimed', () =>
-        claimUpdate(db, owner, leaseExpiresAt, now, (eb) =>
-          eb.fn.coalesce(
-            candidateDelivery(db, 'postgres', now, 'next-organisation'),
-            candidateDelivery(db, 'postgres', now, 'any-organisation'),
-          ),
+    claimTakingTurn(
+      db,
+      'delivery_claimed_at',
+      claimUpdate(db, owner, leaseExpiresAt, now, (eb) =>
+        eb.fn.coalesce(
+          candidateDelivery(db, 'postgres', now, 'next-organisation'),
+          candidateDelivery(db, 'postgres', now, 'any-organisation'),
         ),
-      )
-      .with('turn', (qc) =>
-        qc
-          .insertInto('queue_turns')
-          .columns(['org_id', 'delivery_claimed_at'])
-          // the claim's updated_at is `now`
-          .expression((eb) => eb.selectFrom('claimed').select(['org_id', 'updated_at']))
-          .onConflict((oc) =>
-            oc.column('org_id').doUpdateSet((eb) => ({
-              delivery_claimed_at: eb.ref('excluded.delivery_claimed_at'),
-            })),
-          ),
-      )
-      .selectFrom('claimed')
-      .selectAll(),
+      ),
+    ),
   ),
 };
 

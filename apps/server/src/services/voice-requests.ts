@@ -20,7 +20,7 @@ import { sealRecording } from '../security/recordings.js';
 import { admitJob } from './job-admission.js';
 import { checkPhraseFields, type JobPhrase, settlePhraseClaim } from './phrases.js';
 import { findUserByExternalId } from '../repositories/users.js';
-import { countSamples, findVoiceprint } from '../repositories/voiceprints.js';
+import { countSamples, findUserWithVoiceprint } from '../repositories/voiceprints.js';
 
 export interface VoiceRequestBody {
   voice_data: string;
@@ -106,7 +106,7 @@ async function checkEnrolmentSubject(
   mode: EnrollmentMode,
 ): Promise<void> {
   const db = deps.database.db;
-  const user = await findUserByExternalId(db, orgId, externalId);
+  const { user, voiceprint } = (await findUserWithVoiceprint(db, orgId, externalId)) ?? {};
   if (mode === 'new' && user) {
     throw new ApiError(
       'already_enrolled',
@@ -114,7 +114,6 @@ async function checkEnrolmentSubject(
     );
   }
   if (mode === 'add') {
-    const voiceprint = user ? await findVoiceprint(db, orgId, user.id) : undefined;
     if (!voiceprint)
       throw new ApiError(
         'user_not_enrolled',

@@ -14,12 +14,11 @@ import type { AppDeps } from '../deps.js';
 import { loadDecisionSettings } from '../decisions/settings.js';
 import { loadVerificationSubject } from '../decisions/subject.js';
 import { completeJob, findJobRecording, jobPhrase, releaseJob } from '../repositories/jobs.js';
-import { findUserByExternalId, insertUser, upsertDevice } from '../repositories/users.js';
+import { insertUser, upsertDevice } from '../repositories/users.js';
 import {
   countSamples,
   deleteVoiceprint,
   findUserWithVoiceprint,
-  findVoiceprint,
   insertSample,
   insertVoiceprint,
   refreshVoiceprintQuality,
@@ -396,17 +395,16 @@ async function voiceprintToExtend(
       enrolmentFingerprint: job.device_fingerprint,
       qualityScore,
     });
-  const user = await findUserByExternalId(trx, job.org_id, job.external_id);
+  const { user, voiceprint } =
+    (await findUserWithVoiceprint(trx, job.org_id, job.external_id)) ?? {};
   if (mode === 'add') {
-    const voiceprint = user ? await findVoiceprint(trx, job.org_id, user.id) : undefined;
     // Deleted since the analysis: fail the attempt; the retry reports voiceprint_not_found.
     if (!user || !voiceprint)
       throw new Error('the voiceprint disappeared while the sample was being added');
     return { voiceprint, userId: user.id };
   }
   if (mode === 'replace' && user) {
-    const old = await findVoiceprint(trx, job.org_id, user.id);
-    if (old) await deleteVoiceprint(trx, old);
+    if (voiceprint) await deleteVoiceprint(trx, voiceprint);
     return { voiceprint: await fresh(user.id), userId: user.id };
   }
   const created = await insertUser(trx, job.org_id, job.external_id);
