@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { claimJob } from '../src/repositories/jobs.js';
+import { setUserActive } from '../src/repositories/users.js';
+import { insertSample, insertVoiceprint } from '../src/repositories/voiceprints.js';
+import { sealRecording } from '../src/security/recordings.js';
+import { sealEmbedding } from '../src/security/voiceprints.js';
+import { processJob } from '../src/workers/job-processor.js';
+import { createTestContext, type TestContext } from './support/context.js';
+import { TEST_DIALECT } from './support/database.js';
+import { fakeAnalyzer } from './support/fake-engine.js';
+import { seedJob, seedJobRecording, seedUser, silentWav } from './support/fixtures.js';
+
+// The worker reads a verification's settings, subject and recording at once; these are the cases where one of
+// them is missing, each decided as when they were read one after another.
+describe(`a verification's worker-side reads (${TEST_DIALECT})`, () => {
+  let ctx: TestContext;
+  afterEach(() => ctx.cleanup());
+
+  async function enrolled(externalId: string) {
+    const user = await seedUser(ctx, ctx.orgA.id, externalId);
+    const voiceprint = await insertVoiceprint(ctx.db, {
+      orgId: ctx.orgA.id,
+      userId: user.id,
+      modelId: 'fake-speaker',
+      enrolmentFingerprint: null,
+      qualityScore: 0.9,
+    });
+    const sealed = sealEmbedding(
+      ctx.deps.sealer,
+      { orgId: ctx.orgA.id, userId: user.id, modelId: 'fake-speaker' },
+      new Float32Array(8).fill(0.5),
+    );
+    await insertSample(ctx.db, voiceprint, {
+      modelId: 'fake-speaker',
+      sealedEmbedding: sealed.sealed,
+      sealVersion: sealed.version,
+      qualityScore: 0.9,
+    });
+    return user;
+  }
+
+  async function verify(externalId: string, withRecording: boolean) {
+    const requestUuid = randomUUID();
+    const job = await seedJob(ctx, {
+      org_id: ctx.orgA.id,
+      kind: 'verification',
+      request_uuid: requestUuid,
+      external_id: externalId,
+      status: 'queued',
+      attempts: 0,
+    });
+    if (withRecording) {
+      const audio = Buffer.from(silentWav(), 'base64');
+      await seedJobRecording(
+        ctx,
+        job.id,
+        sealRecording(ctx.deps.sealer, ctx.orgA.id, requestUuid, audio),
+      );
+    }
+    const claimed = await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000);
+    expect(claimed?.id).toBe(job.id);
+    const engine = fakeAnalyzer();
+    const processed = await processJob(ctx.deps, engine, claimed!, 'worker-1');
+    const row = await ctx.db
+      .selectFrom('jobs')
+      .select(['status', 'result', 'failure_reason'])
+      .where('id', '=', job.id)
+      .executeTakeFirstOrThrow();
+    return { processed, engineCalls: engine.calls, row };
+  }
+
+  it('an enrolled user and the recording: the engine decides', async () => {
+    ctx = await createTestContext();
+    await enrolled('present');
+    const { processed, engineCalls, row } = await verify('present', true);
+    expect(processed).toMatchObject({ result: 'completed' });
+    expect(engineCalls).toBe(1);
+    expect(row).toEqual({ status: 'completed', result: 'verified', failure_reason: null });
+  });
+
+  it('a user deleted after the request was accepted: user_not_found, whether or not the recording is still there', async () => {
+    ctx = await createTestContext();
+    for (const withRecording of [true, false]) {
+      const { processed, engineCalls, row } = await verify('nobody', withRecording);
+      expect(processed).toMatchObject({ result: 'completed' });
+      expect(engineCalls).toBe(0);
+      expect(row).toEqual({
+        status: 'completed',
+        result: 'rejected',
+        failure_reason: 'user_not_found',
+      });
+    }
+  });
+
+  it('a deactivated user: user_inactive, without the recording', async () => {
+    ctx = await createTestContext();
+    const user = await enrolled('sleeper');
+    await setUserActive(ctx.db, ctx.orgA.id, user.id, false);
+    const { engineCalls, row } = await verify('sleeper', false);
+    expect(engineCalls).toBe(0);
+    expect(row).toEqual({
+      status: 'completed',
+      result: 'rejected',
+      failure_reason: 'user_inactive',
+    });
+  });
+
+  it('an enrolled user whose recording is gone: the job is left to what ended it, no engine call', async () => {
+    ctx = await createTestContext();
+    await enrolled('erased');
+    const { processed, engineCalls, row } = await verify('erased', false);
+    expect(processed).toEqual({ result: 'lost' });
+    expect(engineCalls).toBe(0);
+    expect(row.status).toBe('processing');
+  });
+});
