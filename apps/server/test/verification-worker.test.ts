@@ -11,8 +11,8 @@ import { TEST_DIALECT } from './support/database.js';
 import { fakeAnalyzer } from './support/fake-engine.js';
 import { seedJob, seedJobRecording, seedUser, silentWav } from './support/fixtures.js';
 
-// The worker reads a verification's settings, subject and recording at once; these are the cases where one of
-// them is missing, each decided as when they were read one after another.
+// When a verification's job runs, its user, voiceprint or recording may be gone: each case is decided without the
+// engine where it can be, and the recording is read only for a subject that can be verified.
 describe(`a verification's worker-side reads (${TEST_DIALECT})`, () => {
   let ctx: TestContext;
   afterEach(() => ctx.cleanup());

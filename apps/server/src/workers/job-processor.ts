@@ -204,14 +204,7 @@ async function analyseVerification(
   engine: VoiceAnalyzer,
   job: JobRow,
 ): Promise<Analysed> {
-  // Independent reads at once (each a round trip on PostgreSQL); the recording is awaited, and a failure to
-  // read it reported, only for a subject that can be verified, as before.
-  const recording = recordingOf(deps, job);
-  recording.catch(() => {});
-  const [settings, subject] = await Promise.all([
-    decisionSettings(deps, engine, job.org_id),
-    loadVerificationSubject(deps, job.org_id, job.external_id),
-  ]);
+  const settings = await decisionSettings(deps, engine, job.org_id);
   type Fields = Omit<
     VerificationOutcome,
     | 'latencyMs'
@@ -273,6 +266,7 @@ async function analyseVerification(
     });
 
   // The user may have been deleted or deactivated after the request was accepted.
+  const subject = await loadVerificationSubject(deps, job.org_id, job.external_id);
   if (!subject) return { outcome: rejected('user_not_found', null) };
   const { user, voiceprint } = subject;
   if (!user.is_active) return { outcome: rejected('user_inactive', user.id) };
@@ -281,7 +275,7 @@ async function analyseVerification(
     job.device_fingerprint && voiceprint.enrolment_fingerprint
       ? job.device_fingerprint !== voiceprint.enrolment_fingerprint
       : null;
-  const { bytes, options } = await recording;
+  const { bytes, options } = await recordingOf(deps, job);
   try {
     const analysis = await engine.verify(bytes, subject.samples, {
       ...options,
