@@ -131,7 +131,10 @@ describe(`erasure and retention (${TEST_DIALECT})`, () => {
         user_id: null,
         match_score: null,
         quality_score: null,
+        deepfake_score: null,
         result: null,
+        phrase_expected: null,
+        phrase_transcript: null,
       });
       expect(job.erased_at).not.toBeNull();
       expect(await findJobRecording(ctx.db, job.id)).toBeNull();

@@ -9,10 +9,11 @@ type JobFilter = (
 
 /**
  * Erases the personal data of the jobs `filter` selects: their webhook deliveries are deleted
- * (pending ones are never sent, sent ones purged), and each job keeps only what metering needs
- * (organisation, kind, status, failure reason, latency, timestamps). The external id becomes
- * `erased:<job id>`; fingerprints, user id, scores and results are cleared, and a recording still
- * held is deleted; GETs answer 404.
+ * (pending ones are never sent, sent ones purged), and each job keeps what metering needs
+ * (organisation, kind, status, failure reason, latency, timestamps) and how the request was made
+ * (language, mode, thresholds, model ids, sample count). The external id becomes `erased:<job id>`;
+ * fingerprints, user id, result, every score, recording quality and the phrase's text and transcript
+ * are cleared, and a recording still held is deleted; GETs answer 404.
  * Jobs still queued or processing end as `failed` with `user_deleted`, so no worker sends them.
  */
 export async function eraseJobs(
@@ -50,9 +51,11 @@ export async function eraseJobs(
       result: null,
       match_score: null,
       deepfake_detected: null,
+      deepfake_score: null,
       quality_score: null,
       recording_quality: null,
       device_mismatch: null,
+      phrase_expected: null,
       phrase_transcript: null,
       phrase_match_score: null,
       phrase_matched: null,
