@@ -2,14 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimJob } from '../src/repositories/jobs.js';
 import { setUserActive } from '../src/repositories/users.js';
-import { insertSample, insertVoiceprint } from '../src/repositories/voiceprints.js';
 import { sealRecording } from '../src/security/recordings.js';
-import { sealEmbedding } from '../src/security/voiceprints.js';
 import { processJob } from '../src/workers/job-processor.js';
 import { createTestContext, type TestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { fakeAnalyzer } from './support/fake-engine.js';
-import { seedJob, seedJobRecording, seedUser, silentWav } from './support/fixtures.js';
+import { seedEnrolledUser, seedJob, seedJobRecording, silentWav } from './support/fixtures.js';
 
 // When a verification's job runs, its user, voiceprint or recording may be gone: each case is decided without the
 // engine where it can be, and the recording is read only for a subject that can be verified.
@@ -17,28 +15,7 @@ describe(`a verification's worker-side reads (${TEST_DIALECT})`, () => {
   let ctx: TestContext;
   afterEach(() => ctx.cleanup());
 
-  async function enrolled(externalId: string) {
-    const user = await seedUser(ctx, ctx.orgA.id, externalId);
-    const voiceprint = await insertVoiceprint(ctx.db, {
-      orgId: ctx.orgA.id,
-      userId: user.id,
-      modelId: 'fake-speaker',
-      enrolmentFingerprint: null,
-      qualityScore: 0.9,
-    });
-    const sealed = sealEmbedding(
-      ctx.deps.sealer,
-      { orgId: ctx.orgA.id, userId: user.id, modelId: 'fake-speaker' },
-      new Float32Array(8).fill(0.5),
-    );
-    await insertSample(ctx.db, voiceprint, {
-      modelId: 'fake-speaker',
-      sealedEmbedding: sealed.sealed,
-      sealVersion: sealed.version,
-      qualityScore: 0.9,
-    });
-    return user;
-  }
+  const enrolled = (externalId: string) => seedEnrolledUser(ctx, ctx.orgA.id, externalId);
 
   async function verify(externalId: string, withRecording: boolean) {
     const requestUuid = randomUUID();

@@ -3,12 +3,38 @@ import { encodeWav } from '@voxkey/engine/dsp';
 import type { Insertable } from 'kysely';
 import type { JobsTable } from '../../src/db/types.js';
 import { insertUser, upsertDevice } from '../../src/repositories/users.js';
+import { insertSample, insertVoiceprint } from '../../src/repositories/voiceprints.js';
+import { sealEmbedding } from '../../src/security/voiceprints.js';
 import type { TestContext } from './context.js';
 
 /** Rows that have no create endpoint (users, devices, invoices) go straight into the database. */
 
 export async function seedUser(ctx: TestContext, orgId: number, externalId: string) {
   return insertUser(ctx.db, orgId, externalId);
+}
+
+/** A user with a one-sample voiceprint of the fake engines' model (they ignore its embedding). */
+export async function seedEnrolledUser(ctx: TestContext, orgId: number, externalId: string) {
+  const user = await seedUser(ctx, orgId, externalId);
+  const voiceprint = await insertVoiceprint(ctx.db, {
+    orgId,
+    userId: user.id,
+    modelId: 'fake-speaker',
+    enrolmentFingerprint: null,
+    qualityScore: 0.9,
+  });
+  const sealed = sealEmbedding(
+    ctx.deps.sealer,
+    { orgId, userId: user.id, modelId: 'fake-speaker' },
+    new Float32Array(8).fill(0.5),
+  );
+  await insertSample(ctx.db, voiceprint, {
+    modelId: 'fake-speaker',
+    sealedEmbedding: sealed.sealed,
+    sealVersion: sealed.version,
+    qualityScore: 0.9,
+  });
+  return user;
 }
 
 export async function seedDevice(

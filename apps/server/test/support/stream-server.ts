@@ -4,14 +4,12 @@ import { StreamServerMessageSchema } from '@voxkey/contract';
 import type { AudioInput, PcmAudio } from '@voxkey/engine';
 import { WebSocket } from 'ws';
 import { attachWebSockets } from '../../src/http/websocket.js';
-import { insertSample, insertVoiceprint } from '../../src/repositories/voiceprints.js';
-import { sealEmbedding } from '../../src/security/voiceprints.js';
 import type { StreamEngine } from '../../src/streams/verification-stream.js';
 import { createStreamRegistry } from '../../src/streams/registry.js';
 import { createJobRunner } from '../../src/workers/job-runner.js';
 import type { VoiceAnalyzer } from '../../src/workers/job-processor.js';
 import { createTestContext } from './context.js';
-import { orgPath, seedUser } from './fixtures.js';
+import { orgPath, seedEnrolledUser } from './fixtures.js';
 
 /** The peak of a 16-bit WAV's samples (0..1): the fakes below tell "speakers" apart by loudness. */
 export function wavPeak(bytes: Uint8Array): { peak: number; seconds: number } {
@@ -145,29 +143,7 @@ export async function startStreamServer(
     if (res.status !== 200) throw new Error(`settings: ${res.status} ${JSON.stringify(res.body)}`);
   }
 
-  /** A user with a one-sample voiceprint (the fakes ignore its embedding). */
-  async function enrol(orgId: number, externalId: string) {
-    const user = await seedUser(ctx, orgId, externalId);
-    const voiceprint = await insertVoiceprint(ctx.db, {
-      orgId,
-      userId: user.id,
-      modelId: 'fake-speaker',
-      enrolmentFingerprint: null,
-      qualityScore: 0.9,
-    });
-    const sealed = sealEmbedding(
-      ctx.deps.sealer,
-      { orgId, userId: user.id, modelId: 'fake-speaker' },
-      new Float32Array(8).fill(0.5),
-    );
-    await insertSample(ctx.db, voiceprint, {
-      modelId: 'fake-speaker',
-      sealedEmbedding: sealed.sealed,
-      sealVersion: sealed.version,
-      qualityScore: 0.9,
-    });
-    return user;
-  }
+  const enrol = (orgId: number, externalId: string) => seedEnrolledUser(ctx, orgId, externalId);
 
   const streamUrl = (orgId = ctx.orgA.id) =>
     `ws://127.0.0.1:${port}/v1/organisations/${orgId}/verifications/stream`;
