@@ -41,17 +41,45 @@ describe(`a job's row and recording (${TEST_DIALECT})`, () => {
     latencyMs: 5,
     completedAt: new Date().toISOString(),
   };
+  const webhook = (id: string) => ({
+    webhookId: id,
+    eventType: 'verification.completed' as const,
+    payload: '{"result":"verified"}',
+  });
+  const deliveriesOf = (jobId: number) =>
+    ctx.db.selectFrom('webhook_deliveries').selectAll().where('job_id', '=', jobId).execute();
 
-  it('is stored with its recording, and completing it drops the recording', async () => {
+  it('is stored with its recording, and completing it drops the recording and queues its webhook', async () => {
     const job = await queue('stored');
     expect(job.status).toBe('queued');
     expect((await findJobRecording(ctx.db, job.id))?.bytes).toEqual(Buffer.from(AUDIO));
     const claimed = await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000);
     expect(claimed?.id).toBe(job.id);
-    expect(await completeJob(ctx.db, ctx.database.dialect, job.id, 'worker-1', completion)).toBe(
-      true,
-    );
+    expect(
+      await completeJob(
+        ctx.db,
+        ctx.database.dialect,
+        job.id,
+        'worker-1',
+        completion,
+        webhook('msg_stored'),
+      ),
+    ).toBe(true);
     expect(await findJobRecording(ctx.db, job.id)).toBeNull();
+    const [delivery, ...others] = await deliveriesOf(job.id);
+    expect(others).toEqual([]);
+    expect(delivery).toMatchObject({
+      org_id: ctx.orgA.id,
+      job_id: job.id,
+      webhook_id: 'msg_stored',
+      event_type: 'verification.completed',
+      request_uuid: job.request_uuid,
+      payload: '{"result":"verified"}',
+      status: 'pending',
+      attempts: 0,
+      lease_owner: null,
+    });
+    expect(delivery!.next_attempt_at).toBe(delivery!.created_at);
     const row = await ctx.db
       .selectFrom('jobs')
       .selectAll()
@@ -60,7 +88,7 @@ describe(`a job's row and recording (${TEST_DIALECT})`, () => {
     expect([row.status, row.result, row.lease_owner]).toEqual(['completed', 'verified', null]);
   });
 
-  it('a worker that lost its lease completes nothing and leaves the recording', async () => {
+  it('a worker that lost its lease completes nothing, leaves the recording and queues no webhook', async () => {
     const job = await queue('reclaimed');
     expect((await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000))?.id).toBe(job.id);
     // another worker took the job over (its lease expired)
@@ -69,10 +97,18 @@ describe(`a job's row and recording (${TEST_DIALECT})`, () => {
       .set({ lease_owner: 'worker-2' })
       .where('id', '=', job.id)
       .execute();
-    expect(await completeJob(ctx.db, ctx.database.dialect, job.id, 'worker-1', completion)).toBe(
-      false,
-    );
+    expect(
+      await completeJob(
+        ctx.db,
+        ctx.database.dialect,
+        job.id,
+        'worker-1',
+        completion,
+        webhook('msg_reclaimed'),
+      ),
+    ).toBe(false);
     expect((await findJobRecording(ctx.db, job.id))?.bytes).toEqual(Buffer.from(AUDIO));
+    expect(await deliveriesOf(job.id)).toEqual([]);
     const row = await ctx.db
       .selectFrom('jobs')
       .selectAll()

@@ -17,7 +17,11 @@ describe(`a verification's worker-side reads (${TEST_DIALECT})`, () => {
 
   const enrolled = (externalId: string) => seedEnrolledUser(ctx, ctx.orgA.id, externalId);
 
-  async function verify(externalId: string, withRecording: boolean) {
+  async function verify(
+    externalId: string,
+    withRecording: boolean,
+    options: { deviceFingerprint?: string; leaseLost?: boolean } = {},
+  ) {
     const requestUuid = randomUUID();
     const job = await seedJob(ctx, {
       org_id: ctx.orgA.id,
@@ -26,6 +30,7 @@ describe(`a verification's worker-side reads (${TEST_DIALECT})`, () => {
       external_id: externalId,
       status: 'queued',
       attempts: 0,
+      device_fingerprint: options.deviceFingerprint ?? null,
     });
     if (withRecording) {
       const audio = Buffer.from(silentWav(), 'base64');
@@ -37,6 +42,14 @@ describe(`a verification's worker-side reads (${TEST_DIALECT})`, () => {
     }
     const claimed = await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000);
     expect(claimed?.id).toBe(job.id);
+    if (options.leaseLost) {
+      // another worker took the job over while this one analysed it
+      await ctx.db
+        .updateTable('jobs')
+        .set({ lease_owner: 'worker-2' })
+        .where('id', '=', job.id)
+        .execute();
+    }
     const engine = fakeAnalyzer();
     const processed = await processJob(ctx.deps, engine, claimed!, 'worker-1');
     const row = await ctx.db
@@ -44,8 +57,16 @@ describe(`a verification's worker-side reads (${TEST_DIALECT})`, () => {
       .select(['status', 'result', 'failure_reason'])
       .where('id', '=', job.id)
       .executeTakeFirstOrThrow();
-    return { processed, engineCalls: engine.calls, row };
+    const deliveries = await ctx.db
+      .selectFrom('webhook_deliveries')
+      .select('event_type')
+      .where('job_id', '=', job.id)
+      .execute();
+    return { processed, engineCalls: engine.calls, row, deliveries };
   }
+
+  const devicesOf = (fingerprint: string) =>
+    ctx.db.selectFrom('devices').select('user_id').where('fingerprint', '=', fingerprint).execute();
 
   it('an enrolled user and the recording: the engine decides', async () => {
     ctx = await createTestContext();
@@ -54,6 +75,23 @@ describe(`a verification's worker-side reads (${TEST_DIALECT})`, () => {
     expect(processed).toMatchObject({ result: 'completed' });
     expect(engineCalls).toBe(1);
     expect(row).toEqual({ status: 'completed', result: 'verified', failure_reason: null });
+  });
+
+  it("a verification's completion queues its webhook and records the device; with the lease lost, neither", async () => {
+    ctx = await createTestContext();
+    const user = await enrolled('travels');
+    const held = await verify('travels', true, { deviceFingerprint: 'phone-1' });
+    expect(held.processed).toMatchObject({ result: 'completed' });
+    expect(held.deliveries).toEqual([{ event_type: 'verification.completed' }]);
+    expect(await devicesOf('phone-1')).toEqual([{ user_id: user.id }]);
+
+    // the device is written before the completion finds the lease gone: the transaction undoes it
+    const lost = await verify('travels', true, { deviceFingerprint: 'phone-2', leaseLost: true });
+    expect(lost.processed).toEqual({ result: 'lost' });
+    expect(lost.engineCalls).toBe(1);
+    expect(lost.row.status).toBe('processing');
+    expect(lost.deliveries).toEqual([]);
+    expect(await devicesOf('phone-2')).toEqual([]);
   });
 
   it('a user deleted after the request was accepted: user_not_found, whether or not the recording is still there', async () => {

@@ -2,8 +2,7 @@ import type { Voiceprint } from '@voxkey/engine';
 import type { UserRow, VoiceprintRow } from '../db/types.js';
 import type { AppDeps } from '../deps.js';
 import {
-  findUserWithVoiceprint,
-  listSamples,
+  findUserWithVoiceprintSamples,
   sampleRecordingQuality,
 } from '../repositories/voiceprints.js';
 import { openEmbedding } from '../security/voiceprints.js';
@@ -22,11 +21,9 @@ export async function loadVerificationSubject(
   orgId: number,
   externalId: string,
 ): Promise<VerificationSubject | undefined> {
-  const db = deps.database.db;
-  const { user, voiceprint } = (await findUserWithVoiceprint(db, orgId, externalId)) ?? {};
-  if (!user || !voiceprint) return undefined;
-  const rows = await listSamples(db, voiceprint.id);
-  if (rows.length === 0) return undefined;
+  const found = await findUserWithVoiceprintSamples(deps.database.db, orgId, externalId);
+  if (!found?.voiceprint || found.samples.length === 0) return undefined;
+  const { user, voiceprint, samples: rows } = found;
   // Not opened for a deactivated user: the refusal is user_inactive whatever state the samples are in.
   if (!user.is_active) return { user, voiceprint, samples: [] };
   const samples = rows.map((sample) => ({

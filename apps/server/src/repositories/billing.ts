@@ -64,13 +64,11 @@ export function findPlanByName(db: Executor, name: string): Promise<PlanRow | un
   return db.selectFrom('plans').selectAll().where('name', '=', name).executeTakeFirst();
 }
 
-/** The plan of the organisation's subscription active on `day` (YYYY-MM-DD), the latest-started if several. */
-// Read to admit every voice request.
-const selectCurrentPlan = compiledOnce((db, orgId: number, day: string) =>
-  db
+/** The organisation's subscriptions active on `day` (YYYY-MM-DD) with their plans, the latest-started first. */
+export function currentSubscriptionPlans(db: Executor, orgId: number, day: string) {
+  return db
     .selectFrom('subscriptions')
     .innerJoin('plans', 'plans.id', 'subscriptions.plan_id')
-    .selectAll('plans')
     .where('subscriptions.org_id', '=', orgId)
     .where('subscriptions.start_date', '<=', day)
     .where((eb) =>
@@ -78,9 +76,14 @@ const selectCurrentPlan = compiledOnce((db, orgId: number, day: string) =>
     )
     .orderBy('subscriptions.start_date', 'desc')
     .orderBy('subscriptions.id', 'desc')
-    .limit(sql.lit(1)),
+    .limit(sql.lit(1));
+}
+
+const selectCurrentPlan = compiledOnce((db, orgId: number, day: string) =>
+  currentSubscriptionPlans(db, orgId, day).selectAll('plans'),
 );
 
+/** The plan of the organisation's subscription active on `day` (YYYY-MM-DD), the latest-started if several. */
 export async function findCurrentPlan(
   db: Executor,
   orgId: number,

@@ -15,6 +15,7 @@ import { fromFlag, nowIso, toFlag } from './clock.js';
 import { compiledOnce } from './compiled-once.js';
 import { claimTakingTurn, takeTurn } from './queue-turns.js';
 import { parseRecordingQuality, recordingQualityFields } from './recording-quality.js';
+import { insertDelivery, type NewDelivery, pendingDeliveryColumns } from './webhooks.js';
 
 export interface NewJob {
   orgId: number;
@@ -225,29 +226,8 @@ export function findEnrolmentInFlight(
     .executeTakeFirst();
 }
 
-const UNFINISHED: JobStatus[] = ['queued', 'processing'];
-const countUnfinishedOfAllAndOne = compiledOnce((db, orgId: number) =>
-  db
-    .selectFrom('jobs')
-    .select((eb) => [
-      eb.fn.countAll<number>().as('all'),
-      eb.fn.count<number>(eb.case().when('org_id', '=', orgId).then(1).end()).as('organisation'),
-    ])
-    .where(
-      'status',
-      'in',
-      UNFINISHED.map((status) => sql.lit(status)),
-    ),
-);
-
-/** Unfinished (queued or processing) jobs of all organisations and of one, in one statement: admission checks both. */
-export async function countUnfinishedJobs(
-  db: Executor,
-  orgId: number,
-): Promise<{ all: number; organisation: number }> {
-  const [row] = await countUnfinishedOfAllAndOne(db, orgId);
-  return { all: Number(row!.all), organisation: Number(row!.organisation) };
-}
+/** A job still to finish: waiting, or being processed. */
+export const UNFINISHED: JobStatus[] = ['queued', 'processing'];
 
 // Any constant works; it only has to differ from other advisory locks in the same database.
 const ADMISSION_LOCK_KEY = 0x766f786b;
@@ -380,6 +360,9 @@ function claimUpdate(
     .returningAll();
 }
 
+/** The webhook that announces a finished job's result. */
+export type JobWebhook = Pick<NewDelivery, 'webhookId' | 'eventType' | 'payload'>;
+
 /** What a finished job's row records (read back as the request record). */
 export interface JobCompletion {
   status: Extract<JobStatus, 'completed' | 'failed'>;
@@ -405,7 +388,9 @@ export interface JobCompletion {
 
 /**
  * Records the outcome only if this worker still holds the lease, so a job completes exactly once
- * even when a slow worker and a reclaiming one race. The recording is dropped in the same transaction.
+ * even when a slow worker and a reclaiming one race; with it, the recording is dropped and the
+ * result's webhook queued. On PostgreSQL the three are one statement, atomic without a
+ * transaction; on SQLite three, which the caller's transaction holds together.
  */
 export async function completeJob(
   db: Executor,
@@ -413,6 +398,7 @@ export async function completeJob(
   jobId: number,
   owner: string,
   outcome: JobCompletion,
+  webhook: JobWebhook,
 ): Promise<boolean> {
   const completion = db
     .updateTable('jobs')
@@ -445,24 +431,54 @@ export async function completeJob(
     })
     .where('id', '=', jobId)
     .where('status', '=', 'processing')
-    .where('lease_owner', '=', owner);
+    .where('lease_owner', '=', owner)
+    .returning(['id', 'org_id', 'request_uuid']);
+  const pending = pendingDeliveryColumns(webhook);
   if (dialect === 'postgres') {
-    // the recording goes only with a completion this worker's lease allowed
+    // the recording goes, and the webhook comes, only with a completion this worker's lease allowed
     const completed = await db
-      .with('completed', () => completion.returning('id'))
+      .with('completed', () => completion)
       .with('recording', (qc) =>
         qc
           .deleteFrom('job_recordings')
           .where('job_id', 'in', (eb) => eb.selectFrom('completed').select('id')),
+      )
+      .with('webhook', (qc) =>
+        qc
+          .insertInto('webhook_deliveries')
+          .columns([
+            'org_id',
+            'job_id',
+            'request_uuid',
+            'attempts',
+            ...(Object.keys(pending) as (keyof typeof pending)[]),
+          ])
+          .expression(
+            qc
+              .selectFrom('completed')
+              .select((eb) => [
+                'completed.org_id',
+                'completed.id',
+                'completed.request_uuid',
+                sql.lit(0).as('attempts'),
+                ...Object.entries(pending).map(([column, value]) => eb.val(value).as(column)),
+              ]),
+          ),
       )
       .selectFrom('completed')
       .select('id')
       .execute();
     return completed.length === 1;
   }
-  const updated = await completion.executeTakeFirst();
-  if (Number(updated.numUpdatedRows) !== 1) return false;
+  const completed = await completion.executeTakeFirst();
+  if (!completed) return false;
   await deleteJobRecording(db, jobId);
+  await insertDelivery(db, {
+    orgId: completed.org_id,
+    jobId,
+    requestUuid: completed.request_uuid,
+    ...webhook,
+  });
   return true;
 }
 

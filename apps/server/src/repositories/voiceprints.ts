@@ -48,8 +48,8 @@ const selectVoiceprint = compiledOnce((db, orgId: number, userId: number) =>
     .where('user_id', '=', userId),
 );
 
-const selectUserWithVoiceprint = compiledOnce((db, orgId: number, externalId: string) =>
-  db
+function userWithVoiceprint(db: Executor, orgId: number, externalId: string) {
+  return db
     .selectFrom('users')
     .leftJoin('voiceprints', (join) =>
       join
@@ -66,17 +66,34 @@ const selectUserWithVoiceprint = compiledOnce((db, orgId: number, externalId: st
       'voiceprints.updated_at as voiceprint_updated_at',
     ])
     .where('users.org_id', '=', orgId)
-    .where('users.external_id', '=', externalId),
+    .where('users.external_id', '=', externalId);
+}
+
+const selectUserWithVoiceprint = compiledOnce(userWithVoiceprint);
+
+// Read for every verification a worker runs: one row per sample.
+const selectUserWithVoiceprintSamples = compiledOnce((db, orgId: number, externalId: string) =>
+  userWithVoiceprint(db, orgId, externalId)
+    .leftJoin('voiceprint_samples', 'voiceprint_samples.voiceprint_id', 'voiceprints.id')
+    .select([
+      'voiceprint_samples.id as sample_id',
+      'voiceprint_samples.model_id as sample_model_id',
+      'voiceprint_samples.sealed_embedding as sample_sealed_embedding',
+      'voiceprint_samples.seal_version as sample_seal_version',
+      'voiceprint_samples.quality_score as sample_quality_score',
+      'voiceprint_samples.recording_quality as sample_recording_quality',
+      'voiceprint_samples.created_at as sample_created_at',
+      'voiceprint_samples.updated_at as sample_updated_at',
+    ])
+    .orderBy('voiceprint_samples.id'),
 );
 
-/** A user by external id and their voiceprint (undefined when they have none), in one lookup. */
-export async function findUserWithVoiceprint(
-  db: Executor,
-  orgId: number,
-  externalId: string,
-): Promise<{ user: UserRow; voiceprint: VoiceprintRow | undefined } | undefined> {
-  const [row] = await selectUserWithVoiceprint(db, orgId, externalId);
-  if (!row) return undefined;
+type UserWithVoiceprintRow = Awaited<ReturnType<typeof selectUserWithVoiceprint>>[number];
+
+function splitUserAndVoiceprint(row: UserWithVoiceprintRow): {
+  user: UserRow;
+  voiceprint: VoiceprintRow | undefined;
+} {
   const {
     voiceprint_id: id,
     voiceprint_model_id: modelId,
@@ -100,6 +117,63 @@ export async function findUserWithVoiceprint(
           updated_at: updatedAt!,
         };
   return { user, voiceprint };
+}
+
+/** A user by external id and their voiceprint (undefined when they have none), in one lookup. */
+export async function findUserWithVoiceprint(
+  db: Executor,
+  orgId: number,
+  externalId: string,
+): Promise<{ user: UserRow; voiceprint: VoiceprintRow | undefined } | undefined> {
+  const [row] = await selectUserWithVoiceprint(db, orgId, externalId);
+  return row && splitUserAndVoiceprint(row);
+}
+
+/** A user by external id, their voiceprint (undefined when they have none) and its samples, oldest first, in one lookup. */
+export async function findUserWithVoiceprintSamples(
+  db: Executor,
+  orgId: number,
+  externalId: string,
+): Promise<
+  | { user: UserRow; voiceprint: VoiceprintRow | undefined; samples: VoiceprintSampleRow[] }
+  | undefined
+> {
+  const rows = await selectUserWithVoiceprintSamples(db, orgId, externalId);
+  const [first] = rows;
+  if (!first) return undefined;
+  const {
+    sample_id: _id,
+    sample_model_id: _modelId,
+    sample_sealed_embedding: _sealedEmbedding,
+    sample_seal_version: _sealVersion,
+    sample_quality_score: _qualityScore,
+    sample_recording_quality: _recordingQuality,
+    sample_created_at: _createdAt,
+    sample_updated_at: _updatedAt,
+    ...userAndVoiceprint
+  } = first;
+  const { user, voiceprint } = splitUserAndVoiceprint(userAndVoiceprint);
+  if (!voiceprint) return { user, voiceprint, samples: [] };
+  const samples = rows.flatMap((row) =>
+    row.sample_id === null
+      ? []
+      : [
+          {
+            id: row.sample_id,
+            org_id: user.org_id,
+            user_id: user.id,
+            voiceprint_id: voiceprint.id,
+            model_id: row.sample_model_id!,
+            sealed_embedding: row.sample_sealed_embedding!,
+            seal_version: row.sample_seal_version!,
+            quality_score: row.sample_quality_score,
+            recording_quality: row.sample_recording_quality,
+            created_at: row.sample_created_at!,
+            updated_at: row.sample_updated_at!,
+          },
+        ],
+  );
+  return { user, voiceprint, samples };
 }
 
 export async function findVoiceprint(

@@ -113,32 +113,44 @@ export async function expireCurrentSecrets(
     .execute();
 }
 
+/** A webhook to deliver: the event a job (or a test) announces, signed and sent by the dispatcher. */
+export interface NewDelivery {
+  orgId: number;
+  jobId: number | null;
+  webhookId: string;
+  eventType: WebhookEventType;
+  requestUuid: string;
+  payload: string;
+}
+
+/** A new delivery's columns besides its organisation, job, request and attempts: pending and due now. */
+export function pendingDeliveryColumns(
+  values: Pick<NewDelivery, 'webhookId' | 'eventType' | 'payload'>,
+) {
+  const now = nowIso();
+  return {
+    webhook_id: values.webhookId,
+    event_type: values.eventType,
+    payload: values.payload,
+    status: 'pending' as const,
+    next_attempt_at: now,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 export async function insertDelivery(
   db: Executor,
-  values: {
-    orgId: number;
-    jobId: number | null;
-    webhookId: string;
-    eventType: WebhookEventType;
-    requestUuid: string;
-    payload: string;
-  },
+  values: NewDelivery,
 ): Promise<WebhookDeliveryRow> {
-  const now = nowIso();
   return db
     .insertInto('webhook_deliveries')
     .values({
       org_id: values.orgId,
       job_id: values.jobId,
-      webhook_id: values.webhookId,
-      event_type: values.eventType,
       request_uuid: values.requestUuid,
-      payload: values.payload,
-      status: 'pending',
       attempts: 0,
-      next_attempt_at: now,
-      created_at: now,
-      updated_at: now,
+      ...pendingDeliveryColumns(values),
     })
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -2,7 +2,7 @@ import type { Executor } from '../db/connection.js';
 import type { JobRow } from '../db/types.js';
 import type { AppDeps, AuthContext } from '../deps.js';
 import { ApiError } from '../errors.js';
-import { findCurrentPlan, findPlanByName } from '../repositories/billing.js';
+import { type AdmissionFigures, readAdmissionFigures } from '../repositories/admission.js';
 import * as jobs from '../repositories/jobs.js';
 import { DEFAULT_PLAN_NAME } from './organisations.js';
 
@@ -22,38 +22,33 @@ function monthBounds(now: Date) {
  * organisation with no active subscription counts as Sandbox); a trial token of any plan is held
  * to the Sandbox plan's allowance.
  */
-async function monthlyQuota(
-  db: Executor,
-  orgId: number,
+function monthlyQuota(
+  figures: AdmissionFigures,
   tokenKind: AuthContext['tokenKind'],
-  now: Date,
-): Promise<{ quota: number; why: string } | null> {
-  const plan = await findCurrentPlan(db, orgId, now.toISOString().slice(0, 10));
+): { quota: number; why: string } | null {
+  const { plan } = figures;
+  const sandboxQuota = figures.sandboxMonthlyCalls ?? FALLBACK_SANDBOX_QUOTA;
   if (!plan || plan.name === DEFAULT_PLAN_NAME) {
-    const quota =
-      plan?.monthly_calls_included ??
-      (await findPlanByName(db, DEFAULT_PLAN_NAME))?.monthly_calls_included ??
-      FALLBACK_SANDBOX_QUOTA;
+    const quota = plan?.monthlyCalls ?? sandboxQuota;
     return {
       quota,
       why: `The Sandbox plan is limited to the sandbox quota of ${quota} enrolments and verifications a month; subscribe to a paid plan for more`,
     };
   }
   if (tokenKind !== 'trial') return null;
-  const quota =
-    (await findPlanByName(db, DEFAULT_PLAN_NAME))?.monthly_calls_included ?? FALLBACK_SANDBOX_QUOTA;
   return {
-    quota,
-    why: `Trial tokens are limited to the sandbox quota of ${quota} enrolments and verifications a month; use a production token: the operator creates one that never expires (voxkey token create), and one created through the API with this trial token must expire no later than the trial token`,
+    quota: sandboxQuota,
+    why: `Trial tokens are limited to the sandbox quota of ${sandboxQuota} enrolments and verifications a month; use a production token: the operator creates one that never expires (voxkey token create), and one created through the API with this trial token must expire no later than the trial token`,
   };
 }
 
 async function checkMonthlyQuota(
   db: Executor,
   auth: Pick<AuthContext, 'orgId' | 'tokenKind'>,
+  figures: AdmissionFigures,
+  now: Date,
 ): Promise<void> {
-  const now = new Date();
-  const limit = await monthlyQuota(db, auth.orgId, auth.tokenKind, now);
+  const limit = monthlyQuota(figures, auth.tokenKind);
   if (!limit) return;
   const { start, next } = monthBounds(now);
   if ((await jobs.countJobsSince(db, auth.orgId, start.toISOString())) >= limit.quota) {
@@ -63,12 +58,11 @@ async function checkMonthlyQuota(
   }
 }
 
-async function checkQueueCaps(deps: AppDeps, db: Executor, orgId: number): Promise<void> {
+function checkQueueCaps(deps: AppDeps, { unfinished }: AdmissionFigures): void {
   const full = (message: string) =>
     new ApiError('queue_full', message, {
       headers: { 'Retry-After': String(QUEUE_FULL_RETRY_AFTER_S) },
     });
-  const unfinished = await jobs.countUnfinishedJobs(db, orgId);
   if (unfinished.organisation >= deps.config.JOB_MAX_QUEUE_PER_ORG) {
     throw full(
       `This organisation already has ${deps.config.JOB_MAX_QUEUE_PER_ORG} requests waiting to be processed; retry later`,
@@ -76,6 +70,19 @@ async function checkQueueCaps(deps: AppDeps, db: Executor, orgId: number): Promi
   }
   if (unfinished.all >= deps.config.JOB_MAX_QUEUE)
     throw full('The processing queue is full; retry later');
+}
+
+/** The monthly quota, then the queue caps: what a job must have room in. */
+async function checkRoom(
+  deps: AppDeps,
+  db: Executor,
+  auth: Pick<AuthContext, 'orgId' | 'tokenKind'>,
+): Promise<void> {
+  const now = new Date();
+  const day = now.toISOString().slice(0, 10);
+  const figures = await readAdmissionFigures(db, auth.orgId, day, DEFAULT_PLAN_NAME);
+  await checkMonthlyQuota(db, auth, figures, now);
+  checkQueueCaps(deps, figures);
 }
 
 /**
@@ -92,8 +99,7 @@ export function admitJob(
 ): Promise<JobRow> {
   return deps.database.db.transaction().execute(async (trx) => {
     await jobs.lockJobAdmissions(trx, deps.database.dialect, auth.orgId);
-    await checkMonthlyQuota(trx, auth);
-    await checkQueueCaps(deps, trx, auth.orgId);
+    await checkRoom(deps, trx, auth);
     const phrase = await settlePhrase(trx);
     return jobs.insertJob(trx, deps.database.dialect, { ...job, phrase });
   });
@@ -107,6 +113,5 @@ export async function checkJobRoom(
   deps: AppDeps,
   auth: Pick<AuthContext, 'orgId' | 'tokenKind'>,
 ): Promise<void> {
-  await checkMonthlyQuota(deps.database.db, auth);
-  await checkQueueCaps(deps, deps.database.db, auth.orgId);
+  await checkRoom(deps, deps.database.db, auth);
 }

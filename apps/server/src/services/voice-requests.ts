@@ -245,7 +245,8 @@ export async function acceptRecording(
 
   const audio = readAudio();
   const bodyHash = requestFingerprint(kind, body, audio);
-  const replay = async () => {
+  const accepted = { callback_url: callbackUrl, message: ACCEPTED_MESSAGE };
+  const isReplay = async () => {
     const existing = await jobs.findJobByRequest(db, orgId, body.request_uuid);
     if (!existing) return false;
     if (existing.body_hash !== bodyHash || existing.kind !== kind) {
@@ -256,23 +257,21 @@ export async function acceptRecording(
     }
     return true;
   };
-  if (await replay()) return { callback_url: callbackUrl, message: ACCEPTED_MESSAGE };
-
-  const info = checkRecording(audio);
-  await checkSubject(deps, orgId, kind, body);
-  const claim =
-    options.settledPhrase === undefined
-      ? await checkPhraseFields(deps, orgId, kind, body, requirePhrase)
-      : null;
-  const settlePhrase = (trx: Executor) =>
-    claim
-      ? settlePhraseClaim(trx, orgId, claim, {
-          externalId: body.external_id,
-          requestUuid: body.request_uuid,
-        })
-      : Promise.resolve(options.settledPhrase ?? null);
 
   try {
+    const info = checkRecording(audio);
+    await checkSubject(deps, orgId, kind, body);
+    const claim =
+      options.settledPhrase === undefined
+        ? await checkPhraseFields(deps, orgId, kind, body, requirePhrase)
+        : null;
+    const settlePhrase = (trx: Executor) =>
+      claim
+        ? settlePhraseClaim(trx, orgId, claim, {
+            externalId: body.external_id,
+            requestUuid: body.request_uuid,
+          })
+        : Promise.resolve(options.settledPhrase ?? null);
     await admitJob(deps, auth, settlePhrase, {
       orgId,
       kind,
@@ -286,14 +285,18 @@ export async function acceptRecording(
       mode: body.mode,
     });
   } catch (err) {
-    if (!isUniqueViolation(err)) throw err;
-    // A concurrent twin won the race: either the same request_uuid or another enrolment of this external_id.
-    if (await replay()) return { callback_url: callbackUrl, message: ACCEPTED_MESSAGE };
+    // The request_uuid is looked up only when the request cannot be stored as new. A replay of an
+    // accepted request is answered as it was, whatever has changed since it was stored (its
+    // challenge used, its enrolment in flight, its organisation at a limit); a concurrent twin
+    // that won the race is found the same way.
+    if (!(err instanceof ApiError) && !isUniqueViolation(err)) throw err;
+    if (await isReplay()) return accepted;
+    if (err instanceof ApiError) throw err;
     throw new ApiError(
       'enrollment_in_progress',
       `An enrolment for external_id ${JSON.stringify(body.external_id)} is already in progress`,
     );
   }
   deps.signals.jobQueued();
-  return { callback_url: callbackUrl, message: ACCEPTED_MESSAGE };
+  return accepted;
 }

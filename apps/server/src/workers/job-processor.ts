@@ -24,7 +24,6 @@ import {
   refreshVoiceprintQuality,
 } from '../repositories/voiceprints.js';
 import { storeUpgradeSample } from './voiceprint-upgrade.js';
-import { insertDelivery } from '../repositories/webhooks.js';
 import { openRecording } from '../security/recordings.js';
 import { sealEmbedding } from '../security/voiceprints.js';
 import {
@@ -411,7 +410,16 @@ async function voiceprintToExtend(
   return { voiceprint: await fresh(created.id), userId: created.id };
 }
 
-/** Writes the outcome's side effects (user, voiceprint sample, device) and returns the event that records and announces it. */
+/** Whether commitOutcome writes anything (a user, a voiceprint sample, a device) besides the job's own row and webhook. */
+function hasSideEffects(job: JobRow, { kind, outcome }: JobOutcome): boolean {
+  if (kind === 'enrollment') return outcome.status === 'enrolled';
+  if (outcome.userId === null) return false;
+  return (
+    (outcome.recordDevice && job.device_fingerprint !== null) || outcome.upgradeSample !== null
+  );
+}
+
+/** Writes the outcome's side effects (user, voiceprint sample, device; hasSideEffects says whether there are any) and returns the event that records and announces it. */
 async function commitOutcome(
   deps: AppDeps,
   trx: Executor,
@@ -541,29 +549,27 @@ function commitCompletion(
   outcome: JobOutcome,
   poisoned: boolean,
 ): Promise<{ voiceprintUpgraded: boolean } | false> {
-  return deps.database.db
-    .transaction()
-    .execute(async (trx) => {
-      const event = await commitOutcome(deps, trx, job, outcome);
-      const record = poisoned ? { ...event.record, status: 'failed' as const } : event.record;
-      if (!(await completeJob(trx, deps.database.dialect, job.id, owner, record))) {
-        // Our lease ran out and another worker owns the job now: undo our writes.
-        throw new LeaseLostError();
-      }
-      await insertDelivery(trx, {
-        orgId: job.org_id,
-        jobId: job.id,
-        webhookId: `msg_${randomUUID()}`,
-        eventType: event.eventType,
-        requestUuid: job.request_uuid,
-        payload: JSON.stringify(event.payload),
-      });
-      return { voiceprintUpgraded: event.record.voiceprintUpgraded === true };
-    })
-    .catch((err) => {
-      if (err instanceof LeaseLostError) return false;
-      throw err;
-    });
+  const commit = async (db: Executor) => {
+    const event = await commitOutcome(deps, db, job, outcome);
+    const record = poisoned ? { ...event.record, status: 'failed' as const } : event.record;
+    const webhook = {
+      webhookId: `msg_${randomUUID()}`,
+      eventType: event.eventType,
+      payload: JSON.stringify(event.payload),
+    };
+    if (!(await completeJob(db, deps.database.dialect, job.id, owner, record, webhook))) {
+      // Our lease ran out and another worker owns the job now: undo our writes.
+      throw new LeaseLostError();
+    }
+    return { voiceprintUpgraded: event.record.voiceprintUpgraded === true };
+  };
+  const db = deps.database.db;
+  // On PostgreSQL the completion is one statement: atomic without a transaction when it is all there is to write.
+  const oneStatement = deps.database.dialect === 'postgres' && !hasSideEffects(job, outcome);
+  return (oneStatement ? commit(db) : db.transaction().execute(commit)).catch((err) => {
+    if (err instanceof LeaseLostError) return false;
+    throw err;
+  });
 }
 
 function numericTimings(timings: object): Record<string, number> {
