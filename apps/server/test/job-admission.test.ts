@@ -4,7 +4,14 @@ import { issueToken } from '../src/services/organisations.js';
 import { createTestContext, type TestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { expectErrorCode, expectValidation } from './support/expect.js';
-import { inADay, moveToPlan, orgPath, seedJobs, silentWav } from './support/fixtures.js';
+import {
+  inADay,
+  moveToPlan,
+  orgPath,
+  seedEnrolledUser,
+  seedJobs,
+  silentWav,
+} from './support/fixtures.js';
 
 const VOICE = silentWav();
 
@@ -205,40 +212,42 @@ describe(`queue caps per organisation and in total (${TEST_DIALECT})`, () => {
     expect((await enrol(ctx, ctx.orgB.id, b)).status).toBe(202);
   });
 
-  it('a replay is answered 202 again when the request could not be stored now (its enrolment in flight, its organisation at its cap); a reuse is still 409', async () => {
+  it('a replay is answered 202 again when the request could not be stored now (its organisation at its queue cap, its enrolment in flight); a reuse is still 409', async () => {
     ctx = await createTestContext({ JOB_MAX_QUEUE: '10', JOB_MAX_QUEUE_PER_ORG: '2' });
     await moveToPlan(ctx, ctx.orgA.id, 'Starter');
     await setCallback(ctx, ctx.orgA.id);
+    await seedEnrolledUser(ctx, ctx.orgA.id, 'speaker');
     const { bearer } = await issueToken(ctx.db, {
       orgId: ctx.orgA.id,
       friendlyName: 'a',
       kind: 'live',
     });
-    const post = (body: Record<string, unknown>) =>
-      ctx.request('POST', orgPath(ctx.orgA.id, '/enrollments'), { token: bearer, body });
-    const first = {
+    const post = (path: string, body: Record<string, unknown>) =>
+      ctx.request('POST', orgPath(ctx.orgA.id, path), { token: bearer, body });
+    const verification = {
       voice_data: VOICE,
       request_uuid: randomUUID(),
-      external_id: 'first',
+      external_id: 'speaker',
       language: 'en-UK',
     };
-    expect((await post(first)).status).toBe(202);
-    expect(
-      (await post({ ...first, request_uuid: randomUUID(), external_id: 'second' })).status,
-    ).toBe(202);
+    const enrolment = { ...verification, request_uuid: randomUUID(), external_id: 'newcomer' };
+    expect((await post('/verifications', verification)).status).toBe(202);
+    expect((await post('/enrollments', enrolment)).status).toBe(202);
     const jobs = () =>
       ctx.db.selectFrom('jobs').select('request_uuid').where('org_id', '=', ctx.orgA.id).execute();
     expect(await jobs()).toHaveLength(2);
 
-    const replay = await post(first);
-    expect(replay.status).toBe(202);
+    // refused by the queue cap (a verification has no other check left to fail), answered as a replay
+    expect((await post('/verifications', verification)).status).toBe(202);
+    // refused as an enrolment in flight, answered as a replay
+    expect((await post('/enrollments', enrolment)).status).toBe(202);
     expect(await jobs()).toHaveLength(2);
-    const reuse = await post({ ...first, language: 'de-DE' });
+    const reuse = await post('/verifications', { ...verification, language: 'de-DE' });
     expect(reuse.status).toBe(409);
     expectErrorCode(reuse.body, 409, 'request_uuid_reused');
-    expect(
-      (await post({ ...first, request_uuid: randomUUID(), external_id: 'third' })).status,
-    ).toBe(429);
+    const refused = await post('/verifications', { ...verification, request_uuid: randomUUID() });
+    expect(refused.status).toBe(429);
+    expectErrorCode(refused.body, 429, 'queue_full');
   });
 
   it('concurrent requests cannot overshoot the organisation cap, the global cap or the monthly quota', async () => {

@@ -46,6 +46,13 @@ describe(`a job's row and recording (${TEST_DIALECT})`, () => {
     eventType: 'verification.completed' as const,
     payload: '{"result":"verified"}',
   });
+  // as the worker runs it: in a transaction (on PostgreSQL the completion is one statement either way)
+  const complete = (jobId: number, owner: string, webhookId: string) =>
+    ctx.db
+      .transaction()
+      .execute((trx) =>
+        completeJob(trx, ctx.database.dialect, jobId, owner, completion, webhook(webhookId)),
+      );
   const deliveriesOf = (jobId: number) =>
     ctx.db.selectFrom('webhook_deliveries').selectAll().where('job_id', '=', jobId).execute();
 
@@ -55,16 +62,7 @@ describe(`a job's row and recording (${TEST_DIALECT})`, () => {
     expect((await findJobRecording(ctx.db, job.id))?.bytes).toEqual(Buffer.from(AUDIO));
     const claimed = await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000);
     expect(claimed?.id).toBe(job.id);
-    expect(
-      await completeJob(
-        ctx.db,
-        ctx.database.dialect,
-        job.id,
-        'worker-1',
-        completion,
-        webhook('msg_stored'),
-      ),
-    ).toBe(true);
+    expect(await complete(job.id, 'worker-1', 'msg_stored')).toBe(true);
     expect(await findJobRecording(ctx.db, job.id)).toBeNull();
     const [delivery, ...others] = await deliveriesOf(job.id);
     expect(others).toEqual([]);
@@ -97,16 +95,7 @@ describe(`a job's row and recording (${TEST_DIALECT})`, () => {
       .set({ lease_owner: 'worker-2' })
       .where('id', '=', job.id)
       .execute();
-    expect(
-      await completeJob(
-        ctx.db,
-        ctx.database.dialect,
-        job.id,
-        'worker-1',
-        completion,
-        webhook('msg_reclaimed'),
-      ),
-    ).toBe(false);
+    expect(await complete(job.id, 'worker-1', 'msg_reclaimed')).toBe(false);
     expect((await findJobRecording(ctx.db, job.id))?.bytes).toEqual(Buffer.from(AUDIO));
     expect(await deliveriesOf(job.id)).toEqual([]);
     const row = await ctx.db

@@ -130,3 +130,50 @@ describe(`a verification's worker-side reads (${TEST_DIALECT})`, () => {
     expect(row.status).toBe('processing');
   });
 });
+
+describe(`an enrolment whose lease was lost (${TEST_DIALECT})`, () => {
+  let ctx: TestContext;
+  afterEach(() => ctx.cleanup());
+
+  it('stores no user, voiceprint or webhook: its writes are undone with the completion', async () => {
+    ctx = await createTestContext();
+    const requestUuid = randomUUID();
+    const job = await seedJob(ctx, {
+      org_id: ctx.orgA.id,
+      kind: 'enrollment',
+      request_uuid: requestUuid,
+      external_id: 'newcomer',
+      status: 'queued',
+      attempts: 0,
+    });
+    const audio = Buffer.from(silentWav(), 'base64');
+    await seedJobRecording(
+      ctx,
+      job.id,
+      sealRecording(ctx.deps.sealer, ctx.orgA.id, requestUuid, audio),
+    );
+    const claimed = await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000);
+    expect(claimed?.id).toBe(job.id);
+    await ctx.db
+      .updateTable('jobs')
+      .set({ lease_owner: 'worker-2' })
+      .where('id', '=', job.id)
+      .execute();
+    const engine = fakeAnalyzer();
+    expect(await processJob(ctx.deps, engine, claimed!, 'worker-1')).toEqual({ result: 'lost' });
+    expect(engine.calls).toBe(1);
+    const users = await ctx.db
+      .selectFrom('users')
+      .select('id')
+      .where('external_id', '=', 'newcomer')
+      .execute();
+    expect(users).toEqual([]);
+    expect(await ctx.db.selectFrom('voiceprints').select('id').execute()).toEqual([]);
+    const deliveries = await ctx.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('job_id', '=', job.id)
+      .execute();
+    expect(deliveries).toEqual([]);
+  });
+});

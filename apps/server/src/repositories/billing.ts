@@ -7,7 +7,6 @@ import { sql } from 'kysely';
 import type { Executor } from '../db/connection.js';
 import type { InvoiceRow, PlanRow, SubscriptionRow } from '../db/types.js';
 import { nowIso } from './clock.js';
-import { compiledOnce } from './compiled-once.js';
 import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
 export function toPlan(row: PlanRow) {
@@ -77,19 +76,6 @@ export function currentSubscriptionPlans(db: Executor, orgId: number, day: strin
     .orderBy('subscriptions.start_date', 'desc')
     .orderBy('subscriptions.id', 'desc')
     .limit(sql.lit(1));
-}
-
-const selectCurrentPlan = compiledOnce((db, orgId: number, day: string) =>
-  currentSubscriptionPlans(db, orgId, day).selectAll('plans'),
-);
-
-/** The plan of the organisation's subscription active on `day` (YYYY-MM-DD), the latest-started if several. */
-export async function findCurrentPlan(
-  db: Executor,
-  orgId: number,
-  day: string,
-): Promise<PlanRow | undefined> {
-  return (await selectCurrentPlan(db, orgId, day))[0];
 }
 
 export async function insertSubscription(

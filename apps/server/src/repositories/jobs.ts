@@ -470,6 +470,10 @@ export async function completeJob(
       .execute();
     return completed.length === 1;
   }
+  if (!db.isTransaction)
+    throw new Error(
+      'completeJob on SQLite runs in a transaction: its three writes belong together',
+    );
   const completed = await completion.executeTakeFirst();
   if (!completed) return false;
   await deleteJobRecording(db, jobId);

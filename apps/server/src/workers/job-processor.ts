@@ -469,7 +469,7 @@ async function commitOutcome(
 
 /**
  * Runs one claimed job through the engine and commits its outcome, its side effects and its
- * webhook in one transaction, guarded by the lease so the job completes exactly once.
+ * webhook atomically, guarded by the lease so the job completes exactly once.
  */
 export async function processJob(
   deps: AppDeps,
