@@ -21,6 +21,14 @@ One reproducible command (needs node and the engine built, `npm run build`, for 
    accuracy than the rest together when quantised, and so do the first 4 dense layers (per-group sensitivity
    in docs/benchmarks.md); the context path is MatMuls on a handful of columns after step 2, so int8 would
    gain nothing there.
+   A second build also quantises the 2-D front-end's nine 3x3 convolutions (its input convolution and two 1x1
+   shortcuts stay float). That costs accuracy only on short recordings: int8 rounding is noise, and the
+   embedding averages it over fewer frames (lowest dev cosine 0.980 over every clip, 0.996 over those of at least
+   4 s of speech). So the file holds both front-ends behind an ONNX `If` on the input's length: at least
+   LONG_FRAMES frames (4 s of net speech) take the int8 front-end, shorter ones the float one; the rest of the
+   model is shared (front_end_by_length). Each branch keeps its own float32 weights as initializers of the
+   branch, so that onnxruntime treats them as constants there and pre-packs them (with the float16 weights cast
+   in the branch, the float front-end ran 20% slower than in the main graph).
 4. Check: every dev bona fide clip through the float model and the int8 model (the engine's features);
    the lowest cosine must be >= 0.995, else nothing is written (exit 1).
 5. models/voxkey-speaker-v4-int8.onnx (float weights stored as float16 like the source), the manifest entry's
@@ -266,11 +274,111 @@ def unfused_relus(model, quantised_convs: set[str]) -> list[str]:
 
 
 QUANTISED_ROLES = ("bottleneck", "local")
+# Also quantised for recordings of at least LONG_FRAMES frames (10 ms each): the front-end's 3x3 convolutions.
+LONG_RECORDING_ROLES = QUANTISED_ROLES + ("front-end",)
+LONG_FRAMES = 400
 # The first dense layers of block 1 stay float: with them in int8 the shortest dev clips fell just under the
 # cosine limit (0.9943 at worst), with them in float 0.9962 (the sensitivity study in docs/benchmarks.md).
-# The 2-D front-end stays float too, although it is now most of the time: its 3x3 convolutions in int8 make the
-# model 0.50x the float one but the lowest dev cosine 0.980, and even three of them 0.994 (docs/benchmarks.md).
+# The 2-D front-end stays float for short recordings, although it is most of the time: its 3x3 convolutions in
+# int8 make the model about 0.47x the float one, but the lowest dev cosine 0.980 over every clip (0.9954 from
+# 2.5 s of speech, 0.9960 from 4 s), hence LONG_FRAMES; its input convolution and 1x1 shortcuts stay float at
+# every length (in int8 too: 0.989 from 4 s).
 FLOAT_DENSE_LAYERS = 4
+
+
+def tdnn_input(model) -> str:
+    """The front-end's output: the input of the first TDNN layer, the only 1-D convolution of kernel 5."""
+    initializers = {i.name: list(i.dims) for i in model.graph.initializer}
+    producer = {o: n for n in model.graph.node for o in n.output}
+
+    def weight_shape(name: str):
+        while name not in initializers and name in producer and producer[name].op_type in ("Cast", "DequantizeLinear"):
+            name = producer[name].input[0]
+        return initializers.get(name)
+
+    for node in model.graph.node:
+        shape = weight_shape(node.input[1]) if node.op_type == "Conv" else None
+        if shape is not None and len(shape) == 3 and shape[2] == 5:
+            return node.input[0]
+    raise SystemExit("no first TDNN layer found")
+
+
+def ancestors(model, tensor: str) -> list:
+    """The nodes `tensor` depends on, in graph order."""
+    producer = {o: n for n in model.graph.node for o in n.output}
+    seen, stack = {}, [tensor]
+    while stack:
+        node = producer.get(stack.pop())
+        if node is not None and node.name not in seen:
+            seen[node.name] = node
+            stack.extend(node.input)
+    return [n for n in model.graph.node if n.name in seen]
+
+
+def front_end_branch(model, nodes: list, prefix: str, output: str):
+    """The front-end's nodes as an `If` branch: every name prefixed, the graph input read from the outer scope,
+    the weights the branch's own initializers."""
+    import onnx
+    from onnx import TensorProto, helper
+    initializers = {i.name: i for i in model.graph.initializer}
+    produced = {o for n in nodes for o in n.output}
+    own = []
+    for name in sorted({x for n in nodes for x in n.input if x and x not in produced and x in initializers}):
+        copy = onnx.TensorProto()
+        copy.CopyFrom(initializers[name])
+        copy.name = prefix + name
+        own.append(copy)
+    renamed = []
+    for node in nodes:
+        copy = onnx.NodeProto()
+        copy.CopyFrom(node)
+        copy.name = prefix + node.name
+        for i, name in enumerate(copy.input):
+            if name in produced or name in initializers:
+                copy.input[i] = prefix + name
+        for i, name in enumerate(copy.output):
+            copy.output[i] = prefix + name
+        renamed.append(copy)
+    outputs = [helper.make_tensor_value_info(prefix + output, TensorProto.FLOAT, None)]
+    return helper.make_graph(renamed, prefix + "front_end", [], outputs, initializer=own)
+
+
+def front_end_by_length(short_model, long_model, long_frames: int):
+    """short_model with its 2-D front-end replaced by an `If`: inputs of at least `long_frames` frames run
+    long_model's front-end, shorter ones short_model's own; everything after the front-end is short_model's
+    (the two builds quantise it alike). Both models are float32-weighted (before fp16_weights)."""
+    import onnx
+    from onnx import helper, numpy_helper
+    boundary, long_boundary = tdnn_input(short_model), tdnn_input(long_model)
+    short_front, long_front = ancestors(short_model, boundary), ancestors(long_model, long_boundary)
+    graph = short_model.graph
+    front_names = {n.name for n in short_front}
+    front_outputs = {o for n in short_front for o in n.output}
+    # shape values the rest of the model reads too (of the input) are computed in both places
+    shared = {x for n in graph.node if n.name not in front_names for x in n.input if x in front_outputs and x != boundary}
+    outside_too = {n.name for value in shared for n in ancestors(short_model, value)}
+    rest = [n for n in graph.node if n.name not in front_names or n.name in outside_too]
+    switch = [
+        helper.make_node("Shape", ["feats"], ["speaker_feats_shape"], name="speaker_feats_shape"),
+        helper.make_node("Gather", ["speaker_feats_shape", "speaker_frame_axis"], ["speaker_frames"], axis=0,
+                         name="speaker_frames"),
+        helper.make_node("GreaterOrEqual", ["speaker_frames", "speaker_long_frames"], ["speaker_is_long"],
+                         name="speaker_is_long"),
+        helper.make_node("If", ["speaker_is_long"], [boundary], name="speaker_front_end",
+                         then_branch=front_end_branch(long_model, long_front, "long/", long_boundary),
+                         else_branch=front_end_branch(short_model, short_front, "short/", boundary)),
+    ]
+    del graph.node[:]
+    graph.node.extend(switch + rest)
+    graph.initializer.extend([numpy_helper.from_array(np.array(1, dtype=np.int64), "speaker_frame_axis"),
+                              numpy_helper.from_array(np.array(long_frames, dtype=np.int64), "speaker_long_frames")])
+    used = {x for n in graph.node for x in n.input}
+    kept = [i for i in graph.initializer if i.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    del graph.value_info[:]
+    onnx.checker.check_model(short_model)
+    return short_model
 
 
 def embed(session, feats: list[np.ndarray]) -> np.ndarray:
@@ -307,9 +415,6 @@ def main() -> None:
     onnx.save(model, str(rewritten_path))
     quant_pre_process(str(rewritten_path), str(pre_path), skip_symbolic_shape=True)
     groups = conv_groups(onnx.load(str(pre_path)))
-    excluded = [name for role, names in groups.items() if role not in QUANTISED_ROLES for name in names]
-    quantised_convs = {name for role in QUANTISED_ROLES for name in groups[role]}
-    excluded += unfused_relus(onnx.load(str(pre_path)), quantised_convs)
 
     class Calibration(CalibrationDataReader):
         def __init__(self):
@@ -318,10 +423,18 @@ def main() -> None:
         def get_next(self):
             return next(self.items, None)
 
-    quantize_static(str(pre_path), str(quant_path), Calibration(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, op_types_to_quantize=["Conv", "Relu"],
-                    nodes_to_exclude=excluded, calibrate_method=CalibrationMethod.MinMax)
-    quantised = fp16_weights(onnx.load(str(quant_path)))
+    def quantise(roles: tuple[str, ...], path: Path):
+        excluded = [name for role, names in groups.items() if role not in roles for name in names]
+        quantised_convs = {name for role in roles for name in groups[role]}
+        excluded += unfused_relus(onnx.load(str(pre_path)), quantised_convs)
+        quantize_static(str(pre_path), str(path), Calibration(), quant_format=QuantFormat.QDQ, per_channel=True,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, op_types_to_quantize=["Conv", "Relu"],
+                        nodes_to_exclude=excluded, calibrate_method=CalibrationMethod.MinMax)
+        return onnx.load(str(path))
+
+    long_path = work / "int8-long.onnx"
+    quantised = fp16_weights(front_end_by_length(quantise(QUANTISED_ROLES, quant_path),
+                                                 quantise(LONG_RECORDING_ROLES, long_path), LONG_FRAMES))
     strip_metadata(quantised)
     built = work / f"{TARGET}.onnx"
     onnx.save(quantised, str(built))
@@ -336,11 +449,16 @@ def main() -> None:
     cos = cosines(candidate)
     rewrite_cos = cosines(exact)
     worst = np.argsort(cos)[:5]
+    long = np.array([f.shape[0] >= LONG_FRAMES for f in dev_feats])
     summary = {
         "devClips": len(dev),
         "minCosine": round(float(cos.min()), 6),
         "p1Cosine": round(float(np.percentile(cos, 1)), 6),
         "meanCosine": round(float(cos.mean()), 6),
+        "longFrontEnd": {"minFrames": LONG_FRAMES, "devClips": int(long.sum()),
+                         "minCosine": round(float(cos[long].min()), 6), "meanCosine": round(float(cos[long].mean()), 6)},
+        "shortFrontEnd": {"devClips": int((~long).sum()), "minCosine": round(float(cos[~long].min()), 6),
+                          "meanCosine": round(float(cos[~long].mean()), 6)},
         "segmentRewriteMinCosine": round(float(rewrite_cos.min()), 7),
         "worstClips": [{"clip": dev[i], "cosine": round(float(cos[i]), 6), "frames": int(dev_feats[i].shape[0])} for i in worst],
     }
@@ -361,7 +479,9 @@ def main() -> None:
         "sourceSha256": sha256(source_path),
         "onnxruntime": onnxruntime.__version__,
         "method": "quantize_static, QDQ, per-channel int8 weights, uint8 activations, MinMax calibration; "
-                  "the ReLU after each quantised convolution folded into its uint8 output",
+                  "the ReLU after each quantised convolution folded into its uint8 output; two front-ends behind an "
+                  f"If on the input's length: from {LONG_FRAMES} frames (4 s of net speech) the 2-D front-end's "
+                  "3x3 convolutions in int8 too, shorter inputs the float front-end",
         "rewrite": f"CAM context path on segment columns, segment means, mask broadcast and context convolutions "
                    f"as MatMuls ({rewritten} layers; exact up to float rounding: lowest dev cosine "
                    f"{summary['segmentRewriteMinCosine']})",
@@ -372,9 +492,10 @@ def main() -> None:
             "features": "the engine's speaker-model input (packages/engine/scripts/dump-speaker-features.mjs)",
         },
         "quantisedNodes": {role: len(groups[role]) for role in QUANTISED_ROLES},
+        "quantisedNodesFromLongFrames": {role: len(groups[role]) for role in LONG_RECORDING_ROLES if role not in QUANTISED_ROLES},
         "floatNodes": {role: (names if len(names) <= 12 else f"{len(names)} convolutions")
                        for role, names in groups.items() if role not in QUANTISED_ROLES},
-        "devCheck": {k: summary[k] for k in ("devClips", "minCosine", "p1Cosine", "meanCosine")},
+        "devCheck": {k: summary[k] for k in ("devClips", "minCosine", "p1Cosine", "meanCosine", "longFrontEnd", "shortFrontEnd")},
     }
     RESULTS.write_text(json.dumps({**quantisation, "sha256": digest, "calibrationClips": calibration,
                                    "quantisedNodeNames": {r: groups[r] for r in QUANTISED_ROLES},
