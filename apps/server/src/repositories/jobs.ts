@@ -13,7 +13,7 @@ import type {
 } from '../db/types.js';
 import { fromFlag, nowIso, toFlag } from './clock.js';
 import { compiledOnce } from './compiled-once.js';
-import { claimTakingTurn, takeTurn } from './queue-turns.js';
+import { claimInTurn, claimTakingTurn } from './queue-turns.js';
 import { parseRecordingQuality, recordingQualityFields } from './recording-quality.js';
 import { insertDelivery, type NewDelivery, pendingDeliveryColumns } from './webhooks.js';
 
@@ -273,17 +273,13 @@ function runnable(now: string) {
  * organisation's turn are one statement. SQLite has a single writer, so the UPDATE is atomic as
  * it is and the turn follows it.
  */
-export async function claimJob(
+export function claimJob(
   db: Executor,
   dialect: Dialect,
   owner: string,
   leaseMs: number,
 ): Promise<JobRow | undefined> {
-  const now = nowIso();
-  const leaseExpiresAt = new Date(Date.now() + leaseMs).toISOString();
-  const [claimed] = await claimStatements[dialect](db, owner, leaseExpiresAt, now);
-  if (claimed && dialect === 'sqlite') await takeTurn(db, 'job_claimed_at', claimed.org_id, now);
-  return claimed;
+  return claimInTurn(db, dialect, 'job_claimed_at', claimStatements, owner, leaseMs);
 }
 
 // Run on every job and after it (a lane looks again at once): built and compiled once.

@@ -1,6 +1,7 @@
 import type { UpdateQueryBuilder } from 'kysely';
-import type { Executor } from '../db/connection.js';
+import type { Dialect, Executor } from '../db/connection.js';
 import type { DB } from '../db/types.js';
+import { nowIso } from './clock.js';
 import { compiledOnce } from './compiled-once.js';
 
 export type TurnColumn = 'job_claimed_at' | 'delivery_claimed_at';
@@ -49,4 +50,29 @@ export function claimTakingTurn<
     )
     .selectFrom('claimed')
     .selectAll();
+}
+
+/** A claim's one statement per dialect: PostgreSQL's records the turn itself (claimTakingTurn), SQLite's does not. */
+type ClaimStatements<Row> = Record<
+  Dialect,
+  (db: Executor, owner: string, leaseExpiresAt: string, now: string) => Promise<Row[]>
+>;
+
+/**
+ * Claims with the dialect's statement, leased for `leaseMs` from now; on SQLite the organisation's
+ * turn is recorded after the claim (it allows no data-modifying CTE).
+ */
+export async function claimInTurn<Row extends { org_id: number }>(
+  db: Executor,
+  dialect: Dialect,
+  column: TurnColumn,
+  statements: ClaimStatements<Row>,
+  owner: string,
+  leaseMs: number,
+): Promise<Row | undefined> {
+  const now = nowIso();
+  const leaseExpiresAt = new Date(Date.now() + leaseMs).toISOString();
+  const [claimed] = await statements[dialect](db, owner, leaseExpiresAt, now);
+  if (claimed && dialect === 'sqlite') await takeTurn(db, column, claimed.org_id, now);
+  return claimed;
 }

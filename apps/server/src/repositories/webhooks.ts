@@ -10,7 +10,7 @@ import type {
 } from '../db/types.js';
 import { nowIso } from './clock.js';
 import { compiledOnce } from './compiled-once.js';
-import { claimTakingTurn, takeTurn } from './queue-turns.js';
+import { claimInTurn, claimTakingTurn } from './queue-turns.js';
 import { columnsOf, type ListQuery, type ListResult, listRows } from './list-query.js';
 
 export function toDelivery(row: WebhookDeliveryRow) {
@@ -205,18 +205,13 @@ export function requeueDelivery(
  * PostgreSQL, when the chosen organisation's deliveries are all locked, the earliest-due unlocked
  * delivery of any organisation is taken, and the claim, that fallback and the turn are one statement.
  */
-export async function claimDelivery(
+export function claimDelivery(
   db: Executor,
   dialect: Dialect,
   owner: string,
   leaseMs: number,
 ): Promise<WebhookDeliveryRow | undefined> {
-  const now = nowIso();
-  const leaseExpiresAt = new Date(Date.now() + leaseMs).toISOString();
-  const [claimed] = await claimStatements[dialect](db, owner, leaseExpiresAt, now);
-  if (claimed && dialect === 'sqlite')
-    await takeTurn(db, 'delivery_claimed_at', claimed.org_id, now);
-  return claimed;
+  return claimInTurn(db, dialect, 'delivery_claimed_at', claimStatements, owner, leaseMs);
 }
 
 // Run for every delivery and after it (a lane looks again at once): built and compiled once.
