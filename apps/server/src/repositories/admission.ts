@@ -18,27 +18,39 @@ export interface AdmissionFigures {
 const selectAdmissionFigures = compiledOnce(
   (db, orgId: number, day: string, sandboxPlanName: string) =>
     db
-      .selectFrom('jobs')
-      .select((eb) => [
-        eb.fn.countAll<number | string>().as('unfinished_all'),
-        eb.fn
-          .count<number | string>(eb.case().when('jobs.org_id', '=', orgId).then(1).end())
-          .as('unfinished_organisation'),
-        currentSubscriptionPlans(db, orgId, day).select('plans.name').as('plan_name'),
+      .selectFrom(
+        db
+          .selectFrom('jobs')
+          .select((eb) => [
+            eb.fn.countAll<number | string>().as('all'),
+            eb.fn
+              .count<number | string>(eb.case().when('org_id', '=', orgId).then(1).end())
+              .as('organisation'),
+          ])
+          .where(
+            'status',
+            'in',
+            UNFINISHED.map((status) => sql.lit(status)),
+          )
+          .as('unfinished'),
+      )
+      .leftJoin(
         currentSubscriptionPlans(db, orgId, day)
-          .select('plans.monthly_calls_included')
-          .as('plan_monthly_calls'),
+          .select(['plans.name', 'plans.monthly_calls_included'])
+          .as('plan'),
+        (join) => join.onTrue(),
+      )
+      .select([
+        'unfinished.all as unfinished_all',
+        'unfinished.organisation as unfinished_organisation',
+        'plan.name as plan_name',
+        'plan.monthly_calls_included as plan_monthly_calls',
         db
           .selectFrom('plans')
           .select('monthly_calls_included')
           .where('name', '=', sandboxPlanName)
           .as('sandbox_monthly_calls'),
-      ])
-      .where(
-        'jobs.status',
-        'in',
-        UNFINISHED.map((status) => sql.lit(status)),
-      ),
+      ]),
 );
 
 /** The organisation's plan on `day` (YYYY-MM-DD), the sandbox plan's allowance and the queue's unfinished jobs, in one statement. */
