@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimJob, completeJob, findJobRecording, insertJob } from '../src/repositories/jobs.js';
 import { createTestContext, type TestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
+import { jobRequest } from './support/fixtures.js';
 
 const AUDIO = new Uint8Array([1, 2, 3, 4, 5]);
 
@@ -14,27 +15,19 @@ describe(`a job's row and recording (${TEST_DIALECT})`, () => {
   afterAll(() => ctx.cleanup());
 
   const queue = (externalId: string) =>
-    insertJob(ctx.db, ctx.database.dialect, {
-      orgId: ctx.orgA.id,
-      kind: 'verification',
-      requestUuid: randomUUID(),
-      bodyHash: 'hash',
-      externalId,
-      language: 'en-UK',
-      deviceFingerprint: null,
-      deviceType: null,
-      phrase: null,
-      recording: {
-        bytes: AUDIO,
-        info: {
-          format: 'wav',
-          sampleRate: 16000,
-          channels: 1,
-          durationSeconds: 1,
-          bytes: AUDIO.length,
-        },
-      },
-    });
+    insertJob(
+      ctx.db,
+      ctx.database.dialect,
+      jobRequest({
+        orgId: ctx.orgA.id,
+        kind: 'verification',
+        externalId,
+        requestUuid: randomUUID(),
+        bodyHash: 'hash',
+        audio: AUDIO,
+        durationSeconds: 1,
+      }),
+    );
   const completion = {
     status: 'completed' as const,
     result: 'verified' as const,

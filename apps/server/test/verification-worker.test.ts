@@ -9,6 +9,56 @@ import { TEST_DIALECT } from './support/database.js';
 import { fakeAnalyzer } from './support/fake-engine.js';
 import { seedEnrolledUser, seedJob, seedJobRecording, silentWav } from './support/fixtures.js';
 
+/** Queues one job (its sealed recording when asked), claims it as worker-1, then runs it with a fake engine. */
+async function runJob(
+  ctx: TestContext,
+  kind: 'enrollment' | 'verification',
+  externalId: string,
+  options: { withRecording: boolean; deviceFingerprint?: string; leaseLost?: boolean },
+) {
+  const requestUuid = randomUUID();
+  const job = await seedJob(ctx, {
+    org_id: ctx.orgA.id,
+    kind,
+    request_uuid: requestUuid,
+    external_id: externalId,
+    status: 'queued',
+    attempts: 0,
+    device_fingerprint: options.deviceFingerprint ?? null,
+  });
+  if (options.withRecording) {
+    const audio = Buffer.from(silentWav(), 'base64');
+    await seedJobRecording(
+      ctx,
+      job.id,
+      sealRecording(ctx.deps.sealer, ctx.orgA.id, requestUuid, audio),
+    );
+  }
+  const claimed = await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000);
+  expect(claimed?.id).toBe(job.id);
+  if (options.leaseLost) {
+    // another worker took the job over while this one analysed it
+    await ctx.db
+      .updateTable('jobs')
+      .set({ lease_owner: 'worker-2' })
+      .where('id', '=', job.id)
+      .execute();
+  }
+  const engine = fakeAnalyzer();
+  const processed = await processJob(ctx.deps, engine, claimed!, 'worker-1');
+  const row = await ctx.db
+    .selectFrom('jobs')
+    .select(['status', 'result', 'failure_reason'])
+    .where('id', '=', job.id)
+    .executeTakeFirstOrThrow();
+  const deliveries = await ctx.db
+    .selectFrom('webhook_deliveries')
+    .select('event_type')
+    .where('job_id', '=', job.id)
+    .execute();
+  return { processed, engineCalls: engine.calls, row, deliveries };
+}
+
 // When a verification's job runs, its user, voiceprint or recording may be gone: each case is decided without the
 // engine where it can be, and the recording is read only for a subject that can be verified.
 describe(`a verification's worker-side reads (${TEST_DIALECT})`, () => {
@@ -16,54 +66,11 @@ describe(`a verification's worker-side reads (${TEST_DIALECT})`, () => {
   afterEach(() => ctx.cleanup());
 
   const enrolled = (externalId: string) => seedEnrolledUser(ctx, ctx.orgA.id, externalId);
-
-  async function verify(
+  const verify = (
     externalId: string,
     withRecording: boolean,
     options: { deviceFingerprint?: string; leaseLost?: boolean } = {},
-  ) {
-    const requestUuid = randomUUID();
-    const job = await seedJob(ctx, {
-      org_id: ctx.orgA.id,
-      kind: 'verification',
-      request_uuid: requestUuid,
-      external_id: externalId,
-      status: 'queued',
-      attempts: 0,
-      device_fingerprint: options.deviceFingerprint ?? null,
-    });
-    if (withRecording) {
-      const audio = Buffer.from(silentWav(), 'base64');
-      await seedJobRecording(
-        ctx,
-        job.id,
-        sealRecording(ctx.deps.sealer, ctx.orgA.id, requestUuid, audio),
-      );
-    }
-    const claimed = await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000);
-    expect(claimed?.id).toBe(job.id);
-    if (options.leaseLost) {
-      // another worker took the job over while this one analysed it
-      await ctx.db
-        .updateTable('jobs')
-        .set({ lease_owner: 'worker-2' })
-        .where('id', '=', job.id)
-        .execute();
-    }
-    const engine = fakeAnalyzer();
-    const processed = await processJob(ctx.deps, engine, claimed!, 'worker-1');
-    const row = await ctx.db
-      .selectFrom('jobs')
-      .select(['status', 'result', 'failure_reason'])
-      .where('id', '=', job.id)
-      .executeTakeFirstOrThrow();
-    const deliveries = await ctx.db
-      .selectFrom('webhook_deliveries')
-      .select('event_type')
-      .where('job_id', '=', job.id)
-      .execute();
-    return { processed, engineCalls: engine.calls, row, deliveries };
-  }
+  ) => runJob(ctx, 'verification', externalId, { withRecording, ...options });
 
   const devicesOf = (fingerprint: string) =>
     ctx.db.selectFrom('devices').select('user_id').where('fingerprint', '=', fingerprint).execute();
@@ -137,31 +144,12 @@ describe(`an enrolment whose lease was lost (${TEST_DIALECT})`, () => {
 
   it('stores no user, voiceprint or webhook: its writes are undone with the completion', async () => {
     ctx = await createTestContext();
-    const requestUuid = randomUUID();
-    const job = await seedJob(ctx, {
-      org_id: ctx.orgA.id,
-      kind: 'enrollment',
-      request_uuid: requestUuid,
-      external_id: 'newcomer',
-      status: 'queued',
-      attempts: 0,
+    const { processed, engineCalls, deliveries } = await runJob(ctx, 'enrollment', 'newcomer', {
+      withRecording: true,
+      leaseLost: true,
     });
-    const audio = Buffer.from(silentWav(), 'base64');
-    await seedJobRecording(
-      ctx,
-      job.id,
-      sealRecording(ctx.deps.sealer, ctx.orgA.id, requestUuid, audio),
-    );
-    const claimed = await claimJob(ctx.db, ctx.database.dialect, 'worker-1', 60_000);
-    expect(claimed?.id).toBe(job.id);
-    await ctx.db
-      .updateTable('jobs')
-      .set({ lease_owner: 'worker-2' })
-      .where('id', '=', job.id)
-      .execute();
-    const engine = fakeAnalyzer();
-    expect(await processJob(ctx.deps, engine, claimed!, 'worker-1')).toEqual({ result: 'lost' });
-    expect(engine.calls).toBe(1);
+    expect(processed).toEqual({ result: 'lost' });
+    expect(engineCalls).toBe(1);
     const users = await ctx.db
       .selectFrom('users')
       .select('id')
@@ -169,11 +157,6 @@ describe(`an enrolment whose lease was lost (${TEST_DIALECT})`, () => {
       .execute();
     expect(users).toEqual([]);
     expect(await ctx.db.selectFrom('voiceprints').select('id').execute()).toEqual([]);
-    const deliveries = await ctx.db
-      .selectFrom('webhook_deliveries')
-      .select('id')
-      .where('job_id', '=', job.id)
-      .execute();
     expect(deliveries).toEqual([]);
   });
 });

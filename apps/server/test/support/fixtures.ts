@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { encodeWav } from '@voxkey/engine/dsp';
 import type { Insertable } from 'kysely';
-import type { JobsTable } from '../../src/db/types.js';
+import type { JobKind, JobsTable } from '../../src/db/types.js';
+import type { NewJob } from '../../src/repositories/jobs.js';
 import { insertUser, upsertDevice } from '../../src/repositories/users.js';
 import { insertSample, insertVoiceprint } from '../../src/repositories/voiceprints.js';
 import { sealEmbedding } from '../../src/security/voiceprints.js';
@@ -35,6 +36,30 @@ export async function seedEnrolledUser(ctx: TestContext, orgId: number, external
     qualityScore: 0.9,
   });
   return user;
+}
+
+/** What insertJob stores for a request without a device or a phrase, its recording `audio` said to be a WAV of `durationSeconds`. */
+export function jobRequest(values: {
+  orgId: number;
+  kind: JobKind;
+  externalId: string;
+  requestUuid: string;
+  bodyHash: string;
+  audio: Uint8Array;
+  durationSeconds: number;
+}): NewJob {
+  const { audio, durationSeconds, ...identity } = values;
+  return {
+    ...identity,
+    language: 'en-UK',
+    deviceFingerprint: null,
+    deviceType: null,
+    phrase: null,
+    recording: {
+      bytes: audio,
+      info: { format: 'wav', sampleRate: 16000, channels: 1, durationSeconds, bytes: audio.length },
+    },
+  };
 }
 
 export async function seedDevice(

@@ -9,7 +9,7 @@ import { insertText } from '../../src/repositories/predefined-texts.js';
 import { insertDelivery } from '../../src/repositories/webhooks.js';
 import { issueToken } from '../../src/services/organisations.js';
 import type { TestContext } from './context.js';
-import { seedDevice, seedInvoice, seedUser } from './fixtures.js';
+import { jobRequest, seedDevice, seedInvoice, seedUser } from './fixtures.js';
 
 export const MARKER = 'ORG-B-SECRET';
 
@@ -58,21 +58,19 @@ async function seedJob(
   completed: boolean,
 ) {
   const requestUuid = randomUUID();
-  const job = await insertJob(ctx.db, ctx.database.dialect, {
-    orgId,
-    kind,
-    requestUuid,
-    bodyHash: `hash-${requestUuid}`,
-    externalId,
-    language: 'en-UK',
-    deviceFingerprint: null,
-    deviceType: null,
-    phrase: null,
-    recording: {
-      bytes: new Uint8Array([0, 0, 0]),
-      info: { format: 'wav', sampleRate: 16000, channels: 1, durationSeconds: 4, bytes: 3 },
-    },
-  });
+  const job = await insertJob(
+    ctx.db,
+    ctx.database.dialect,
+    jobRequest({
+      orgId,
+      kind,
+      externalId,
+      requestUuid,
+      bodyHash: `hash-${requestUuid}`,
+      audio: new Uint8Array([0, 0, 0]),
+      durationSeconds: 4,
+    }),
+  );
   if (completed) {
     const now = new Date().toISOString();
     await ctx.db
