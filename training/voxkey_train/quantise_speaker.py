@@ -120,7 +120,6 @@ def segment_context(model) -> int:
     (after the first TDNN layer's stride). onnxruntime's AveragePool and Expand/Reshape/Slice broadcast cost more
     than these small MatMuls (docs/benchmarks.md). Same values as the pooling up to float rounding.
     """
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
     graph = model.graph
     producer = {o: n for n in graph.node for o in n.output}
@@ -206,6 +205,15 @@ def segment_context(model) -> int:
         nodes.extend(replacement if isinstance(replacement, list) else [replacement])
         if first_input in n.output:
             nodes.extend(segment_nodes)
+    with_nodes(model, nodes)
+    return rewritten
+
+
+def with_nodes(model, nodes: list):
+    """The main graph's nodes replaced by `nodes`: initializers no node reads dropped, stale shape information
+    cleared, the model checked."""
+    import onnx
+    graph = model.graph
     del graph.node[:]
     graph.node.extend(nodes)
     used = {name for n in graph.node for name in n.input}
@@ -214,7 +222,7 @@ def segment_context(model) -> int:
     graph.initializer.extend(kept)
     del graph.value_info[:]
     onnx.checker.check_model(model)
-    return rewritten
+    return model
 
 
 def segment_conv_as_matmul(graph, conv) -> list:
@@ -347,7 +355,6 @@ def front_end_by_length(short_model, long_model, long_frames: int):
     """short_model with its 2-D front-end replaced by an `If`: inputs of at least `long_frames` frames run
     long_model's front-end, shorter ones short_model's own; everything after the front-end is short_model's
     (the two builds quantise it alike). Both models are float32-weighted (before fp16_weights)."""
-    import onnx
     from onnx import helper, numpy_helper
     boundary, long_boundary = tdnn_input(short_model), tdnn_input(long_model)
     short_front, long_front = ancestors(short_model, boundary), ancestors(long_model, long_boundary)
@@ -368,17 +375,9 @@ def front_end_by_length(short_model, long_model, long_frames: int):
                          then_branch=front_end_branch(long_model, long_front, "long/", long_boundary),
                          else_branch=front_end_branch(short_model, short_front, "short/", boundary)),
     ]
-    del graph.node[:]
-    graph.node.extend(switch + rest)
     graph.initializer.extend([numpy_helper.from_array(np.array(1, dtype=np.int64), "speaker_frame_axis"),
                               numpy_helper.from_array(np.array(long_frames, dtype=np.int64), "speaker_long_frames")])
-    used = {x for n in graph.node for x in n.input}
-    kept = [i for i in graph.initializer if i.name in used]
-    del graph.initializer[:]
-    graph.initializer.extend(kept)
-    del graph.value_info[:]
-    onnx.checker.check_model(short_model)
-    return short_model
+    return with_nodes(short_model, switch + rest)
 
 
 def embed(session, feats: list[np.ndarray]) -> np.ndarray:
