@@ -14,7 +14,12 @@ async function runJob(
   ctx: TestContext,
   kind: 'enrollment' | 'verification',
   externalId: string,
-  options: { withRecording: boolean; deviceFingerprint?: string; leaseLost?: boolean },
+  options: {
+    withRecording: boolean;
+    deviceFingerprint?: string;
+    leaseLost?: boolean;
+    upgradeSample?: boolean;
+  },
 ) {
   const requestUuid = randomUUID();
   const job = await seedJob(ctx, {
@@ -44,7 +49,7 @@ async function runJob(
       .where('id', '=', job.id)
       .execute();
   }
-  const engine = fakeAnalyzer();
+  const engine = fakeAnalyzer({ upgradeSample: options.upgradeSample });
   const processed = await processJob(ctx.deps, engine, claimed!, 'worker-1');
   const row = await ctx.db
     .selectFrom('jobs')
@@ -69,7 +74,7 @@ describe(`a verification's worker-side reads (${TEST_DIALECT})`, () => {
   const verify = (
     externalId: string,
     withRecording: boolean,
-    options: { deviceFingerprint?: string; leaseLost?: boolean } = {},
+    options: { deviceFingerprint?: string; leaseLost?: boolean; upgradeSample?: boolean } = {},
   ) => runJob(ctx, 'verification', externalId, { withRecording, ...options });
 
   const devicesOf = (fingerprint: string) =>
@@ -99,6 +104,31 @@ describe(`a verification's worker-side reads (${TEST_DIALECT})`, () => {
     expect(lost.row.status).toBe('processing');
     expect(lost.deliveries).toEqual([]);
     expect(await devicesOf('phone-2')).toEqual([]);
+  });
+
+  it("a verification that upgrades the voiceprint stores the newer model's sample; with the lease lost, nothing", async () => {
+    ctx = await createTestContext();
+    const user = await enrolled('upgrading');
+    const sampleModels = async () =>
+      (
+        await ctx.db
+          .selectFrom('voiceprint_samples')
+          .select('model_id')
+          .where('user_id', '=', user.id)
+          .orderBy('id')
+          .execute()
+      ).map((row) => row.model_id);
+
+    // the sample is written before the completion finds the lease gone: the transaction undoes it
+    const lost = await verify('upgrading', true, { upgradeSample: true, leaseLost: true });
+    expect(lost.processed).toEqual({ result: 'lost' });
+    expect(lost.deliveries).toEqual([]);
+    expect(await sampleModels()).toEqual(['fake-speaker']);
+
+    const held = await verify('upgrading', true, { upgradeSample: true });
+    expect(held.processed).toMatchObject({ result: 'completed' });
+    expect(held.deliveries).toEqual([{ event_type: 'verification.completed' }]);
+    expect(await sampleModels()).toEqual(['fake-speaker', 'fake-speaker-next']);
   });
 
   it('a user deleted after the request was accepted: user_not_found, whether or not the recording is still there', async () => {

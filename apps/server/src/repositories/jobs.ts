@@ -429,8 +429,12 @@ export async function completeJob(
     .where('status', '=', 'processing')
     .where('lease_owner', '=', owner)
     .returning(['id', 'org_id', 'request_uuid']);
-  const pending = pendingDeliveryColumns(webhook);
   if (dialect === 'postgres') {
+    // one list of [column, value] pairs names the columns and selects their values, in the same order
+    const pending = Object.entries(pendingDeliveryColumns(webhook)) as [
+      keyof ReturnType<typeof pendingDeliveryColumns>,
+      string | number | null,
+    ][];
     // the recording goes, and the webhook comes, only with a completion this worker's lease allowed
     const completed = await db
       .with('completed', () => completion)
@@ -447,7 +451,7 @@ export async function completeJob(
             'job_id',
             'request_uuid',
             'attempts',
-            ...(Object.keys(pending) as (keyof typeof pending)[]),
+            ...pending.map(([column]) => column),
           ])
           .expression(
             qc
@@ -457,7 +461,7 @@ export async function completeJob(
                 'completed.id',
                 'completed.request_uuid',
                 sql.lit(0).as('attempts'),
-                ...Object.entries(pending).map(([column, value]) => eb.val(value).as(column)),
+                ...pending.map(([column, value]) => eb.val(value).as(column)),
               ]),
           ),
       )

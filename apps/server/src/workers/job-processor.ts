@@ -23,7 +23,7 @@ import {
   insertVoiceprint,
   refreshVoiceprintQuality,
 } from '../repositories/voiceprints.js';
-import { storeUpgradeSample } from './voiceprint-upgrade.js';
+import { storeUpgradeSample, type UpgradeSample } from './voiceprint-upgrade.js';
 import { openRecording } from '../security/recordings.js';
 import { sealEmbedding } from '../security/voiceprints.js';
 import {
@@ -410,60 +410,87 @@ async function voiceprintToExtend(
   return { voiceprint: await fresh(created.id), userId: created.id };
 }
 
-/** Whether commitOutcome writes anything (a user, a voiceprint sample, a device) besides the job's own row and webhook. */
-function hasSideEffects(job: JobRow, { kind, outcome }: JobOutcome): boolean {
-  if (kind === 'enrollment') return outcome.status === 'enrolled';
-  if (outcome.userId === null) return false;
-  return (
-    (outcome.recordDevice && job.device_fingerprint !== null) || outcome.upgradeSample !== null
-  );
+type EnrolledOutcome = Extract<EnrolmentOutcome, { status: 'enrolled' }>;
+
+/** One write a completion makes besides the job's own row and webhook. */
+type SideEffect =
+  | { write: 'device'; userId: number }
+  | { write: 'upgrade-sample'; userId: number; sample: UpgradeSample }
+  | { write: 'enrolment'; outcome: EnrolledOutcome };
+
+/**
+ * What committing the outcome writes besides the job's row and webhook, in order. The one list both
+ * performs the writes and decides whether the completion needs a transaction.
+ */
+function sideEffectsOf(job: JobRow, { kind, outcome }: JobOutcome): SideEffect[] {
+  if (kind === 'enrollment') {
+    return outcome.status === 'enrolled' ? [{ write: 'enrolment', outcome }] : [];
+  }
+  const { userId } = outcome;
+  if (userId === null) return [];
+  const effects: SideEffect[] = [];
+  if (outcome.recordDevice && job.device_fingerprint) effects.push({ write: 'device', userId });
+  if (outcome.upgradeSample) {
+    effects.push({ write: 'upgrade-sample', userId, sample: outcome.upgradeSample });
+  }
+  return effects;
 }
 
-/** Writes the outcome's side effects (user, voiceprint sample, device; hasSideEffects says whether there are any) and returns the event that records and announces it. */
+async function recordDevice(trx: Executor, job: JobRow, userId: number, usedAt: string) {
+  if (!job.device_fingerprint) return;
+  await upsertDevice(trx, {
+    orgId: job.org_id,
+    userId,
+    fingerprint: job.device_fingerprint,
+    type: job.device_type,
+    usedAt,
+  });
+}
+
+/** Stores an enrolment's sample (in a new, replaced or extended voiceprint) and returns its user. */
+async function storeEnrolment(deps: AppDeps, trx: Executor, job: JobRow, outcome: EnrolledOutcome) {
+  const { modelId, embedding } = outcome.voiceprint;
+  const target = await voiceprintToExtend(trx, job, outcome.mode, modelId, outcome.qualityScore);
+  const { userId } = target;
+  const sealed = sealEmbedding(deps.sealer, { orgId: job.org_id, userId, modelId }, embedding);
+  await insertSample(trx, target.voiceprint, {
+    modelId,
+    sealedEmbedding: sealed.sealed,
+    sealVersion: sealed.version,
+    qualityScore: outcome.qualityScore,
+    recordingQuality: outcome.recordingQuality,
+  });
+  await refreshVoiceprintQuality(trx, target.voiceprint.id);
+  await recordDevice(trx, job, userId, outcome.completedAt);
+  return userId;
+}
+
+/** Performs the side effects and returns the event that records and announces the outcome. */
 async function commitOutcome(
   deps: AppDeps,
   trx: Executor,
   job: JobRow,
   { kind, outcome }: JobOutcome,
+  effects: SideEffect[],
 ) {
-  const recordDevice = async (userId: number) => {
-    if (!job.device_fingerprint) return;
-    await upsertDevice(trx, {
-      orgId: job.org_id,
-      userId,
-      fingerprint: job.device_fingerprint,
-      type: job.device_type,
-      usedAt: outcome.completedAt,
-    });
-  };
+  let upgraded = false;
+  let enrolledUserId: number | null = null;
+  for (const effect of effects) {
+    if (effect.write === 'device') {
+      await recordDevice(trx, job, effect.userId, outcome.completedAt);
+    } else if (effect.write === 'upgrade-sample') {
+      upgraded = await storeUpgradeSample(deps, trx, job.org_id, effect.userId, effect.sample);
+    } else {
+      enrolledUserId = await storeEnrolment(deps, trx, job, effect.outcome);
+    }
+  }
   if (kind === 'verification') {
-    if (outcome.recordDevice && outcome.userId !== null) await recordDevice(outcome.userId);
-    const upgraded =
-      outcome.upgradeSample && outcome.userId !== null
-        ? await storeUpgradeSample(deps, trx, job.org_id, outcome.userId, outcome.upgradeSample)
-        : false;
     const stored = upgraded ? outcome : { ...outcome, upgradeSample: null };
     return { eventType: 'verification.completed' as const, ...verificationCompleted(job, stored) };
   }
-  let userId: number | null = null;
-  if (outcome.status === 'enrolled') {
-    const { modelId, embedding } = outcome.voiceprint;
-    const target = await voiceprintToExtend(trx, job, outcome.mode, modelId, outcome.qualityScore);
-    userId = target.userId;
-    const sealed = sealEmbedding(deps.sealer, { orgId: job.org_id, userId, modelId }, embedding);
-    await insertSample(trx, target.voiceprint, {
-      modelId,
-      sealedEmbedding: sealed.sealed,
-      sealVersion: sealed.version,
-      qualityScore: outcome.qualityScore,
-      recordingQuality: outcome.recordingQuality,
-    });
-    await refreshVoiceprintQuality(trx, target.voiceprint.id);
-    await recordDevice(userId);
-  }
   return {
     eventType: 'enrollment.completed' as const,
-    ...enrollmentCompleted(job, outcome, userId),
+    ...enrollmentCompleted(job, outcome, enrolledUserId),
   };
 }
 
@@ -549,8 +576,9 @@ function commitCompletion(
   outcome: JobOutcome,
   poisoned: boolean,
 ): Promise<{ voiceprintUpgraded: boolean } | false> {
+  const effects = sideEffectsOf(job, outcome);
   const commit = async (db: Executor) => {
-    const event = await commitOutcome(deps, db, job, outcome);
+    const event = await commitOutcome(deps, db, job, outcome, effects);
     const record = poisoned ? { ...event.record, status: 'failed' as const } : event.record;
     const webhook = {
       webhookId: `msg_${randomUUID()}`,
@@ -565,7 +593,7 @@ function commitCompletion(
   };
   const db = deps.database.db;
   // On PostgreSQL the completion is one statement: atomic without a transaction when it is all there is to write.
-  const oneStatement = deps.database.dialect === 'postgres' && !hasSideEffects(job, outcome);
+  const oneStatement = deps.database.dialect === 'postgres' && effects.length === 0;
   return (oneStatement ? commit(db) : db.transaction().execute(commit)).catch((err) => {
     if (err instanceof LeaseLostError) return false;
     throw err;

@@ -12,6 +12,8 @@ export function fakeAnalyzer(
     delayMs?: number;
     enrolDelayMs?: (call: number) => number;
     behaviour?: (call: number) => Promise<void> | void;
+    /** Each verification also offers a sample of a newer speaker model, as an upgrading engine does. */
+    upgradeSample?: boolean;
   } = {},
 ): VoiceAnalyzer & { calls: number } {
   const analyzer = {
@@ -41,6 +43,14 @@ export function fakeAnalyzer(
         bonafideProbability: 0.99,
         deepfakeDetected: false,
         timings: {},
+        ...(options.upgradeSample && {
+          qualityScore: 0.9,
+          recordingQuality: null,
+          upgradeSample: {
+            modelId: 'fake-speaker-next',
+            embedding: new Float32Array(8).fill(0.25),
+          },
+        }),
       };
     },
   };
