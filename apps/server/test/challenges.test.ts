@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { PhraseOutcome, PhraseRequest } from '@voxkey/engine';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { claimJob } from '../src/repositories/jobs.js';
 import { processJob, type VoiceAnalyzer } from '../src/workers/job-processor.js';
-import type { TestContext } from './support/context.js';
+import { issueToken } from '../src/services/organisations.js';
+import { purgeExpiredRecords } from '../src/workers/retention.js';
+import { createTestContext, type TestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import {
   expectError,
@@ -11,7 +13,7 @@ import {
   useContext,
   WITHOUT_RATE_LIMITS,
 } from './support/expect.js';
-import { createText, orgPath, silentWav } from './support/fixtures.js';
+import { createText, moveToPlan, orgPath, seedJobs, silentWav } from './support/fixtures.js';
 
 // Issue 32 on the request and job side: challenges, the phrase fields of enrolments and
 // verifications, and how a phrase outcome is reported and decided, with a scripted engine whose
@@ -294,6 +296,78 @@ describe(`phrase challenges (${TEST_DIALECT})`, () => {
       expect((await challengeRow(c, challenge.challenge_id)).used_at).toBeNull();
     });
 
+    it('an enrolment with another external_id is refused too (409 challenge_user_mismatch)', async () => {
+      const c = ctx();
+      const challenge = (await createChallenge(c, { external_id: 'alice' })).body;
+      const enrolment = await voice(c, 'enrollments', {
+        external_id: 'erin',
+        challenge_id: challenge.challenge_id,
+      });
+      expectError(enrolment, 409, undefined, 'challenge_user_mismatch');
+      expect((await challengeRow(c, challenge.challenge_id)).used_at).toBeNull();
+    });
+
+    it('a request refused for its audio or its quota leaves the challenge unused', async () => {
+      const c = ctx();
+      const challenge = (await createChallenge(c, { external_id: 'alice' })).body;
+      const notAudio = await voice(c, 'verifications', {
+        external_id: 'alice',
+        challenge_id: challenge.challenge_id,
+        voice_data: Buffer.from('not a recording at all').toString('base64'),
+      });
+      expectValidation(notAudio, ['voice_data']);
+      expect((await challengeRow(c, challenge.challenge_id)).used_at).toBeNull();
+
+      const quota = await createTestContext();
+      onTestFinished(() => quota.cleanup());
+      await quota.request('PATCH', orgPath(quota.orgA.id, '/settings'), {
+        body: { org_id: quota.orgA.id, settings: { callback_url: CALLBACK } },
+      });
+      await seedJobs(quota, 100, { org_id: quota.orgA.id, kind: 'enrollment' });
+      const theirs = (await createChallenge(quota, { external_id: 'newcomer' })).body;
+      // a live token: trial tokens stay capped on any plan
+      const { bearer } = await issueToken(quota.db, {
+        orgId: quota.orgA.id,
+        friendlyName: 'live',
+        kind: 'live',
+      });
+      const enrol = () =>
+        quota.request('POST', orgPath(quota.orgA.id, '/enrollments'), {
+          token: bearer,
+          body: {
+            voice_data: AUDIO,
+            request_uuid: randomUUID(),
+            external_id: 'newcomer',
+            challenge_id: theirs.challenge_id,
+          },
+        });
+      expectError(await enrol(), 429, undefined, 'quota_exceeded');
+      expect((await challengeRow(quota, theirs.challenge_id)).used_at).toBeNull();
+      await moveToPlan(quota, quota.orgA.id, 'Starter');
+      expect((await enrol()).status).toBe(202);
+      expect((await challengeRow(quota, theirs.challenge_id)).used_at).not.toBeNull();
+    });
+
+    it('expired challenges are purged a day after they expire, until then refused as expired', async () => {
+      const c = ctx();
+      const expireAt = async (id: string, msAgo: number) =>
+        c.db
+          .updateTable('challenges')
+          .set({ expires_at: new Date(Date.now() - msAgo).toISOString() })
+          .where('id', '=', id)
+          .execute();
+      const recent = (await createChallenge(c, { external_id: 'alice' })).body;
+      const old = (await createChallenge(c, { external_id: 'alice' })).body;
+      await expireAt(recent.challenge_id, 23 * 3600_000);
+      await expireAt(old.challenge_id, 25 * 3600_000);
+      const purged = await purgeExpiredRecords(c.deps);
+      expect(purged.challenges).toBeGreaterThanOrEqual(1);
+      const use = (id: string) =>
+        voice(c, 'verifications', { external_id: 'alice', challenge_id: id });
+      expectError(await use(recent.challenge_id), 409, undefined, 'challenge_expired');
+      expectError(await use(old.challenge_id), 404, undefined, 'challenge_not_found');
+    });
+
     it('two concurrent verifications with one challenge: exactly one is accepted', async () => {
       const c = ctx();
       for (let round = 0; round < 3; round++) {
@@ -496,6 +570,26 @@ describe(`phrase challenges (${TEST_DIALECT})`, () => {
         heard = null;
         await patchSettings(c, { require_phrase: false });
       }
+    });
+
+    it('require_phrase is read when the job runs: a verification accepted without a phrase before the switch is rejected', async () => {
+      const c = ctx();
+      const request_uuid = randomUUID();
+      expect((await voice(c, 'verifications', { external_id: 'alice', request_uuid })).status).toBe(
+        202,
+      );
+      expect((await patchSettings(c, { require_phrase: true })).status).toBe(200);
+      try {
+        await runJobs(c);
+      } finally {
+        await patchSettings(c, { require_phrase: false });
+      }
+      expect(await webhookPayload(c, request_uuid)).toMatchObject({
+        result: 'rejected',
+        failure_reason: 'phrase_not_matched',
+        match_score: 0.95,
+        phrase: null,
+      });
     });
 
     it('an enrolment whose recording does not say its phrase fails (phrase_not_matched) and stores nothing', async () => {

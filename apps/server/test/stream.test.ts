@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setUserActive } from '../src/repositories/users.js';
 import { issueToken } from '../src/services/organisations.js';
 import { TEST_DIALECT } from './support/database.js';
-import { moveToPlan, orgPath, seedJobs } from './support/fixtures.js';
+import { createText, moveToPlan, orgPath, seedJobs } from './support/fixtures.js';
 import {
   connectStream,
   sendPcm,
@@ -237,6 +237,29 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
       expect(record.body.phrase).toEqual(result.phrase);
     });
 
+    it('a predefined text (text_id) at start is checked and reported the same way', async () => {
+      const text = await createText(
+        s.ctx,
+        { language: 'en-UK', text_code: 4101, text: 'My voice is my password.' },
+        { token: live },
+      );
+      const client = await open();
+      const requestUuid = randomUUID();
+      client.ws.send(start({ request_uuid: requestUuid, text_id: text.id }));
+      await sendPcm(client.ws, tonePcm(8, GENUINE), { frameSeconds: 0.25, paceMs: 5 });
+      client.ws.send(JSON.stringify({ type: 'end' }));
+      expect(await client.next('result')).toMatchObject({
+        result: 'verified',
+        phrase: { expected: 'My voice is my password.', matched: true },
+      });
+      const job = await s.ctx.db
+        .selectFrom('jobs')
+        .select(['text_id', 'phrase_vocabulary'])
+        .where('request_uuid', '=', requestUuid)
+        .executeTakeFirstOrThrow();
+      expect(job).toEqual({ text_id: text.id, phrase_vocabulary: 'free' });
+    });
+
     it('a stream with too little speech is inconclusive, like a short recording', async () => {
       const client = await open();
       client.ws.send(start());
@@ -410,6 +433,47 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
       } finally {
         expect((await requirePhrase(false)).status).toBe(200);
       }
+    });
+
+    it("a challenge or text that cannot be used: the POST's codes, with their close codes", async () => {
+      const challengeFor = async (externalId: string) =>
+        (
+          await s.ctx.request('POST', orgPath(s.ctx.orgA.id, '/challenges'), {
+            token: live,
+            body: { external_id: externalId },
+          })
+        ).body.challenge_id as string;
+      const unknown = await refusedStart({ challenge_id: randomUUID() });
+      expect(unknown.error).toMatchObject({ code: 404, error: 'challenge_not_found' });
+      expect(unknown.close.code).toBe(4404);
+
+      const foreign = (
+        await s.ctx.request('POST', orgPath(s.ctx.orgB.id, '/challenges'), {
+          token: s.ctx.orgB.token,
+          body: { external_id: 'alice' },
+        })
+      ).body.challenge_id;
+      const theirs = await refusedStart({ challenge_id: foreign });
+      expect(theirs.error).toEqual(unknown.error);
+
+      const bobs = await challengeFor('bob');
+      const mismatch = await refusedStart({ challenge_id: bobs });
+      expect(mismatch.error).toMatchObject({ code: 409, error: 'challenge_user_mismatch' });
+      expect(mismatch.close.code).toBe(4409);
+
+      const stale = await challengeFor('alice');
+      await s.ctx.db
+        .updateTable('challenges')
+        .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where('id', '=', stale)
+        .execute();
+      const expired = await refusedStart({ challenge_id: stale });
+      expect(expired.error).toMatchObject({ code: 409, error: 'challenge_expired' });
+      expect(expired.close.code).toBe(4409);
+
+      const noText = await refusedStart({ text_id: 999999 });
+      expect(noText.error).toMatchObject({ code: 404, error: 'text_not_found' });
+      expect(noText.close.code).toBe(4404);
     });
 
     it('a used request_uuid: 409 request_uuid_reused (4409)', async () => {

@@ -25,6 +25,7 @@ interface ManifestModel {
   kind: string;
   default?: boolean;
   defaultThreshold?: number;
+  enrolmentThreshold?: number;
 }
 const manifest = JSON.parse(
   readFileSync(new URL('../../../../models/manifest.json', import.meta.url), 'utf8'),
@@ -92,13 +93,16 @@ describe.skipIf(
     await environment?.cleanup();
   });
 
-  it('enrols a real speaker from a lossless WAV recording (the enrolment gate does not refuse it)', async () => {
+  it("enrols a real speaker from a lossless WAV recording (the enrolment gate, at the model's own enrolment threshold, does not refuse it)", async () => {
     const result = await submit('enrollments', recordings[0]!.wav);
     expect(result).toMatchObject({
       status: 'enrolled',
       failure_reason: null,
       models: { spoof: defaultSpoof.name },
     });
+    const record = await api('GET', `/enrollments/${result.request_uuid}`);
+    expect(record.body.deepfake_threshold).toBeCloseTo(1 - defaultSpoof.enrolmentThreshold!, 6);
+    expect(record.body.deepfake_score).toBeLessThan(record.body.deepfake_threshold);
   });
 
   it('enrols a real speaker from an MP3 recording too', async () => {
@@ -124,6 +128,9 @@ describe.skipIf(
         failure_reason: 'deepfake_detected',
         user_id: null,
       });
+      const record = await api('GET', `/enrollments/${enrolled.request_uuid}`);
+      expect(record.body.deepfake_threshold).toBeCloseTo(1 - defaultSpoof.enrolmentThreshold!, 6);
+      expect(enrolled.deepfake_score).toBeGreaterThanOrEqual(record.body.deepfake_threshold);
     }
   });
 
