@@ -3,7 +3,6 @@ import type { PhraseOutcome, PhraseRequest } from '@voxkey/engine';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { claimJob } from '../src/repositories/jobs.js';
 import { processJob, type VoiceAnalyzer } from '../src/workers/job-processor.js';
-import { issueToken } from '../src/services/organisations.js';
 import { purgeExpiredRecords } from '../src/workers/retention.js';
 import { createTestContext, type TestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
@@ -13,7 +12,14 @@ import {
   useContext,
   WITHOUT_RATE_LIMITS,
 } from './support/expect.js';
-import { createText, moveToPlan, orgPath, seedJobs, silentWav } from './support/fixtures.js';
+import {
+  createText,
+  issueLiveToken,
+  moveToPlan,
+  orgPath,
+  seedJobs,
+  silentWav,
+} from './support/fixtures.js';
 
 // Issue 32 on the request and job side: challenges, the phrase fields of enrolments and
 // verifications, and how a phrase outcome is reported and decided, with a scripted engine whose
@@ -325,12 +331,7 @@ describe(`phrase challenges (${TEST_DIALECT})`, () => {
       });
       await seedJobs(quota, 100, { org_id: quota.orgA.id, kind: 'enrollment' });
       const theirs = (await createChallenge(quota, { external_id: 'newcomer' })).body;
-      // a live token: trial tokens stay capped on any plan
-      const { bearer } = await issueToken(quota.db, {
-        orgId: quota.orgA.id,
-        friendlyName: 'live',
-        kind: 'live',
-      });
+      const bearer = await issueLiveToken(quota);
       const enrol = () =>
         quota.request('POST', orgPath(quota.orgA.id, '/enrollments'), {
           token: bearer,

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimJob, findJobRecording } from '../src/repositories/jobs.js';
-import { issueToken } from '../src/services/organisations.js';
 import { processJob } from '../src/workers/job-processor.js';
 import { purgeExpiredRecords } from '../src/workers/retention.js';
 import { createTestContext, type TestContext } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { fakeAnalyzer } from './support/fake-engine.js';
-import { orgPath, silentWav } from './support/fixtures.js';
+import { issueLiveToken, orgPath, silentWav } from './support/fixtures.js';
 
 const VOICE = silentWav();
 const FINGERPRINT = 'fp-phone-7f3a9c';
@@ -18,12 +17,7 @@ async function prepare(ctx: TestContext) {
     .set({ callback_url: 'https://hooks.example.com/v' })
     .where('org_id', '=', ctx.orgA.id)
     .execute();
-  const { bearer } = await issueToken(ctx.db, {
-    orgId: ctx.orgA.id,
-    friendlyName: 'live',
-    kind: 'live',
-  });
-  return bearer;
+  return issueLiveToken(ctx);
 }
 
 async function submit(

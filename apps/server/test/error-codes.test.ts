@@ -13,11 +13,18 @@ import { openDatabase } from '../src/db/connection.js';
 import { requestFingerprint } from '../src/http/middleware/idempotency.js';
 import { setUserActive } from '../src/repositories/users.js';
 import { insertSample, insertVoiceprint } from '../src/repositories/voiceprints.js';
-import { issueToken } from '../src/services/organisations.js';
 import { createTestContext, type TestContext, type TestResponse } from './support/context.js';
 import { TEST_DIALECT } from './support/database.js';
 import { expectError, expectValidation } from './support/expect.js';
-import { inADay, moveToPlan, orgPath, seedJobs, seedUser, silentWav } from './support/fixtures.js';
+import {
+  inADay,
+  issueLiveToken,
+  moveToPlan,
+  orgPath,
+  seedJobs,
+  seedUser,
+  silentWav,
+} from './support/fixtures.js';
 
 const AUDIO = silentWav();
 
@@ -351,11 +358,7 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
         body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'one-more' },
       });
       code(res, 'quota_exceeded');
-      const { bearer } = await issueToken(quota.db, {
-        orgId: quota.orgA.id,
-        friendlyName: 'live',
-        kind: 'live',
-      });
+      const bearer = await issueLiveToken(quota);
       const enrolWithLive = () =>
         quota.request('POST', orgPath(quota.orgA.id, '/enrollments'), {
           token: bearer,

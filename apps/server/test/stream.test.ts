@@ -3,9 +3,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setUserActive } from '../src/repositories/users.js';
-import { issueToken } from '../src/services/organisations.js';
 import { TEST_DIALECT } from './support/database.js';
-import { createText, moveToPlan, orgPath, seedJobs } from './support/fixtures.js';
+import { createText, issueLiveToken, moveToPlan, orgPath, seedJobs } from './support/fixtures.js';
 import {
   connectStream,
   sendPcm,
@@ -34,9 +33,7 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
       STREAM_MAX_FRAME_BYTES: '16384',
     });
     await moveToPlan(s.ctx, s.ctx.orgA.id, 'Starter');
-    live = (
-      await issueToken(s.ctx.db, { orgId: s.ctx.orgA.id, friendlyName: 'live', kind: 'live' })
-    ).bearer;
+    live = await issueLiveToken(s.ctx);
     await s.enrol(s.ctx.orgA.id, 'alice');
   });
   afterAll(async () => {
@@ -593,13 +590,7 @@ describe(`verification streams over WebSocket (${TEST_DIALECT})`, () => {
     const busy = await startStreamServer({ STREAM_MAX_PER_ORG: '150' });
     try {
       await moveToPlan(busy.ctx, busy.ctx.orgA.id, 'Starter');
-      const token = (
-        await issueToken(busy.ctx.db, {
-          orgId: busy.ctx.orgA.id,
-          friendlyName: 'live',
-          kind: 'live',
-        })
-      ).bearer;
+      const token = await issueLiveToken(busy.ctx);
       await busy.enrol(busy.ctx.orgA.id, 'alice');
       global.gc?.();
       const before = process.memoryUsage();

@@ -6,7 +6,13 @@ import type { NewJob } from '../../src/repositories/jobs.js';
 import { insertUser, upsertDevice } from '../../src/repositories/users.js';
 import { insertSample, insertVoiceprint } from '../../src/repositories/voiceprints.js';
 import { sealEmbedding } from '../../src/security/voiceprints.js';
+import { issueToken } from '../../src/services/organisations.js';
 import type { TestContext } from './context.js';
+
+/** A live token of the organisation (trial tokens stay capped by the Sandbox allowance on any plan). */
+export async function issueLiveToken(ctx: Pick<TestContext, 'db' | 'orgA'>, orgId = ctx.orgA.id) {
+  return (await issueToken(ctx.db, { orgId, friendlyName: 'live', kind: 'live' })).bearer;
+}
 
 /** Rows that have no create endpoint (users, devices, invoices) go straight into the database. */
 
