@@ -44,19 +44,21 @@ docker info >/dev/null 2>&1 || fail "no Docker daemon answers (apt-get install d
 
 # The stack as documented, plus smoke-only changes: local images, and the worker on the host's
 # network so it can deliver webhooks to the quick start's receiver on 127.0.0.1 (the API, which
-# checks the callback URL, stays on the compose network and reaches PostgreSQL by its name).
+# checks the callback URL, stays on the compose network and reaches PostgreSQL by its name). Production
+# never delivers to loopback (it refuses to start with WEBHOOK_ALLOW_LOOPBACK), so both run in
+# development mode, which allows loopback callbacks; the image's HOST=0.0.0.0 and the key still apply.
 cat >"$WORK/smoke.override.yaml" <<EOF
 services:
   postgres:
     ports: ["127.0.0.1:$PG_PORT:5432"]
   api:
     environment:
-      WEBHOOK_ALLOW_LOOPBACK: "true"
+      NODE_ENV: development
   worker:
     network_mode: host
     environment:
       DATABASE_URL: postgres://voxkey:voxkey@127.0.0.1:$PG_PORT/voxkey
-      WEBHOOK_ALLOW_LOOPBACK: "true"
+      NODE_ENV: development
 EOF
 export VOXKEY_IMAGE=$IMAGE POSTGRES_IMAGE=$PG_IMAGE VOXKEY_PORT=$API_PORT ENGINE_THREADS=1
 VOXKEY_ENCRYPTION_KEY=$(node -e 'console.log(require("node:crypto").randomBytes(32).toString("hex"))')
