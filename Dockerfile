@@ -57,6 +57,7 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
     DATA_DIR=/var/lib/voxkey \
+    DATABASE_URL=sqlite:/var/lib/voxkey/voxkey.db \
     VOXKEY_MODELS_DIR=/app/models
 USER voxkey
 VOLUME ["/var/lib/voxkey"]

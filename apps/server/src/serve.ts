@@ -1,8 +1,8 @@
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createApp } from './app.js';
 import { attachWebSockets } from './http/websocket.js';
-import type { AppConfig } from './config.js';
+import { type AppConfig, ConfigError } from './config.js';
 import { createRuntime } from './runtime.js';
 import { bootstrapDemoOrganisation } from './services/bootstrap.js';
 import { createWorkerApp } from './worker-app.js';
@@ -47,28 +47,74 @@ function exitAfter(logger: Logger, timeoutMs: number): NodeJS.Timeout {
   return deadline;
 }
 
+/** A port this process cannot listen on is a configuration error, said in one line (exit 2), not a stack trace. */
+function listenError(err: unknown, host: string, port: number, variable: string): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'EADDRINUSE')
+    return new ConfigError(
+      `${variable}=${port} is already in use on ${host} (another Voxkey process or another program): stop it or set ${variable} to a free port`,
+    );
+  if (code === 'EACCES')
+    return new ConfigError(
+      `${variable}=${port}: this user may not listen on ${host}:${port} (ports below 1024 need privileges): set ${variable} to a port above 1023`,
+    );
+  if (code === 'EADDRNOTAVAIL')
+    return new ConfigError(`HOST=${host} is not an address of this machine: set HOST to one`);
+  return err;
+}
+
+/** Fails fast, before the models load, when the port cannot be listened on. */
+function checkCanListen(host: string, port: number, variable: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (err) => reject(listenError(err, host, port, variable)));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
+/** Serves `fetch` on host:port; resolves once listening, rejects (as listenError says) when it cannot. */
+function listen(
+  fetch: Parameters<typeof serve>[0]['fetch'],
+  host: string,
+  port: number,
+  variable: string,
+): Promise<{ server: ServerType; address: AddressInfo }> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch, hostname: host, port }, (address) =>
+      resolve({ server, address }),
+    );
+    server.once('error', (err) => reject(listenError(err, host, port, variable)));
+  });
+}
+
 /** The API server, with the job runner and webhook dispatcher in the same process unless RUN_WORKERS=false. */
 export async function startServer(config: AppConfig): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL);
+  await checkCanListen(config.HOST, config.PORT, 'PORT');
   const runtime = await createRuntime(config, { withWorkers: config.RUN_WORKERS, logger });
+  const app = createApp(runtime.deps);
+  const { server, address } = await listen(app.fetch, config.HOST, config.PORT, 'PORT').catch(
+    async (err: unknown) => {
+      // Taken since the check: release the engine and the pool so the process can exit with the error.
+      await runtime.close();
+      throw err;
+    },
+  );
+  attachWebSockets(server, app, (err) => logger.error({ err }, 'websocket upgrade failed'));
+  // Node closes a request that takes longer than this to arrive; header time is bounded too.
+  const http = server as unknown as { requestTimeout: number; headersTimeout: number };
+  http.requestTimeout = config.REQUEST_TIMEOUT_MS;
+  http.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
   if (config.BOOTSTRAP_DEMO_ORG) {
     // Printed to stdout as plain text, not logged: the token is a secret meant for the operator's eyes only.
     await bootstrapDemoOrganisation(runtime.deps, (text) =>
       process.stdout.write(`${text.replaceAll('PORT', String(config.PORT))}\n`),
     );
   }
-  const app = createApp(runtime.deps);
-  const server = serve({ fetch: app.fetch, hostname: config.HOST, port: config.PORT }, (info) => {
-    logger.info(
-      { port: info.port },
-      `Voxkey listening on http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${info.port} (API under /v1, docs at /docs)`,
-    );
-  });
-  attachWebSockets(server, app, (err) => logger.error({ err }, 'websocket upgrade failed'));
-  // Node closes a request that takes longer than this to arrive; header time is bounded too.
-  const http = server as unknown as { requestTimeout: number; headersTimeout: number };
-  http.requestTimeout = config.REQUEST_TIMEOUT_MS;
-  http.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
+  logger.info(
+    { port: address.port },
+    `Voxkey listening on http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${address.port} (API under /v1, docs at /docs)`,
+  );
   runtime.startWorkers();
 
   const signal = await waitForSignal(logger);
@@ -86,18 +132,17 @@ export async function startServer(config: AppConfig): Promise<void> {
 /** A worker process: jobs and webhooks, plus /healthz, /readyz and /metrics on WORKER_PORT (`voxkey worker`). */
 export async function startWorker(config: AppConfig): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL);
+  await checkCanListen(config.HOST, config.WORKER_PORT, 'WORKER_PORT');
   const runtime = await createRuntime(config, { withWorkers: true, logger });
   let stopping = false;
   const app = createWorkerApp(runtime.deps, () => !stopping && runtime.engine !== null);
-  let healthServer: ServerType | undefined;
-  const address = await new Promise<AddressInfo>((resolve, reject) => {
-    healthServer = serve(
-      { fetch: app.fetch, hostname: config.HOST, port: config.WORKER_PORT },
-      resolve,
-    );
-    healthServer.once('error', reject);
-  }).catch(async (err: unknown) => {
-    // E.g. WORKER_PORT in use: release the engine and the pool so the process can exit with the error.
+  const { server: healthServer, address } = await listen(
+    app.fetch,
+    config.HOST,
+    config.WORKER_PORT,
+    'WORKER_PORT',
+  ).catch(async (err: unknown) => {
+    // Taken since the check: release the engine and the pool so the process can exit with the error.
     await runtime.close();
     throw err;
   });
@@ -113,6 +158,6 @@ export async function startWorker(config: AppConfig): Promise<void> {
   logger.info({ signal }, 'shutting down: finishing in-flight work');
   const deadline = exitAfter(logger, config.SHUTDOWN_TIMEOUT_MS);
   await runtime.close();
-  await new Promise<void>((resolve) => healthServer?.close(() => resolve()));
+  await new Promise<void>((resolve) => healthServer.close(() => resolve()));
   clearTimeout(deadline);
 }

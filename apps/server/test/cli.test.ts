@@ -2,7 +2,8 @@
  * `voxkey` command line, run in-process through `main(argv, io)` against a real database of the
  * dialect under test (a temporary SQLite file, or a fresh PostgreSQL database).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -12,6 +13,7 @@ import type { CliIo } from '../src/cli/output.js';
 import { main } from '../src/main.js';
 import { TEST_DIALECT } from './support/database.js';
 import { createPostgresDatabase } from './support/postgres.js';
+import { BIN } from './support/server-process.js';
 
 interface Run {
   code: number;
@@ -185,6 +187,31 @@ describe(`voxkey CLI (${TEST_DIALECT})`, () => {
       const r = await run('token', 'list', '--org', 'abc');
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('--org must be an organisation id');
+    });
+    it('without DATABASE_URL, an admin command run where no database is refuses instead of creating an empty one', async () => {
+      const elsewhere = mkdtempSync(path.join(tmpdir(), 'voxkey-cli-cwd-'));
+      try {
+        const { DATABASE_URL: _url, DATA_DIR: _dir, ...withoutDatabase } = process.env;
+        const voxkey = (...args: string[]) =>
+          new Promise<{ code: number; stderr: string }>((resolve) =>
+            execFile(
+              process.execPath,
+              [BIN, ...args],
+              { cwd: elsewhere, env: { ...withoutDatabase, LOG_LEVEL: 'silent' } },
+              (error, _stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stderr }),
+            ),
+          );
+        const refused = await voxkey('org', 'list');
+        expect(refused.code).toBe(2);
+        expect(refused.stderr).toContain(
+          `No Voxkey database at ${path.join(elsewhere, 'data', 'voxkey.db')}`,
+        );
+        expect(existsSync(path.join(elsewhere, 'data'))).toBe(false);
+        expect((await voxkey('migrate')).code).toBe(0);
+        expect(await voxkey('org', 'list')).toEqual({ code: 0, stderr: '' });
+      } finally {
+        rmSync(elsewhere, { recursive: true, force: true });
+      }
     });
     it('invalid configuration', async () => {
       let stderr = '';

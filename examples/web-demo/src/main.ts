@@ -61,6 +61,16 @@ const server = serve(
   },
 );
 
+server.once('error', (error: NodeJS.ErrnoException) => {
+  const port = process.env.PORT ?? '3000';
+  console.error(
+    error.code === 'EADDRINUSE'
+      ? `Port ${port} is already in use on ${host}: stop what uses it or set PORT to a free port`
+      : `Could not listen on ${host}:${port}: ${error.message}`,
+  );
+  process.exit(2);
+});
+
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     server.close(() => process.exit(0));

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { isEngineError } from '@voxkey/engine';
 import { Command, CommanderError } from 'commander';
 import { type AppConfig, ConfigError, loadConfig, productionProblems } from '../config.js';
+import { sqliteFile } from '../db/connection.js';
 import { createLogger } from '../observability/logger.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { startServer, startWorker } from '../serve.js';
@@ -41,6 +42,22 @@ export function serverVersion(): string {
 
 const JSON_HELP = 'print the result as JSON on stdout (errors as JSON on stderr)';
 
+/**
+ * The admin commands act on the server's database. Without DATABASE_URL that is ./data/voxkey.db in the
+ * current directory, so run from another directory they would create a new, empty database (and a new
+ * development encryption key) and act on that: refuse instead, saying where they looked.
+ */
+function defaultDatabaseExists(config: AppConfig, env: NodeJS.ProcessEnv): AppConfig {
+  if (env.DATABASE_URL !== undefined) return config;
+  const file = path.resolve(sqliteFile(config.DATABASE_URL));
+  if (existsSync(file)) return config;
+  throw new UsageError(
+    `No Voxkey database at ${file}: without DATABASE_URL the database is ./data/voxkey.db in the current directory. ` +
+      'Run this command where the server runs (`npm start` runs in the repository root), set DATABASE_URL, ' +
+      'or create the database here with `voxkey migrate` (a first `voxkey serve` does too).',
+  );
+}
+
 async function withRuntime<T>(
   config: AppConfig,
   run: (runtime: Runtime) => Promise<T>,
@@ -59,6 +76,8 @@ async function withRuntime<T>(
 /** The `voxkey` command tree. Actions read the configuration only when they run, so `--help` works without any. */
 export function buildProgram(io: CliIo): Command {
   const config = () => loadConfig(io.env);
+  /** The configuration of a command that works on an existing database. */
+  const adminConfig = () => defaultDatabaseExists(config(), io.env);
   const program = new Command('voxkey')
     .description(
       'Voxkey voice-biometrics server and admin commands. Configuration comes from the environment (docs/deployment.md).',
@@ -111,7 +130,7 @@ Exit codes: ${EXIT.ok} success, ${EXIT.failure} failure (database, engine, unexp
     .option('--callback-url <url>', 'webhook callback URL')
     .option('--json', JSON_HELP)
     .action(async (options: unknown) => {
-      const cfg = config();
+      const cfg = adminConfig();
       await withRuntime(cfg, (rt) => orgCreate(options, rt.deps.database, cfg, rt.deps.sealer, io));
     });
   org
@@ -119,7 +138,7 @@ Exit codes: ${EXIT.ok} success, ${EXIT.failure} failure (database, engine, unexp
     .description('list every organisation (id, name, email, creation time)')
     .option('--json', JSON_HELP)
     .action(async (options: unknown) =>
-      withRuntime(config(), (rt) => orgList(options, rt.deps.database, io)),
+      withRuntime(adminConfig(), (rt) => orgList(options, rt.deps.database, io)),
     );
 
   const token = program
@@ -134,7 +153,7 @@ Exit codes: ${EXIT.ok} success, ${EXIT.failure} failure (database, engine, unexp
     .option('--expires-at <iso>', 'expiry, an ISO 8601 date-time in the future (default: never)')
     .option('--json', JSON_HELP)
     .action(async (options: unknown) =>
-      withRuntime(config(), (rt) => tokenCreate(options, rt.deps.database, io)),
+      withRuntime(adminConfig(), (rt) => tokenCreate(options, rt.deps.database, io)),
     );
   token
     .command('list')
@@ -142,7 +161,7 @@ Exit codes: ${EXIT.ok} success, ${EXIT.failure} failure (database, engine, unexp
     .requiredOption('--org <id>', 'organisation id')
     .option('--json', JSON_HELP)
     .action(async (options: unknown) =>
-      withRuntime(config(), (rt) => tokenList(options, rt.deps.database, io)),
+      withRuntime(adminConfig(), (rt) => tokenList(options, rt.deps.database, io)),
     );
   token
     .command('disable')
@@ -153,7 +172,7 @@ Exit codes: ${EXIT.ok} success, ${EXIT.failure} failure (database, engine, unexp
     .requiredOption('--token <id>', 'token id (see `voxkey token list`)')
     .option('--json', JSON_HELP)
     .action(async (options: unknown) =>
-      withRuntime(config(), (rt) => tokenDisable(options, rt.deps.database, io)),
+      withRuntime(adminConfig(), (rt) => tokenDisable(options, rt.deps.database, io)),
     );
 
   const billing = program.command('billing').description('billing').helpCommand(false);
@@ -163,7 +182,7 @@ Exit codes: ${EXIT.ok} success, ${EXIT.failure} failure (database, engine, unexp
     .requiredOption('--month <YYYY-MM>', 'the month to invoice')
     .option('--json', JSON_HELP)
     .action(async (options: unknown) => {
-      const cfg = config();
+      const cfg = adminConfig();
       await withRuntime(cfg, (rt) => billingClosePeriod(options, rt, cfg, io));
     });
 
@@ -186,7 +205,7 @@ Exit codes: ${EXIT.ok} success, ${EXIT.failure} failure (database, engine, unexp
     .option('--org <id>', 'one organisation (default: all)')
     .option('--json', JSON_HELP)
     .action(async (options: unknown) => {
-      const cfg = config();
+      const cfg = adminConfig();
       await withRuntime(cfg, (rt) => voiceprintModels(options, rt.deps.database, cfg, io));
     });
 

@@ -29,7 +29,8 @@ export function dialectOf(url: string): Dialect {
   return url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
 }
 
-function sqliteFile(url: string): string {
+/** The SQLite file a `sqlite:` URL names (`:memory:` for none). */
+export function sqliteFile(url: string): string {
   const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
   return file === '' ? ':memory:' : file;
 }

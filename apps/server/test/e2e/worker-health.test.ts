@@ -8,7 +8,11 @@ import { openDatabase } from '../../src/db/connection.js';
 import { createWorkerApp } from '../../src/worker-app.js';
 import { TEST_DIALECT } from '../support/database.js';
 import { useContext } from '../support/expect.js';
-import { createServerEnvironment, startWorkerProcess } from '../support/server-process.js';
+import {
+  createServerEnvironment,
+  startServerProcess,
+  startWorkerProcess,
+} from '../support/server-process.js';
 
 describe(`voxkey worker: health, readiness and metrics on WORKER_PORT (${TEST_DIALECT})`, () => {
   const ctx = useContext();
@@ -73,7 +77,7 @@ describe(`voxkey worker: health, readiness and metrics on WORKER_PORT (${TEST_DI
     }
   });
 
-  it('a worker whose WORKER_PORT is taken exits with the error instead of running unwatched', async () => {
+  it('a worker (or server) whose port is taken exits with a one-line configuration error (2) instead of running unwatched', async () => {
     const environment = await createServerEnvironment();
     onTestFinished(() => environment.cleanup());
     const blocker = createServer();
@@ -81,8 +85,14 @@ describe(`voxkey worker: health, readiness and metrics on WORKER_PORT (${TEST_DI
     onTestFinished(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
     const port = String((blocker.address() as AddressInfo).port);
     await expect(startWorkerProcess(environment, { WORKER_PORT: port })).rejects.toThrow(
-      /exited with 1[\s\S]*EADDRINUSE/,
+      new RegExp(`exited with 2[\\s\\S]*WORKER_PORT=${port} is already in use on 127\\.0\\.0\\.1`),
     );
+    // The API server says the same, in one line, before it loads the models.
+    const serving = startServerProcess(environment, { PORT: port });
+    await expect(serving).rejects.toThrow(
+      new RegExp(`exited with 2[\\s\\S]*PORT=${port} is already in use`),
+    );
+    await expect(serving).rejects.not.toThrow(/\n\s+at /);
   });
 
   it('/readyz is 503 when the database does not answer, and says which check failed without leaking the address', async () => {

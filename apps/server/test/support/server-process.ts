@@ -7,7 +7,8 @@ import { promisify } from 'node:util';
 import { createPostgresDatabase } from './postgres.js';
 import { TEST_DIALECT } from './database.js';
 
-const BIN = fileURLToPath(new URL('../../bin/voxkey.js', import.meta.url));
+/** The built `voxkey` command. */
+export const BIN = fileURLToPath(new URL('../../bin/voxkey.js', import.meta.url));
 /** The repository's bundled models (models/), for tests whose assertions need real scores. */
 export const REPO_MODELS = fileURLToPath(new URL('../../../../models', import.meta.url));
 export const ENGINE_FIXTURE_MODELS = fileURLToPath(
