@@ -252,6 +252,16 @@ describe(`organisation and settings (${TEST_DIALECT})`, () => {
         expectValidation(await patch({ callback_url: url }), ['settings.callback_url']);
       });
 
+      it('a private address is refused as private, whatever the scheme (https would not help)', async () => {
+        for (const url of ['http://10.0.0.5/hook', 'https://10.0.0.5/hook']) {
+          const res = await patch({ callback_url: url });
+          expectValidation(res, ['settings.callback_url']);
+          expect(res.body.errors[0].message).toMatch(/private, link-local or reserved/);
+        }
+        const plain = await patch({ callback_url: 'http://8.8.8.8/plain-http' });
+        expect(plain.body.errors[0].message).toMatch(/Must use https/);
+      });
+
       it('none of the refused URLs was stored', async () => {
         expect((await ctx().request('GET', settingsPath())).body.settings.callback_url).toBe(
           KNOWN_GOOD,

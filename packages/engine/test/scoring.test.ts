@@ -7,7 +7,12 @@ import {
   minDcf,
   ratesAtThreshold,
 } from '../src/scoring/metrics.js';
-import { estimateSnrDb, qualityScore, signalStats } from '../src/scoring/quality.js';
+import {
+  estimateSnrDb,
+  qualityScore,
+  signalStats,
+  silenceMessage,
+} from '../src/scoring/quality.js';
 import {
   cosineSimilarity,
   decideVerification,
@@ -159,6 +164,8 @@ describe('VAD segmentation, spoof windows and quality', () => {
     const snr = estimateSnrDb(x, [{ start: 8000, end: 24000 }]);
     expect(snr).toBeGreaterThan(30);
     expect(snr).toBeLessThan(60);
+    expect(silenceMessage(0)).toBe('the recording is silent (every sample is zero)');
+    expect(silenceMessage(1e-4)).toBe('the recording is silent (peak -80.0 dBFS)');
     const s = signalStats(Float32Array.from([1, -1, 0.5, 0]));
     expect(s.clippingRatio).toBe(0.5);
     expect(s.peak).toBe(1);

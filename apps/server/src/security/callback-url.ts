@@ -128,12 +128,14 @@ export async function callbackUrlProblem(
     return `Host ${host} could not be resolved`;
   }
   const classes = new Set(addresses.map(classifyAddress));
+  // An address that is refused whatever the scheme is said first: "use https" would not help.
+  const refused = new Set([...classes].filter((kind) => !isClassAllowed(kind, policy)));
+  if (refused.has('loopback')) return 'Must not point at a loopback address';
+  if (refused.has('private'))
+    return 'Must not point at a private, link-local or reserved address (outside production, WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows them)';
   const isLocalhost = classes.size === 1 && classes.has('loopback');
   if (url.protocol === 'http:' && !(isLocalhost && policy.allowPlainHttpLocalhost)) {
     return 'Must use https (plain http is allowed only for localhost in development mode)';
   }
-  const refused = new Set([...classes].filter((kind) => !isClassAllowed(kind, policy)));
-  if (refused.has('loopback')) return 'Must not point at a loopback address';
-  if (refused.has('private')) return 'Must not point at a private, link-local or reserved address';
   return null;
 }

@@ -9,7 +9,7 @@ import {
   type IntakeLimits,
 } from '../audio/intake.js';
 import { LIMITS } from '../limits.js';
-import { estimateSnrDb, signalStats } from '../scoring/quality.js';
+import { clippingMessage, estimateSnrDb, signalStats, silenceMessage } from '../scoring/quality.js';
 import { cosineSimilarity, meanEmbedding } from '../scoring/scoring.js';
 import type { RecordingQuality } from '../scoring/calibration.js';
 import {
@@ -142,20 +142,12 @@ export async function analyse(
   const stats = signalStats(samples);
   if (opts.gating) {
     if (stats.peak < LIMITS.silencePeak) {
-      throw new EngineError(
-        'silent_audio',
-        `the recording is silent (peak ${(20 * Math.log10(stats.peak + 1e-12)).toFixed(1)} dBFS)`,
-        { peak: stats.peak },
-      );
+      throw new EngineError('silent_audio', silenceMessage(stats.peak), { peak: stats.peak });
     }
     if (stats.clippingRatio > LIMITS.maxClippingRatio) {
-      throw new EngineError(
-        'clipped_audio',
-        `${(stats.clippingRatio * 100).toFixed(1)}% of the samples are clipped; record at a lower input level`,
-        {
-          clippingRatio: stats.clippingRatio,
-        },
-      );
+      throw new EngineError('clipped_audio', clippingMessage(stats.clippingRatio), {
+        clippingRatio: stats.clippingRatio,
+      });
     }
   }
 

@@ -7,7 +7,7 @@ import {
   type IntakeLimits,
 } from '../audio/intake.js';
 import { LIMITS } from '../limits.js';
-import { estimateSnrDb, signalStats } from '../scoring/quality.js';
+import { clippingMessage, estimateSnrDb, signalStats, silenceMessage } from '../scoring/quality.js';
 import { detectSpeech } from '../features/vad.js';
 
 /** A reason a recording would fail enrolment or verification; `code` is the engine's error code (or `low_snr`). */
@@ -74,12 +74,12 @@ export async function checkSignal(
   if (silent)
     problems.push({
       code: 'silent_audio',
-      message: `the recording is silent (peak ${(20 * Math.log10(stats.peak + 1e-12)).toFixed(1)} dBFS)`,
+      message: silenceMessage(stats.peak),
     });
   if (stats.clippingRatio > LIMITS.maxClippingRatio) {
     problems.push({
       code: 'clipped_audio',
-      message: `${(stats.clippingRatio * 100).toFixed(1)}% of the samples are clipped; record at a lower input level`,
+      message: clippingMessage(stats.clippingRatio),
     });
   }
   if (speech.netSpeechSeconds < LIMITS.minNetSpeechSeconds) {

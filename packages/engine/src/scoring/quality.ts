@@ -26,6 +26,17 @@ export function signalStats(samples: Float32Array): SignalStats {
   };
 }
 
+/** What a `silent_audio` problem or error says: digital silence as such, otherwise the peak level. */
+export function silenceMessage(peak: number): string {
+  if (peak === 0) return 'the recording is silent (every sample is zero)';
+  return `the recording is silent (peak ${(20 * Math.log10(peak)).toFixed(1)} dBFS)`;
+}
+
+/** What a `clipped_audio` problem or error says. */
+export function clippingMessage(clippingRatio: number): string {
+  return `${(clippingRatio * 100).toFixed(1)}% of the samples are clipped; record at a lower input level`;
+}
+
 const SNR_FRAME = 320; // 20 ms
 const MAX_SNR_DB = 60;
 
