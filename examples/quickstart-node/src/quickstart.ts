@@ -27,6 +27,7 @@
  *   WAIT_TIMEOUT_MS        how long to wait for each webhook (default 120000)
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -64,6 +65,14 @@ const enrolAudio = required('ENROL_AUDIO')
   .filter(Boolean)
   .map((file) => path.resolve(process.env.INIT_CWD ?? process.cwd(), file));
 const verifyAudio = path.resolve(process.env.INIT_CWD ?? process.cwd(), required('VERIFY_AUDIO'));
+// Checked before anything changes on the server: a typo should not cost a callback URL or a text.
+const missingFiles = enrolAudio.filter((file) => !existsSync(file));
+// In a terminal the verification recording may be made while the script waits for it.
+if (!process.stdin.isTTY && !existsSync(verifyAudio)) missingFiles.push(verifyAudio);
+if (missingFiles.length > 0) {
+  console.error(`No such audio file: ${missingFiles.join(', ')} (ENROL_AUDIO, VERIFY_AUDIO)`);
+  process.exit(2);
+}
 const webhookPort = Number(process.env.WEBHOOK_PORT ?? 3000);
 const externalId = process.env.EXTERNAL_ID ?? `quickstart-${Date.now()}`;
 const waitTimeoutMs = Number(process.env.WAIT_TIMEOUT_MS ?? 120_000);

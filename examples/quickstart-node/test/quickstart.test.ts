@@ -62,6 +62,21 @@ describe('quickstart-node', () => {
     expect(output).toContain('Missing environment variable VOXKEY_URL');
   });
 
+  it('exits 2 naming a missing audio file before it calls the server', async () => {
+    const { code, output } = await runQuickstart({
+      VOXKEY_URL: 'http://127.0.0.1:9',
+      VOXKEY_TOKEN: 'vk_trial_x',
+      VOXKEY_ORG_ID: '1',
+      VOXKEY_WEBHOOK_SECRET: 'whsec_x',
+      ENROL_AUDIO: 'nope-1.wav',
+      VERIFY_AUDIO: 'nope-2.wav',
+    });
+    expect(code).toBe(2);
+    expect(output).toContain(`No such audio file: ${path.join(EXAMPLE_DIR, 'nope-1.wav')}`);
+    expect(output).toContain('nope-2.wav');
+    expect(output).not.toMatch(/callback|ECONNREFUSED/i);
+  });
+
   describe.skipIf(!HAS_DATASET)('against a real server with real recordings', () => {
     const models = chooseModels();
     let server: ServerHandle;
