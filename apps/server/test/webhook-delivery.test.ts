@@ -37,9 +37,14 @@ describe('callback URL policy (SSRF guard)', () => {
       /private/,
     );
     expect(await callbackUrlProblem('https://[fd00::1]/hook', strict)).toMatch(/private/);
-    expect(await callbackUrlProblem('http://localhost:3000/hook', strict)).toMatch(/https/);
+    // an address refused whatever the scheme is named as such, not as a missing https
+    expect(await callbackUrlProblem('http://localhost:3000/hook', strict)).toMatch(/loopback/);
     expect(await callbackUrlProblem('http://localhost:3000/hook', local)).toBeNull();
-    expect(await callbackUrlProblem('http://10.0.0.1/hook', local)).toMatch(/https/);
+    expect(await callbackUrlProblem('http://10.0.0.1/hook', local)).toMatch(/private/);
+    expect(
+      await callbackUrlProblem('http://10.0.0.1/hook', { ...local, allowPrivate: true }),
+    ).toMatch(/https/);
+    expect(await callbackUrlProblem('http://93.184.216.34/hook', local)).toMatch(/https/);
     expect(await callbackUrlProblem('https://user:pw@example.com/hook', local)).toMatch(
       /credentials/,
     );
