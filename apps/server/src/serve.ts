@@ -80,10 +80,12 @@ function listen(
   variable: string,
 ): Promise<{ server: ServerType; address: AddressInfo }> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, hostname: host, port }, (address) =>
-      resolve({ server, address }),
-    );
-    server.once('error', (err) => reject(listenError(err, host, port, variable)));
+    const onError = (err: Error) => reject(listenError(err, host, port, variable));
+    const server = serve({ fetch, hostname: host, port }, (address) => {
+      server.off('error', onError);
+      resolve({ server, address });
+    });
+    server.once('error', onError);
   });
 }
 
@@ -93,24 +95,26 @@ export async function startServer(config: AppConfig): Promise<void> {
   await checkCanListen(config.HOST, config.PORT, 'PORT');
   const runtime = await createRuntime(config, { withWorkers: config.RUN_WORKERS, logger });
   const app = createApp(runtime.deps);
-  const { server, address } = await listen(app.fetch, config.HOST, config.PORT, 'PORT').catch(
-    async (err: unknown) => {
-      // Taken since the check: release the engine and the pool so the process can exit with the error.
-      await runtime.close();
-      throw err;
-    },
-  );
+  let listening: Awaited<ReturnType<typeof listen>>;
+  try {
+    if (config.BOOTSTRAP_DEMO_ORG) {
+      // Printed to stdout as plain text, not logged: the token is a secret meant for the operator's eyes only.
+      await bootstrapDemoOrganisation(runtime.deps, (text) =>
+        process.stdout.write(`${text.replaceAll('PORT', String(config.PORT))}\n`),
+      );
+    }
+    listening = await listen(app.fetch, config.HOST, config.PORT, 'PORT');
+  } catch (err) {
+    // Release the engine and the pool, so the process exits with the error instead of lingering half-started.
+    await runtime.close();
+    throw err;
+  }
+  const { server, address } = listening;
   attachWebSockets(server, app, (err) => logger.error({ err }, 'websocket upgrade failed'));
   // Node closes a request that takes longer than this to arrive; header time is bounded too.
   const http = server as unknown as { requestTimeout: number; headersTimeout: number };
   http.requestTimeout = config.REQUEST_TIMEOUT_MS;
   http.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
-  if (config.BOOTSTRAP_DEMO_ORG) {
-    // Printed to stdout as plain text, not logged: the token is a secret meant for the operator's eyes only.
-    await bootstrapDemoOrganisation(runtime.deps, (text) =>
-      process.stdout.write(`${text.replaceAll('PORT', String(config.PORT))}\n`),
-    );
-  }
   logger.info(
     { port: address.port },
     `Voxkey listening on http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${address.port} (API under /v1, docs at /docs)`,

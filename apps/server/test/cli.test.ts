@@ -207,11 +207,32 @@ describe(`voxkey CLI (${TEST_DIALECT})`, () => {
           `No Voxkey database at ${path.join(elsewhere, 'data', 'voxkey.db')}`,
         );
         expect(existsSync(path.join(elsewhere, 'data'))).toBe(false);
+        // --status changes nothing, not even by creating the file
+        expect((await voxkey('migrate', '--status')).code).toBe(0);
+        expect(existsSync(path.join(elsewhere, 'data', 'voxkey.db'))).toBe(false);
         expect((await voxkey('migrate')).code).toBe(0);
         expect(await voxkey('org', 'list')).toEqual({ code: 0, stderr: '' });
       } finally {
         rmSync(elsewhere, { recursive: true, force: true });
       }
+    });
+    it('a DATABASE_URL naming a file that does not exist: refused but by org create, which may create it', async () => {
+      const fresh = path.join(dir, 'not-yet', 'voxkey.db');
+      const io = (out: string[]): CliIo => ({
+        out: () => {},
+        err: (t) => void out.push(t),
+        env: { ...env, DATABASE_URL: `sqlite:${fresh}` },
+      });
+      const errors: string[] = [];
+      expect(await main(['token', 'list', '--org', '1'], io(errors))).toBe(2);
+      expect(errors.join('')).toContain(
+        `No Voxkey database at ${fresh} (DATABASE_URL=sqlite:${fresh})`,
+      );
+      expect(existsSync(fresh)).toBe(false);
+      expect(
+        await main(['org', 'create', '--name', 'First', '--email', 'ops@first.example'], io([])),
+      ).toBe(0);
+      expect(existsSync(fresh)).toBe(true);
     });
     it('invalid configuration', async () => {
       let stderr = '';

@@ -1,5 +1,5 @@
 import type { AppConfig } from '../config.js';
-import { openDatabase } from '../db/connection.js';
+import { missingSqliteFile, openDatabase } from '../db/connection.js';
 import { migrateToLatest, migrationStatus } from '../db/migrate.js';
 import { type CliIo, printJson, printLine } from './output.js';
 
@@ -9,7 +9,11 @@ export async function migrate(
   config: AppConfig,
   io: CliIo,
 ): Promise<void> {
-  const database = openDatabase(config.DATABASE_URL, { poolSize: 1, preparedStatements: false });
+  // --status changes nothing: for a SQLite file that does not exist yet, an empty in-memory database
+  // says the same (every migration pending) without creating the file.
+  const url =
+    options.status && missingSqliteFile(config.DATABASE_URL) ? 'sqlite:' : config.DATABASE_URL;
+  const database = openDatabase(url, { poolSize: 1, preparedStatements: false });
   try {
     if (options.status) {
       const migrations = (await migrationStatus(database.db)).map((m) => ({

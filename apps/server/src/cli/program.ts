@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { isEngineError } from '@voxkey/engine';
 import { Command, CommanderError } from 'commander';
 import { type AppConfig, ConfigError, loadConfig, productionProblems } from '../config.js';
-import { sqliteFile } from '../db/connection.js';
+import { missingSqliteFile } from '../db/connection.js';
 import { createLogger } from '../observability/logger.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { startServer, startWorker } from '../serve.js';
@@ -43,18 +43,27 @@ export function serverVersion(): string {
 const JSON_HELP = 'print the result as JSON on stdout (errors as JSON on stderr)';
 
 /**
- * The admin commands act on the server's database. Without DATABASE_URL that is ./data/voxkey.db in the
- * current directory, so run from another directory they would create a new, empty database (and a new
- * development encryption key) and act on that: refuse instead, saying where they looked.
+ * The admin commands act on the server's database, so a SQLite file that does not exist is a mistake
+ * (another directory: without DATABASE_URL it is ./data/voxkey.db in the current one; a container
+ * without its volume): they refuse instead of creating an empty database and acting on that.
+ * `org create` may create a database its DATABASE_URL names explicitly (an operator's first step).
  */
-function defaultDatabaseExists(config: AppConfig, env: NodeJS.ProcessEnv): AppConfig {
-  if (env.DATABASE_URL !== undefined) return config;
-  const file = path.resolve(sqliteFile(config.DATABASE_URL));
-  if (existsSync(file)) return config;
+function existingDatabase(
+  config: AppConfig,
+  env: NodeJS.ProcessEnv,
+  { mayCreateNamed }: { mayCreateNamed: boolean },
+): AppConfig {
+  const missing = missingSqliteFile(config.DATABASE_URL);
+  if (!missing) return config;
+  const named = env.DATABASE_URL !== undefined;
+  if (named && mayCreateNamed) return config;
   throw new UsageError(
-    `No Voxkey database at ${file}: without DATABASE_URL the database is ./data/voxkey.db in the current directory. ` +
-      'Run this command where the server runs (`npm start` runs in the repository root), set DATABASE_URL, ' +
-      'or create the database here with `voxkey migrate` (a first `voxkey serve` does too).',
+    `No Voxkey database at ${missing}` +
+      (named
+        ? ` (DATABASE_URL=${config.DATABASE_URL}). `
+        : ': without DATABASE_URL the database is ./data/voxkey.db in the current directory. ') +
+      'Run this command where the server runs (`npm start` runs in the repository root), point DATABASE_URL at its database, ' +
+      'or create the database with `voxkey migrate` (a first `voxkey serve` does too).',
   );
 }
 
@@ -77,7 +86,7 @@ async function withRuntime<T>(
 export function buildProgram(io: CliIo): Command {
   const config = () => loadConfig(io.env);
   /** The configuration of a command that works on an existing database. */
-  const adminConfig = () => defaultDatabaseExists(config(), io.env);
+  const adminConfig = () => existingDatabase(config(), io.env, { mayCreateNamed: false });
   const program = new Command('voxkey')
     .description(
       'Voxkey voice-biometrics server and admin commands. Configuration comes from the environment (docs/deployment.md).',
@@ -130,7 +139,7 @@ Exit codes: ${EXIT.ok} success, ${EXIT.failure} failure (database, engine, unexp
     .option('--callback-url <url>', 'webhook callback URL')
     .option('--json', JSON_HELP)
     .action(async (options: unknown) => {
-      const cfg = adminConfig();
+      const cfg = existingDatabase(config(), io.env, { mayCreateNamed: true });
       await withRuntime(cfg, (rt) => orgCreate(options, rt.deps.database, cfg, rt.deps.sealer, io));
     });
   org

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
@@ -29,8 +29,14 @@ export function dialectOf(url: string): Dialect {
   return url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
 }
 
-/** The SQLite file a `sqlite:` URL names (`:memory:` for none). */
-export function sqliteFile(url: string): string {
+/** The absolute path of the SQLite file a URL names when that file does not exist yet; null otherwise. */
+export function missingSqliteFile(url: string): string | null {
+  if (dialectOf(url) !== 'sqlite') return null;
+  const file = sqliteFile(url);
+  return file === ':memory:' || existsSync(file) ? null : path.resolve(file);
+}
+
+function sqliteFile(url: string): string {
   const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
   return file === '' ? ':memory:' : file;
 }

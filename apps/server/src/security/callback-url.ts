@@ -131,8 +131,7 @@ export async function callbackUrlProblem(
   // An address that is refused whatever the scheme is said first: "use https" would not help.
   const refused = new Set([...classes].filter((kind) => !isClassAllowed(kind, policy)));
   if (refused.has('loopback')) return 'Must not point at a loopback address';
-  if (refused.has('private'))
-    return 'Must not point at a private, link-local or reserved address (outside production, WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows them)';
+  if (refused.has('private')) return 'Must not point at a private, link-local or reserved address';
   const isLocalhost = classes.size === 1 && classes.has('loopback');
   if (url.protocol === 'http:' && !(isLocalhost && policy.allowPlainHttpLocalhost)) {
     return 'Must use https (plain http is allowed only for localhost in development mode)';
