@@ -120,6 +120,8 @@ describe(`a verification's worker-side reads (${TEST_DIALECT})`, () => {
       ).map((row) => row.model_id);
 
     // the sample is written before the completion finds the lease gone: the transaction undoes it
+    // (SQLite always completes in a transaction; the PostgreSQL run is the one that fails if the
+    // completion takes its one-statement path for an upgrade)
     const lost = await verify('upgrading', true, { upgradeSample: true, leaseLost: true });
     expect(lost.processed).toEqual({ result: 'lost' });
     expect(lost.deliveries).toEqual([]);
