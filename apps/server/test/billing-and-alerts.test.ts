@@ -26,6 +26,9 @@ function insertVerification(
   });
 }
 
+/** When the months these tests close have ended. */
+const DECEMBER = new Date('2026-12-01T00:00:00.000Z');
+
 describe(`billing periods (${TEST_DIALECT})`, () => {
   let ctx: TestContext;
   beforeAll(async () => {
@@ -44,7 +47,7 @@ describe(`billing periods (${TEST_DIALECT})`, () => {
     await ctx.db.updateTable('subscriptions').set({ start_date: '2026-09-01' }).execute();
     const dataDir = mkdtempSync(path.join(tmpdir(), 'voxkey-invoices-'));
 
-    const invoices = await closeBillingPeriod(ctx.db, '2026-10', dataDir);
+    const invoices = await closeBillingPeriod(ctx.db, '2026-10', dataDir, DECEMBER);
     const forA = invoices.find((inv) => inv.org_id === ctx.orgA.id)!;
     expect(forA).toMatchObject({
       invoice_sequence: 1,
@@ -57,9 +60,9 @@ describe(`billing periods (${TEST_DIALECT})`, () => {
       overage_calls: 3,
       amount_due_gbp: 0,
     });
-    expect(await closeBillingPeriod(ctx.db, '2026-10', dataDir)).toHaveLength(0);
+    expect(await closeBillingPeriod(ctx.db, '2026-10', dataDir, DECEMBER)).toHaveLength(0);
 
-    const november = await closeBillingPeriod(ctx.db, '2026-11', dataDir);
+    const november = await closeBillingPeriod(ctx.db, '2026-11', dataDir, DECEMBER);
     expect(november.find((inv) => inv.org_id === ctx.orgA.id)).toMatchObject({
       invoice_sequence: 2,
       monthly_verifications: 2,
@@ -84,8 +87,15 @@ describe(`billing periods (${TEST_DIALECT})`, () => {
     expect(other.status).toBe(403);
   });
 
-  it('rejects a malformed month', async () => {
+  it('rejects a malformed month, and a month that has not ended', async () => {
     await expect(closeBillingPeriod(ctx.db, '2026-13', tmpdir())).rejects.toThrow(/YYYY-MM/);
+    const lastDay = new Date('2026-11-30T23:59:59.999Z');
+    await expect(closeBillingPeriod(ctx.db, '2026-11', tmpdir(), lastDay)).rejects.toThrow(
+      '2026-11 has not ended yet (it ends at 2026-12-01T00:00:00.000Z)',
+    );
+    await expect(closeBillingPeriod(ctx.db, '2027-05', tmpdir(), lastDay)).rejects.toThrow(
+      /has not ended yet/,
+    );
   });
 });
 

@@ -246,6 +246,18 @@ describe(`voxkey CLI (${TEST_DIALECT})`, () => {
     });
   });
 
+  describe('billing close-period', () => {
+    it('refuses a month that has not ended (exit 2): a month is invoiced once', async () => {
+      const thisMonth = new Date().toISOString().slice(0, 7);
+      const r = await run('billing', 'close-period', '--month', thisMonth);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`--month ${thisMonth} has not ended yet`);
+      const invoices = await run('billing', 'close-period', '--month', '2020-01', '--json');
+      expect(invoices.code).toBe(0);
+      expect(json(invoices)).toEqual({ invoices: [] });
+    });
+  });
+
   describe('organisations and tokens', () => {
     let orgId: number;
 

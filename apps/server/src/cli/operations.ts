@@ -4,9 +4,9 @@ import type { AppConfig } from '../config.js';
 import { ensureDataDir } from '../config.js';
 import { toInvoice } from '../repositories/billing.js';
 import type { Runtime } from '../runtime.js';
-import { closeBillingPeriod } from '../services/invoices.js';
+import { closeBillingPeriod, monthStillOpenUntil } from '../services/invoices.js';
 import { JsonOption, parseOptions } from './options.js';
-import { type CliIo, printJson, printLine } from './output.js';
+import { type CliIo, printJson, printLine, UsageError } from './output.js';
 
 const ClosePeriodOptions = z.object({
   month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, '--month must be YYYY-MM'),
@@ -20,6 +20,11 @@ export async function billingClosePeriod(
   io: CliIo,
 ): Promise<void> {
   const values = parseOptions(ClosePeriodOptions, options);
+  const openUntil = monthStillOpenUntil(values.month);
+  if (openUntil)
+    throw new UsageError(
+      `--month ${values.month} has not ended yet (it ends at ${openUntil}): a month is invoiced once, so closing it early would leave the rest of its usage unbilled`,
+    );
   const invoices = await closeBillingPeriod(
     runtime.deps.database.db,
     values.month,

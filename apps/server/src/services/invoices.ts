@@ -22,12 +22,26 @@ export function monthBounds(month: string): { from: string; to: string } {
   };
 }
 
+/** When a month that has not ended yet ends; null when it has ended (only an ended month can be closed). */
+export function monthStillOpenUntil(month: string, now: Date = new Date()): string | null {
+  const { to } = monthBounds(month);
+  return Date.parse(to) > now.getTime() ? to : null;
+}
+
 /**
  * Closes a billing month: one invoice per subscription active in it, counting the organisation's
  * verifications and charging calls beyond the plan's quota at its overage rate. Re-running the
- * same month creates nothing new (unique per subscription and period).
+ * same month creates nothing new (unique per subscription and period), so a month is closed only
+ * once it has ended: an earlier invoice would leave the rest of its usage unbilled.
  */
-export async function closeBillingPeriod(db: Kysely<DB>, month: string, dataDir: string) {
+export async function closeBillingPeriod(
+  db: Kysely<DB>,
+  month: string,
+  dataDir: string,
+  now: Date = new Date(),
+) {
+  const openUntil = monthStillOpenUntil(month, now);
+  if (openUntil) throw new Error(`${month} has not ended yet (it ends at ${openUntil})`);
   const { from, to } = monthBounds(month);
   const firstDay = from.slice(0, 10);
   const lastDay = new Date(Date.parse(to) - 1).toISOString().slice(0, 10);

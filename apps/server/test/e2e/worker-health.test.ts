@@ -94,8 +94,10 @@ describe(`voxkey worker: health, readiness and metrics on WORKER_PORT (${TEST_DI
     );
     await expect(serving).rejects.not.toThrow(/\n\s+at /);
     // Both before they load the models: no process with the port taken starts an engine.
-    for (const refused of [serving, startWorkerProcess(environment, { WORKER_PORT: port })])
-      await expect(refused).rejects.not.toThrow(/engine ready/);
+    await expect(serving).rejects.not.toThrow(/engine ready/);
+    await expect(startWorkerProcess(environment, { WORKER_PORT: port })).rejects.not.toThrow(
+      /engine ready/,
+    );
   });
 
   it('/readyz is 503 when the database does not answer, and says which check failed without leaking the address', async () => {
