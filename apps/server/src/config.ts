@@ -6,6 +6,21 @@ const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
+/** VOXKEY_ENCRYPTION_KEY spells 32 bytes as 64 hex characters or as base64 (standard or URL-safe alphabet). */
+export const ENCRYPTION_KEY_PATTERN =
+  /^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?|[A-Za-z0-9_-]{43}=?)$/;
+
+/** The 32 bytes a VOXKEY_ENCRYPTION_KEY of ENCRYPTION_KEY_PATTERN spells. */
+export function encryptionKeyBytes(value: string): Buffer {
+  const trimmed = value.trim();
+  return /^[0-9a-fA-F]{64}$/.test(trimmed)
+    ? Buffer.from(trimmed, 'hex')
+    : Buffer.from(trimmed, 'base64'); // Node's base64 decoder reads the URL-safe alphabet too
+}
+
+/** Fewer distinct byte values than this in 32 bytes is a placeholder ('0' x 64), not a random key (which has about 30). */
+const MIN_DISTINCT_KEY_BYTES = 16;
+
 const ConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** Listen address. Unset: 127.0.0.1 in development and test; production requires it to be set (see productionProblems). */
@@ -34,7 +49,14 @@ const ConfigSchema = z.object({
   WEBHOOK_ALLOW_LOOPBACK: booleanFromEnv.default(false),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(false),
   DOCS_SCRIPT_URL: z.string().optional(),
-  VOXKEY_ENCRYPTION_KEY: z.string().min(1).optional(),
+  VOXKEY_ENCRYPTION_KEY: z
+    .string()
+    .trim()
+    .regex(
+      ENCRYPTION_KEY_PATTERN,
+      'must be 32 bytes: 64 hex characters, or base64 (44 characters with its padding; e.g. openssl rand -hex 32)',
+    )
+    .optional(),
   VOXKEY_MODELS_DIR: z.string().optional(),
   ENGINE_THREADS: z.coerce.number().int().min(1).max(64).optional(),
   ENGINE_INTRA_OP_THREADS: z.coerce.number().int().min(1).max(64).default(1),
@@ -157,6 +179,10 @@ export function productionProblems(config: AppConfig): string[] {
   if (!config.VOXKEY_ENCRYPTION_KEY)
     problems.push(
       'VOXKEY_ENCRYPTION_KEY is required (32 bytes, hex or base64): voiceprints and queued audio are sealed with it',
+    );
+  else if (new Set(encryptionKeyBytes(config.VOXKEY_ENCRYPTION_KEY)).size < MIN_DISTINCT_KEY_BYTES)
+    problems.push(
+      'VOXKEY_ENCRYPTION_KEY looks like a placeholder, not a random key (too few distinct bytes): generate one with openssl rand -hex 32',
     );
   if (!config.hostConfigured)
     problems.push(

@@ -1,12 +1,14 @@
 import { createEngine, isEngineError, type VoiceEngine } from '@voxkey/engine';
-import { type AppConfig, ensureDataDir } from './config.js';
+import { type AppConfig, ConfigError, ensureDataDir } from './config.js';
 import { type Database, openDatabase } from './db/connection.js';
+import { DatabaseStartError } from './db/errors.js';
 import { migrateToLatest } from './db/migrate.js';
 import type { AppDeps } from './deps.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { createJobRunner, type JobRunner } from './workers/job-runner.js';
 import { createSealer, resolveEncryptionKey } from './security/sealing.js';
+import { keyOpensStoredSecrets } from './security/webhook-secrets.js';
 import { type EngineWatchdog, watchEngine } from './workers/engine-watchdog.js';
 import { startRetentionSweeps } from './workers/retention.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhook-dispatcher.js';
@@ -63,15 +65,29 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
       statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
       preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     });
-  if (!options.database) await migrate(config, database);
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   const metrics = createMetrics();
-  const key = resolveEncryptionKey({
-    configured: config.VOXKEY_ENCRYPTION_KEY,
-    dataDir,
-    allowGenerated: config.isDevelopment,
-    log: (line) => logger.warn(line),
-  });
+  let key: Buffer;
+  try {
+    // The key first: a mistyped key stops the process before it migrates anything.
+    key = resolveEncryptionKey({
+      configured: config.VOXKEY_ENCRYPTION_KEY,
+      dataDir,
+      allowGenerated: config.isDevelopment,
+      log: (line) => logger.warn(line),
+    });
+    if (!options.database)
+      await migrate(config, database).catch((err: unknown) => {
+        throw new DatabaseStartError(config.DATABASE_URL, err);
+      });
+    if (!(await keyOpensStoredSecrets(database.db, createSealer(key))))
+      throw new ConfigError(
+        'VOXKEY_ENCRYPTION_KEY does not open the data this database holds (it was sealed with another key): give every process the key the database was first used with',
+      );
+  } catch (err) {
+    if (!options.database) await database.close();
+    throw err;
+  }
 
   let runner: JobRunner | null = null;
   let dispatcher: WebhookDispatcher | null = null;

@@ -3,6 +3,7 @@
  * dialect under test (a temporary SQLite file, or a fresh PostgreSQL database).
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -234,6 +235,23 @@ describe(`voxkey CLI (${TEST_DIALECT})`, () => {
       ).toBe(0);
       expect(existsSync(fresh)).toBe(true);
     });
+    it('a database that cannot be reached: one line naming DATABASE_URL without its password, exit 1', async () => {
+      let stderr = '';
+      const code = await main(['org', 'list'], {
+        out: () => {},
+        err: (t) => void (stderr += t),
+        env: {
+          ...env,
+          DATABASE_URL: 'postgres://voxkey:hunter2@127.0.0.1:1/nowhere',
+          DATABASE_CONNECT_TIMEOUT_MS: '1000',
+        },
+      });
+      expect(code).toBe(1);
+      expect(stderr).toMatch(
+        /^Could not use the database at DATABASE_URL=postgres:\/\/voxkey:\*\*\*@127\.0\.0\.1:1\/nowhere: .+\n$/,
+      );
+      expect(stderr).not.toContain('hunter2');
+    });
     it('invalid configuration', async () => {
       let stderr = '';
       const code = await main(['org', 'list'], {
@@ -294,6 +312,28 @@ describe(`voxkey CLI (${TEST_DIALECT})`, () => {
       const text = (await run('org', 'list')).stdout.split('\n');
       expect(text[0]).toBe('ID\tNAME\tEMAIL\tCREATED');
       expect(text[1]).toMatch(new RegExp(`^${orgId}\\tAcme\\tops@acme.example\\t\\d{4}-`));
+    });
+
+    it('another encryption key than the data was sealed with is refused at start (exit 2), and a malformed one before migrating', async () => {
+      let stderr = '';
+      const withKey = (key: string) =>
+        main(['org', 'list'], {
+          out: () => {},
+          err: (t) => void (stderr += t),
+          env: { ...env, VOXKEY_ENCRYPTION_KEY: key },
+        });
+      expect(await withKey(randomBytes(32).toString('hex'))).toBe(2);
+      expect(stderr).toContain('VOXKEY_ENCRYPTION_KEY does not open the data this database holds');
+      stderr = '';
+      expect(await withKey('abcdef')).toBe(2);
+      expect(stderr).toMatch(/VOXKEY_ENCRYPTION_KEY: must be 32 bytes/);
+    });
+
+    it('voiceprints models: an organisation that does not exist is exit 3, as for tokens', async () => {
+      const r = await run('voiceprints', 'models', '--org', '999999');
+      expect(r.code).toBe(3);
+      expect(r.stderr).toContain('No organisation with id 999999');
+      expect((await run('voiceprints', 'models', '--org', String(orgId))).code).toBe(0);
     });
 
     it('token list shows the trial token and a created one, never a secret', async () => {

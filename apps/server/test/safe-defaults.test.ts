@@ -13,7 +13,8 @@ import { TEST_DIALECT } from './support/database.js';
 import { seedJob } from './support/fixtures.js';
 
 const BIN = fileURLToPath(new URL('../bin/voxkey.js', import.meta.url));
-const KEY = 'b'.repeat(64);
+/** A key as `openssl rand -hex 32` makes one. */
+const KEY = '3f9c1a7be4d2085f6a1c9e3b7d50f28a4c6e19b3d7f05a82e4c6b1d9f3a7e05c';
 
 async function closedPort(): Promise<number> {
   const server = net.createServer();
@@ -50,6 +51,28 @@ describe('safe defaults', () => {
     expect(
       productionProblems(loadConfig({ NODE_ENV: 'development', WEBHOOK_ALLOW_LOOPBACK: 'true' })),
     ).toEqual([]);
+  });
+
+  it('VOXKEY_ENCRYPTION_KEY: 64 hex characters or base64 of 32 bytes, else a configuration error; production refuses a placeholder', () => {
+    const base64 = Buffer.from(KEY, 'hex').toString('base64');
+    for (const key of [
+      KEY,
+      base64,
+      base64.slice(0, 43),
+      Buffer.from(KEY, 'hex').toString('base64url'),
+    ])
+      expect(loadConfig({ VOXKEY_ENCRYPTION_KEY: key }).VOXKEY_ENCRYPTION_KEY).toBe(key);
+    for (const key of ['abcdef', `${KEY}0`, 'not a key at all, just a passphrase!!', `${base64}=`])
+      expect(() => loadConfig({ VOXKEY_ENCRYPTION_KEY: key })).toThrow(
+        /VOXKEY_ENCRYPTION_KEY: must be 32 bytes/,
+      );
+    const production = (key: string) =>
+      productionProblems(
+        loadConfig({ NODE_ENV: 'production', HOST: '0.0.0.0', VOXKEY_ENCRYPTION_KEY: key }),
+      );
+    expect(production('0'.repeat(64)).join('\n')).toMatch(/looks like a placeholder/);
+    expect(production('ab'.repeat(32)).join('\n')).toMatch(/looks like a placeholder/);
+    expect(production(base64)).toEqual([]);
   });
 
   it('`voxkey serve` with NODE_ENV=production and an unset HOST exits 2 before opening anything', async () => {

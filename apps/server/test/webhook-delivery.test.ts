@@ -24,6 +24,10 @@ describe('callback URL policy (SSRF guard)', () => {
       'fe80::1',
       'fd00::1',
       '0.0.0.0',
+      '192.0.2.7',
+      '198.51.100.7',
+      '203.0.113.7',
+      '2001:db8::7',
     ]) {
       expect(classifyAddress(address)).toBe('private');
     }

@@ -21,7 +21,8 @@ export async function orgList(options: unknown, database: Database, io: CliIo): 
     printLine(io, `${org.id}\t${org.name}\t${org.email}\t${org.created_at}`);
 }
 
-async function requireOrganisation(database: Database, orgId: number): Promise<void> {
+/** Exit 3 (not found) for an organisation id on the command line that does not exist. */
+export async function requireOrganisation(database: Database, orgId: number): Promise<void> {
   if (!(await findOrganisation(database.db, orgId)))
     throw new NotFoundError(`No organisation with id ${orgId}`);
 }

@@ -5,6 +5,7 @@ import { isEngineError } from '@voxkey/engine';
 import { Command, CommanderError } from 'commander';
 import { type AppConfig, ConfigError, loadConfig, productionProblems } from '../config.js';
 import { missingSqliteFile } from '../db/connection.js';
+import { DatabaseStartError } from '../db/errors.js';
 import { createLogger } from '../observability/logger.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { startServer, startWorker } from '../serve.js';
@@ -262,6 +263,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     if (err instanceof NotFoundError) {
       reportError(io, json, 'not_found', err.message);
       return EXIT.notFound;
+    }
+    if (err instanceof DatabaseStartError) {
+      reportError(io, json, 'failure', err.message);
+      return EXIT.failure;
     }
     if (isEngineError(err)) {
       reportError(io, json, err.code, `${err.code}: ${err.message}`);

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import type { AppConfig } from '../config.js';
 import type { Database } from '../db/connection.js';
 import { sampleModelCounts } from '../repositories/voiceprints.js';
+import { requireOrganisation } from './listing.js';
 import { JsonOption, OrgIdOption, parseOptions } from './options.js';
 import { type CliIo, printJson, printLine } from './output.js';
 
@@ -36,6 +37,7 @@ export async function voiceprintModels(
   io: CliIo,
 ): Promise<void> {
   const values = parseOptions(Options, options);
+  if (values.org !== undefined) await requireOrganisation(database, values.org);
   const modelsDir = config.VOXKEY_MODELS_DIR ?? defaultModelsDir();
   const manifest = await loadManifest(defaultManifestPath(modelsDir));
   const defaultModel = selectModel(manifest, 'speaker', modelsDir);

@@ -32,6 +32,16 @@ export function toDelivery(row: WebhookDeliveryRow) {
 
 const DELIVERY_FIELDS = columnsOf(DELIVERY_FILTER_FIELDS);
 
+/** The newest stored webhook secret of any organisation (sealed), if there is one. */
+export function newestSecret(db: Executor) {
+  return db
+    .selectFrom('webhook_secrets')
+    .select(['org_id', 'sealed_secret'])
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
 export async function insertSecret(
   db: Executor,
   orgId: number,

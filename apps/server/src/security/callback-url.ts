@@ -14,8 +14,11 @@ for (const [net, prefix] of [
   ['169.254.0.0', 16],
   ['172.16.0.0', 12],
   ['192.0.0.0', 24],
+  ['192.0.2.0', 24], // documentation (TEST-NET-1..3): never a real receiver
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const) {
@@ -26,6 +29,7 @@ for (const [net, prefix] of [
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
+  ['2001:db8::', 32], // documentation
   ['2001::', 32], // Teredo: the client's IPv4 address is obfuscated, so no telling where it leads
   ['64:ff9b:1::', 48], // local-use NAT64
 ] as const) {

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { ConfigError, ENCRYPTION_KEY_PATTERN, encryptionKeyBytes } from '../config.js';
 
 const VERSION = 'v1';
 const KEY_FILE = 'encryption.key';
@@ -59,15 +60,13 @@ export function createSealer(key: Buffer): Sealer {
   };
 }
 
-/** Parses VOXKEY_ENCRYPTION_KEY: 64 hex characters or base64 of 32 bytes. */
+/** Parses VOXKEY_ENCRYPTION_KEY (or the development key file): 64 hex characters or base64 of 32 bytes. */
 export function parseEncryptionKey(value: string): Buffer {
-  const trimmed = value.trim();
-  const key = /^[0-9a-fA-F]{64}$/.test(trimmed)
-    ? Buffer.from(trimmed, 'hex')
-    : Buffer.from(trimmed, 'base64');
-  if (key.length !== 32)
-    throw new Error('VOXKEY_ENCRYPTION_KEY must be 32 bytes: 64 hex characters or base64');
-  return key;
+  if (!ENCRYPTION_KEY_PATTERN.test(value.trim()))
+    throw new ConfigError(
+      'VOXKEY_ENCRYPTION_KEY must be 32 bytes: 64 hex characters, or base64 (44 characters with its padding)',
+    );
+  return encryptionKeyBytes(value);
 }
 
 /**
@@ -82,7 +81,9 @@ export function resolveEncryptionKey(options: {
 }): Buffer {
   if (options.configured) return parseEncryptionKey(options.configured);
   if (!options.allowGenerated)
-    throw new Error('VOXKEY_ENCRYPTION_KEY is required in production (32 bytes, hex or base64)');
+    throw new ConfigError(
+      'VOXKEY_ENCRYPTION_KEY is required in production (32 bytes, hex or base64; e.g. openssl rand -hex 32)',
+    );
   const file = path.join(options.dataDir, KEY_FILE);
   if (existsSync(file)) return parseEncryptionKey(readFileSync(file, 'utf8'));
   const key = randomBytes(32);

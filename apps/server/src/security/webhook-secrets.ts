@@ -22,6 +22,22 @@ export async function createWebhookSecret(
   return secret;
 }
 
+/**
+ * Whether the key opens what the database holds, tried on its newest webhook secret (true when it
+ * holds none yet). A process given another key than the one the data was sealed with would
+ * otherwise look healthy and fail every job and delivery that opens a sealed value.
+ */
+export async function keyOpensStoredSecrets(db: Executor, sealer: Sealer): Promise<boolean> {
+  const stored = await webhooks.newestSecret(db);
+  if (!stored) return true;
+  try {
+    sealer.open(stored.sealed_secret, aad(stored.org_id));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Issues a new secret; the previous one keeps signing for 24 h so receivers can switch over. */
 export async function rotateWebhookSecret(db: Executor, sealer: Sealer, orgId: number) {
   const previousExpiresAt = new Date(Date.now() + ROTATION_GRACE_MS).toISOString();
