@@ -139,7 +139,11 @@ export async function startWorker(config: AppConfig): Promise<void> {
   await checkCanListen(config.HOST, config.WORKER_PORT, 'WORKER_PORT');
   const runtime = await createRuntime(config, { withWorkers: true, logger });
   let stopping = false;
-  const app = createWorkerApp(runtime.deps, () => !stopping && runtime.engine !== null);
+  const app = createWorkerApp(
+    runtime.deps,
+    () => runtime.engine !== null,
+    () => stopping,
+  );
   const { server: healthServer, address } = await listen(
     app.fetch,
     config.HOST,
@@ -164,4 +168,5 @@ export async function startWorker(config: AppConfig): Promise<void> {
   await runtime.close();
   await new Promise<void>((resolve) => healthServer.close(() => resolve()));
   clearTimeout(deadline);
+  logger.info('shutdown complete');
 }

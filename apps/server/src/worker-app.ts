@@ -9,7 +9,11 @@ import type { AppEnv } from './http/types.js';
  * What `voxkey worker` serves on WORKER_PORT: health, readiness and metrics for a supervisor and Prometheus, no API.
  * Probes are not logged per request (a scrape every few seconds would drown the job log).
  */
-export function createWorkerApp(deps: AppDeps, engineReady: () => boolean) {
+export function createWorkerApp(
+  deps: AppDeps,
+  engineReady: () => boolean,
+  draining: () => boolean = () => false,
+) {
   const app = new Hono<AppEnv>();
   app.onError(
     createErrorHandler((err, context) =>
@@ -23,6 +27,6 @@ export function createWorkerApp(deps: AppDeps, engineReady: () => boolean) {
     c.set('deps', deps);
     await next();
   });
-  app.route('/', createHealthRoutes(deps, { engineReady }));
+  app.route('/', createHealthRoutes(deps, { engineReady, draining }));
   return app;
 }

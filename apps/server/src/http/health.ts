@@ -12,6 +12,8 @@ export interface HealthOptions {
    * The API process leaves it out and stays ready for the rest of the API; its body says whether voice is available.
    */
   engineReady?: () => boolean;
+  /** Set in the worker: true once it is shutting down (finishing its work), which takes it out of rotation. */
+  draining?: () => boolean;
 }
 
 /** `/healthz` (alive), `/readyz` (database, and the engine in a worker) and `/metrics` (Prometheus), shared by `serve` and `worker`. */
@@ -47,12 +49,17 @@ export function createHealthRoutes(deps: AppDeps, options: HealthOptions = {}) {
       database: databaseUp ? 'ok' : 'unreachable',
       engine: engineDegraded ? 'degraded' : engineUp ? 'ok' : voice,
     };
-    if (databaseUp && engineUp) return c.json({ status: 'ready', checks });
+    const draining = options.draining?.() ?? false;
+    if (databaseUp && engineUp && !draining) return c.json({ status: 'ready', checks });
     return c.json(
       {
         status: engineDegraded ? 'degraded' : 'unavailable',
         code: 503,
-        message: databaseUp ? 'Engine unavailable' : 'Database unreachable',
+        message: draining
+          ? 'Shutting down'
+          : databaseUp
+            ? 'Engine unavailable'
+            : 'Database unreachable',
         checks,
       },
       503,

@@ -118,6 +118,24 @@ describe(`voxkey worker: health, readiness and metrics on WORKER_PORT (${TEST_DI
     expect((await app.request('/healthz')).status).toBe(200);
   });
 
+  it('/readyz says a draining worker is shutting down (503), not that its engine is unavailable', async () => {
+    let draining = false;
+    const app = createWorkerApp(
+      ctx().deps,
+      () => true,
+      () => draining,
+    );
+    expect((await app.request('/readyz')).status).toBe(200);
+    draining = true;
+    const res = await app.request('/readyz');
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({
+      status: 'unavailable',
+      message: 'Shutting down',
+      checks: { database: 'ok', engine: 'ok' },
+    });
+  });
+
   it('WORKER_PORT is validated at start-up like every other setting', () => {
     expect(loadConfig({}).WORKER_PORT).toBe(8081);
     expect(loadConfig({ WORKER_PORT: '9100' }).WORKER_PORT).toBe(9100);
