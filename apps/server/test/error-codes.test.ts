@@ -370,16 +370,17 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
     });
 
     it('internal_error', async () => {
-      const broken = openDatabase('postgres://voxkey@127.0.0.1:1/unreachable', { poolSize: 1 });
-      onTestFinished(() => broken.close());
-      const app = createApp({ ...ctx.deps, database: broken }, { reportError: () => {} });
+      // a database handle that was closed: an unexpected fault, not an outage
+      const closed = openDatabase('sqlite:');
+      await closed.close();
+      const app = createApp({ ...ctx.deps, database: closed }, { reportError: () => {} });
       const res = await app.request(orgPath(1), {
         headers: { authorization: `Bearer ${ctx.orgA.token}` },
       });
       code({ status: res.status, body: await res.json(), headers: res.headers }, 'internal_error');
     });
 
-    it('unavailable', async () => {
+    it('unavailable (no voice processing; or no database, with Retry-After)', async () => {
       const down = await createTestContext();
       onTestFinished(() => down.cleanup());
       down.deps.voiceUnavailable = { code: 'model_missing' };
@@ -387,6 +388,19 @@ describe(`machine-readable error codes (${TEST_DIALECT})`, () => {
         body: { voice_data: AUDIO, request_uuid: randomUUID(), external_id: 'x' },
       });
       code(res, 'unavailable');
+
+      const unreachable = openDatabase('postgres://voxkey@127.0.0.1:1/unreachable', {
+        poolSize: 1,
+      });
+      onTestFinished(() => unreachable.close());
+      const app = createApp({ ...ctx.deps, database: unreachable }, { reportError: () => {} });
+      const outage = await app.request(orgPath(1), {
+        headers: { authorization: `Bearer ${ctx.orgA.token}` },
+      });
+      const body = await outage.json();
+      code({ status: outage.status, body, headers: outage.headers }, 'unavailable');
+      expect(outage.headers.get('retry-after')).toBe('1');
+      expect(JSON.stringify(body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
     });
   });
 

@@ -20,3 +20,34 @@ export class DatabaseStartError extends Error {
 export function maskPassword(url: string): string {
   return url.replace(/^(postgres(?:ql)?:\/\/[^:/@]+:)[^@]*@/, '$1***@');
 }
+
+const CONNECTION_ERRNO = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+/** PostgreSQL's admin_shutdown, crash_shutdown, cannot_connect_now and too_many_connections. */
+const UNAVAILABLE_SQLSTATE = new Set(['57P01', '57P02', '57P03', '53300']);
+
+/**
+ * True when the database could not be reached or is not taking work now (a restart, a failover, a
+ * full pool, SQLite locked past its busy timeout): a transient condition worth a retry, not a fault.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code === 'string') {
+    if (CONNECTION_ERRNO.has(code) || UNAVAILABLE_SQLSTATE.has(code)) return true;
+    if (code.startsWith('08')) return true; // SQLSTATE class 08: connection exception
+    if (code === 'SQLITE_BUSY') return true;
+  }
+  return (
+    typeof message === 'string' &&
+    /timeout exceeded when trying to connect|Connection terminated/i.test(message)
+  );
+}

@@ -1,7 +1,11 @@
 import type { ErrorCode } from '@voxkey/contract';
 import type { ErrorHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import { ApiError, INVALID_CREDENTIALS } from '../errors.js';
+
+/** A database outage is usually a restart or failover: a client retrying after a second often succeeds. */
+const DATABASE_RETRY_AFTER_S = 1;
 
 /** The general code for a status hono (or a middleware library) raised on its own. */
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
@@ -46,7 +50,11 @@ export function createErrorHandler(report: ErrorReporter): ErrorHandler {
         path: c.req.path,
         reqId: c.get('requestId') as string | undefined,
       });
-      apiError = new ApiError('internal_error', 'Internal server error');
+      apiError = isDatabaseUnavailable(err)
+        ? new ApiError('unavailable', 'The service cannot reach its database; retry shortly', {
+            headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_S) },
+          })
+        : new ApiError('internal_error', 'Internal server error');
     }
     for (const [name, value] of Object.entries(apiError.headers)) c.header(name, value);
     return c.json(apiError.toBody(), apiError.status);

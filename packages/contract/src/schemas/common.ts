@@ -152,6 +152,13 @@ export const commonErrorResponses = {
     headers: rateLimitHeaders,
   },
   500: errorResponse('Internal error; the message never carries internals.', InternalErrorSchema),
+  503: {
+    ...errorResponse(
+      'The server cannot reach its database right now; retry after `Retry-After` seconds.',
+      UnavailableErrorSchema,
+    ),
+    headers: rateLimitHeaders,
+  },
 } as const;
 
 /** 409 of the predefined-text writes. */
@@ -249,18 +256,24 @@ const voiceRequestErrorResponses = {
     ),
     headers: rateLimitHeaders,
   },
-  503: errorResponse(
-    'Voice processing is unavailable on this server (for example, no speaker model is installed).',
-    UnavailableErrorSchema,
-  ),
+  503: {
+    ...errorResponse(
+      'Voice processing is unavailable on this server (for example, no speaker model is installed), or the server cannot reach its database right now (then with `Retry-After`).',
+      UnavailableErrorSchema,
+    ),
+    headers: rateLimitHeaders,
+  },
 } as const;
 
 /** 503 of a route that needs the speech recogniser (creating a challenge). */
 export const unavailableResponse = {
-  503: errorResponse(
-    'Voice processing is unavailable on this server (for example, no model is installed).',
-    UnavailableErrorSchema,
-  ),
+  503: {
+    ...errorResponse(
+      'Voice processing is unavailable on this server (for example, no model is installed), or the server cannot reach its database right now (then with `Retry-After`).',
+      UnavailableErrorSchema,
+    ),
+    headers: rateLimitHeaders,
+  },
 } as const;
 
 /** Errors of createEnrollment beyond the common ones. */
@@ -280,7 +293,7 @@ export const enrollmentErrorResponses = {
 export const audioCheckErrorResponses = {
   503: {
     ...errorResponse(
-      'No engine on this server, or the check could not finish in time; retry after `Retry-After` seconds.',
+      'No engine on this server, the check could not finish in time, or the server cannot reach its database right now; retry after `Retry-After` seconds.',
       UnavailableErrorSchema,
     ),
     headers: rateLimitHeaders,
