@@ -142,6 +142,7 @@ describe('errors and events', () => {
       | 'unsupported_media_type'
       | 'rate_limited'
       | 'internal_error'
+      | 'unavailable'
     >();
     // @ts-expect-error not a code
     const wrong: ErrorCode = 'conflict';
