@@ -309,7 +309,7 @@ describe(`error hygiene (${TEST_DIALECT})`, () => {
       expect(Object.keys(entry).sort()).toEqual(['code', 'field', 'message']);
   });
 
-  it('a failing database gives 500 {code, message} with no internals, and the error is reported', async () => {
+  it('an unreachable database gives 503 unavailable with Retry-After and no internals, and the error is reported; a fault gives 500', async () => {
     // Nothing listens on port 1: every query fails as if the database were down.
     const broken = openDatabase('postgres://voxkey@127.0.0.1:1/unreachable', { poolSize: 1 });
     onTestFinished(() => broken.close());
@@ -321,12 +321,34 @@ describe(`error hygiene (${TEST_DIALECT})`, () => {
     const res = await app.request(orgPath(1), {
       headers: { authorization: `Bearer ${ctx().orgA.token}` },
     });
-    expect(res.status).toBe(500);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
     const body = await res.json();
-    expect(body).toEqual({ code: 500, error: 'internal_error', message: 'Internal server error' });
+    expect(body).toEqual({
+      code: 503,
+      error: 'unavailable',
+      message: 'The service cannot reach its database; retry shortly',
+    });
     expect(JSON.stringify(body)).not.toMatch(
       /ECONNREFUSED|127\.0\.0\.1|postgres|select|kysely|driver|stack/i,
     );
     expect(reported).toHaveLength(1);
+
+    const closed = openDatabase('sqlite:');
+    await closed.close();
+    const faulty = createApp(
+      { ...ctx().deps, database: closed },
+      { reportError: (err) => reported.push(err) },
+    );
+    const fault = await faulty.request(orgPath(1), {
+      headers: { authorization: `Bearer ${ctx().orgA.token}` },
+    });
+    expect(fault.status).toBe(500);
+    expect(await fault.json()).toEqual({
+      code: 500,
+      error: 'internal_error',
+      message: 'Internal server error',
+    });
+    expect(reported).toHaveLength(2);
   });
 });
