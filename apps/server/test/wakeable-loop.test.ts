@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { WakeableLoop } from '../src/workers/wakeable-loop.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MAX_ERROR_BACKOFF_MS, WakeableLoop } from '../src/workers/wakeable-loop.js';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
 
@@ -57,6 +57,40 @@ describe('WakeableLoop', () => {
     await tick();
     expect(state.done).toBe(8);
     expect(state.pending).toBe(0);
+  });
+
+  it('a lane whose steps keep failing waits twice as long after each failure, and polls as before after a success', async () => {
+    vi.useFakeTimers();
+    try {
+      const looks: number[] = [];
+      let failing = true;
+      loop = new WakeableLoop(
+        async () => {
+          looks.push(Date.now());
+          if (failing) throw new Error('database down');
+          return false;
+        },
+        { concurrency: 1, pollMs: 20, onError: () => {} },
+      );
+      const start = Date.now();
+      loop.start();
+      await vi.advanceTimersByTimeAsync(700);
+      expect(looks.map((t) => t - start)).toEqual([0, 40, 120, 280, 600]);
+      await vi.advanceTimersByTimeAsync(MAX_ERROR_BACKOFF_MS * 3);
+      const gaps = looks.slice(1).map((t, i) => t - looks[i]!);
+      expect(Math.max(...gaps)).toBe(MAX_ERROR_BACKOFF_MS);
+
+      failing = false;
+      loop.wake();
+      await vi.advanceTimersByTimeAsync(0);
+      const recovered = looks.length;
+      await vi.advanceTimersByTimeAsync(100);
+      expect(looks.length - recovered).toBe(5);
+    } finally {
+      await loop?.stop();
+      loop = undefined;
+      vi.useRealTimers();
+    }
   });
 
   it('stop wakes every sleeping lane and resolves', async () => {

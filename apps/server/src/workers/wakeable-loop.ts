@@ -3,8 +3,12 @@
  * until `wake()` or the poll interval, so an idle process costs one cheap query per interval.
  * `wake()` (one new item) wakes one sleeping lane: waking them all made every lane race for the
  * same item, one claim query each (several per job and per delivery). A lane that found work
- * looks again at once, so a burst of items still spreads over the lanes, one wake each.
+ * looks again at once, so a burst of items still spreads over the lanes, one wake each. A lane whose
+ * steps keep failing (the database is down) waits twice as long after each failure, up to
+ * MAX_ERROR_BACKOFF_MS, so an outage costs a few log lines a minute, not several a second.
  */
+export const MAX_ERROR_BACKOFF_MS = 15_000;
+
 export class WakeableLoop {
   private stopping = false;
   private wakers = new Set<() => void>();
@@ -40,25 +44,33 @@ export class WakeableLoop {
   }
 
   private async lane(): Promise<void> {
+    let failures = 0;
     while (!this.stopping) {
       let didWork = false;
       try {
         didWork = await this.step();
+        failures = 0;
       } catch (err) {
         this.options.onError(err);
+        failures += 1;
       }
-      if (!didWork && !this.stopping) await this.sleep();
+      if (!didWork && !this.stopping) {
+        const backoff = this.options.pollMs * 2 ** Math.min(failures, 20);
+        await this.sleep(
+          failures === 0 ? this.options.pollMs : Math.min(backoff, MAX_ERROR_BACKOFF_MS),
+        );
+      }
     }
   }
 
-  private sleep(): Promise<void> {
+  private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
         this.wakers.delete(done);
         resolve();
       };
-      const timer = setTimeout(done, this.options.pollMs);
+      const timer = setTimeout(done, ms);
       this.wakers.add(done);
     });
   }
