@@ -269,7 +269,7 @@ describe(`authentication (${TEST_DIALECT})`, () => {
         const { token } = await signUpOrganisation(c.db, {
           name: `Trial ${plan.id}`,
           email: `t${plan.id}@example.com`,
-          planId: plan.id,
+          plan: plan.id,
         });
         expect(token.bearer).toMatch(/^vk_trial_/);
         const d =

@@ -329,6 +329,53 @@ describe(`voxkey CLI (${TEST_DIALECT})`, () => {
       expect(stderr).toMatch(/VOXKEY_ENCRYPTION_KEY: must be 32 bytes/);
     });
 
+    it('org create --plan takes a plan id or name; an unknown one lists the plans (exit 2)', async () => {
+      const byName = json(
+        await run(
+          'org',
+          'create',
+          '--name',
+          'Paid',
+          '--email',
+          'p@paid.example',
+          '--plan',
+          'Starter',
+          '--json',
+        ),
+      );
+      const byId = json(
+        await run(
+          'org',
+          'create',
+          '--name',
+          'Paid2',
+          '--email',
+          'p@paid2.example',
+          '--plan',
+          '2',
+          '--json',
+        ),
+      );
+      for (const created of [byName, byId])
+        expect(
+          (created.organisation as { subscription: { plan_id: number } }).subscription.plan_id,
+        ).toBe(2);
+      const unknown = await run(
+        'org',
+        'create',
+        '--name',
+        'X',
+        '--email',
+        'x@x.example',
+        '--plan',
+        'Gold',
+      );
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toContain(
+        'No plan named Gold (plans: 1 Sandbox, 2 Starter, 3 Growth, 4 Enterprise)',
+      );
+    });
+
     it('voiceprints models: an organisation that does not exist is exit 3, as for tokens', async () => {
       const r = await run('voiceprints', 'models', '--org', '999999');
       expect(r.code).toBe(3);

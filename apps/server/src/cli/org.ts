@@ -11,7 +11,12 @@ import { type CliIo, NotFoundError, printJson, printLine, UsageError } from './o
 const OrgCreateOptions = z.object({
   name: z.string().trim().min(1, '--name is required').max(200),
   email: z.email('--email must be an email address'),
-  plan: z.coerce.number().int().positive('--plan must be a plan id').optional(),
+  plan: z
+    .string()
+    .trim()
+    .min(1, '--plan must be a plan id or name')
+    .transform((plan) => (/^\d+$/.test(plan) ? Number(plan) : plan))
+    .optional(),
   callbackUrl: z.url('--callback-url must be a URL').optional(),
   json: JsonOption,
 });
@@ -34,7 +39,7 @@ export async function orgCreate(
       {
         name: values.name,
         email: values.email,
-        planId: values.plan,
+        plan: values.plan,
         callbackUrl: values.callbackUrl ?? null,
       },
       { sealer },

@@ -136,7 +136,7 @@ Exit codes: ${EXIT.ok} success, ${EXIT.failure} failure (database, engine, unexp
     )
     .requiredOption('--name <name>', 'organisation name')
     .requiredOption('--email <email>', 'contact email')
-    .option('--plan <id>', 'plan id (default: the Sandbox plan)')
+    .option('--plan <id|name>', 'plan id or name, e.g. Starter (default: the Sandbox plan)')
     .option('--callback-url <url>', 'webhook callback URL')
     .option('--json', JSON_HELP)
     .action(async (options: unknown) => {

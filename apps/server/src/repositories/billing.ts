@@ -59,6 +59,11 @@ export function findPlan(db: Executor, planId: number): Promise<PlanRow | undefi
   return db.selectFrom('plans').selectAll().where('id', '=', planId).executeTakeFirst();
 }
 
+/** Every plan, by id. */
+export function listAllPlans(db: Executor): Promise<PlanRow[]> {
+  return db.selectFrom('plans').selectAll().orderBy('id').execute();
+}
+
 export function findPlanByName(db: Executor, name: string): Promise<PlanRow | undefined> {
   return db.selectFrom('plans').selectAll().where('name', '=', name).executeTakeFirst();
 }

@@ -7,6 +7,7 @@ import {
   findPlan,
   findPlanByName,
   insertSubscription,
+  listAllPlans,
   toSubscription,
 } from '../repositories/billing.js';
 import {
@@ -55,15 +56,23 @@ export async function issueToken(
  */
 export async function signUpOrganisation(
   db: Kysely<DB>,
-  values: NewOrganisationValues & { planId?: number; callbackUrl?: string | null },
+  values: NewOrganisationValues & {
+    /** A plan's id, or its name (`Starter`); the Sandbox plan when absent. */
+    plan?: number | string;
+    callbackUrl?: string | null;
+  },
   options: { sealer?: Sealer } = {},
 ) {
   return db.transaction().execute(async (trx) => {
+    const wanted = values.plan ?? DEFAULT_PLAN_NAME;
     const plan =
-      values.planId !== undefined
-        ? await findPlan(trx, values.planId)
-        : await findPlanByName(trx, DEFAULT_PLAN_NAME);
-    if (!plan) throw new UnknownPlanError(`No plan with id ${values.planId ?? DEFAULT_PLAN_NAME}`);
+      typeof wanted === 'number' ? await findPlan(trx, wanted) : await findPlanByName(trx, wanted);
+    if (!plan) {
+      const known = (await listAllPlans(trx)).map((p) => `${p.id} ${p.name}`).join(', ');
+      throw new UnknownPlanError(
+        `No plan ${typeof wanted === 'number' ? `with id ${wanted}` : `named ${wanted}`} (plans: ${known})`,
+      );
+    }
     const org = await insertOrganisation(trx, values);
     const settings = await insertSettings(trx, org.id, { callbackUrl: values.callbackUrl ?? null });
     const now = new Date();
