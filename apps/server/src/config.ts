@@ -6,20 +6,35 @@ const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
-/** VOXKEY_ENCRYPTION_KEY spells 32 bytes as 64 hex characters or as base64 (standard or URL-safe alphabet). */
-export const ENCRYPTION_KEY_PATTERN =
-  /^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?|[A-Za-z0-9_-]{43}=?)$/;
+/**
+ * VOXKEY_ENCRYPTION_KEY spells 32 bytes as 64 hex characters or as base64 (either alphabet, padded or
+ * not), once normalised: surrounding quotes (an env file's) and whitespace (a wrapped line) removed.
+ */
+export const ENCRYPTION_KEY_PATTERN = /^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}={0,2})$/;
+
+export function normaliseEncryptionKey(value: string): string {
+  return value
+    .trim()
+    .replace(/^(['"])([\s\S]*)\1$/, '$2')
+    .replace(/\s+/g, '');
+}
 
 /** The 32 bytes a VOXKEY_ENCRYPTION_KEY of ENCRYPTION_KEY_PATTERN spells. */
 export function encryptionKeyBytes(value: string): Buffer {
-  const trimmed = value.trim();
-  return /^[0-9a-fA-F]{64}$/.test(trimmed)
-    ? Buffer.from(trimmed, 'hex')
-    : Buffer.from(trimmed, 'base64'); // Node's base64 decoder reads the URL-safe alphabet too
+  const key = normaliseEncryptionKey(value);
+  return /^[0-9a-fA-F]{64}$/.test(key) ? Buffer.from(key, 'hex') : Buffer.from(key, 'base64'); // Node's base64 decoder reads the URL-safe alphabet too
 }
 
 /** Fewer distinct byte values than this in 32 bytes is a placeholder ('0' x 64), not a random key (which has about 30). */
 const MIN_DISTINCT_KEY_BYTES = 16;
+
+/**
+ * A key of few distinct bytes ('0' x 64) is a placeholder. Production warns rather than refuses: the
+ * data already sealed with it can only be read with it (there is no re-sealing).
+ */
+export function isPlaceholderKey(key: Buffer): boolean {
+  return new Set(key).size < MIN_DISTINCT_KEY_BYTES;
+}
 
 const ConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -51,10 +66,14 @@ const ConfigSchema = z.object({
   DOCS_SCRIPT_URL: z.string().optional(),
   VOXKEY_ENCRYPTION_KEY: z
     .string()
-    .trim()
-    .regex(
-      ENCRYPTION_KEY_PATTERN,
-      'must be 32 bytes: 64 hex characters, or base64 (44 characters with its padding; e.g. openssl rand -hex 32)',
+    .transform(normaliseEncryptionKey)
+    .pipe(
+      z
+        .string()
+        .regex(
+          ENCRYPTION_KEY_PATTERN,
+          'must be 32 bytes: 64 hex characters or base64 (43-44 characters; e.g. openssl rand -hex 32)',
+        ),
     )
     .optional(),
   VOXKEY_MODELS_DIR: z.string().optional(),
@@ -180,10 +199,7 @@ export function productionProblems(config: AppConfig): string[] {
     problems.push(
       'VOXKEY_ENCRYPTION_KEY is required (32 bytes, hex or base64): voiceprints and queued audio are sealed with it',
     );
-  else if (new Set(encryptionKeyBytes(config.VOXKEY_ENCRYPTION_KEY)).size < MIN_DISTINCT_KEY_BYTES)
-    problems.push(
-      'VOXKEY_ENCRYPTION_KEY looks like a placeholder, not a random key (too few distinct bytes): generate one with openssl rand -hex 32',
-    );
+
   if (!config.hostConfigured)
     problems.push(
       'HOST must be set explicitly (0.0.0.0 to listen on every interface, 127.0.0.1 behind a proxy on the same host): production does not guess where to listen',

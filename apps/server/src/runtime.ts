@@ -1,5 +1,5 @@
 import { createEngine, isEngineError, type VoiceEngine } from '@voxkey/engine';
-import { type AppConfig, ConfigError, ensureDataDir } from './config.js';
+import { type AppConfig, ConfigError, ensureDataDir, isPlaceholderKey } from './config.js';
 import { type Database, openDatabase } from './db/connection.js';
 import { DatabaseStartError } from './db/errors.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -8,7 +8,7 @@ import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { createJobRunner, type JobRunner } from './workers/job-runner.js';
 import { createSealer, resolveEncryptionKey } from './security/sealing.js';
-import { keyOpensStoredSecrets } from './security/webhook-secrets.js';
+import { checkKeyOnStoredSecrets } from './security/webhook-secrets.js';
 import { type EngineWatchdog, watchEngine } from './workers/engine-watchdog.js';
 import { startRetentionSweeps } from './workers/retention.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhook-dispatcher.js';
@@ -57,14 +57,19 @@ async function migrate(config: AppConfig, database: Database): Promise<void> {
 
 export async function createRuntime(config: AppConfig, options: RuntimeOptions): Promise<Runtime> {
   const dataDir = ensureDataDir(config);
-  const database =
-    options.database ??
-    openDatabase(config.DATABASE_URL, {
-      poolSize: config.DATABASE_POOL_SIZE,
-      connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
-      statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
-      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
-    });
+  let database: Database;
+  try {
+    database =
+      options.database ??
+      openDatabase(config.DATABASE_URL, {
+        poolSize: config.DATABASE_POOL_SIZE,
+        connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+        statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+        preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+      });
+  } catch (err) {
+    throw new DatabaseStartError(config.DATABASE_URL, err);
+  }
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   const metrics = createMetrics();
   let key: Buffer;
@@ -76,13 +81,24 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
       allowGenerated: config.isDevelopment,
       log: (line) => logger.warn(line),
     });
-    if (!options.database)
-      await migrate(config, database).catch((err: unknown) => {
-        throw new DatabaseStartError(config.DATABASE_URL, err);
-      });
-    if (!(await keyOpensStoredSecrets(database.db, createSealer(key))))
+    const keyCheck = await (async () => {
+      if (!options.database) await migrate(config, database);
+      return checkKeyOnStoredSecrets(database.db, createSealer(key));
+    })().catch((err: unknown) => {
+      throw new DatabaseStartError(config.DATABASE_URL, err);
+    });
+    if (keyCheck.tried > 0 && keyCheck.unopenedOrgIds.length === keyCheck.tried)
       throw new ConfigError(
-        'VOXKEY_ENCRYPTION_KEY does not open the data this database holds (it was sealed with another key): give every process the key the database was first used with',
+        'VOXKEY_ENCRYPTION_KEY does not open the data this database holds (its newest webhook secrets were sealed with another key): give every process the key the database was first used with',
+      );
+    if (keyCheck.unopenedOrgIds.length > 0)
+      logger.warn(
+        { orgIds: keyCheck.unopenedOrgIds },
+        "VOXKEY_ENCRYPTION_KEY does not open these organisations' webhook secrets (sealed with another key): their webhook deliveries cannot be signed",
+      );
+    if (!config.isDevelopment && isPlaceholderKey(key))
+      logger.warn(
+        'VOXKEY_ENCRYPTION_KEY looks like a placeholder, not a random key (too few distinct bytes): generate one with openssl rand -hex 32 for a new installation',
       );
   } catch (err) {
     if (!options.database) await database.close();

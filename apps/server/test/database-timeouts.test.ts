@@ -2,6 +2,7 @@ import net from 'node:net';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/connection.js';
+import { isDatabaseUnavailable } from '../src/db/errors.js';
 import { createTestDatabase, TEST_DIALECT } from './support/database.js';
 import { testConfig } from './support/context.js';
 
@@ -34,6 +35,47 @@ describe('PostgreSQL pool timeouts', () => {
       silent.close();
     }
   });
+
+  it.skipIf(TEST_DIALECT !== 'postgres')(
+    'a connection the server ends mid-query fails that query as an outage, in or out of a transaction, without crashing the process',
+    async () => {
+      const test = await createTestDatabase();
+      const database = openDatabase(test.url, { poolSize: 2 });
+      const admin = openDatabase(test.url, { poolSize: 1 });
+      try {
+        const endMidQuery = async (run: (db: typeof database.db) => Promise<unknown>) => {
+          const running = run(database.db).then(
+            () => null,
+            (err: unknown) => err,
+          );
+          // the backend that runs pg_sleep, ended as a server restart ends every session
+          for (let i = 0; i < 50; i++) {
+            const ended = await sql<{ ended: boolean }>`
+              select pg_terminate_backend(pid) as ended from pg_stat_activity
+              where datname = current_database() and query like 'select pg_sleep%'`.execute(
+              admin.db,
+            );
+            if (ended.rows.length > 0) break;
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+          return running;
+        };
+        const plain = await endMidQuery((db) => sql`select pg_sleep(5)`.execute(db));
+        expect(isDatabaseUnavailable(plain), String(plain)).toBe(true);
+        const inTransaction = await endMidQuery((db) =>
+          db.transaction().execute((trx) => sql`select pg_sleep(5)`.execute(trx)),
+        );
+        expect(isDatabaseUnavailable(inTransaction), String(inTransaction)).toBe(true);
+        expect(
+          (await sql<{ one: number }>`select 1 as one`.execute(database.db)).rows[0]!.one,
+        ).toBe(1);
+      } finally {
+        await database.close();
+        await admin.close();
+        await test.cleanup();
+      }
+    },
+  );
 
   it.skipIf(TEST_DIALECT !== 'postgres')(
     'cancels a statement that runs past the statement timeout',

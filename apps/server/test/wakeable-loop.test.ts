@@ -59,18 +59,24 @@ describe('WakeableLoop', () => {
     expect(state.pending).toBe(0);
   });
 
-  it('a lane whose steps keep failing waits twice as long after each failure, and polls as before after a success', async () => {
+  it('a lane whose steps keep failing for a reason it backs off from waits twice as long after each failure, and polls as before after a success; other failures keep the poll interval', async () => {
     vi.useFakeTimers();
     try {
       const looks: number[] = [];
       let failing = true;
+      let outage = true;
       loop = new WakeableLoop(
         async () => {
           looks.push(Date.now());
-          if (failing) throw new Error('database down');
+          if (failing) throw new Error(outage ? 'database down' : 'one bad item');
           return false;
         },
-        { concurrency: 1, pollMs: 20, onError: () => {} },
+        {
+          concurrency: 1,
+          pollMs: 20,
+          onError: () => {},
+          backsOff: (err) => (err as Error).message === 'database down',
+        },
       );
       const start = Date.now();
       loop.start();
@@ -86,6 +92,12 @@ describe('WakeableLoop', () => {
       const recovered = looks.length;
       await vi.advanceTimersByTimeAsync(100);
       expect(looks.length - recovered).toBe(5);
+
+      failing = true;
+      outage = false;
+      const before = looks.length;
+      await vi.advanceTimersByTimeAsync(100);
+      expect(looks.length - before).toBe(5);
     } finally {
       await loop?.stop();
       loop = undefined;

@@ -130,8 +130,11 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     connectionTimeoutMillis: options.connectTimeoutMs ?? 0,
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
   });
-  // An idle client's error (e.g. the server restarting) must not crash the process; the next query reconnects.
+  // A client's error (the server restarting, a dropped connection) must not crash the process: an idle
+  // client's reaches the pool; one in use reaches only the client (pg-pool detaches its own listener
+  // while a query runs), and that query fails with it. The next query takes a new connection.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   if (options.preparedStatements ?? true) prepareStatementsPerConnection(pool);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };

@@ -18,7 +18,15 @@ export class DatabaseStartError extends Error {
 }
 
 export function maskPassword(url: string): string {
-  return url.replace(/^(postgres(?:ql)?:\/\/[^:/@]+:)[^@]*@/, '$1***@');
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url.startsWith('sqlite:') ? url : '(a URL that could not be parsed)';
+  }
+  if (parsed.password) parsed.password = '***';
+  if (parsed.searchParams.has('password')) parsed.searchParams.set('password', '***');
+  return parsed.toString().replaceAll('%2A%2A%2A', '***');
 }
 
 const CONNECTION_ERRNO = new Set([
@@ -40,14 +48,19 @@ const UNAVAILABLE_SQLSTATE = new Set(['57P01', '57P02', '57P03', '53300']);
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
-  const { code, message } = err as { code?: unknown; message?: unknown };
+  const { code, message, cause } = err as { code?: unknown; message?: unknown; cause?: unknown };
   if (typeof code === 'string') {
     if (CONNECTION_ERRNO.has(code) || UNAVAILABLE_SQLSTATE.has(code)) return true;
     if (code.startsWith('08')) return true; // SQLSTATE class 08: connection exception
-    if (code === 'SQLITE_BUSY') return true;
+    if (code.startsWith('SQLITE_BUSY')) return true;
   }
-  return (
+  if (
     typeof message === 'string' &&
-    /timeout exceeded when trying to connect|Connection terminated/i.test(message)
-  );
+    // the pool's connect timeout; a connection ended mid-query; a transaction's rollback on it
+    /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable/i.test(
+      message,
+    )
+  )
+    return true;
+  return cause !== undefined && cause !== err && isDatabaseUnavailable(cause);
 }

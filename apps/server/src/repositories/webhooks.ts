@@ -32,14 +32,14 @@ export function toDelivery(row: WebhookDeliveryRow) {
 
 const DELIVERY_FIELDS = columnsOf(DELIVERY_FILTER_FIELDS);
 
-/** The newest stored webhook secret of any organisation (sealed), if there is one. */
-export function newestSecret(db: Executor) {
+/** The newest stored webhook secrets of any organisations (sealed). */
+export function newestSecrets(db: Executor, limit: number) {
   return db
     .selectFrom('webhook_secrets')
     .select(['org_id', 'sealed_secret'])
     .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+    .limit(limit)
+    .execute();
 }
 
 export async function insertSecret(

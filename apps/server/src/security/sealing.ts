@@ -1,7 +1,12 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, ENCRYPTION_KEY_PATTERN, encryptionKeyBytes } from '../config.js';
+import {
+  ConfigError,
+  ENCRYPTION_KEY_PATTERN,
+  encryptionKeyBytes,
+  normaliseEncryptionKey,
+} from '../config.js';
 
 const VERSION = 'v1';
 const KEY_FILE = 'encryption.key';
@@ -62,9 +67,9 @@ export function createSealer(key: Buffer): Sealer {
 
 /** Parses VOXKEY_ENCRYPTION_KEY (or the development key file): 64 hex characters or base64 of 32 bytes. */
 export function parseEncryptionKey(value: string): Buffer {
-  if (!ENCRYPTION_KEY_PATTERN.test(value.trim()))
+  if (!ENCRYPTION_KEY_PATTERN.test(normaliseEncryptionKey(value)))
     throw new ConfigError(
-      'VOXKEY_ENCRYPTION_KEY must be 32 bytes: 64 hex characters, or base64 (44 characters with its padding)',
+      'VOXKEY_ENCRYPTION_KEY must be 32 bytes: 64 hex characters or base64 (43-44 characters)',
     );
   return encryptionKeyBytes(value);
 }

@@ -22,20 +22,29 @@ export async function createWebhookSecret(
   return secret;
 }
 
+const KEY_CHECK_SECRETS = 10;
+
 /**
- * Whether the key opens what the database holds, tried on its newest webhook secret (true when it
- * holds none yet). A process given another key than the one the data was sealed with would
+ * The key tried on the database's newest webhook secrets: how many were tried, and the organisations
+ * whose secret it could not open. A process given another key than the data was sealed with would
  * otherwise look healthy and fail every job and delivery that opens a sealed value.
  */
-export async function keyOpensStoredSecrets(db: Executor, sealer: Sealer): Promise<boolean> {
-  const stored = await webhooks.newestSecret(db);
-  if (!stored) return true;
-  try {
-    sealer.open(stored.sealed_secret, aad(stored.org_id));
-    return true;
-  } catch {
-    return false;
-  }
+export async function checkKeyOnStoredSecrets(
+  db: Executor,
+  sealer: Sealer,
+): Promise<{ tried: number; unopenedOrgIds: number[] }> {
+  const stored = await webhooks.newestSecrets(db, KEY_CHECK_SECRETS);
+  const unopenedOrgIds = stored
+    .filter(({ org_id, sealed_secret }) => {
+      try {
+        sealer.open(sealed_secret, aad(org_id));
+        return false;
+      } catch {
+        return true;
+      }
+    })
+    .map(({ org_id }) => org_id);
+  return { tried: stored.length, unopenedOrgIds };
 }
 
 /** Issues a new secret; the previous one keeps signing for 24 h so receivers can switch over. */

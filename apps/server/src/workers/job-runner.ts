@@ -4,6 +4,7 @@ import { checkFailureRate } from './failure-alerts.js';
 import { processJob, type VoiceAnalyzer } from './job-processor.js';
 import { workerOwnerId } from './owner-id.js';
 import { WakeableLoop } from './wakeable-loop.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 
 /** Claims queued jobs and runs them through the engine, as many at once as the engine has threads. */
 export function createJobRunner(deps: AppDeps, engine: VoiceAnalyzer, concurrency: number) {
@@ -48,7 +49,7 @@ export function createJobRunner(deps: AppDeps, engine: VoiceAnalyzer, concurrenc
       }
       return true;
     },
-    { concurrency, pollMs: deps.config.JOB_POLL_MS, onError },
+    { concurrency, pollMs: deps.config.JOB_POLL_MS, onError, backsOff: isDatabaseUnavailable },
   );
   return { owner, start: () => loop.start(), wake: () => loop.wake(), stop: () => loop.stop() };
 }

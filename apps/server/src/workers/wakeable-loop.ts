@@ -4,8 +4,9 @@
  * `wake()` (one new item) wakes one sleeping lane: waking them all made every lane race for the
  * same item, one claim query each (several per job and per delivery). A lane that found work
  * looks again at once, so a burst of items still spreads over the lanes, one wake each. A lane whose
- * steps keep failing (the database is down) waits twice as long after each failure, up to
- * MAX_ERROR_BACKOFF_MS, so an outage costs a few log lines a minute, not several a second.
+ * steps keep failing for a reason `backsOff` names (the database is down) waits twice as long after
+ * each such failure, up to MAX_ERROR_BACKOFF_MS, so an outage costs a few log lines a minute, not
+ * several a second; any other failure (one bad item) leaves the poll interval as it is.
  */
 export const MAX_ERROR_BACKOFF_MS = 15_000;
 
@@ -20,6 +21,8 @@ export class WakeableLoop {
       concurrency: number;
       pollMs: number;
       onError: (err: unknown) => void;
+      /** Whether a step's failure is one to back off from (the default: none is). */
+      backsOff?: (err: unknown) => boolean;
     },
   ) {}
 
@@ -52,13 +55,12 @@ export class WakeableLoop {
         failures = 0;
       } catch (err) {
         this.options.onError(err);
-        failures += 1;
+        failures = this.options.backsOff?.(err) ? failures + 1 : 0;
       }
       if (!didWork && !this.stopping) {
-        const backoff = this.options.pollMs * 2 ** Math.min(failures, 20);
-        await this.sleep(
-          failures === 0 ? this.options.pollMs : Math.min(backoff, MAX_ERROR_BACKOFF_MS),
-        );
+        const { pollMs } = this.options;
+        const backoff = Math.min(pollMs * 2 ** Math.min(failures, 20), MAX_ERROR_BACKOFF_MS);
+        await this.sleep(failures === 0 ? pollMs : Math.max(pollMs, backoff));
       }
     }
   }

@@ -6,6 +6,7 @@ import { type PostResult, postJson } from '../security/outbound-http.js';
 import { openSigningSecrets, signatureHeaders } from '../security/webhook-secrets.js';
 import { workerOwnerId } from './owner-id.js';
 import { WakeableLoop } from './wakeable-loop.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 
 /** Delay before the next attempt: the schedule's step with ±20 % jitter, or null when retries are exhausted. */
 export function nextDelayMs(
@@ -114,6 +115,7 @@ export function createWebhookDispatcher(deps: AppDeps) {
       concurrency: deps.config.WEBHOOK_CONCURRENCY,
       pollMs: Math.min(deps.config.JOB_POLL_MS, 1000),
       onError,
+      backsOff: isDatabaseUnavailable,
     },
   );
   return { start: () => loop.start(), wake: () => loop.wake(), stop: () => loop.stop() };
