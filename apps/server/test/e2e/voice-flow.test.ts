@@ -217,11 +217,20 @@ describe.skipIf(!datasetPresentFor(import.meta.url, 'enrolment and verification 
       const attempts = calls.filter((c) => c.body.request_uuid === requestUuid);
       expect(new Set(attempts.map((c) => c.id)).size).toBe(1);
       expect(attempts.every((c) => signatureIsValid(org.secret, c))).toBe(true);
-      const deliveries = await api(
-        'GET',
-        orgPath(`/webhook-deliveries?filter=request_uuid=${requestUuid}`),
-      );
-      expect(deliveries.body.results[0]).toMatchObject({
+      // the dispatcher records the attempt after the receiver has answered it: wait for that record
+      const delivered = async () => {
+        for (let i = 0; i < 100; i++) {
+          const deliveries = await api(
+            'GET',
+            orgPath(`/webhook-deliveries?filter=request_uuid=${requestUuid}`),
+          );
+          const [delivery] = deliveries.body.results;
+          if (delivery?.status !== 'pending') return delivery;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        throw new Error('the delivery was still pending after 5 s');
+      };
+      expect(await delivered()).toMatchObject({
         status: 'delivered',
         attempts: 3,
         webhook_id: attempts[0]!.id,
