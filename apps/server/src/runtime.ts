@@ -7,7 +7,7 @@ import type { AppDeps } from './deps.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { createJobRunner, type JobRunner } from './workers/job-runner.js';
-import { createSealer, resolveEncryptionKey } from './security/sealing.js';
+import { createSealer, resolveEncryptionKey, type Sealer } from './security/sealing.js';
 import { checkKeyOnStoredSecrets } from './security/webhook-secrets.js';
 import { type EngineWatchdog, watchEngine } from './workers/engine-watchdog.js';
 import { startRetentionSweeps } from './workers/retention.js';
@@ -72,21 +72,22 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
   }
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   const metrics = createMetrics();
-  let key: Buffer;
+  const asStartError = <T>(step: Promise<T>) =>
+    step.catch((err: unknown) => {
+      throw new DatabaseStartError(config.DATABASE_URL, err);
+    });
+  let sealer: Sealer;
   try {
     // The key first: a mistyped key stops the process before it migrates anything.
-    key = resolveEncryptionKey({
+    const key = resolveEncryptionKey({
       configured: config.VOXKEY_ENCRYPTION_KEY,
       dataDir,
       allowGenerated: config.isDevelopment,
       log: (line) => logger.warn(line),
     });
-    const keyCheck = await (async () => {
-      if (!options.database) await migrate(config, database);
-      return checkKeyOnStoredSecrets(database.db, createSealer(key));
-    })().catch((err: unknown) => {
-      throw new DatabaseStartError(config.DATABASE_URL, err);
-    });
+    sealer = createSealer(key);
+    if (!options.database) await asStartError(migrate(config, database));
+    const keyCheck = await asStartError(checkKeyOnStoredSecrets(database.db, sealer));
     if (keyCheck.tried > 0 && keyCheck.unopenedOrgIds.length === keyCheck.tried)
       throw new ConfigError(
         'VOXKEY_ENCRYPTION_KEY does not open the data this database holds (its newest webhook secrets were sealed with another key): give every process the key the database was first used with',
@@ -112,7 +113,7 @@ export async function createRuntime(config: AppConfig, options: RuntimeOptions):
   const deps: AppDeps = {
     database,
     config,
-    sealer: createSealer(key),
+    sealer,
     signals: { jobQueued: () => runner?.wake(), deliveryQueued: () => dispatcher?.wake() },
     observability: { logger, metrics },
   };

@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createApp } from '../src/app.js';
-import { openDatabase } from '../src/db/connection.js';
+import { type Database, openDatabase } from '../src/db/connection.js';
 import { TEST_DIALECT } from './support/database.js';
 import { expectError, expectInvalidId, expectValidation, useContext } from './support/expect.js';
 import { orgPath } from './support/fixtures.js';
@@ -314,13 +314,13 @@ describe(`error hygiene (${TEST_DIALECT})`, () => {
     const broken = openDatabase('postgres://voxkey@127.0.0.1:1/unreachable', { poolSize: 1 });
     onTestFinished(() => broken.close());
     const reported: unknown[] = [];
-    const app = createApp(
-      { ...ctx().deps, database: broken },
-      { reportError: (err) => reported.push(err) },
-    );
-    const res = await app.request(orgPath(1), {
-      headers: { authorization: `Bearer ${ctx().orgA.token}` },
-    });
+    /** The organisation read through an app on `database`, errors reported into `reported`. */
+    const readOrganisation = (database: Database) =>
+      createApp({ ...ctx().deps, database }, { reportError: (err) => reported.push(err) }).request(
+        orgPath(1),
+        { headers: { authorization: `Bearer ${ctx().orgA.token}` } },
+      );
+    const res = await readOrganisation(broken);
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('1');
     const body = await res.json();
@@ -336,13 +336,7 @@ describe(`error hygiene (${TEST_DIALECT})`, () => {
 
     const closed = openDatabase('sqlite:');
     await closed.close();
-    const faulty = createApp(
-      { ...ctx().deps, database: closed },
-      { reportError: (err) => reported.push(err) },
-    );
-    const fault = await faulty.request(orgPath(1), {
-      headers: { authorization: `Bearer ${ctx().orgA.token}` },
-    });
+    const fault = await readOrganisation(closed);
     expect(fault.status).toBe(500);
     expect(await fault.json()).toEqual({
       code: 500,

@@ -134,6 +134,8 @@ export const bodyErrorResponses = {
   ),
 } as const;
 
+const DATABASE_UNREACHABLE = 'the server cannot reach its database right now';
+
 /** Error responses every authenticated route can produce. */
 export const commonErrorResponses = {
   400: {
@@ -248,6 +250,17 @@ export const webhookTestConflictResponse = {
   },
 } as const;
 
+/** 503 of a route that needs the models (enrolments, verifications, creating a challenge). */
+export const unavailableResponse = {
+  503: {
+    ...errorResponse(
+      `Voice processing is unavailable on this server (for example, no model is installed), or ${DATABASE_UNREACHABLE} (then with \`Retry-After\`).`,
+      UnavailableErrorSchema,
+    ),
+    headers: rateLimitHeaders,
+  },
+} as const;
+
 const voiceRequestErrorResponses = {
   429: {
     ...errorResponse(
@@ -256,24 +269,7 @@ const voiceRequestErrorResponses = {
     ),
     headers: rateLimitHeaders,
   },
-  503: {
-    ...errorResponse(
-      'Voice processing is unavailable on this server (for example, no speaker model is installed), or the server cannot reach its database right now (then with `Retry-After`).',
-      UnavailableErrorSchema,
-    ),
-    headers: rateLimitHeaders,
-  },
-} as const;
-
-/** 503 of a route that needs the speech recogniser (creating a challenge). */
-export const unavailableResponse = {
-  503: {
-    ...errorResponse(
-      'Voice processing is unavailable on this server (for example, no model is installed), or the server cannot reach its database right now (then with `Retry-After`).',
-      UnavailableErrorSchema,
-    ),
-    headers: rateLimitHeaders,
-  },
+  ...unavailableResponse,
 } as const;
 
 /** Errors of createEnrollment beyond the common ones. */
@@ -293,7 +289,7 @@ export const enrollmentErrorResponses = {
 export const audioCheckErrorResponses = {
   503: {
     ...errorResponse(
-      'No engine on this server, the check could not finish in time, or the server cannot reach its database right now; retry after `Retry-After` seconds.',
+      `No engine on this server, the check could not finish in time, or ${DATABASE_UNREACHABLE}; retry after \`Retry-After\` seconds.`,
       UnavailableErrorSchema,
     ),
     headers: rateLimitHeaders,

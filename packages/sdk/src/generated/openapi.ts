@@ -4537,7 +4537,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description Voice processing is unavailable on this server (for example, no speaker model is installed), or the server cannot reach its database right now (then with `Retry-After`). */
+            /** @description Voice processing is unavailable on this server (for example, no model is installed), or the server cannot reach its database right now (then with `Retry-After`). */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4660,7 +4660,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description Voice processing is unavailable on this server (for example, no speaker model is installed), or the server cannot reach its database right now (then with `Retry-After`). */
+            /** @description Voice processing is unavailable on this server (for example, no model is installed), or the server cannot reach its database right now (then with `Retry-After`). */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
